@@ -1,0 +1,169 @@
+/**
+ * The one error catalog of the gateway. Every error a client can see is a
+ * {@link GatewayError}; the HTTP error handler renders it as the spec's envelope
+ * `{error:{code,message,type}, timestamp, request_id}`.
+ *
+ * Workers send errors to the API as `{code, message}` over the response stream
+ * (see `src/streams/protocol.ts`); {@link errorFromCode} turns them back into
+ * the same classes, so the status and type always come from this table.
+ */
+
+/** Stable error codes (DECISIONS.md). */
+export type ErrorCode =
+  | 'invalid_api_key'
+  | 'admin_required'
+  | 'invalid_request'
+  | 'model_not_found'
+  | 'pii_detected'
+  | 'request_too_large'
+  | 'not_found'
+  | 'rate_limit_exceeded'
+  | 'provider_error'
+  | 'provider_timeout'
+  | 'service_unavailable'
+  | 'internal_error';
+
+/** `error.type` values of the envelope. */
+export type ErrorType =
+  | 'authentication_error'
+  | 'permission_error'
+  | 'invalid_request_error'
+  | 'rate_limit_error'
+  | 'provider_error'
+  | 'api_error';
+
+/** Status and type of each code: the table of DECISIONS.md. */
+export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: ErrorType }>> = {
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  admin_required: { status: 403, type: 'permission_error' },
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  model_not_found: { status: 400, type: 'invalid_request_error' },
+  pii_detected: { status: 400, type: 'invalid_request_error' },
+  request_too_large: { status: 413, type: 'invalid_request_error' },
+  not_found: { status: 404, type: 'invalid_request_error' },
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  provider_error: { status: 502, type: 'provider_error' },
+  provider_timeout: { status: 504, type: 'provider_error' },
+  service_unavailable: { status: 503, type: 'api_error' },
+  internal_error: { status: 500, type: 'api_error' },
+};
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
+}
+
+/** Base class: carries the code; status and type are derived from {@link ERROR_TABLE}. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  /** Extra response headers, e.g. `Retry-After` on 429. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+
+  get type(): ErrorType {
+    return ERROR_TABLE[this.code].type;
+  }
+}
+
+export class InvalidApiKeyError extends GatewayError {
+  constructor(message = 'Missing or invalid API key. Send it in the X-API-Key header or as "Authorization: Bearer <key>".') {
+    super('invalid_api_key', message);
+  }
+}
+
+export class AdminRequiredError extends GatewayError {
+  constructor(message = 'This endpoint requires an admin API key.') {
+    super('admin_required', message);
+  }
+}
+
+export class InvalidRequestError extends GatewayError {
+  constructor(message: string) {
+    super('invalid_request', message);
+  }
+}
+
+export class ModelNotFoundError extends GatewayError {
+  constructor(model: string) {
+    super('model_not_found', `The model '${model}' is not supported by this gateway. GET /v1/models lists the models it serves.`);
+  }
+}
+
+export class PiiDetectedError extends GatewayError {
+  constructor(entityTypes: readonly string[]) {
+    super('pii_detected', `The request contains personal data and was blocked: ${entityTypes.join(', ')}.`);
+  }
+}
+
+export class RequestTooLargeError extends GatewayError {
+  constructor(limitBytes: number) {
+    super('request_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+}
+
+export class NotFoundError extends GatewayError {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
+
+export class RateLimitExceededError extends GatewayError {
+  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super('rate_limit_exceeded', `Rate limit exceeded. Retry after ${retryAfterSeconds} seconds.`, {
+      headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+}
+
+export class ProviderError extends GatewayError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('provider_error', message, options);
+  }
+}
+
+export class ProviderTimeoutError extends GatewayError {
+  constructor(message: string) {
+    super('provider_timeout', message);
+  }
+}
+
+export class ServiceUnavailableError extends GatewayError {
+  constructor(message: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    super('service_unavailable', message, options);
+  }
+}
+
+export class InternalError extends GatewayError {
+  constructor(message = 'Internal server error.', options: { cause?: unknown } = {}) {
+    super('internal_error', message, options);
+  }
+}
+
+/** Rebuilds an error that crossed a process boundary as `{code, message}`. */
+export function errorFromCode(code: string, message: string): GatewayError {
+  return new GatewayError(isErrorCode(code) ? code : 'internal_error', message);
+}
+
+/** The envelope every endpoint uses for errors. */
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; type: ErrorType };
+  timestamp: string;
+  request_id: string;
+}
+
+export function toEnvelope(err: GatewayError, requestId: string, now: Date = new Date()): ErrorEnvelope {
+  return {
+    error: { code: err.code, message: err.message, type: err.type },
+    timestamp: now.toISOString(),
+    request_id: requestId,
+  };
+}

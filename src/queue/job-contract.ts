@@ -1,0 +1,34 @@
+import type { ChatRequest } from '../chat/types.ts';
+
+/**
+ * The job contract between the API tier and the provider workers: the data of
+ * one BullMQ job on a provider's queue. Workers answer on the Redis stream
+ * named by {@link ChatJobData.streamKey} (protocol in `src/streams/protocol.ts`).
+ * Nothing secret is in here: no gateway key, no upstream key.
+ */
+export interface ChatJobData {
+  /** Contract version; bump on incompatible change. */
+  v: 1;
+  /** Unique per execution; also the BullMQ job id and the stream's suffix. */
+  jobId: string;
+  /** The client-facing request id, for logs only. */
+  requestId: string;
+  /** Provider name from config.yaml. */
+  provider: string;
+  /** Validated and, when DLP redacts, already redacted. */
+  request: ChatRequest;
+  /** Redis stream the worker writes the reply to. */
+  streamKey: string;
+  /** Epoch ms when the API enqueued the job. */
+  enqueuedAt: number;
+  /** Epoch ms after which nobody waits for the reply: a worker skips the job. */
+  deadlineAt: number;
+}
+
+/** BullMQ job name used for chat jobs. */
+export const CHAT_JOB_NAME = 'chat';
+
+/** The BullMQ queue name of a provider. */
+export function queueNameFor(provider: string): string {
+  return `chat-${provider}`;
+}

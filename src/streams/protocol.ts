@@ -1,0 +1,78 @@
+/**
+ * The stream protocol: how a worker answers the API. Each request has its own
+ * Redis stream; every entry has a type field `t` and a data field `d`.
+ *
+ * | t        | d                                       | when |
+ * |----------|-----------------------------------------|------|
+ * | `result` | `chat.completion` JSON                  | non-streamed reply (last entry) |
+ * | `chunk`  | `chat.completion.chunk` JSON            | streamed reply, one per chunk |
+ * | `end`    | `{}`                                    | streamed reply finished cleanly (last entry) |
+ * | `error`  | `{"code":ErrorCode,"message":string}`   | failure (last entry) |
+ *
+ * The first `result` or `chunk` entry also carries timings in ms: `q` (queue
+ * wait) and `u` (upstream time: whole call, or time to first token).
+ * Chunk and result payloads are forwarded to the client as they are, so the API
+ * never re-serializes them on the hot path.
+ */
+
+export type StreamEntryType = 'result' | 'chunk' | 'end' | 'error';
+
+export interface StreamEntry {
+  id: string;
+  t: StreamEntryType;
+  d: string;
+  /** Queue wait, ms (first entry only). */
+  q?: number;
+  /** Upstream time, ms (first entry only). */
+  u?: number;
+}
+
+export interface StreamErrorPayload {
+  code: string;
+  message: string;
+}
+
+/** Redis key of the reply stream of a job. */
+export function responseStreamKey(prefix: string, jobId: string): string {
+  return `${prefix}:resp:${jobId}`;
+}
+
+/** Redis key whose existence tells workers a job was cancelled. */
+export function cancelKey(prefix: string, jobId: string): string {
+  return `${prefix}:cancel:${jobId}`;
+}
+
+/** Pub/sub channel on which cancellations are announced (message: job id). */
+export function cancelChannel(prefix: string): string {
+  return `${prefix}:cancel`;
+}
+
+/** Flattens an entry's fields for XADD. */
+export function entryFields(t: StreamEntryType, d: string, timing?: { q: number; u: number }): string[] {
+  const fields = ['t', t, 'd', d];
+  if (timing) fields.push('q', String(Math.round(timing.q)), 'u', String(Math.round(timing.u)));
+  return fields;
+}
+
+/** Parses one XREAD entry `[id, [field, value, ...]]`. */
+export function parseEntry(id: string, fields: readonly string[]): StreamEntry {
+  const entry: StreamEntry = { id, t: 'error', d: '' };
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const value = fields[i + 1] as string;
+    switch (fields[i]) {
+      case 't':
+        entry.t = value as StreamEntryType;
+        break;
+      case 'd':
+        entry.d = value;
+        break;
+      case 'q':
+        entry.q = Number(value);
+        break;
+      case 'u':
+        entry.u = Number(value);
+        break;
+    }
+  }
+  return entry;
+}
