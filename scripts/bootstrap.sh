@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Makes this checkout runnable: Node 22+ on PATH (from the npm registry's `node`
+# package into .tools/ when the system Node is older), dependencies installed
+# with `npm ci`, and Redis running on REDIS_HOST:REDIS_PORT (started locally if
+# it is not). Source it to keep the PATH:  . scripts/bootstrap.sh
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+node_ok() {
+  command -v node >/dev/null 2>&1 && node -e '
+    const [maj, min] = process.versions.node.split(".").map(Number);
+    process.exit(maj > 22 || (maj === 22 && min >= 12) ? 0 : 1);'
+}
+
+if ! node_ok; then
+  NODE_DIR="$ROOT/.tools/node22"
+  if [ ! -x "$NODE_DIR/node_modules/node/bin/node" ]; then
+    echo "bootstrap: installing Node 22 into .tools/node22" >&2
+    mkdir -p "$NODE_DIR"
+    npm install --prefix "$NODE_DIR" --no-save --no-audit --no-fund node@22 >&2
+  fi
+  export PATH="$NODE_DIR/node_modules/node/bin:$PATH"
+fi
+echo "bootstrap: node $(node --version)" >&2
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2
+fi
+
+REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
+REDIS_PORT="${REDIS_PORT:-6379}"
+redis_up() { node -e '
+  const s = require("net").connect(+process.argv[2], process.argv[1]);
+  s.on("connect", () => { s.write("PING\r\n"); });
+  s.on("data", (d) => process.exit(String(d).startsWith("+PONG") ? 0 : 1));
+  s.on("error", () => process.exit(1));
+  setTimeout(() => process.exit(1), 1000);' "$REDIS_HOST" "$REDIS_PORT"; }
+if ! redis_up; then
+  if command -v redis-server >/dev/null 2>&1; then
+    echo "bootstrap: starting redis-server on port $REDIS_PORT" >&2
+    mkdir -p /tmp/gw-redis
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+      --dir /tmp/gw-redis --logfile /tmp/gw-redis/redis.log >&2
+    for _ in $(seq 50); do redis_up && break; sleep 0.1; done
+  fi
+  redis_up || { echo "bootstrap: Redis is not reachable on $REDIS_HOST:$REDIS_PORT" >&2; exit 1; }
+fi

@@ -1,0 +1,23 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * Gateway key format: `gw_` + 43 base64url characters (32 random bytes).
+ * Only the SHA-256 of a key is ever stored or compared.
+ */
+
+export const KEY_PREFIX = 'gw_';
+
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Hex SHA-256 of a key. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** First 6 and last 4 characters: `gw_abc…wxyz`. Short keys show less. */
+export function maskApiKey(key: string): string {
+  if (key.length <= 12) return `${key.slice(0, 2)}…`;
+  return `${key.slice(0, 6)}…${key.slice(-4)}`;
+}

@@ -1,0 +1,15 @@
+/** Who is calling: the result of authenticating a gateway key. */
+export interface Principal {
+  /** SHA-256 of the key (hex). Identifies the key without revealing it. */
+  keyHash: string;
+  /** Owner id; partitions caches and appears in logs instead of the key. */
+  owner: string;
+  /** Masked key for statistics (`gw_abc…wxyz`). */
+  maskedKey: string;
+  admin: boolean;
+}
+
+/** Resolves a presented key to a principal; `undefined` when unknown or revoked. */
+export interface KeyAuthenticator {
+  authenticate(key: string): Promise<Principal | undefined>;
+}

@@ -1,0 +1,85 @@
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { ConfigStore } from '../config/config-store.ts';
+import type { Settings } from '../config/settings.ts';
+import { ChatExecutor } from '../execution/chat-executor.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
+import { queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
+import { createRedis } from '../redis/connections.ts';
+import { cancelChannel } from '../streams/protocol.ts';
+import { bullPrefix } from './api-root.ts';
+
+/** Everything a worker process is made of. */
+export interface WorkerRoot {
+  logger: Logger;
+  executor: ChatExecutor;
+  workers: Worker<ChatJobData>[];
+  /** Stops taking jobs, lets active ones finish (up to the grace time), disconnects. */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root of a provider worker process. It consumes the queues of
+ * `providers` (names from config.yaml) and never touches the HTTP layer: the
+ * job contract and the stream protocol are its only link to the API.
+ */
+export async function createWorkerRoot(settings: Settings, providers: readonly string[], options: { logger?: Logger } = {}): Promise<WorkerRoot> {
+  const logger = options.logger ?? createLogger(settings, 'gateway-worker');
+  const configStore = await ConfigStore.open(settings.CONFIG_PATH);
+  for (const name of providers) {
+    if (!configStore.current.providerIndex.has(name)) {
+      throw new Error(`unknown provider '${name}': config.yaml has ${[...configStore.current.providerIndex.keys()].join(', ')}`);
+    }
+    const provider = configStore.current.providerIndex.get(name)!;
+    if (!process.env[provider.api_key_env]) {
+      logger.warn({ provider: name, env: provider.api_key_env }, 'provider key not set: its jobs will answer provider_error');
+    }
+  }
+
+  const writer: Redis = createRedis(settings, 'bullmq', 'worker-writer');
+  const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
+  for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
+
+  const executor = new ChatExecutor({
+    redis: writer,
+    prefix: settings.REDIS_KEY_PREFIX,
+    streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
+    config: () => configStore.current,
+    logger,
+  });
+
+  await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
+  subscriber.on('message', (channel, message) => {
+    if (channel === cancelChannel(settings.REDIS_KEY_PREFIX) && executor.cancel(message)) {
+      logger.debug({ jobId: message }, 'job cancelled by the client');
+    }
+  });
+
+  const workers = providers.map((name) => {
+    const provider = configStore.current.providerIndex.get(name)!;
+    const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data), {
+      connection: createRedis(settings, 'bullmq', `worker-${name}`),
+      prefix: bullPrefix(settings),
+      concurrency: provider.concurrency,
+      lockDuration: settings.WORKER_LOCK_DURATION_MS,
+      stalledInterval: settings.WORKER_STALLED_INTERVAL_MS,
+      maxStalledCount: 2,
+    });
+    worker.on('error', (err) => logger.debug({ err: err.message, provider: name }, 'worker error'));
+    return worker;
+  });
+  logger.info({ providers }, 'worker started');
+
+  return {
+    logger,
+    executor,
+    workers,
+    async close() {
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.SHUTDOWN_GRACE_MS).unref());
+      await Promise.race([Promise.all(workers.map((w) => w.close())), grace]);
+      await Promise.allSettled(workers.map((w) => w.close(true)));
+      await subscriber.quit().catch(() => {});
+      await writer.quit().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { defaultFormatFor } from '../providers/registry.ts';
+import type { WireFormat } from '../providers/types.ts';
+
+/**
+ * config.yaml: providers and their models. Parsed with `yaml`, validated with
+ * zod; a bad file is a {@link ConfigError} whose message names the field.
+ */
+
+const providerSchema = z.strictObject({
+  /** Provider name, e.g. `provider_a`. */
+  name: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must be 1-64 characters of a-z, 0-9, _ or -'),
+  /** Environment variable holding the upstream key. */
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+  /** Model ids served by this provider. */
+  models: z.array(z.string().min(1).max(256)).min(1),
+  /** Wire format; defaults by name for provider_a (openai), provider_b (gemini), provider_c (anthropic). */
+  format: z.enum(['openai', 'gemini', 'anthropic']).optional(),
+  /** Upstream base URL; default: the provider's public API. */
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  /** Gateway model id -> upstream model id, for ids that differ upstream. Default: same id. */
+  upstream_models: z.record(z.string(), z.string().min(1)).optional(),
+  /** Time to the upstream's first byte (whole body when not streamed), ms. Default 60000. */
+  timeout_ms: z.int().min(100).max(600_000).default(60_000),
+  /** Longest silence between two streamed chunks, ms. Default 30000. */
+  stream_idle_timeout_ms: z.int().min(100).max(600_000).default(30_000),
+  /** Longest time a job may wait in the queue before a worker starts it, ms. Default 30000. */
+  queue_timeout_ms: z.int().min(100).max(3_600_000).default(30_000),
+  /** Retries of 429, 5xx and connection errors before the first token. Default 2. */
+  max_retries: z.int().min(0).max(10).default(2),
+  /** Concurrent jobs per worker process. Default 64. */
+  concurrency: z.int().min(1).max(10_000).default(64),
+});
+
+const configSchema = z.strictObject({
+  providers: z.array(providerSchema).min(1),
+});
+
+export type ProviderConfigInput = z.input<typeof providerSchema>;
+
+/** One provider entry after validation and defaults. */
+export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'base_url'> & {
+  format: WireFormat;
+  base_url?: string;
+};
+
+/** The validated configuration with its model index. */
+export interface GatewayConfig {
+  providers: readonly ProviderConfig[];
+  /** model id -> provider entry. */
+  modelIndex: ReadonlyMap<string, ProviderConfig>;
+  /** provider name -> provider entry. */
+  providerIndex: ReadonlyMap<string, ProviderConfig>;
+  /** When it was loaded. */
+  loadedAt: Date;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates an already parsed document. */
+export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayConfig {
+  const parsed = configSchema.safeParse(doc);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+      return `${path}: ${issue.message}`;
+    });
+    throw new ConfigError(`${source} is invalid: ${lines.join('; ')}`);
+  }
+  const providers: ProviderConfig[] = [];
+  const modelIndex = new Map<string, ProviderConfig>();
+  const providerIndex = new Map<string, ProviderConfig>();
+  parsed.data.providers.forEach((entry, i) => {
+    const format = entry.format ?? defaultFormatFor(entry.name);
+    if (!format) {
+      throw new ConfigError(`${source} is invalid: providers.${i}.format: required for provider '${entry.name}' (openai, gemini or anthropic)`);
+    }
+    if (providerIndex.has(entry.name)) {
+      throw new ConfigError(`${source} is invalid: providers.${i}.name: duplicate provider '${entry.name}'`);
+    }
+    const provider: ProviderConfig = { ...entry, format };
+    if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');
+    for (const model of entry.models) {
+      const owner = modelIndex.get(model);
+      if (owner) {
+        throw new ConfigError(`${source} is invalid: providers.${i}.models: '${model}' is already served by '${owner.name}'`);
+      }
+      modelIndex.set(model, provider);
+    }
+    providers.push(provider);
+    providerIndex.set(entry.name, provider);
+  });
+  return { providers, modelIndex, providerIndex, loadedAt: new Date() };
+}
+
+/** Parses YAML text and validates it. */
+export function parseConfig(text: string, source = 'config.yaml'): GatewayConfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${source} is not valid YAML: ${(err as Error).message}`);
+  }
+  return validateConfig(doc, source);
+}
+
+/** Reads and validates the file at `path`. */
+export async function loadConfigFile(path: string): Promise<GatewayConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return parseConfig(text, path);
+}

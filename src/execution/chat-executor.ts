@@ -1,0 +1,302 @@
+import type { Redis } from 'ioredis';
+import type { ChatCompletion, ChatRequest, FinishReason, Usage } from '../chat/types.ts';
+import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
+import { GatewayError, InternalError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import type { Logger } from '../observability/logger.ts';
+import { adapterFor } from '../providers/registry.ts';
+import type { ParsedCompletion, ProviderAdapter } from '../providers/types.ts';
+import type { ChatJobData } from '../queue/job-contract.ts';
+import { cancelKey } from '../streams/protocol.ts';
+import { ChunkEmitter } from './chunk-emitter.ts';
+import { ReplyWriter } from './reply-writer.ts';
+import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
+import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
+
+/** Options of {@link ChatExecutor}. */
+export interface ChatExecutorOptions {
+  /** Connection for reply streams and cancel checks. */
+  redis: Redis;
+  /** Redis key prefix. */
+  prefix: string;
+  /** Reply stream TTL, seconds. */
+  streamTtlSeconds: number;
+  /** The current configuration (re-read per job, so reloads apply). */
+  config: () => GatewayConfig;
+  /** Where provider keys are read. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  logger: Logger;
+  /** Default global `fetch`. */
+  fetch?: typeof fetch;
+  /** First retry delay, ms; doubles per attempt, with jitter. Default 250. */
+  backoffBaseMs?: number;
+  /** Longest retry delay, ms. Default 5000. */
+  backoffMaxMs?: number;
+  /** Called once per finished job (metrics). */
+  onFinished?: (outcome: JobOutcome) => void;
+}
+
+/** What happened to one job. */
+export interface JobOutcome {
+  provider: string;
+  model: string;
+  status: 'ok' | 'error' | 'cancelled' | 'skipped';
+  errorCode?: string;
+  usage?: Usage;
+  queueMs: number;
+  upstreamMs: number;
+  /** Time to first written entry, ms. */
+  firstEntryMs?: number;
+}
+
+/**
+ * Runs chat jobs on the worker side: one upstream call (or `n` for adapters
+ * without multi-choice support), retried with backoff on 429, 5xx and
+ * connection errors while nothing has reached the reply stream, then answered
+ * on the job's Redis stream. Never throws for upstream trouble: every failure
+ * becomes an `error` entry the API turns into the client's error.
+ */
+export class ChatExecutor {
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly fetchFn: typeof fetch;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+
+  private readonly options: ChatExecutorOptions;
+
+  constructor(options: ChatExecutorOptions) {
+    this.options = options;
+    this.env = options.env ?? process.env;
+    this.fetchFn = options.fetch ?? fetch;
+    this.backoffBaseMs = options.backoffBaseMs ?? 250;
+    this.backoffMaxMs = options.backoffMaxMs ?? 5_000;
+  }
+
+  /** Jobs running now. */
+  get active(): number {
+    return this.inflight.size;
+  }
+
+  /** Aborts a running job's upstream call (the client went away). */
+  cancel(jobId: string): boolean {
+    const controller = this.inflight.get(jobId);
+    controller?.abort();
+    return controller !== undefined;
+  }
+
+  async run(job: ChatJobData): Promise<JobOutcome> {
+    const startedAt = Date.now();
+    const outcome: JobOutcome = {
+      provider: job.provider,
+      model: job.request.model,
+      status: 'ok',
+      queueMs: Math.max(0, startedAt - job.enqueuedAt),
+      upstreamMs: 0,
+    };
+    const controller = new AbortController();
+    this.inflight.set(job.jobId, controller);
+    const writer = new ReplyWriter(this.options.redis, job.streamKey, this.options.streamTtlSeconds, () => {
+      outcome.firstEntryMs = Date.now() - startedAt;
+      return { q: outcome.queueMs, u: outcome.firstEntryMs };
+    });
+    try {
+      const state = await this.preflight(job);
+      if (state !== 'run') {
+        outcome.status = state === 'cancelled' ? 'cancelled' : 'skipped';
+        if (state === 'orphaned') {
+          writer.error(new ProviderError('The worker serving this request stopped mid-reply; the partial reply cannot be resumed.'));
+        }
+        return outcome;
+      }
+      if (startedAt > job.deadlineAt) {
+        throw new ProviderTimeoutError(`The request waited in the ${job.provider} queue past its deadline; no worker was free in time.`);
+      }
+      const provider = this.options.config().providerIndex.get(job.provider);
+      if (!provider) throw new ProviderError(`Provider '${job.provider}' is no longer configured.`);
+      const apiKey = this.env[provider.api_key_env];
+      if (!apiKey) {
+        throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+      }
+      const adapter = adapterFor(provider.format);
+      const run = { job, provider, adapter, apiKey, signal: controller.signal, writer, outcome };
+      if (job.request.stream) await this.runStreamed(run);
+      else await this.runOnce(run);
+    } catch (err) {
+      if (err instanceof CancelledError || controller.signal.aborted) {
+        outcome.status = 'cancelled';
+      } else {
+        const gatewayError = err instanceof GatewayError ? err : new InternalError('The worker failed unexpectedly.', { cause: err });
+        if (!(err instanceof GatewayError)) this.options.logger.error({ err, jobId: job.jobId }, 'job failed unexpectedly');
+        outcome.status = 'error';
+        outcome.errorCode = gatewayError.code;
+        writer.error(gatewayError);
+      }
+    } finally {
+      this.inflight.delete(job.jobId);
+      outcome.upstreamMs = Date.now() - startedAt;
+      try {
+        await writer.flush();
+      } catch (err) {
+        this.options.logger.error({ err: (err as Error).message, jobId: job.jobId }, 'could not write the reply stream');
+      }
+      this.options.onFinished?.(outcome);
+    }
+    return outcome;
+  }
+
+  /**
+   * Looks at the reply stream before calling out: a cancelled job is skipped;
+   * a stream with entries means a previous worker died while serving this job.
+   */
+  private async preflight(job: ChatJobData): Promise<'run' | 'cancelled' | 'done' | 'orphaned'> {
+    const redis = this.options.redis;
+    const [cancelled, last] = await Promise.all([
+      redis.exists(cancelKey(this.options.prefix, job.jobId)),
+      redis.xrevrange(job.streamKey, '+', '-', 'COUNT', 1),
+    ]);
+    if (cancelled) return 'cancelled';
+    const entry = last[0];
+    if (!entry) return 'run';
+    const type = entry[1][1];
+    return type === 'result' || type === 'end' || type === 'error' ? 'done' : 'orphaned';
+  }
+
+  private attemptContext(run: JobRun, request: ChatRequest): AttemptContext {
+    const baseUrl = run.provider.base_url ?? run.adapter.defaultBaseUrl;
+    return {
+      adapter: run.adapter,
+      endpoint: { baseUrl, apiKey: run.apiKey },
+      request,
+      cancel: run.signal,
+      timeoutMs: run.provider.timeout_ms,
+      idleTimeoutMs: run.provider.stream_idle_timeout_ms,
+      fetch: this.fetchFn,
+    };
+  }
+
+  /** The requests to send: one, or `n` single-choice ones for adapters that cannot do `n`. */
+  private upstreamRequests(run: JobRun): ChatRequest[] {
+    const request = run.job.request;
+    const upstreamModel = run.provider.upstream_models?.[request.model] ?? request.model;
+    const base = { ...request, model: upstreamModel };
+    if (run.adapter.supportsMultipleChoices || request.n === 1) return [base];
+    return Array.from({ length: request.n }, () => ({ ...base, n: 1 }));
+  }
+
+  private async runOnce(run: JobRun): Promise<void> {
+    const requests = this.upstreamRequests(run);
+    const parts = await Promise.all(
+      requests.map((request) => this.withRetries(run, () => attemptCompletion(this.attemptContext(run, request)), () => false)),
+    );
+    const completion = mergeCompletions(run.job, parts, requests.length > 1);
+    run.outcome.usage = completion.usage;
+    run.writer.result(JSON.stringify(completion));
+  }
+
+  private async runStreamed(run: JobRun): Promise<void> {
+    const { job, writer } = run;
+    const requests = this.upstreamRequests(run);
+    const emitter = new ChunkEmitter(completionId(job), Math.floor(job.enqueuedAt / 1000), job.request.model, job.request.include_usage, (json) =>
+      writer.chunk(json),
+    );
+    const fanOut = requests.length > 1;
+    const usages = await Promise.all(
+      requests.map((request, i) => {
+        let emittedByThisCall = false;
+        const sink = {
+          delta: (event: { choice: number; content?: string; finish_reason?: FinishReason }) => {
+            emittedByThisCall = true;
+            emitter.delta(fanOut ? i : event.choice, event.content, event.finish_reason);
+          },
+          emitted: () => emittedByThisCall,
+        };
+        return this.withRetries(run, () => attemptStream(this.attemptContext(run, request), sink), sink.emitted);
+      }),
+    );
+    emitter.finishAll(job.request.n);
+    const usage = sumUsage(usages.filter((u): u is Usage => u !== undefined));
+    run.outcome.usage = usage;
+    emitter.usage(usage);
+    writer.end();
+  }
+
+  private async withRetries<T>(run: JobRun, attempt: () => Promise<T>, emitted: () => boolean): Promise<T> {
+    const maxAttempts = run.provider.max_retries + 1;
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof UpstreamFailure)) throw err;
+        const delay = Math.min(err.options.retryAfterMs ?? this.backoff(n), this.backoffMaxMs);
+        const canRetry = err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
+        if (!canRetry) throw clientErrorFor(err, run.provider.name, n);
+        this.options.logger.warn({ jobId: run.job.jobId, provider: run.provider.name, attempt: n, reason: err.message }, 'retrying upstream call');
+        await sleep(delay, run.signal);
+      }
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const exp = this.backoffBaseMs * 2 ** (attempt - 1);
+    return Math.min(this.backoffMaxMs, exp / 2 + Math.random() * (exp / 2));
+  }
+}
+
+interface JobRun {
+  job: ChatJobData;
+  provider: ProviderConfig;
+  adapter: ProviderAdapter;
+  apiKey: string;
+  signal: AbortSignal;
+  writer: ReplyWriter;
+  outcome: JobOutcome;
+}
+
+function completionId(job: ChatJobData): string {
+  return `chatcmpl-${job.jobId.replaceAll('-', '')}`;
+}
+
+function sumUsage(usages: readonly Usage[]): Usage {
+  const total: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  for (const u of usages) {
+    total.prompt_tokens += u.prompt_tokens;
+    total.completion_tokens += u.completion_tokens;
+    total.total_tokens += u.total_tokens;
+  }
+  return total;
+}
+
+function mergeCompletions(job: ChatJobData, parts: readonly ParsedCompletion[], renumber: boolean): ChatCompletion {
+  const choices = parts.flatMap((part, i) =>
+    part.choices.map((choice) => ({
+      index: renumber ? i : choice.index,
+      message: { role: 'assistant' as const, content: choice.content },
+      finish_reason: choice.finish_reason,
+      logprobs: null,
+    })),
+  );
+  choices.sort((a, b) => a.index - b.index);
+  return {
+    id: completionId(job),
+    object: 'chat.completion',
+    created: Math.floor(job.enqueuedAt / 1000),
+    model: job.request.model,
+    choices,
+    usage: sumUsage(parts.map((p) => p.usage)),
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new CancelledError());
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new CancelledError());
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

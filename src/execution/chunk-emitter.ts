@@ -1,0 +1,65 @@
+import type { ChatCompletionChunk, FinishReason, Usage } from '../chat/types.ts';
+
+/**
+ * Turns normalized stream deltas into OpenAI `chat.completion.chunk` JSON.
+ * The first chunk of each choice carries `role: "assistant"`; when the client
+ * asked for `include_usage`, chunks carry `usage: null` and a last chunk with
+ * empty `choices` carries the totals, as OpenAI does.
+ */
+export class ChunkEmitter {
+  private readonly started = new Set<number>();
+  private readonly finished = new Set<number>();
+
+  private readonly id: string;
+  private readonly created: number;
+  private readonly model: string;
+  private readonly includeUsage: boolean;
+  private readonly write: (json: string) => void;
+
+  constructor(id: string, created: number, model: string, includeUsage: boolean, write: (json: string) => void) {
+    this.id = id;
+    this.created = created;
+    this.model = model;
+    this.includeUsage = includeUsage;
+    this.write = write;
+  }
+
+  /** Choices that have received a finish reason. */
+  get finishedChoices(): number {
+    return this.finished.size;
+  }
+
+  delta(choice: number, content: string | undefined, finishReason: FinishReason | undefined): void {
+    if (content === undefined && finishReason === undefined) return;
+    const delta: ChatCompletionChunk['choices'][number]['delta'] = {};
+    if (!this.started.has(choice)) {
+      this.started.add(choice);
+      delta.role = 'assistant';
+    }
+    if (content !== undefined) delta.content = content;
+    if (finishReason !== undefined) this.finished.add(choice);
+    this.emit([{ index: choice, delta, finish_reason: finishReason ?? null, logprobs: null }]);
+  }
+
+  /** Closes every choice in `0..n-1` that has no finish reason yet. */
+  finishAll(n: number, reason: FinishReason = 'stop'): void {
+    for (let i = 0; i < n; i++) if (!this.finished.has(i)) this.delta(i, undefined, reason);
+  }
+
+  usage(usage: Usage): void {
+    if (!this.includeUsage) return;
+    this.emit([], usage);
+  }
+
+  private emit(choices: ChatCompletionChunk['choices'], usage?: Usage): void {
+    const chunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices,
+    };
+    if (this.includeUsage) chunk.usage = usage ?? null;
+    this.write(JSON.stringify(chunk));
+  }
+}

@@ -1,0 +1,152 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { ChatRequest, Usage } from '../chat/types.ts';
+import {
+  UpstreamProtocolError,
+  type ParsedCompletion,
+  type ProviderAdapter,
+  type ProviderEndpoint,
+  type StreamEvent,
+} from '../providers/types.ts';
+import { AttemptTimeout, UpstreamFailure, isRetryableStatus, parseRetryAfter, scrubUpstreamMessage } from './upstream-failure.ts';
+
+/** Everything one upstream attempt needs. */
+export interface AttemptContext {
+  adapter: ProviderAdapter;
+  endpoint: ProviderEndpoint;
+  request: ChatRequest;
+  /** Aborted when the client went away. */
+  cancel: AbortSignal;
+  /** Time to the first byte (and, not streamed, to the whole body), ms. */
+  timeoutMs: number;
+  /** Longest silence between streamed chunks, ms. */
+  idleTimeoutMs: number;
+  fetch: typeof fetch;
+}
+
+/** Thrown when the client cancelled; never retried, nothing is written. */
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled by the client');
+    this.name = 'CancelledError';
+  }
+}
+
+/** One non-streamed call. Throws {@link UpstreamFailure} or {@link CancelledError}. */
+export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion> {
+  const timer = new AttemptTimer(ctx.timeoutMs);
+  const signal = AbortSignal.any([ctx.cancel, timer.signal]);
+  try {
+    const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false });
+    const res = await ctx.fetch(http.url, { method: 'POST', headers: http.headers, body: http.body, signal });
+    const text = await res.text();
+    if (!res.ok) throw statusFailure(res, text, ctx);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new UpstreamFailure('the reply body is not JSON', 'protocol', false);
+    }
+    return ctx.adapter.parseResponse(body);
+  } catch (err) {
+    throw classify(err, ctx.cancel, timer.signal);
+  } finally {
+    timer.clear();
+  }
+}
+
+/** Receives decoded stream events of one streamed call. */
+export interface StreamSink {
+  delta(event: Extract<StreamEvent, { kind: 'delta' }>): void;
+  /** True once anything reached the reply stream: from then on no retry. */
+  emitted(): boolean;
+}
+
+/** One streamed call. Resolves with the last usage seen. */
+export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Promise<Usage | undefined> {
+  const timer = new AttemptTimer(ctx.timeoutMs);
+  const signal = AbortSignal.any([ctx.cancel, timer.signal]);
+  const decoder = ctx.adapter.createStreamDecoder();
+  let usage: Usage | undefined;
+  try {
+    const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
+    const res = await ctx.fetch(http.url, { method: 'POST', headers: http.headers, body: http.body, signal });
+    if (!res.ok) throw statusFailure(res, await res.text(), ctx);
+    if (!res.body) throw new UpstreamFailure('the stream has no body', 'protocol', false);
+
+    const events: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => events.push(event) });
+    const text = new TextDecoder();
+    for await (const bytes of res.body) {
+      timer.restart(ctx.idleTimeoutMs, 'idle');
+      parser.feed(text.decode(bytes, { stream: true }));
+      for (const event of events.splice(0)) {
+        for (const out of decoder.push(event)) {
+          if (out.kind === 'delta') sink.delta(out);
+          else if (out.kind === 'usage') usage = out.usage;
+          else {
+            throw new UpstreamFailure(`reported an error mid-stream: ${scrubUpstreamMessage(out.message, [ctx.endpoint.apiKey])}`, 'stream', !sink.emitted());
+          }
+        }
+      }
+    }
+    if (!decoder.finished) throw new UpstreamFailure('ended the stream before it finished', 'stream', !sink.emitted());
+    return usage;
+  } catch (err) {
+    // A silence or a dropped connection after the upstream's own end marker is not a failure.
+    if (decoder.finished && !ctx.cancel.aborted && !(err instanceof UpstreamFailure)) return usage;
+    throw classify(err, ctx.cancel, timer.signal, sink.emitted());
+  } finally {
+    timer.clear();
+  }
+}
+
+function statusFailure(res: Response, text: string, ctx: AttemptContext): UpstreamFailure {
+  let upstreamMessage: string | undefined;
+  try {
+    upstreamMessage = ctx.adapter.extractErrorMessage(JSON.parse(text));
+  } catch {
+    upstreamMessage = undefined;
+  }
+  const options: { status: number; retryAfterMs?: number; upstreamMessage?: string } = { status: res.status };
+  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+  if (retryAfterMs !== undefined) options.retryAfterMs = retryAfterMs;
+  if (upstreamMessage) options.upstreamMessage = scrubUpstreamMessage(upstreamMessage, [ctx.endpoint.apiKey]);
+  return new UpstreamFailure(`HTTP ${res.status}`, 'status', isRetryableStatus(res.status), options);
+}
+
+function classify(err: unknown, cancel: AbortSignal, timeout: AbortSignal, emitted = false): Error {
+  if (err instanceof UpstreamFailure) return err;
+  if (cancel.aborted) return new CancelledError();
+  if (timeout.aborted) {
+    const reason = timeout.reason as AttemptTimeout;
+    const what = reason.phase === 'idle' ? 'the stream went silent' : 'no answer before the timeout';
+    return new UpstreamFailure(what, 'timeout', false);
+  }
+  if (err instanceof UpstreamProtocolError) return new UpstreamFailure(err.message, 'protocol', false);
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? 'unknown error';
+  return new UpstreamFailure(emitted ? `connection lost mid-stream: ${detail}` : detail, emitted ? 'stream' : 'network', !emitted);
+}
+
+/** Aborts its signal when the current phase's time runs out. */
+class AttemptTimer {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => this.controller.abort(new AttemptTimeout('first_byte')), ms);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  restart(ms: number, phase: 'first_byte' | 'idle'): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(new AttemptTimeout(phase)), ms);
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,86 @@
+import type { NextFunction, Request, Response } from 'express';
+import {
+  GatewayError,
+  InternalError,
+  InvalidRequestError,
+  NotFoundError,
+  RequestTooLargeError,
+  ServiceUnavailableError,
+  toEnvelope,
+} from '../errors/catalog.ts';
+import type { Logger } from '../observability/logger.ts';
+
+/** Errors thrown by body-parser carry a `type`. */
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/** Maps anything thrown to a {@link GatewayError}. Unknown errors become 500 without details. */
+export function toGatewayError(err: unknown, maxBodyBytes: number): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const e = err as BodyParserError;
+  switch (e?.type) {
+    case 'entity.too.large':
+      return new RequestTooLargeError(e.limit ?? maxBodyBytes);
+    case 'entity.parse.failed':
+      return new InvalidRequestError('The request body is not valid JSON.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new InvalidRequestError('The request body encoding is not supported; send UTF-8 JSON.');
+    case 'request.aborted':
+      return new InvalidRequestError('The request was aborted by the client.');
+    case 'request.size.invalid':
+      return new InvalidRequestError('The request body size does not match its Content-Length.');
+  }
+  if (isRedisUnavailable(err)) {
+    return new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.', { cause: err });
+  }
+  return new InternalError(undefined, { cause: err });
+}
+
+/** ioredis errors when the connection is down or a command timed out. */
+export function isRedisUnavailable(err: unknown): boolean {
+  const message = (err as Error)?.message ?? '';
+  return (
+    (err as Error)?.name === 'MaxRetriesPerRequestError' ||
+    message.includes("Stream isn't writeable") ||
+    message.includes('Connection is closed') ||
+    message === 'Command timed out' ||
+    message.includes('ECONNREFUSED')
+  );
+}
+
+/** Writes an error as the spec's envelope. Used by the error middleware and by streaming routes. */
+export function sendError(res: Response, err: GatewayError): void {
+  const requestId = String(res.locals.requestId ?? 'unknown');
+  res.locals.errorCode = err.code;
+  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+  res.status(err.status).json(toEnvelope(err, requestId));
+}
+
+/** The one error handler: every error leaves the gateway through here. */
+export function errorHandler(logger: Logger, maxBodyBytes: number) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const gatewayError = toGatewayError(err, maxBodyBytes);
+    if (gatewayError.status >= 500) {
+      logger.error(
+        { requestId: res.locals.requestId, code: gatewayError.code, err: (err as Error)?.message, stack: gatewayError.status === 500 ? (err as Error)?.stack : undefined },
+        'request failed',
+      );
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, gatewayError);
+  };
+}
+
+/** 404 for every unmatched route. */
+export function notFoundHandler() {
+  return (req: Request, _res: Response, next: NextFunction): void => {
+    next(new NotFoundError(`No route for ${req.method} ${req.path}.`));
+  };
+}

@@ -1,0 +1,113 @@
+import { Router, type Request, type Response } from 'express';
+import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
+import type { ChatRequest } from '../../chat/types.ts';
+import { GatewayError, InvalidRequestError, ProviderTimeoutError, errorFromCode } from '../../errors/catalog.ts';
+import type { Logger } from '../../observability/logger.ts';
+import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
+import type { StreamEntry, StreamErrorPayload } from '../../streams/protocol.ts';
+import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
+import { toGatewayError } from '../error-handler.ts';
+import { serverTiming } from '../server-timing.ts';
+import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
+
+/** Dependencies of the chat completions route. */
+export interface ChatCompletionsDeps {
+  dispatcher: ChatDispatcher;
+  logger: Logger;
+  maxBodyBytes: number;
+}
+
+/** Validates a body into a {@link ChatRequest}; 400 naming the bad fields otherwise. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
+  }
+  const parsed = chatCompletionRequestSchema.safeParse(body);
+  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
+  return normalizeChatRequest(parsed.data);
+}
+
+function entryError(entry: StreamEntry): GatewayError {
+  try {
+    const payload = JSON.parse(entry.d) as StreamErrorPayload;
+    return errorFromCode(payload.code, payload.message);
+  } catch {
+    return errorFromCode('internal_error', 'The worker sent an unreadable error.');
+  }
+}
+
+function elapsed(res: Response): number {
+  return performance.now() - (res.locals.startedAt as number);
+}
+
+/** `POST /v1/chat/completions`: enqueue, then answer as JSON or SSE from the reply stream. */
+export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
+  const router = Router();
+  router.post('/v1/chat/completions', async (req: Request, res: Response) => {
+    const request = parseChatRequest(req.body);
+    const provider = deps.dispatcher.route(request);
+    res.locals.model = request.model;
+    res.locals.provider = provider.name;
+
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const dispatch = await deps.dispatcher.dispatch(request, provider, { requestId: String(res.locals.requestId), signal: abort.signal });
+    try {
+      if (request.stream) await replyStreamed(res, dispatch, deps);
+      else await replyOnce(res, dispatch);
+    } catch (err) {
+      if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) {
+        deps.dispatcher.cancel(dispatch.jobId).catch(() => {});
+      }
+      if (err instanceof StreamAbortedError) return;
+      if (err instanceof StreamDeadlineError) {
+        throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
+      }
+      throw err;
+    }
+  });
+  return router;
+}
+
+async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
+  for await (const entry of dispatch.entries) {
+    if (entry.t === 'error') throw entryError(entry);
+    if (entry.t === 'result') {
+      res.setHeader('Server-Timing', serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }));
+      res.type('application/json').send(entry.d);
+      return;
+    }
+  }
+}
+
+async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps): Promise<void> {
+  let started = false;
+  try {
+    for await (const entry of dispatch.entries) {
+      if (entry.t === 'error') {
+        if (!started) throw entryError(entry);
+        failSse(res, entryError(entry));
+        return;
+      }
+      if (!started) {
+        started = true;
+        startSse(res, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }) });
+      }
+      if (entry.t === 'chunk') writeSseData(res, entry.d);
+      else if (entry.t === 'end') {
+        endSse(res);
+        return;
+      }
+    }
+  } catch (err) {
+    if (!started || err instanceof StreamAbortedError) throw err;
+    const gatewayError =
+      err instanceof StreamDeadlineError
+        ? new ProviderTimeoutError(`${dispatch.provider.name} stopped sending tokens.`)
+        : toGatewayError(err, deps.maxBodyBytes);
+    if (err instanceof StreamDeadlineError) deps.dispatcher.cancel(dispatch.jobId).catch(() => {});
+    failSse(res, gatewayError);
+  }
+}

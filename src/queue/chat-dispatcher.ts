@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { ChatRequest } from '../chat/types.ts';
+import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderError } from '../errors/catalog.ts';
+import { adapterFor } from '../providers/registry.ts';
+import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
+import type { StreamReader } from '../streams/stream-reader.ts';
+import type { ChatQueues } from './chat-queues.ts';
+import type { ChatJobData } from './job-contract.ts';
+
+/** Options of {@link ChatDispatcher}. */
+export interface ChatDispatcherOptions {
+  config: () => GatewayConfig;
+  queues: ChatQueues;
+  reader: StreamReader;
+  /** Command connection (cancel marks). */
+  redis: Redis;
+  prefix: string;
+  /** Where provider keys are looked up to tell an unconfigured provider. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Extra wait beyond the worker's own deadlines, so its error arrives first. Default 1000 ms. */
+  graceMs?: number;
+}
+
+/** One request in flight through the queue. */
+export interface Dispatch {
+  jobId: string;
+  provider: ProviderConfig;
+  enqueuedAt: number;
+  /** Reply entries up to and including the terminal one. */
+  entries: AsyncGenerator<StreamEntry>;
+}
+
+/**
+ * The API side of the broker: routes a request to its provider, enqueues one
+ * job and reads the reply stream. Deadlines: the first entry must arrive
+ * within queue_timeout_ms + timeout_ms (+ grace); each later one within
+ * stream_idle_timeout_ms (+ grace).
+ */
+export class ChatDispatcher {
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly graceMs: number;
+
+  private readonly options: ChatDispatcherOptions;
+
+  constructor(options: ChatDispatcherOptions) {
+    this.options = options;
+    this.env = options.env ?? process.env;
+    this.graceMs = options.graceMs ?? 1_000;
+  }
+
+  /** The provider serving `request.model`; throws the client's error when there is none usable. */
+  route(request: ChatRequest): ProviderConfig {
+    const provider = this.options.config().modelIndex.get(request.model);
+    if (!provider) throw new ModelNotFoundError(request.model);
+    if (!this.env[provider.api_key_env]) {
+      throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+    }
+    const problem = adapterFor(provider.format).validate(request);
+    if (problem) throw new InvalidRequestError(`${request.model}: ${problem}`);
+    return provider;
+  }
+
+  async dispatch(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; signal: AbortSignal; priority?: number }): Promise<Dispatch> {
+    const jobId = randomUUID();
+    const enqueuedAt = Date.now();
+    const streamKey = responseStreamKey(this.options.prefix, jobId);
+    const deadlineAt = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms;
+    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, deadlineAt };
+    await this.options.queues.enqueue(job, context.priority);
+
+    let deadline = deadlineAt + this.graceMs;
+    const idleMs = provider.stream_idle_timeout_ms + this.graceMs;
+    const reader = this.options.reader;
+    async function* entries(): AsyncGenerator<StreamEntry> {
+      for await (const entry of reader.read(streamKey, () => deadline, context.signal)) {
+        deadline = Date.now() + idleMs;
+        yield entry;
+      }
+    }
+    return { jobId, provider, enqueuedAt, entries: entries() };
+  }
+
+  /** Tells workers to drop the job: skipped if not started, upstream call aborted if running. */
+  async cancel(jobId: string): Promise<void> {
+    const { redis, prefix } = this.options;
+    await Promise.all([redis.set(cancelKey(prefix, jobId), '1', 'EX', 600), redis.publish(cancelChannel(prefix), jobId)]);
+  }
+}

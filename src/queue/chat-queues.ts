@@ -1,0 +1,56 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { CHAT_JOB_NAME, queueNameFor, type ChatJobData } from './job-contract.ts';
+
+/** Options of {@link ChatQueues}. */
+export interface ChatQueuesOptions {
+  /** Command connection (fail-fast). Shared by every queue. */
+  connection: Redis;
+  /** BullMQ key prefix, e.g. `gw:bull`. */
+  prefix: string;
+}
+
+/**
+ * The API side of the queues: one BullMQ queue per provider, created on first
+ * use. Jobs are removed when finished: replies travel on Redis streams, not in
+ * BullMQ's job records.
+ */
+export class ChatQueues {
+  private readonly queues = new Map<string, Queue<ChatJobData>>();
+
+  private readonly options: ChatQueuesOptions;
+
+  constructor(options: ChatQueuesOptions) {
+    this.options = options;
+  }
+
+  queueFor(provider: string): Queue<ChatJobData> {
+    let queue = this.queues.get(provider);
+    if (!queue) {
+      queue = new Queue<ChatJobData>(queueNameFor(provider), {
+        connection: this.options.connection,
+        prefix: this.options.prefix,
+        skipWaitingForReady: true,
+      });
+      // Errors surface on add(); the emitter must not crash the process.
+      queue.on('error', () => {});
+      this.queues.set(provider, queue);
+    }
+    return queue;
+  }
+
+  /** Enqueues a chat job; `priority` follows BullMQ (1 = highest). */
+  async enqueue(data: ChatJobData, priority?: number): Promise<void> {
+    await this.queueFor(data.provider).add(CHAT_JOB_NAME, data, {
+      jobId: data.jobId,
+      attempts: 1,
+      removeOnComplete: true,
+      removeOnFail: true,
+      ...(priority !== undefined ? { priority } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+  }
+}

@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Writes a config.yaml into a temp folder and returns its path. */
+export function writeConfig(doc: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, stringify(doc));
+  return path;
+}
+
+/** A child process of the gateway with its collected output. */
+export interface GatewayProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnNode(script: string, args: readonly string[], env: Record<string, string>): GatewayProcess {
+  const child = spawn(process.execPath, ['--experimental-strip-types', join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Polls until `check` resolves true, or throws after `timeoutMs`. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Options of {@link startGateway}. */
+export interface GatewayOptions {
+  /** Environment for the API and the workers (PROVIDER_*_API_KEY, REDIS_KEY_PREFIX, API_KEYS...). */
+  env: Record<string, string>;
+  /** config.yaml document. */
+  config: unknown;
+  /** Provider names; one worker process each unless `workersPerProvider` says otherwise. */
+  providers: readonly string[];
+  workersPerProvider?: number;
+  /** Extra env for the API only. */
+  apiEnv?: Record<string, string>;
+}
+
+/** A running API process and its workers. */
+export interface Gateway {
+  baseUrl: string;
+  port: number;
+  configPath: string;
+  api: GatewayProcess;
+  workers: Map<string, GatewayProcess[]>;
+  /** Starts one more worker for `provider`. */
+  addWorker(provider: string): Promise<GatewayProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a real API process and real worker processes, and waits until the API
+ * answers and every worker has connected.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const configPath = writeConfig(options.config);
+  const port = await freePort();
+  const env = { LOG_LEVEL: 'warning', ...options.env, CONFIG_PATH: configPath };
+  const api = spawnNode('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' });
+  const workers = new Map<string, GatewayProcess[]>();
+
+  const addWorker = async (provider: string) => {
+    const worker = spawnNode('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' });
+    const list = workers.get(provider) ?? [];
+    list.push(worker);
+    workers.set(provider, list);
+    await waitFor(() => worker.output().includes('worker started'), 20_000, `worker ${provider} to start:\n${worker.output()}`);
+    return worker;
+  };
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const gateway: Gateway = {
+    baseUrl,
+    port,
+    configPath,
+    api,
+    workers,
+    addWorker,
+    async stop() {
+      const all = [api, ...[...workers.values()].flat()];
+      await Promise.all(all.map((p) => p.kill('SIGTERM')));
+    },
+  };
+  try {
+    await Promise.all(options.providers.flatMap((p) => Array.from({ length: options.workersPerProvider ?? 1 }, () => addWorker(p))));
+    await waitFor(
+      async () => {
+        if (api.child.exitCode !== null) throw new Error(`API exited:\n${api.output()}`);
+        const res = await fetch(`${baseUrl}/v1/models`);
+        return res.status === 401 || res.status === 200;
+      },
+      20_000,
+      'the API to listen',
+    );
+  } catch (err) {
+    await gateway.stop();
+    throw new Error(`${(err as Error).message}\nAPI output:\n${api.output()}`);
+  }
+  return gateway;
+}
