@@ -190,7 +190,7 @@ export class ChatExecutor {
     );
     const completion = mergeCompletions(run.job, parts, requests.length > 1);
     run.outcome.usage = completion.usage;
-    run.writer.result(JSON.stringify(completion));
+    run.writer.result(JSON.stringify(completion), completion.usage);
   }
 
   private async runStreamed(run: JobRun): Promise<void> {
@@ -217,7 +217,7 @@ export class ChatExecutor {
     const usage = sumUsage(usages.filter((u): u is Usage => u !== undefined));
     run.outcome.usage = usage;
     emitter.usage(usage);
-    writer.end();
+    writer.end(usage);
   }
 
   private async withRetries<T>(run: JobRun, attempt: () => Promise<T>, emitted: () => boolean): Promise<T> {

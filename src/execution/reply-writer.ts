@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { entryFields, type StreamEntryType, type StreamErrorPayload } from '../streams/protocol.ts';
+import type { Usage } from '../chat/types.ts';
 import type { GatewayError } from '../errors/catalog.ts';
 
 /**
@@ -26,10 +27,10 @@ export class ReplyWriter {
     this.timing = timing;
   }
 
-  private add(t: StreamEntryType, d: string): void {
+  private add(t: StreamEntryType, d: string, usage?: Usage): void {
     const timing = this.timingSent ? undefined : this.timing();
     this.timingSent = true;
-    this.pending.push(this.redis.xadd(this.key, '*', ...entryFields(t, d, timing)));
+    this.pending.push(this.redis.xadd(this.key, '*', ...entryFields(t, d, timing, usage)));
     if (!this.expirySet) {
       this.expirySet = true;
       this.pending.push(this.redis.expire(this.key, this.ttlSeconds));
@@ -41,12 +42,12 @@ export class ReplyWriter {
     this.add('chunk', json);
   }
 
-  result(json: string): void {
-    this.add('result', json);
+  result(json: string, usage: Usage): void {
+    this.add('result', json, usage);
   }
 
-  end(): void {
-    this.add('end', '{}');
+  end(usage: Usage): void {
+    this.add('end', '{}', usage);
   }
 
   error(err: GatewayError): void {

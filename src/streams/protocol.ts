@@ -11,6 +11,8 @@
  *
  * The first `result` or `chunk` entry also carries timings in ms: `q` (queue
  * wait) and `u` (upstream time: whole call, or time to first token).
+ * `result` and `end` entries carry the token usage: `pt` (prompt) and `ct`
+ * (completion), so the API can count tokens without parsing payloads.
  * Chunk and result payloads are forwarded to the client as they are, so the API
  * never re-serializes them on the hot path.
  */
@@ -25,6 +27,10 @@ export interface StreamEntry {
   q?: number;
   /** Upstream time, ms (first entry only). */
   u?: number;
+  /** Prompt tokens (`result`, `end`). */
+  pt?: number;
+  /** Completion tokens (`result`, `end`). */
+  ct?: number;
 }
 
 export interface StreamErrorPayload {
@@ -48,9 +54,15 @@ export function cancelChannel(prefix: string): string {
 }
 
 /** Flattens an entry's fields for XADD. */
-export function entryFields(t: StreamEntryType, d: string, timing?: { q: number; u: number }): string[] {
+export function entryFields(
+  t: StreamEntryType,
+  d: string,
+  timing?: { q: number; u: number },
+  usage?: { prompt_tokens: number; completion_tokens: number },
+): string[] {
   const fields = ['t', t, 'd', d];
   if (timing) fields.push('q', String(Math.round(timing.q)), 'u', String(Math.round(timing.u)));
+  if (usage) fields.push('pt', String(usage.prompt_tokens), 'ct', String(usage.completion_tokens));
   return fields;
 }
 
@@ -71,6 +83,12 @@ export function parseEntry(id: string, fields: readonly string[]): StreamEntry {
         break;
       case 'u':
         entry.u = Number(value);
+        break;
+      case 'pt':
+        entry.pt = Number(value);
+        break;
+      case 'ct':
+        entry.ct = Number(value);
         break;
     }
   }

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import type { FinishReason, Usage } from '../../chat/types.ts';
+
+/**
+ * The parts of the Anthropic Messages API wire format that both the
+ * non-streamed parser and the stream decoder read. Only the fields the gateway
+ * relies on are checked.
+ */
+
+/**
+ * Maps a `stop_reason`. `pause_turn` (a server-tool loop paused) is a stop
+ * from the client's point of view; `model_context_window_exceeded` is a
+ * truncation like `max_tokens`.
+ */
+export function mapAnthropicStopReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'content_filter';
+    case 'tool_use':
+      return 'tool_calls';
+    default:
+      return 'stop';
+  }
+}
+
+/** Token counts; every field is optional because `message_delta` sends only what changed. */
+export const anthropicUsageSchema = z.object({
+  input_tokens: z.number().nullish(),
+  output_tokens: z.number().nullish(),
+  cache_creation_input_tokens: z.number().nullish(),
+  cache_read_input_tokens: z.number().nullish(),
+});
+
+export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
+
+/**
+ * Prompt tokens as OpenAI counts them: Anthropic's `input_tokens` leaves out
+ * the tokens written to and read from the prompt cache, OpenAI's
+ * `prompt_tokens` includes cached tokens. Undefined when the usage has no input
+ * counts at all.
+ */
+export function promptTokensOf(usage: AnthropicUsage): number | undefined {
+  if (usage.input_tokens == null && usage.cache_creation_input_tokens == null && usage.cache_read_input_tokens == null) {
+    return undefined;
+  }
+  return (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
+}
+
+export function toUsage(prompt: number, completion: number): Usage {
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** A content block; only `text` blocks carry text the client sees. */
+export const contentBlockSchema = z.object({ type: z.string(), text: z.string().nullish() });
+
+export const messageSchema = z.object({
+  content: z.array(contentBlockSchema),
+  stop_reason: z.string().nullish(),
+  usage: anthropicUsageSchema.extend({ input_tokens: z.number(), output_tokens: z.number() }),
+});
+
+/** `{type: 'error', error: {type, message}}`, both as an HTTP body and as a stream event. */
+export const anthropicErrorSchema = z.object({
+  error: z.object({ type: z.string().nullish(), message: z.string() }),
+});

@@ -1,0 +1,288 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WireFormat } from '../../src/providers/types.ts';
+import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
+import { countWords, type FakeDialect, type FakeReply } from './fake-upstream/dialect.ts';
+import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
+import { openAiDialect } from './fake-upstream/openai-dialect.ts';
+import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
+
+/**
+ * A fake LLM upstream for tests and benchmarks: a real `node:http` server
+ * speaking one wire format at the paths the adapters call, streamed and not.
+ * Replies are deterministic (`"Echo: " + last user text`); faults are switched
+ * on at runtime with {@link FakeUpstream.setBehavior}.
+ */
+
+const DIALECTS: Record<WireFormat, FakeDialect> = {
+  openai: openAiDialect,
+  gemini: geminiDialect,
+  anthropic: anthropicDialect,
+};
+
+/** Path prefix of each format's API, part of {@link FakeUpstream.url} as the gateway's base_url. */
+const BASE_PATHS: Record<WireFormat, string> = {
+  openai: '/v1',
+  gemini: '/v1beta',
+  // The adapter appends `/v1/messages` itself.
+  anthropic: '',
+};
+
+/** Make the next `count` requests fail. */
+export interface FailNext {
+  count: number;
+  status: number;
+  /** Seconds, sent as `Retry-After`. */
+  retryAfter?: number;
+  /** Raw body to send; default: the format's error body. */
+  body?: unknown;
+  /** Message inside the default error body. */
+  message?: string;
+}
+
+/**
+ * Faults and timing. Each field applies to every following request until
+ * changed, except `failNext`, which counts down.
+ */
+export interface FakeUpstreamBehavior {
+  /** Delay before the response headers. */
+  latencyMs?: number;
+  /** Delay between stream events. */
+  chunkDelayMs?: number;
+  failNext?: FailNext;
+  /** Read the request, never answer. */
+  hang?: boolean;
+  /** Destroy the socket once the request is read. */
+  resetConnection?: boolean;
+  /** Write this many stream events (counted from 0), then destroy the socket. */
+  cutStreamAfterChunks?: number;
+  /** Replace the data of stream event k (counted from 0) with invalid JSON. */
+  malformedChunkAt?: number;
+  /** Reply text instead of the echo (still prefixed `[i] ` per choice when n > 1). */
+  replyText?: string;
+}
+
+export interface FakeUpstreamOptions {
+  format: WireFormat;
+  /** The key the auth header must carry. */
+  apiKey?: string;
+  /** Default 0: any free port. */
+  port?: number;
+  host?: string;
+  /** Record requests in {@link FakeUpstream.requests}; turn off for long benchmarks. Default true. */
+  record?: boolean;
+  /** Initial behaviour, also what {@link FakeUpstream.reset} returns to. */
+  behavior?: FakeUpstreamBehavior;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, as received. */
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or the raw text when it is not JSON. */
+  body: unknown;
+}
+
+export interface FakeUpstream {
+  readonly format: WireFormat;
+  /** The base URL to configure as the provider's `base_url`. */
+  readonly url: string;
+  readonly port: number;
+  readonly apiKey: string;
+  readonly requests: RecordedRequest[];
+  /** Current behaviour. */
+  readonly behavior: Readonly<FakeUpstreamBehavior>;
+  /** Responses whose connection closed before they were complete (since the last reset). */
+  readonly closedEarly: number;
+  /** Merges into the current behaviour; pass a field as undefined to clear it. */
+  setBehavior(patch: FakeUpstreamBehavior): void;
+  /** Clears the recorded requests and restores the initial behaviour. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_FAKE_API_KEY = 'fake-upstream-key';
+
+const DEFAULT_STATUS_MESSAGES: Record<number, string> = {
+  401: 'Invalid API key.',
+  404: 'Not found.',
+  429: 'Rate limit reached. Please retry later.',
+  500: 'The server had an error while processing your request.',
+  503: 'The service is temporarily unavailable.',
+  529: 'Overloaded.',
+};
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.end(payload);
+}
+
+function buildReply(model: string, n: number, lastUserText: string, inputWords: number, replyText: string | undefined): FakeReply {
+  const text = replyText ?? `Echo: ${lastUserText}`;
+  const texts = n > 1 ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : [text];
+  return { model, texts, promptTokens: inputWords, completionTokens: texts.map(countWords) };
+}
+
+export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
+  const dialect = DIALECTS[options.format];
+  const apiKey = options.apiKey ?? DEFAULT_FAKE_API_KEY;
+  const record = options.record ?? true;
+  const initialBehavior: FakeUpstreamBehavior = { ...options.behavior };
+  let behavior: FakeUpstreamBehavior = { ...initialBehavior };
+  const requests: RecordedRequest[] = [];
+
+  /** Takes one failure off `failNext`, if any is left. */
+  function consumeFailure(): FailNext | undefined {
+    const fail = behavior.failNext;
+    if (fail === undefined || fail.count <= 0) return undefined;
+    const remaining = fail.count - 1;
+    behavior = { ...behavior, failNext: remaining > 0 ? { ...fail, count: remaining } : undefined };
+    return fail;
+  }
+
+  function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    sendJson(res, status, dialect.errorBody(status, message), headers);
+  }
+
+  async function writeStream(res: ServerResponse, frames: string[], current: FakeUpstreamBehavior): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const delay = current.chunkDelayMs ?? 0;
+    const cutAfter = current.cutStreamAfterChunks;
+    if (delay === 0 && cutAfter === undefined) {
+      // The benchmark path: one write, no timers.
+      res.end(frames.join(''));
+      return;
+    }
+    for (const [i, frame] of frames.entries()) {
+      if (cutAfter !== undefined && i >= cutAfter) {
+        res.socket?.destroy();
+        return;
+      }
+      if (i > 0 && delay > 0) {
+        await sleep(delay);
+        if (res.destroyed) return;
+      }
+      // Wait for the write to reach the socket, so a cut right after keeps it.
+      await new Promise<void>((resolve) => res.write(frame, () => resolve()));
+      if (res.destroyed) return;
+    }
+    if (cutAfter !== undefined) {
+      // Fewer events than the cut: all were sent, but the stream still never ends cleanly.
+      res.socket?.destroy();
+      return;
+    }
+    res.end();
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    const body = parseJson(rawBody);
+    if (record) requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    // A snapshot, so a behaviour changed mid-request applies from the next request.
+    const current = behavior;
+    if (current.resetConnection) {
+      req.socket.destroy();
+      return;
+    }
+    if (current.hang) return;
+    if (current.latencyMs !== undefined && current.latencyMs > 0) {
+      await sleep(current.latencyMs);
+      if (res.destroyed) return;
+    }
+    const failure = consumeFailure();
+    if (failure !== undefined) {
+      const headers: Record<string, string> = failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {};
+      if (failure.body !== undefined) {
+        sendJson(res, failure.status, failure.body, headers);
+      } else {
+        const message = failure.message ?? DEFAULT_STATUS_MESSAGES[failure.status] ?? `Fake upstream failure (${failure.status}).`;
+        sendError(res, failure.status, message, headers);
+      }
+      return;
+    }
+
+    const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
+    if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
+    if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+    const headerProblem = dialect.headerProblem?.(req.headers);
+    if (headerProblem !== undefined) return sendError(res, 400, headerProblem);
+    if (typeof body !== 'object' || body === null) return sendError(res, 400, 'The body is not JSON.');
+    const prompt = dialect.readPrompt(body, route);
+    if (typeof prompt === 'string') return sendError(res, 400, prompt);
+
+    const reply = buildReply(prompt.model, prompt.n, prompt.lastUserText, prompt.inputWords, current.replyText);
+    if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
+    const frames = dialect.streamFrames(reply, prompt).map((frame, i) =>
+      serializeSseFrame(i === current.malformedChunkAt ? { ...frame, data: MALFORMED_DATA } : frame),
+    );
+    await writeStream(res, frames, current);
+  }
+
+  let closedEarly = 0;
+  const server = createServer((req, res) => {
+    // A client that hangs up before the reply ended (e.g. the gateway aborting a cancelled call).
+    res.once('close', () => {
+      if (!res.writableFinished) closedEarly++;
+    });
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else sendError(res, 500, `Fake upstream crashed: ${String(error)}`);
+    });
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    format: options.format,
+    url: `http://${host}:${port}${BASE_PATHS[options.format]}`,
+    port,
+    apiKey,
+    requests,
+    get behavior() {
+      return behavior;
+    },
+    get closedEarly() {
+      return closedEarly;
+    },
+    setBehavior(patch) {
+      behavior = { ...behavior, ...patch };
+    },
+    reset() {
+      requests.length = 0;
+      closedEarly = 0;
+      behavior = { ...initialBehavior };
+    },
+    close() {
+      // Hung and keep-alive connections would otherwise hold close() open.
+      server.closeAllConnections();
+      return new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
