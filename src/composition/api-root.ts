@@ -35,7 +35,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
 
   const redis = createRedis(settings, 'command', 'api');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
-  if (!(await waitForReady(redis, 5_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
+  if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader') });
   const dispatcher = new ChatDispatcher({

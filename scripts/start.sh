@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One command to install and run the gateway locally: the API plus one worker
+# per provider in config.yaml.
+#
+#   ./scripts/start.sh          real upstreams: export PROVIDER_A/B/C_API_KEY and API_KEYS first
+#   ./scripts/start.sh --demo   loopback stand-ins for the three upstream formats, a demo key
+#
+# Ctrl-C stops everything it started.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+. scripts/bootstrap.sh
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+NODE=(node --experimental-strip-types)
+PROVIDERS=(provider_a provider_b provider_c)
+
+if [ "${1:-}" = "--demo" ]; then
+  DEMO_DIR="$(mktemp -d)"
+  declare -A FORMAT=([provider_a]=openai [provider_b]=gemini [provider_c]=anthropic)
+  declare -A PORT_OF=([provider_a]=9101 [provider_b]=9102 [provider_c]=9103)
+  : > "$DEMO_DIR/config.yaml"
+  echo "providers:" >> "$DEMO_DIR/config.yaml"
+  for p in "${PROVIDERS[@]}"; do
+    key="demo-upstream-key-$p"
+    "${NODE[@]}" test/support/fake-upstream-cli.ts --format "${FORMAT[$p]}" --port "${PORT_OF[$p]}" --key "$key" --chunk-delay-ms 30 > "$DEMO_DIR/$p.log" 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do grep -q '^listening' "$DEMO_DIR/$p.log" && break; sleep 0.1; done
+    url="$(sed -n 's/^listening //p' "$DEMO_DIR/$p.log")"
+    var="$(echo "$p" | tr a-z A-Z)_API_KEY"
+    export "$var=$key"
+    models="$(node -e '
+      const y = require("yaml"); const c = y.parse(require("fs").readFileSync("config.yaml", "utf8"));
+      console.log(JSON.stringify(c.providers.find((x) => x.name === process.argv[1]).models));' "$p")"
+    printf '  - name: %s\n    api_key_env: %s\n    base_url: %s\n    models: %s\n' "$p" "$var" "$url" "$models" >> "$DEMO_DIR/config.yaml"
+  done
+  export CONFIG_PATH="$DEMO_DIR/config.yaml"
+  export API_KEYS="${API_KEYS:-gw_demo_local_key_change_me}"
+  export DLP_ENABLED="${DLP_ENABLED:-true}"
+  echo "demo: loopback upstreams started; gateway key: $API_KEYS" >&2
+fi
+
+for p in "${PROVIDERS[@]}"; do
+  "${NODE[@]}" workers/provider-worker.ts "$p" &
+  pids+=($!)
+done
+"${NODE[@]}" src/server.ts &
+pids+=($!)
+echo "gateway: http://localhost:${PORT:-8000}/v1 (Ctrl-C to stop)" >&2
+wait -n "${pids[@]}"
