@@ -1,17 +1,33 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApiRoot } from './composition/api-root.ts';
 import { loadSettings } from './config/settings.ts';
+import { EnvFile } from './admin/env-file.ts';
 
 /** API process entry point: `node src/server.ts`. */
 async function main(): Promise<void> {
+  // ENV_FILE (optional) is layered over the environment before settings are read.
+  const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
-  const root = await createApiRoot(settings);
+  const root = await createApiRoot(settings, envFile ? { envFile } : {});
   const server: Server = root.app.listen(settings.PORT, settings.HOST, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.PORT;
     root.logger.info({ port, host: settings.HOST }, `gateway listening on ${settings.HOST}:${port}`);
   });
   server.keepAliveTimeout = 65_000;
+  // --- observability: /metrics also on METRICS_PORT when it is set apart from PORT; failing to bind it fails the start ---
+  let metricsServer: Server | undefined;
+  if (root.metricsApp) {
+    const metricsPort = settings.METRICS_PORT;
+    const listener = createServer(root.metricsApp);
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', (err) => reject(new Error(`cannot serve metrics on METRICS_PORT ${metricsPort}: ${err.message}`)));
+      listener.listen(metricsPort, settings.HOST, resolve);
+    });
+    metricsServer = listener;
+    root.logger.info({ port: metricsPort, host: settings.HOST }, `metrics listening on ${settings.HOST}:${metricsPort}`);
+  }
+  // --- /observability ---
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -19,15 +35,27 @@ async function main(): Promise<void> {
     stopping = true;
     root.logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(0), settings.SHUTDOWN_GRACE_MS).unref();
-    server.close();
+    // Stop accepting; keep-alive connections are closed as soon as their in-flight reply ends.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    metricsServer?.close();
+    metricsServer?.closeAllConnections();
+    const sweeper = setInterval(() => server.closeIdleConnections(), 50);
     server.closeIdleConnections();
-    await new Promise<void>((resolve) => server.once('close', () => resolve()));
+    await closed;
+    clearInterval(sweeper);
     clearTimeout(timer);
     await root.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // SIGHUP: reload config.yaml and ENV_FILE here, then in every API and worker process.
+  process.on('SIGHUP', () => {
+    root.reloader.reload('SIGHUP').then(
+      (result) => root.logger.info({ processes: result.processes }, result.message),
+      () => {}, // the reloader has logged why; the old configuration stays
+    );
+  });
 }
 
 main().catch((err: Error) => {

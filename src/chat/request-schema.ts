@@ -80,13 +80,25 @@ export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatReque
   return req;
 }
 
-/** Formats zod issues as one readable sentence naming each bad field. */
+/** Longest piece of client input quoted back in an error message. */
+const MAX_QUOTED = 64;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/**
+ * Formats zod issues as one readable sentence naming each bad field (at most
+ * five). Field names and messages are clipped: a hostile body must not be able
+ * to inflate the error it gets back.
+ */
 export function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((issue) => {
-      const path = issue.path.length > 0 ? issue.path.join('.') : 'body';
-      return `${path}: ${issue.message}`;
+      const path = issue.path.length > 0 ? issue.path.map((p) => clip(String(p), MAX_QUOTED)).join('.') : 'body';
+      const message = issue.code === 'unrecognized_keys' ? `unrecognized field(s) ${issue.keys.slice(0, 3).map((k) => `'${clip(k, MAX_QUOTED)}'`).join(', ')}` : clip(issue.message, 200);
+      return `${path}: ${message}`;
     })
     .join('; ');
 }

@@ -32,6 +32,10 @@ const providerSchema = z.strictObject({
   max_retries: z.int().min(0).max(10).default(2),
   /** Concurrent jobs per worker process. Default 64. */
   concurrency: z.int().min(1).max(10_000).default(64),
+  /** Upstream call rate shared by all workers of this provider (BullMQ limiter). Default: none. */
+  rate_limit: z.strictObject({ max: z.int().min(1), duration_ms: z.int().min(10) }).optional(),
+  /** Waiting jobs above which the API answers 503 instead of queuing more. Default 10000. */
+  max_queue_depth: z.int().min(1).default(10_000),
 });
 
 const configSchema = z.strictObject({

@@ -5,6 +5,7 @@ import { GatewayError, InternalError, ProviderError, ProviderTimeoutError } from
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
 import type { ParsedCompletion, ProviderAdapter } from '../providers/types.ts';
+import { transitionAsyncJob } from '../queue/async-job-record.ts';
 import type { ChatJobData } from '../queue/job-contract.ts';
 import { cancelKey } from '../streams/protocol.ts';
 import { ChunkEmitter } from './chunk-emitter.ts';
@@ -95,6 +96,8 @@ export class ChatExecutor {
     };
     const controller = new AbortController();
     this.inflight.set(job.jobId, controller);
+    let resultJson: string | undefined;
+    let failure: GatewayError | undefined;
     const writer = new ReplyWriter(this.options.redis, job.streamKey, this.options.streamTtlSeconds, () => {
       outcome.firstEntryMs = Date.now() - startedAt;
       return { q: outcome.queueMs, u: outcome.firstEntryMs };
@@ -118,9 +121,10 @@ export class ChatExecutor {
         throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
       }
       const adapter = adapterFor(provider.format);
-      const run = { job, provider, adapter, apiKey, signal: controller.signal, writer, outcome };
+      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, writer, outcome };
+      if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
       if (job.request.stream) await this.runStreamed(run);
-      else await this.runOnce(run);
+      else resultJson = await this.runOnce(run);
     } catch (err) {
       if (err instanceof CancelledError || controller.signal.aborted) {
         outcome.status = 'cancelled';
@@ -130,18 +134,31 @@ export class ChatExecutor {
         outcome.status = 'error';
         outcome.errorCode = gatewayError.code;
         writer.error(gatewayError);
+        failure = gatewayError;
       }
     } finally {
       this.inflight.delete(job.jobId);
       outcome.upstreamMs = Date.now() - startedAt;
       try {
         await writer.flush();
+        if (job.record) await this.recordOutcome(job.record, resultJson, failure);
       } catch (err) {
         this.options.logger.error({ err: (err as Error).message, jobId: job.jobId }, 'could not write the reply stream');
       }
       this.options.onFinished?.(outcome);
     }
     return outcome;
+  }
+
+  /** Finishes an asynchronous job's record (a cancelled record stays cancelled). */
+  private async recordOutcome(record: NonNullable<ChatJobData['record']>, resultJson: string | undefined, failure: GatewayError | undefined): Promise<void> {
+    const completedAt = String(Math.floor(Date.now() / 1000));
+    if (resultJson !== undefined) {
+      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'completed', { completed_at: completedAt, result: resultJson });
+    } else if (failure) {
+      const error = JSON.stringify({ code: failure.code, message: failure.message });
+      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'failed', { completed_at: completedAt, error });
+    }
   }
 
   /**
@@ -183,14 +200,17 @@ export class ChatExecutor {
     return Array.from({ length: request.n }, () => ({ ...base, n: 1 }));
   }
 
-  private async runOnce(run: JobRun): Promise<void> {
+  /** Returns the `chat.completion` JSON it wrote. */
+  private async runOnce(run: JobRun): Promise<string> {
     const requests = this.upstreamRequests(run);
     const parts = await Promise.all(
       requests.map((request) => this.withRetries(run, () => attemptCompletion(this.attemptContext(run, request)), () => false)),
     );
     const completion = mergeCompletions(run.job, parts, requests.length > 1);
     run.outcome.usage = completion.usage;
-    run.writer.result(JSON.stringify(completion), completion.usage);
+    const json = JSON.stringify(completion);
+    run.writer.result(json, completion.usage);
+    return json;
   }
 
   private async runStreamed(run: JobRun): Promise<void> {

@@ -1,8 +1,9 @@
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
-import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { bodyReadError, errorHandler, notFoundHandler } from './error-handler.ts';
 import { authenticate } from './middleware/authenticate.ts';
+import { requireAdmin } from './middleware/require-admin.ts';
 import { requestId } from './middleware/request-id.ts';
 
 /** Options of {@link createApp}. */
@@ -14,6 +15,10 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** Routers mounted after authentication and body parsing, in order. */
   routers: readonly Router[];
+  /** Middleware run right after the request id, before authentication, so they see every request, 401s included (request log, metrics). */
+  observers?: readonly RequestHandler[];
+  /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). Default none. */
+  guards?: readonly RequestHandler[];
 }
 
 /**
@@ -27,8 +32,13 @@ export function createApp(options: AppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestId());
+  for (const observer of options.observers ?? []) app.use(observer);
   app.use(authenticate(options.authenticator, options.publicPaths));
-  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  // Every /admin/* path needs an admin key, including ones no router serves (403, not 404).
+  app.use('/admin', requireAdmin());
+  for (const guard of options.guards ?? []) app.use(guard);
+  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] });
+  app.use((req, res, next) => json(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err, options.maxBodyBytes))));
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler());
   app.use(errorHandler(options.logger, options.maxBodyBytes));

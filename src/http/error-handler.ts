@@ -10,11 +10,13 @@ import {
 } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 
-/** Errors thrown by body-parser carry a `type`. */
+/** Errors thrown by body-parser carry a `type`; zlib errors of a corrupt compressed body carry a `Z_*` code. */
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
+  expose?: boolean;
   limit?: number;
+  code?: string;
 }
 
 /** Maps anything thrown to a {@link GatewayError}. Unknown errors become 500 without details. */
@@ -38,6 +40,21 @@ export function toGatewayError(err: unknown, maxBodyBytes: number): GatewayError
     return new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.', { cause: err });
   }
   return new InternalError(undefined, { cause: err });
+}
+
+/**
+ * Any failure while reading or parsing a request body is the client's: a
+ * corrupt gzip/brotli/deflate body, a bad charset, a truncated upload. Only
+ * the size limit keeps its own code (413).
+ */
+export function bodyReadError(err: unknown, maxBodyBytes: number): GatewayError {
+  const mapped = toGatewayError(err, maxBodyBytes);
+  if (mapped.code !== 'internal_error') return mapped;
+  const e = err as BodyParserError;
+  const encoding = typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR'));
+  return new InvalidRequestError(
+    encoding ? 'The request body could not be decompressed; check its Content-Encoding.' : 'The request body could not be read.',
+  );
 }
 
 /** ioredis errors when the connection is down or a command timed out. */

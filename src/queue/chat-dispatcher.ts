@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { InvalidRequestError, ModelNotFoundError, ProviderError } from '../errors/catalog.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderError, ServiceUnavailableError } from '../errors/catalog.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { StreamReader } from '../streams/stream-reader.ts';
@@ -62,8 +62,9 @@ export class ChatDispatcher {
     return provider;
   }
 
-  async dispatch(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; signal: AbortSignal; priority?: number }): Promise<Dispatch> {
-    const jobId = randomUUID();
+  async dispatch(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; signal: AbortSignal; priority?: number; /** Chosen by the caller when others must know it first (cache coalescing). */ jobId?: string }): Promise<Dispatch> {
+    await this.checkDepth(provider);
+    const jobId = context.jobId ?? randomUUID();
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const deadlineAt = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms;
@@ -80,6 +81,37 @@ export class ChatDispatcher {
       }
     }
     return { jobId, provider, enqueuedAt, entries: entries() };
+  }
+
+  /**
+   * Enqueues an asynchronous job whose worker writes its outcome to `record`
+   * instead of anyone reading the reply stream. It may wait in the queue up to
+   * `maxWaitMs` (batch work is tolerant of queuing).
+   */
+  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
+    await this.checkDepth(provider);
+    const enqueuedAt = Date.now();
+    await this.options.queues.enqueue(
+      {
+        v: 1,
+        jobId: context.jobId,
+        requestId: context.requestId,
+        provider: provider.name,
+        request,
+        streamKey: responseStreamKey(this.options.prefix, context.jobId),
+        enqueuedAt,
+        deadlineAt: enqueuedAt + context.maxWaitMs + provider.timeout_ms,
+        record: context.record,
+      },
+      context.priority,
+    );
+  }
+
+  private async checkDepth(provider: ProviderConfig): Promise<void> {
+    const depth = await this.options.queues.depth(provider.name);
+    if (depth >= provider.max_queue_depth) {
+      throw new ServiceUnavailableError(`The ${provider.name} queue is full (${depth} waiting jobs); retry shortly.`, { headers: { 'Retry-After': '1' } });
+    }
   }
 
   /** Tells workers to drop the job: skipped if not started, upstream call aborted if running. */

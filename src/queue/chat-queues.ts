@@ -8,6 +8,8 @@ export interface ChatQueuesOptions {
   connection: Redis;
   /** BullMQ key prefix, e.g. `gw:bull`. */
   prefix: string;
+  /** How long a measured queue depth is reused, ms. Default 250. */
+  depthCacheMs?: number;
 }
 
 /**
@@ -17,6 +19,7 @@ export interface ChatQueuesOptions {
  */
 export class ChatQueues {
   private readonly queues = new Map<string, Queue<ChatJobData>>();
+  private readonly depths = new Map<string, { value: number; at: number; pending?: Promise<number> }>();
 
   private readonly options: ChatQueuesOptions;
 
@@ -48,6 +51,29 @@ export class ChatQueues {
       removeOnFail: true,
       ...(priority !== undefined ? { priority } : {}),
     });
+  }
+
+  /**
+   * Jobs waiting on a provider's queue. Sampled at most every `depthCacheMs`,
+   * so backpressure costs no Redis round trip on most requests.
+   */
+  async depth(provider: string): Promise<number> {
+    const now = Date.now();
+    const cached = this.depths.get(provider);
+    if (cached && now - cached.at < (this.options.depthCacheMs ?? 250)) return cached.value;
+    if (cached?.pending) return cached.pending;
+    const pending = this.queueFor(provider)
+      .getJobCountByTypes('wait', 'prioritized')
+      .then((value) => {
+        this.depths.set(provider, { value, at: Date.now() });
+        return value;
+      })
+      .finally(() => {
+        const entry = this.depths.get(provider);
+        if (entry?.pending === pending) delete entry.pending;
+      });
+    this.depths.set(provider, { value: cached?.value ?? 0, at: cached?.at ?? 0, pending });
+    return pending;
   }
 
   async close(): Promise<void> {

@@ -23,6 +23,12 @@ export interface ChatJobData {
   enqueuedAt: number;
   /** Epoch ms after which nobody waits for the reply: a worker skips the job. */
   deadlineAt: number;
+  /**
+   * Set for asynchronous jobs: the Redis hash of the job's record, which the
+   * worker moves to `in_progress`, then `completed` (with the result) or
+   * `failed` (see `src/queue/async-job-record.ts`).
+   */
+  record?: { key: string; ttlSeconds: number };
 }
 
 /** BullMQ job name used for chat jobs. */

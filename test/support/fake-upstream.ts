@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
+import { embeddingsReply } from './fake-embeddings.ts';
 import { countWords, type FakeDialect, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
@@ -83,6 +84,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** Parsed JSON body, or the raw text when it is not JSON. */
   body: unknown;
+  /** Date.now() when the request had been read. */
+  receivedAt: number;
 }
 
 export interface FakeUpstream {
@@ -197,7 +200,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const body = parseJson(rawBody);
-    if (record) requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    if (record) requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() });
     // A snapshot, so a behaviour changed mid-request applies from the next request.
     const current = behavior;
     if (current.resetConnection) {
@@ -221,6 +224,13 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       return;
     }
 
+    // --- embeddings (test/support/fake-embeddings.ts): OpenAI's POST /v1/embeddings, for the semantic cache ---
+    if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/embeddings') {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      const embeddings = embeddingsReply(body);
+      return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
+    }
+    // --- /embeddings ---
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
     if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
     if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');

@@ -1,0 +1,72 @@
+import { Router, type Request, type Response } from 'express';
+import type { Principal } from '../../auth/principal.ts';
+import type { ChatRequest } from '../../chat/types.ts';
+import { InvalidRequestError } from '../../errors/catalog.ts';
+import type { AsyncJobStore } from '../../queue/async-jobs.ts';
+import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
+import { PRIORITIES } from '../../queue/priorities.ts';
+import { parseChatRequest } from './chat-completions.ts';
+
+/** Dependencies of the asynchronous jobs routes. */
+export interface ChatJobsDeps {
+  dispatcher: ChatDispatcher;
+  store: AsyncJobStore;
+  /** How long a job may wait in its queue, ms. */
+  maxWaitMs: number;
+  /** Request screening shared with the chat route (DLP); returns the request to send. */
+  screen?: (request: ChatRequest, res: Response) => ChatRequest;
+}
+
+/**
+ * Asynchronous chat completions for batch clients, modelled on OpenAI's
+ * background responses:
+ *
+ * - `POST /v1/chat/completions/jobs` — body of a chat completion (not streamed);
+ *   202 with the job (`status: "queued"`) at once.
+ * - `GET /v1/chat/completions/jobs/{id}` — status, and `result` once completed.
+ * - `POST /v1/chat/completions/jobs/{id}/cancel` — cancels a queued or running job.
+ * - `DELETE /v1/chat/completions/jobs/{id}` — forgets the job and its result.
+ *
+ * Jobs run at batch priority, behind every interactive request.
+ */
+export function chatJobsRouter(deps: ChatJobsDeps): Router {
+  const router = Router();
+  const owner = (res: Response) => (res.locals.principal as Principal).owner;
+
+  router.post('/v1/chat/completions/jobs', async (req: Request, res: Response) => {
+    const parsed = parseChatRequest(req.body);
+    if (parsed.stream) throw new InvalidRequestError('stream: asynchronous jobs cannot be streamed; poll the job for its result.');
+    const provider = deps.dispatcher.route(parsed);
+    const request = deps.screen ? deps.screen(parsed, res) : parsed;
+    res.locals.model = request.model;
+    res.locals.provider = provider.name;
+    const id = deps.store.newId();
+    const job = await deps.store.create(id, owner(res), request.model);
+    await deps.dispatcher.submit(request, provider, {
+      requestId: String(res.locals.requestId),
+      jobId: id,
+      record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
+      maxWaitMs: deps.maxWaitMs,
+      priority: PRIORITIES.batch,
+    });
+    res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
+  });
+
+  router.get('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
+    res.json(await deps.store.get(req.params.id, owner(res)));
+  });
+
+  router.post('/v1/chat/completions/jobs/:id/cancel', async (req: Request<{ id: string }>, res: Response) => {
+    const job = await deps.store.cancel(req.params.id, owner(res));
+    await deps.dispatcher.cancel(req.params.id);
+    res.json(job);
+  });
+
+  router.delete('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
+    await deps.store.delete(req.params.id, owner(res));
+    await deps.dispatcher.cancel(req.params.id);
+    res.json({ id: req.params.id, object: 'chat.completion.job.deleted', deleted: true });
+  });
+
+  return router;
+}
