@@ -12,6 +12,7 @@ import { ChunkEmitter } from './chunk-emitter.ts';
 import { ReplyWriter } from './reply-writer.ts';
 import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
+import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
 
 /** Options of {@link ChatExecutor}. */
 export interface ChatExecutorOptions {
@@ -26,8 +27,8 @@ export interface ChatExecutorOptions {
   /** Where provider keys are read. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   logger: Logger;
-  /** Default global `fetch`. */
-  fetch?: typeof fetch;
+  /** Sends upstream HTTP requests. Default: a keep-alive node:http(s) client ({@link createUpstreamClient}). */
+  send?: UpstreamSend;
   /** First retry delay, ms; doubles per attempt, with jitter. Default 250. */
   backoffBaseMs?: number;
   /** Longest retry delay, ms. Default 5000. */
@@ -59,7 +60,7 @@ export interface JobOutcome {
 export class ChatExecutor {
   private readonly inflight = new Map<string, AbortController>();
   private readonly env: NodeJS.ProcessEnv;
-  private readonly fetchFn: typeof fetch;
+  private readonly send: UpstreamSend;
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
 
@@ -68,7 +69,7 @@ export class ChatExecutor {
   constructor(options: ChatExecutorOptions) {
     this.options = options;
     this.env = options.env ?? process.env;
-    this.fetchFn = options.fetch ?? fetch;
+    this.send = options.send ?? createUpstreamClient().send;
     this.backoffBaseMs = options.backoffBaseMs ?? 250;
     this.backoffMaxMs = options.backoffMaxMs ?? 5_000;
   }
@@ -187,7 +188,7 @@ export class ChatExecutor {
       cancel: run.signal,
       timeoutMs: run.provider.timeout_ms,
       idleTimeoutMs: run.provider.stream_idle_timeout_ms,
-      fetch: this.fetchFn,
+      send: this.send,
     };
   }
 

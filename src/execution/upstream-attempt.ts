@@ -8,6 +8,7 @@ import {
   type StreamEvent,
 } from '../providers/types.ts';
 import { AttemptTimeout, UpstreamFailure, isRetryableStatus, parseRetryAfter, scrubUpstreamMessage } from './upstream-failure.ts';
+import type { UpstreamResponse, UpstreamSend } from './upstream-http.ts';
 
 /** Everything one upstream attempt needs. */
 export interface AttemptContext {
@@ -20,7 +21,7 @@ export interface AttemptContext {
   timeoutMs: number;
   /** Longest silence between streamed chunks, ms. */
   idleTimeoutMs: number;
-  fetch: typeof fetch;
+  send: UpstreamSend;
 }
 
 /** Thrown when the client cancelled; never retried, nothing is written. */
@@ -37,7 +38,7 @@ export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedComp
   const signal = AbortSignal.any([ctx.cancel, timer.signal]);
   try {
     const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false });
-    const res = await ctx.fetch(http.url, { method: 'POST', headers: http.headers, body: http.body, signal });
+    const res = await ctx.send(http, signal);
     const text = await res.text();
     if (!res.ok) throw statusFailure(res, text, ctx);
     let body: unknown;
@@ -69,9 +70,8 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
   let usage: Usage | undefined;
   try {
     const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
-    const res = await ctx.fetch(http.url, { method: 'POST', headers: http.headers, body: http.body, signal });
+    const res = await ctx.send(http, signal);
     if (!res.ok) throw statusFailure(res, await res.text(), ctx);
-    if (!res.body) throw new UpstreamFailure('the stream has no body', 'protocol', false);
 
     const events: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (event) => events.push(event) });
@@ -100,7 +100,7 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
   }
 }
 
-function statusFailure(res: Response, text: string, ctx: AttemptContext): UpstreamFailure {
+function statusFailure(res: UpstreamResponse, text: string, ctx: AttemptContext): UpstreamFailure {
   let upstreamMessage: string | undefined;
   try {
     upstreamMessage = ctx.adapter.extractErrorMessage(JSON.parse(text));
@@ -108,7 +108,7 @@ function statusFailure(res: Response, text: string, ctx: AttemptContext): Upstre
     upstreamMessage = undefined;
   }
   const options: { status: number; retryAfterMs?: number; upstreamMessage?: string } = { status: res.status };
-  const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'));
+  const retryAfterMs = parseRetryAfter(res.header('retry-after') ?? null);
   if (retryAfterMs !== undefined) options.retryAfterMs = retryAfterMs;
   if (upstreamMessage) options.upstreamMessage = scrubUpstreamMessage(upstreamMessage, [ctx.endpoint.apiKey]);
   return new UpstreamFailure(`HTTP ${res.status}`, 'status', isRetryableStatus(res.status), options);
@@ -123,8 +123,8 @@ function classify(err: unknown, cancel: AbortSignal, timeout: AbortSignal, emitt
     return new UpstreamFailure(what, 'timeout', false);
   }
   if (err instanceof UpstreamProtocolError) return new UpstreamFailure(err.message, 'protocol', false);
-  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
-  const detail = cause?.code ?? cause?.message ?? (err as Error)?.message ?? 'unknown error';
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const detail = e?.code ?? e?.cause?.code ?? e?.cause?.message ?? e?.message ?? 'unknown error';
   return new UpstreamFailure(emitted ? `connection lost mid-stream: ${detail}` : detail, emitted ? 'stream' : 'network', !emitted);
 }
 
