@@ -21,3 +21,13 @@ export function maskApiKey(key: string): string {
   if (key.length <= 12) return `${key.slice(0, 2)}…`;
   return `${key.slice(0, 6)}…${key.slice(-4)}`;
 }
+
+const WELL_FORMED_KEY = /^gw_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * True when `key` has the shape of an issued key. Anything else is never
+ * looked up in the key store, so garbage keys cost no database round trip.
+ */
+export function isWellFormedApiKey(key: string): boolean {
+  return WELL_FORMED_KEY.test(key);
+}

@@ -29,6 +29,11 @@ export class StaticKeyAuthenticator implements KeyAuthenticator {
     return this.principals.size;
   }
 
+  /** The principal of an already hashed key. */
+  lookup(keyHash: string): Principal | undefined {
+    return this.principals.get(keyHash);
+  }
+
   async authenticate(key: string): Promise<Principal | undefined> {
     return this.principals.get(hashApiKey(key));
   }

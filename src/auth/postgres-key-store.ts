@@ -1,0 +1,164 @@
+import { Pool, type PoolClient } from 'pg';
+import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
+import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
+
+/** Options of {@link PostgresKeyStore}. */
+export interface PostgresKeyStoreOptions {
+  /** `postgres://user:password@host:port/database`. */
+  connectionString: string;
+  /** Pool size per process. Default 4: lookups are cached, so few connections suffice. */
+  maxConnections?: number;
+  /** Time to open a connection before failing, ms. Default 3000. */
+  connectTimeoutMs?: number;
+  /** Longest a query may run, ms. Default 5000. */
+  queryTimeoutMs?: number;
+  /** Called with pool errors of idle connections (e.g. the server went away). Default: ignored. */
+  onError?: (err: Error) => void;
+}
+
+interface Row {
+  id: string;
+  key_hash: string;
+  masked_key: string;
+  owner: string;
+  is_admin: boolean;
+  revoked: boolean;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at';
+
+function toRecord(row: Row): ApiKeyRecord {
+  return {
+    id: row.id,
+    keyHash: row.key_hash.trim(),
+    maskedKey: row.masked_key,
+    owner: row.owner,
+    admin: row.is_admin,
+    revoked: row.revoked,
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  };
+}
+
+/** Arbitrary constant: the advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK_ID = 727_274_001;
+
+/**
+ * The key store on PostgreSQL (`DATABASE_URL`). The schema is migrated on
+ * first use under an advisory lock, so replicas starting together do not race;
+ * a failed attempt (database down) is retried on the next call.
+ */
+export class PostgresKeyStore implements KeyStore {
+  readonly kind = 'postgres' as const;
+  private readonly pool: Pool;
+  private ready: Promise<void> | undefined;
+
+  constructor(options: PostgresKeyStoreOptions) {
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 4,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
+      query_timeout: options.queryTimeoutMs ?? 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'llm-gateway',
+    });
+    // An idle client losing its server emits here; unhandled it would kill the process.
+    this.pool.on('error', (err) => options.onError?.(err));
+  }
+
+  private schema(): Promise<void> {
+    this.ready ??= this.runMigrations().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  private async runMigrations(): Promise<void> {
+    await this.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0)::int AS v FROM gateway_schema_migrations');
+      const current = rows[0]?.v ?? 0;
+      if (current > LATEST_KEY_SCHEMA_VERSION) {
+        throw new KeyStoreSchemaError(
+          `the key store schema is at version ${current}, newer than this gateway knows (${LATEST_KEY_SCHEMA_VERSION}); upgrade the gateway`,
+        );
+      }
+      for (const migration of pendingMigrations(current)) {
+        await client.query(migration.postgres);
+        await client.query('INSERT INTO gateway_schema_migrations (version, description) VALUES ($1, $2)', [migration.version, migration.description]);
+      }
+    });
+  }
+
+  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await fn(client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async query<R extends object>(text: string, values: unknown[] = []): Promise<R[]> {
+    await this.schema();
+    const result = await this.pool.query<R>(text, values);
+    return result.rows;
+  }
+
+  async migrate(): Promise<void> {
+    await this.schema();
+  }
+
+  async insert(record: ApiKeyRecord): Promise<void> {
+    await this.query(`INSERT INTO gateway_api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+      record.id,
+      record.keyHash,
+      record.maskedKey,
+      record.owner,
+      record.admin,
+      record.revoked,
+      record.createdAt,
+      record.revokedAt,
+    ]);
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const rows = await this.query<Row>(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE key_hash = $1`, [keyHash]);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | undefined> {
+    const rows = await this.query<Row>(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE id = $1`, [id]);
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  async list(options: { includeRevoked?: boolean } = {}): Promise<ApiKeyRecord[]> {
+    const where = options.includeRevoked ? '' : 'WHERE NOT revoked';
+    const rows = await this.query<Row>(`SELECT ${COLUMNS} FROM gateway_api_keys ${where} ORDER BY created_at DESC, id`);
+    return rows.map(toRecord);
+  }
+
+  async revoke(id: string): Promise<ApiKeyRecord | undefined> {
+    await this.query('UPDATE gateway_api_keys SET revoked = TRUE, revoked_at = now() WHERE id = $1 AND NOT revoked', [id]);
+    return this.findById(id);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
