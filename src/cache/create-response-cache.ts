@@ -1,0 +1,89 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { GatewayConfig } from '../config/gateway-config.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Logger } from '../observability/logger.ts';
+import { adapterFor } from '../providers/registry.ts';
+import type { StreamReader } from '../streams/stream-reader.ts';
+import { CacheStats, type CacheType } from './cache-stats.ts';
+import { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
+import type { Embedder } from './embedders/embedder.ts';
+import { EndpointEmbedder } from './embedders/endpoint-embedder.ts';
+import { OnnxEmbedder } from './embedders/onnx-embedder.ts';
+import { ExactCache } from './exact-cache.ts';
+import { cacheKeys } from './redis-keys.ts';
+import { RequestCoalescer } from './request-coalescer.ts';
+import { ResponseCache } from './response-cache.ts';
+import { SemanticCache } from './semantic-cache.ts';
+
+/** What {@link createResponseCache} is built from. */
+export interface ResponseCacheDeps {
+  settings: Settings;
+  /** Command connection. */
+  redis: Redis;
+  /** Makes the semantic index's pub/sub connection. */
+  subscriber: () => Redis;
+  /** Reads leaders' reply streams for coalesced followers. */
+  reader: StreamReader;
+  config: () => GatewayConfig;
+  logger: Logger;
+  /** Where provider keys are read. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Called on every lookup (the `gateway_cache_hits_total{cache_type}` metric). */
+  onLookup?: (cacheType: CacheType, hit: boolean) => void;
+}
+
+/** The embedder the settings ask for (not started). */
+export function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'env'>): Embedder {
+  const { settings } = deps;
+  if (settings.EMBEDDING_BACKEND === 'endpoint') {
+    const env = deps.env ?? process.env;
+    const name = settings.EMBEDDING_PROVIDER;
+    return new EndpointEmbedder({
+      model: settings.EMBEDDING_MODEL ?? 'text-embedding-3-small',
+      timeoutMs: settings.EMBEDDING_TIMEOUT_MS,
+      endpoint: () => {
+        const provider = deps.config().providerIndex.get(name);
+        if (!provider) return { name, baseUrl: '', apiKey: undefined };
+        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: env[provider.api_key_env] };
+      },
+    });
+  }
+  const path = settings.EMBEDDING_MODEL_PATH;
+  return new OnnxEmbedder({
+    model: settings.EMBEDDING_MODEL ?? 'Xenova/all-MiniLM-L6-v2',
+    localModelPath: isAbsolute(path) ? path : resolve(path),
+    allowRemoteModels: settings.EMBEDDING_ALLOW_REMOTE,
+    dtype: settings.EMBEDDING_DTYPE,
+    threads: settings.EMBEDDING_THREADS,
+  });
+}
+
+/** Builds the exact and semantic caches, the coalescer and the counters from the settings. Call `start()` on the result. */
+export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
+  const { settings, redis, logger } = deps;
+  const keys = cacheKeys(settings.REDIS_KEY_PREFIX);
+  const embedder = settings.SEMANTIC_CACHE_ENABLED ? createEmbedder(deps) : undefined;
+  return new ResponseCache({
+    exact: new ExactCache({ redis, keys, ttlSeconds: settings.CACHE_TTL }),
+    semantic: new SemanticCache({
+      redis,
+      subscriber: deps.subscriber,
+      keys,
+      ttlSeconds: settings.CACHE_TTL,
+      maxEntries: settings.SEMANTIC_CACHE_MAX_ENTRIES,
+      logger,
+    }),
+    stats: new CacheStats(redis, keys),
+    logger,
+    exactEnabled: settings.CACHE_ENABLED,
+    semanticEnabled: settings.SEMANTIC_CACHE_ENABLED,
+    threshold: settings.SEMANTIC_CACHE_THRESHOLD,
+    scope: settings.CACHE_SCOPE,
+    ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),
+    ...(settings.CACHE_COALESCE
+      ? { coalescer: new RequestCoalescer({ redis, reader: deps.reader, keys, prefix: settings.REDIS_KEY_PREFIX }) }
+      : {}),
+    ...(deps.onLookup ? { onLookup: deps.onLookup } : {}),
+  });
+}

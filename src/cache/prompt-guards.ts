@@ -1,0 +1,73 @@
+/**
+ * Guards against the known false hits of a semantic cache. Sentence
+ * embeddings barely move when a number, a quoted literal or a negation
+ * changes ("convert 5 km to miles" vs "convert 50 km to miles", "a prime" vs
+ * "not a prime"), yet the right answer does. So a semantic match is accepted
+ * only when the two prompts carry the same:
+ *
+ * - numbers, in order (digits, with `1,000` = `1000` and `2.50` = `2.5`; number
+ *   words zero to twenty and the tens count as their digits);
+ * - quoted strings, in order ("…", '…', `…`, “…”, ‘…’, «…»), compared as written;
+ * - count of negations (not, no, never, none, nothing, nobody, neither, nor,
+ *   nowhere, cannot, without, and every "n't").
+ *
+ * The guards of a prompt fold into one signature string; signatures are
+ * compared for equality, and only the signature is stored, not the prompt.
+ */
+
+const NUMBER_WORDS: Readonly<Record<string, string>> = {
+  zero: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
+  ten: '10', eleven: '11', twelve: '12', thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16',
+  seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20', thirty: '30', forty: '40', fifty: '50',
+  sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100', thousand: '1000', million: '1000000',
+  billion: '1000000000',
+};
+
+const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nothing', 'nobody', 'neither', 'nor', 'nowhere', 'cannot', 'without']);
+
+// Quotes open after a start, a space or an opening bracket, so the apostrophes of "don't" or "Paris' river" never pair up.
+const QUOTED = /"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»|`([^`\n]+)`|‘([^’\n]+)’|(?<=^|[\s([{:=])'([^'\n]+)'(?=$|[\s.,;:!?)\]}])/gu;
+const NUMBER = /\d[\d,]*(?:\.\d+)?/g;
+const WORD = /[\p{L}’']+/gu;
+
+function canonicalNumber(raw: string): string {
+  let digits = raw.replace(/,(?=\d{3}(?:\D|$))/g, '');
+  if (digits.includes(',')) digits = digits.replaceAll(',', '.');
+  let [whole = '', fraction = ''] = digits.split('.');
+  whole = whole.replace(/^0+(?=\d)/, '');
+  fraction = fraction.replace(/0+$/, '');
+  return fraction ? `${whole}.${fraction}` : whole;
+}
+
+/** The guard facts of one prompt. */
+export interface PromptGuards {
+  numbers: string[];
+  quotes: string[];
+  negations: number;
+}
+
+export function promptGuardsOf(text: string): PromptGuards {
+  const quotes: string[] = [];
+  for (const match of text.matchAll(QUOTED)) {
+    const inner = match.slice(1).find((group) => group !== undefined);
+    if (inner !== undefined && inner.trim() !== '') quotes.push(inner.trim());
+  }
+  // Numbers and words, in the order they appear.
+  const numbers: { at: number; value: string }[] = [];
+  for (const match of text.matchAll(NUMBER)) numbers.push({ at: match.index, value: canonicalNumber(match[0]) });
+  let negations = 0;
+  for (const match of text.matchAll(WORD)) {
+    const word = match[0].toLowerCase().replaceAll('’', "'");
+    const asNumber = NUMBER_WORDS[word];
+    if (asNumber !== undefined) numbers.push({ at: match.index, value: asNumber });
+    if (NEGATIONS.has(word) || word.endsWith("n't")) negations += 1;
+  }
+  numbers.sort((a, b) => a.at - b.at);
+  return { numbers: numbers.map((n) => n.value), quotes, negations };
+}
+
+/** The guards folded into the string that must be equal for a semantic match. */
+export function guardSignatureOf(text: string): string {
+  const guards = promptGuardsOf(text);
+  return JSON.stringify([guards.numbers, guards.quotes, guards.negations]);
+}

@@ -1,0 +1,256 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.ts';
+import type { CachedReply } from './cached-reply.ts';
+import type { CacheKeys } from './redis-keys.ts';
+import { scanDelete } from './scan-delete.ts';
+import { VectorIndex, type IndexItem, type SearchResult } from './vector-index.ts';
+
+/** Options of {@link SemanticCache}. */
+export interface SemanticCacheOptions {
+  /** Command connection. */
+  redis: Redis;
+  /** Makes the pub/sub connection that keeps the index in sync (only used by {@link SemanticCache.start}). */
+  subscriber: () => Redis;
+  keys: CacheKeys;
+  /** Entry lifetime, seconds (`CACHE_TTL`). */
+  ttlSeconds: number;
+  /** Most entries kept in Redis; the ones closest to expiry go first beyond it. Default 10000. */
+  maxEntries?: number;
+  /** How often expired entries leave the in-memory index, ms. Default 30000. */
+  sweepIntervalMs?: number;
+  logger: Logger;
+}
+
+/** A new entry. */
+export interface SemanticEntryInput {
+  partition: string;
+  /** The compared text (the last user message); only its hash is kept, as the entry id. */
+  text: string;
+  guard: string;
+  /** Unit-length embedding of `text`. */
+  vector: Float32Array;
+  /** `chat.completion` JSON. */
+  completion: string;
+}
+
+/** Index changes, published on the events channel. `o` is the publishing instance. */
+type IndexEvent =
+  | { o: string; op: 'add'; id: string; p: string; g: string; x: number; v: string }
+  | { o: string; op: 'del'; ids: string[] }
+  | { o: string; op: 'clear' };
+
+const LOAD_BATCH = 256;
+
+function toBuffer(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}
+
+function toVector(buffer: Buffer): Float32Array {
+  // Copy: a Buffer may sit at an offset that is not a multiple of 4 in a shared pool.
+  const copy = new Uint8Array(buffer);
+  return new Float32Array(copy.buffer, 0, copy.byteLength / 4);
+}
+
+/**
+ * The semantic cache's storage. Redis is the system of record: each entry is
+ * a hash with a TTL (partition, guard signature, vector, reply), listed in a
+ * sorted set scored by expiry. Each API process keeps a {@link VectorIndex}
+ * mirroring Redis: it loads every live entry at start, applies the changes
+ * other replicas publish (add, delete, clear), reloads after a lost pub/sub
+ * connection, and drops expired entries on a timer. A hit always reads the
+ * reply from Redis, so an entry that expired or was cleared elsewhere is
+ * never served even before its event arrives.
+ */
+export class SemanticCache {
+  private index = new VectorIndex();
+  private readonly instance = randomUUID();
+  private readonly maxEntries: number;
+  private readonly sweepIntervalMs: number;
+  private subscriber: Redis | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  /** Events received while a (re)load runs, applied once it is done. */
+  private pending: IndexEvent[] | undefined;
+  private loads = 0;
+
+  private readonly options: SemanticCacheOptions;
+
+  constructor(options: SemanticCacheOptions) {
+    this.options = options;
+    this.maxEntries = options.maxEntries ?? 10_000;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+  }
+
+  /** Entries in this process's index. */
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** Bytes held by this process's index. */
+  get byteSize(): number {
+    return this.index.byteSize;
+  }
+
+  /** Completed loads of the index from Redis (1 after start, +1 per resync after a reconnect). */
+  get loadCount(): number {
+    return this.loads;
+  }
+
+  /** Subscribes to index changes, then loads every live entry. Resolves once the first load is done. */
+  async start(): Promise<void> {
+    const subscriber = this.options.subscriber();
+    this.subscriber = subscriber;
+    subscriber.on('error', (err) => this.options.logger.debug({ err: err.message }, 'semantic cache subscriber error'));
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.options.keys.semanticEvents) this.onEvent(message);
+    });
+    // ioredis resubscribes by itself after a reconnect; events published meanwhile are lost, so reload.
+    let readyOnce = false;
+    subscriber.on('ready', () => {
+      if (!readyOnce) return;
+      this.reload().catch((err: Error) => this.options.logger.warn({ err: err.message }, 'semantic index resync failed'));
+    });
+    await subscriber.subscribe(this.options.keys.semanticEvents);
+    readyOnce = true;
+    await this.reload();
+    this.sweepTimer = setInterval(() => this.index.removeExpired(), this.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  private reloading: Promise<void> = Promise.resolve();
+
+  /** Rebuilds the index from Redis; events arriving meanwhile are applied after. Reloads run one at a time. */
+  reload(): Promise<void> {
+    const next = this.reloading.catch(() => {}).then(() => this.loadFromRedis());
+    this.reloading = next;
+    return next;
+  }
+
+  private async loadFromRedis(): Promise<void> {
+    this.pending = [];
+    try {
+      const fresh = new VectorIndex();
+      const { redis, keys } = this.options;
+      const now = Date.now();
+      const ids = await redis.zrangebyscore(keys.semanticIndex, now, '+inf');
+      for (let i = 0; i < ids.length; i += LOAD_BATCH) {
+        const batch = ids.slice(i, i + LOAD_BATCH);
+        const rows = await Promise.all(batch.map((id) => redis.hmgetBuffer(keys.semanticEntry(id), 'p', 'g', 'x', 'v')));
+        rows.forEach((row, j) => {
+          const [p, g, x, v] = row;
+          if (!p || !g || !x || !v) return;
+          fresh.add({ id: batch[j] as string, partition: p.toString(), guard: g.toString(), expiresAt: Number(x.toString()), vector: toVector(v) });
+        });
+      }
+      this.index = fresh;
+      this.loads += 1;
+    } finally {
+      const queued = this.pending ?? [];
+      this.pending = undefined;
+      for (const event of queued) this.apply(event);
+    }
+  }
+
+  private onEvent(message: string): void {
+    let event: IndexEvent;
+    try {
+      event = JSON.parse(message) as IndexEvent;
+    } catch {
+      return;
+    }
+    if (event.o === this.instance) return;
+    if (this.pending) this.pending.push(event);
+    else this.apply(event);
+  }
+
+  private apply(event: IndexEvent): void {
+    switch (event.op) {
+      case 'add':
+        this.index.add({ id: event.id, partition: event.p, guard: event.g, expiresAt: event.x, vector: toVector(Buffer.from(event.v, 'base64')) });
+        return;
+      case 'del':
+        for (const id of event.ids) this.index.remove(id);
+        return;
+      case 'clear':
+        this.index.clear();
+        return;
+    }
+  }
+
+  private publish(event: IndexEvent): Promise<unknown> {
+    return this.options.redis.publish(this.options.keys.semanticEvents, JSON.stringify(event));
+  }
+
+  search(partition: string, vector: Float32Array, threshold: number, guard: string): SearchResult {
+    return this.index.search(partition, vector, threshold, guard);
+  }
+
+  /** The reply of an entry; undefined (and the entry leaves the index) when it is gone from Redis. */
+  async fetch(id: string): Promise<CachedReply | undefined> {
+    const [completion, storedAt] = await this.options.redis.hmget(this.options.keys.semanticEntry(id), 'c', 't');
+    if (completion === null || completion === undefined) {
+      this.index.remove(id);
+      return undefined;
+    }
+    return { completion, storedAt: Number(storedAt) };
+  }
+
+  /**
+   * Stores an entry (replacing one for the same partition and text), indexes
+   * it here and announces it to the other replicas. Beyond `maxEntries`, the
+   * entries closest to expiry are removed everywhere.
+   */
+  async store(input: SemanticEntryInput): Promise<string> {
+    const { redis, keys, ttlSeconds } = this.options;
+    const id = createHash('sha256').update(JSON.stringify([input.partition, input.text])).digest('hex').slice(0, 40);
+    const now = Date.now();
+    const expiresAt = now + ttlSeconds * 1000;
+    const entryKey = keys.semanticEntry(id);
+    const results = await redis
+      .multi()
+      .hset(entryKey, { p: input.partition, g: input.guard, x: String(expiresAt), t: String(now), v: toBuffer(input.vector), c: input.completion })
+      .expire(entryKey, ttlSeconds)
+      .zadd(keys.semanticIndex, expiresAt, id)
+      .zremrangebyscore(keys.semanticIndex, '-inf', now)
+      .zcard(keys.semanticIndex)
+      .exec();
+    const item: IndexItem = { id, partition: input.partition, guard: input.guard, expiresAt, vector: input.vector };
+    this.index.add(item);
+    await this.publish({ o: this.instance, op: 'add', id, p: item.partition, g: item.guard, x: expiresAt, v: toBuffer(input.vector).toString('base64') });
+    const count = Number(results?.[4]?.[1] ?? 0);
+    if (count > this.maxEntries) await this.evict(count - this.maxEntries);
+    return id;
+  }
+
+  private async evict(count: number): Promise<void> {
+    const { redis, keys } = this.options;
+    const popped = await redis.zpopmin(keys.semanticIndex, count);
+    const ids = popped.filter((_, i) => i % 2 === 0);
+    if (ids.length === 0) return;
+    await redis.unlink(...ids.map((id) => keys.semanticEntry(id)));
+    for (const id of ids) this.index.remove(id);
+    await this.publish({ o: this.instance, op: 'del', ids });
+  }
+
+  /** Removes every entry from Redis and from every replica's index; returns how many entries Redis held. */
+  async clear(): Promise<number> {
+    const { redis, keys } = this.options;
+    const ids = await redis.zrange(keys.semanticIndex, 0, -1);
+    let removed = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      removed += await redis.unlink(...ids.slice(i, i + 500).map((id) => keys.semanticEntry(id)));
+    }
+    await redis.unlink(keys.semanticIndex);
+    // Entries missing from the sorted set (written by a process that died between commands) go too.
+    removed += await scanDelete(redis, keys.semanticEntryPattern);
+    this.index.clear();
+    await this.publish({ o: this.instance, op: 'clear' });
+    return removed;
+  }
+
+  async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * The in-memory vector index of the semantic cache: one flat Float32Array per
+ * partition, searched by brute force. Vectors are L2-normalized, so the cosine
+ * similarity is a dot product. Removal swaps the last slot into the hole, so
+ * the arrays stay dense. A partition holds few entries (same owner, model,
+ * parameters and earlier turns), so an exact scan beats any approximate index
+ * here and never misses.
+ *
+ * The index is a mirror: Redis is the system of record (see `semantic-cache.ts`).
+ */
+
+/** One indexed entry. */
+export interface IndexItem {
+  id: string;
+  partition: string;
+  /** Guard signature of the prompt (see `prompt-guards.ts`). */
+  guard: string;
+  /** Epoch ms after which the entry is gone from Redis. */
+  expiresAt: number;
+  /** Unit-length embedding. */
+  vector: Float32Array;
+}
+
+/** The best acceptable match of a search. */
+export interface IndexMatch {
+  id: string;
+  similarity: number;
+}
+
+/** What a search saw, for statistics even when nothing matched. */
+export interface SearchResult {
+  match?: IndexMatch;
+  /** Highest similarity in the partition, guard or not; undefined when the partition is empty. */
+  best?: number;
+}
+
+class Partition {
+  readonly dims: number;
+  vectors: Float32Array;
+  readonly ids: string[] = [];
+  readonly guards: string[] = [];
+  readonly expiresAt: number[] = [];
+
+  constructor(dims: number) {
+    this.dims = dims;
+    this.vectors = new Float32Array(dims * 4);
+  }
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  push(item: IndexItem): number {
+    const slot = this.ids.length;
+    if ((slot + 1) * this.dims > this.vectors.length) {
+      const grown = new Float32Array(this.vectors.length * 2);
+      grown.set(this.vectors);
+      this.vectors = grown;
+    }
+    this.vectors.set(item.vector, slot * this.dims);
+    this.ids.push(item.id);
+    this.guards.push(item.guard);
+    this.expiresAt.push(item.expiresAt);
+    return slot;
+  }
+
+  /** Moves the last slot into `slot`; returns the id that moved, if any. */
+  removeAt(slot: number): string | undefined {
+    const last = this.ids.length - 1;
+    let moved: string | undefined;
+    if (slot !== last) {
+      this.vectors.copyWithin(slot * this.dims, last * this.dims, (last + 1) * this.dims);
+      moved = this.ids[last] as string;
+      this.ids[slot] = moved;
+      this.guards[slot] = this.guards[last] as string;
+      this.expiresAt[slot] = this.expiresAt[last] as number;
+    }
+    this.ids.pop();
+    this.guards.pop();
+    this.expiresAt.pop();
+    return moved;
+  }
+}
+
+export class VectorIndex {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly locations = new Map<string, { partition: string; slot: number }>();
+
+  /** Entries indexed now. */
+  get size(): number {
+    return this.locations.size;
+  }
+
+  has(id: string): boolean {
+    return this.locations.has(id);
+  }
+
+  /** Bytes held: vectors as allocated, plus a rough cost per entry for ids and bookkeeping. */
+  get byteSize(): number {
+    let bytes = 0;
+    for (const partition of this.partitions.values()) bytes += partition.vectors.byteLength + partition.size * 160;
+    return bytes;
+  }
+
+  /** Adds an entry, replacing one with the same id. An entry of another dimension than its partition's is refused. */
+  add(item: IndexItem): boolean {
+    if (this.locations.has(item.id)) this.remove(item.id);
+    let partition = this.partitions.get(item.partition);
+    if (!partition) {
+      partition = new Partition(item.vector.length);
+      this.partitions.set(item.partition, partition);
+    }
+    if (item.vector.length !== partition.dims) return false;
+    const slot = partition.push(item);
+    this.locations.set(item.id, { partition: item.partition, slot });
+    return true;
+  }
+
+  remove(id: string): boolean {
+    const location = this.locations.get(id);
+    if (!location) return false;
+    const partition = this.partitions.get(location.partition) as Partition;
+    const moved = partition.removeAt(location.slot);
+    if (moved !== undefined) this.locations.set(moved, { partition: location.partition, slot: location.slot });
+    this.locations.delete(id);
+    if (partition.size === 0) this.partitions.delete(location.partition);
+    return true;
+  }
+
+  /** Drops every entry expired at `now`; returns how many. */
+  removeExpired(now = Date.now()): number {
+    const expired: string[] = [];
+    for (const partition of this.partitions.values()) {
+      partition.expiresAt.forEach((at, slot) => {
+        if (at <= now) expired.push(partition.ids[slot] as string);
+      });
+    }
+    for (const id of expired) this.remove(id);
+    return expired.length;
+  }
+
+  clear(): number {
+    const count = this.locations.size;
+    this.partitions.clear();
+    this.locations.clear();
+    return count;
+  }
+
+  /**
+   * The most similar live entry of `partition` with similarity >= `threshold`
+   * whose guard signature equals `guard`.
+   */
+  search(partition: string, query: Float32Array, threshold: number, guard: string, now = Date.now()): SearchResult {
+    const p = this.partitions.get(partition);
+    if (!p || p.dims !== query.length || p.size === 0) return {};
+    const { vectors, dims } = p;
+    let best = -Infinity;
+    let match: IndexMatch | undefined;
+    for (let slot = 0; slot < p.size; slot++) {
+      if ((p.expiresAt[slot] as number) <= now) continue;
+      let dot = 0;
+      const offset = slot * dims;
+      for (let i = 0; i < dims; i++) dot += (vectors[offset + i] as number) * (query[i] as number);
+      if (dot > best) best = dot;
+      if (dot >= threshold && (match === undefined || dot > match.similarity) && p.guards[slot] === guard) {
+        match = { id: p.ids[slot] as string, similarity: dot };
+      }
+    }
+    return best === -Infinity ? {} : match ? { match, best } : { best };
+  }
+}
+
+/** Scales a vector to unit length in place (a zero vector stays zero) and returns it. */
+export function normalize(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += (vector[i] as number) ** 2;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / norm;
+  return vector;
+}

@@ -1,0 +1,31 @@
+import type { Response } from 'express';
+import type { CacheLookup } from '../cache/response-cache.ts';
+import { replayChunks } from '../cache/replay-chunks.ts';
+import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
+import { serverTiming } from './server-timing.ts';
+import { endSse, startSse, writeSseData } from './sse.ts';
+
+/** `X-Cache` (and, on hits, `Age` and `X-Cache-Similarity`) of a reply. */
+export function cacheHeaders(lookup: CacheLookup): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Cache': lookup.status };
+  if (lookup.hit) {
+    headers.Age = String(lookup.ageSeconds);
+    if (lookup.hit.similarity !== undefined) headers['X-Cache-Similarity'] = lookup.hit.similarity.toFixed(4);
+  }
+  return headers;
+}
+
+/** Answers a cache hit: the stored JSON as it is, or replayed as SSE chunks ending with `[DONE]`. */
+export function sendCachedReply(res: Response, request: ChatRequest, lookup: CacheLookup, elapsedMs: number): void {
+  const hit = lookup.hit;
+  if (!hit) throw new Error('sendCachedReply needs a hit');
+  const headers = { ...cacheHeaders(lookup), 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs }) };
+  if (!request.stream) {
+    res.set(headers).type('application/json').send(hit.completion);
+    return;
+  }
+  const completion = JSON.parse(hit.completion) as ChatCompletion;
+  startSse(res, headers);
+  for (const chunk of replayChunks(completion, request.include_usage)) writeSseData(res, chunk);
+  endSse(res);
+}

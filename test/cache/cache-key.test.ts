@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { cacheModeOf } from '../../src/cache/cache-control.ts';
+import { exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from '../../src/cache/cache-key.ts';
+import { normalizeChatRequest } from '../../src/chat/request-schema.ts';
+import type { ChatRequest } from '../../src/chat/types.ts';
+
+function request(body: Record<string, unknown>): ChatRequest {
+  return normalizeChatRequest({ model: 'a-4o', messages: [{ role: 'user', content: 'Hi' }], ...body } as never);
+}
+
+describe('cache keys', () => {
+  it('depend on every generation parameter, the model, all messages and the partition', () => {
+    const base = exactKeyOf('owner:a', request({}));
+    const variants = [
+      exactKeyOf('owner:b', request({})),
+      exactKeyOf('owner:a', request({ model: 'a-4' })),
+      exactKeyOf('owner:a', request({ temperature: 1 })),
+      exactKeyOf('owner:a', request({ top_p: 0.5 })),
+      exactKeyOf('owner:a', request({ max_tokens: 10 })),
+      exactKeyOf('owner:a', request({ n: 2 })),
+      exactKeyOf('owner:a', request({ stop: 'x' })),
+      exactKeyOf('owner:a', request({ seed: 1 })),
+      exactKeyOf('owner:a', request({ presence_penalty: 1 })),
+      exactKeyOf('owner:a', request({ frequency_penalty: 1 })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'Hi' }] })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi', name: 'bob' }] })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi ' }] })),
+    ];
+    expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
+    expect(base).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('ignore the reply shape and equivalent spellings, but coalescing does not', () => {
+    const plain = request({});
+    const streamed = request({ stream: true, stream_options: { include_usage: true } });
+    expect(exactKeyOf('p', plain)).toBe(exactKeyOf('p', streamed));
+    expect(exactKeyOf('p', request({ stop: 'x' }))).toBe(exactKeyOf('p', request({ stop: ['x'] })));
+    expect(exactKeyOf('p', request({ max_tokens: 5 }))).toBe(exactKeyOf('p', request({ max_completion_tokens: 5 })));
+    expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }))).toBe(exactKeyOf('p', plain));
+    const key = exactKeyOf('p', plain);
+    expect(inflightKeyOf(key, plain)).not.toBe(inflightKeyOf(key, streamed));
+  });
+
+  it('semantic partitions keep earlier turns and parameters but not the last user message', () => {
+    const earlier = [{ role: 'system', content: 'Be brief.' }];
+    const a = request({ messages: [...earlier, { role: 'user', content: 'Capital of France?' }] });
+    const b = request({ messages: [...earlier, { role: 'user', content: 'France capital?' }] });
+    const otherSystem = request({ messages: [{ role: 'system', content: 'Be long.' }, { role: 'user', content: 'Capital of France?' }] });
+    expect(semanticPartitionOf('p', 'e', a)).toBe(semanticPartitionOf('p', 'e', b));
+    expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'e', otherSystem));
+    expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('q', 'e', a));
+    expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'other-embedder', a));
+    expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'e', { ...a, temperature: 0 }));
+    expect(lastUserIndex(a)).toBe(1);
+    expect(lastUserIndex(request({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }] }))).toBe(-1);
+  });
+});
+
+describe('Cache-Control', () => {
+  it('maps no-cache to refresh and no-store to bypass', () => {
+    expect(cacheModeOf(undefined)).toBe('use');
+    expect(cacheModeOf('max-age=0')).toBe('use');
+    expect(cacheModeOf('no-cache')).toBe('refresh');
+    expect(cacheModeOf('No-Store')).toBe('bypass');
+    expect(cacheModeOf('no-cache, no-store')).toBe('bypass');
+    expect(cacheModeOf(['private', 'no-cache'])).toBe('refresh');
+  });
+});

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { guardSignatureOf, promptGuardsOf } from '../../src/cache/prompt-guards.ts';
+
+const same = (a: string, b: string) => guardSignatureOf(a) === guardSignatureOf(b);
+
+describe('prompt guards', () => {
+  it('extracts numbers in order, canonicalized, with number words', () => {
+    expect(promptGuardsOf('Convert 1,000 km and 2.50 miles, then add five').numbers).toEqual(['1000', '2.5', '5']);
+    expect(promptGuardsOf('Is 007 bigger than 7.0?').numbers).toEqual(['7', '7']);
+  });
+
+  it('tells prompts apart that differ only by a number', () => {
+    expect(same('Convert 5 km to miles', 'Convert 50 km to miles')).toBe(false);
+    expect(same('Is 3 greater than 5?', 'Is 5 greater than 3?')).toBe(false);
+    expect(same('What is 2 + 2?', 'what is two + two')).toBe(true);
+    expect(same('Population in 2020', 'population in 2,020')).toBe(true);
+  });
+
+  it('tells prompts apart that differ by a quoted string, but ignores apostrophes', () => {
+    expect(promptGuardsOf('Translate "hello" and \'good night\' and `x = 1`').quotes).toEqual(['hello', 'good night', 'x = 1']);
+    expect(same('Translate "hello" to French', 'Translate "goodbye" to French')).toBe(false);
+    expect(same('Translate “hello” to French', 'Please translate "hello" into French')).toBe(true);
+    expect(promptGuardsOf("Don't use Paris' river names, it's fine").quotes).toEqual([]);
+  });
+
+  it('counts negations, contractions included', () => {
+    expect(promptGuardsOf("I don't want fish, not meat, and never eggs").negations).toBe(3);
+    expect(same('Is 7 a prime number?', 'Is 7 not a prime number?')).toBe(false);
+    expect(same('Which fruits are not red?', "Which fruits aren't red?")).toBe(true);
+    expect(same('Recipes with nuts', 'Recipes without nuts')).toBe(false);
+  });
+
+  it('lets plain paraphrases through', () => {
+    expect(same('What is the capital of France?', 'Tell me the capital city of France')).toBe(true);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { VectorIndex, normalize, type IndexItem } from '../../src/cache/vector-index.ts';
+
+function vec(...values: number[]): Float32Array {
+  return normalize(Float32Array.from(values));
+}
+
+function item(id: string, vector: Float32Array, overrides: Partial<IndexItem> = {}): IndexItem {
+  return { id, partition: 'p1', guard: 'g', expiresAt: Date.now() + 60_000, vector, ...overrides };
+}
+
+describe('VectorIndex', () => {
+  it('returns the most similar entry above the threshold', () => {
+    const index = new VectorIndex();
+    index.add(item('a', vec(1, 0, 0)));
+    index.add(item('b', vec(1, 0.2, 0)));
+    index.add(item('c', vec(0, 1, 0)));
+    const result = index.search('p1', vec(1, 0.25, 0), 0.9, 'g');
+    expect(result.match?.id).toBe('b');
+    expect(result.match?.similarity).toBeGreaterThan(0.99);
+    expect(index.search('p1', vec(0, 0, 1), 0.5, 'g')).toEqual({ best: expect.closeTo(0, 5) });
+  });
+
+  it('never matches across partitions, below the threshold, or with another guard', () => {
+    const index = new VectorIndex();
+    index.add(item('a', vec(1, 0, 0)));
+    expect(index.search('p2', vec(1, 0, 0), 0.5, 'g')).toEqual({});
+    expect(index.search('p1', vec(1, 1, 0), 0.8, 'g').match).toBeUndefined();
+    const guarded = index.search('p1', vec(1, 0, 0), 0.5, 'other');
+    expect(guarded.match).toBeUndefined();
+    expect(guarded.best).toBeCloseTo(1, 5);
+  });
+
+  it('prefers a guard-compatible entry over a closer incompatible one', () => {
+    const index = new VectorIndex();
+    index.add(item('close', vec(1, 0, 0), { guard: 'x' }));
+    index.add(item('ok', vec(1, 0.3, 0), { guard: 'g' }));
+    expect(index.search('p1', vec(1, 0, 0), 0.9, 'g').match?.id).toBe('ok');
+  });
+
+  it('removes by id with dense slots, replaces on re-add, and ignores expired entries', () => {
+    const index = new VectorIndex();
+    for (let i = 0; i < 10; i++) index.add(item(`e${i}`, vec(1, i, 0)));
+    expect(index.size).toBe(10);
+    expect(index.remove('e0')).toBe(true);
+    expect(index.remove('e0')).toBe(false);
+    // e9 moved into slot 0: it must still be found under its id.
+    expect(index.search('p1', vec(1, 9, 0), 0.999, 'g').match?.id).toBe('e9');
+    index.add(item('e9', vec(0, 0, 1)));
+    expect(index.size).toBe(9);
+    expect(index.search('p1', vec(0, 0, 1), 0.999, 'g').match?.id).toBe('e9');
+
+    index.add(item('old', vec(0, 1, 1), { expiresAt: Date.now() - 1 }));
+    expect(index.search('p1', vec(0, 1, 1), 0.99, 'g').match).toBeUndefined();
+    expect(index.removeExpired()).toBe(1);
+    expect(index.has('old')).toBe(false);
+  });
+
+  it('reports its size in bytes and empties on clear', () => {
+    const index = new VectorIndex();
+    expect(index.byteSize).toBe(0);
+    for (let i = 0; i < 100; i++) index.add(item(`e${i}`, normalize(Float32Array.from({ length: 384 }, (_, j) => Math.sin(i + j)))));
+    expect(index.byteSize).toBeGreaterThanOrEqual(100 * 384 * 4);
+    expect(index.clear()).toBe(100);
+    expect(index.size).toBe(0);
+    expect(index.byteSize).toBe(0);
+  });
+
+  it('refuses a vector whose dimension differs from its partition', () => {
+    const index = new VectorIndex();
+    expect(index.add(item('a', vec(1, 0, 0)))).toBe(true);
+    expect(index.add(item('b', vec(1, 0)))).toBe(false);
+    expect(index.search('p1', vec(1, 0), 0, 'g')).toEqual({});
+  });
+});
