@@ -1,0 +1,109 @@
+import type { ChatMessage, ChatRequest } from '../chat/types.ts';
+import { PiiDetectedError } from '../errors/catalog.ts';
+import { DlpEngine } from './engine.ts';
+import type { DlpAction } from './entities.ts';
+import type { Finding } from './recognizer.ts';
+import { PlaceholderRegistry, redactText } from './redaction.ts';
+
+/** Findings per entity type, e.g. `{ EMAIL_ADDRESS: 2 }`. Counts only, never values. */
+export type DlpFindingCounts = Record<string, number>;
+
+/** Options of {@link DlpGuard}; the settings DLP_ENABLED, DLP_ACTION and DLP_CONFIDENCE_THRESHOLD. */
+export interface DlpGuardOptions {
+  /** Scan at all. Default true. */
+  enabled?: boolean;
+  /** What findings at or above the threshold cause. Default `redact`. */
+  action?: DlpAction;
+  /** Minimum score, after context, of a finding that acts. Default 0.8. */
+  threshold?: number;
+  /** The detection engine. Default: every built-in recognizer. */
+  engine?: DlpEngine;
+  /**
+   * Called once per request that had findings, with counts per entity type
+   * and the action taken (metrics, /stats). Called before a blocked request
+   * is rejected. A throwing callback never fails the request.
+   */
+  onFindings?: (counts: Readonly<DlpFindingCounts>, action: DlpAction) => void;
+}
+
+/** The result of {@link DlpGuard.inspect}. */
+export interface DlpOutcome {
+  /** The request to send on: a redacted copy in `redact` mode when something was found, else the input. */
+  request: ChatRequest;
+  /** Findings per entity type (empty when none or when DLP is off). */
+  findings: DlpFindingCounts;
+  /** The action configured. */
+  action: DlpAction;
+  /** In `block` mode with findings: the error to answer with (400 `pii_detected`, entity types only). */
+  blocked?: PiiDetectedError;
+}
+
+/**
+ * Applies DLP to a chat request before the cache, the queue or a provider
+ * sees it: scans the `content` of every message, whatever its role (earlier
+ * assistant turns are re-sent by the client and are just as much input), then
+ *
+ * - `redact`: replaces each finding with a numbered typed placeholder,
+ *   consistent across the request's messages (see {@link PlaceholderRegistry});
+ * - `block`: returns a {@link PiiDetectedError} naming the entity types;
+ * - `log`: leaves the request as it is and only counts.
+ */
+export class DlpGuard {
+  readonly enabled: boolean;
+  readonly action: DlpAction;
+  readonly threshold: number;
+  readonly engine: DlpEngine;
+  private readonly onFindings: DlpGuardOptions['onFindings'];
+
+  constructor(options: DlpGuardOptions = {}) {
+    const threshold = options.threshold ?? 0.8;
+    if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`DLP threshold must be within [0, 1], got ${threshold}`);
+    this.enabled = options.enabled ?? true;
+    this.action = options.action ?? 'redact';
+    this.threshold = threshold;
+    this.engine = options.engine ?? new DlpEngine();
+    this.onFindings = options.onFindings;
+  }
+
+  inspect(request: ChatRequest): DlpOutcome {
+    if (!this.enabled) return { request, findings: {}, action: this.action };
+    const perMessage: Finding[][] = request.messages.map((m) => this.engine.analyze(m.content, { threshold: this.threshold }));
+    const findings: DlpFindingCounts = {};
+    for (const list of perMessage) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
+    const types = Object.keys(findings).sort();
+    if (types.length === 0) return { request, findings, action: this.action };
+
+    this.report(findings);
+    if (this.action === 'block') return { request, findings, action: this.action, blocked: new PiiDetectedError(types) };
+    if (this.action === 'log') return { request, findings, action: this.action };
+
+    const registry = new PlaceholderRegistry();
+    const messages: ChatMessage[] = request.messages.map((message, i) => {
+      const list = perMessage[i] ?? [];
+      return list.length === 0 ? message : { ...message, content: redactText(message.content, list, registry) };
+    });
+    return { request: { ...request, messages }, findings, action: this.action };
+  }
+
+  /**
+   * {@link inspect} for a request handler: records the counts on
+   * `locals.dlpFindings` (entity type -> count, for the request log; Express's
+   * `res.locals`), throws the {@link PiiDetectedError} in `block` mode, and
+   * returns the request to send on.
+   */
+  screen(request: ChatRequest, locals: Record<string, unknown>): ChatRequest {
+    const outcome = this.inspect(request);
+    locals.dlpFindings = outcome.findings;
+    if (outcome.blocked) throw outcome.blocked;
+    return outcome.request;
+  }
+
+  private report(findings: DlpFindingCounts): void {
+    if (!this.onFindings) return;
+    try {
+      this.onFindings(findings, this.action);
+    } catch {
+      // Counting is best effort: a broken metrics sink must not fail or leak a request.
+    }
+  }
+}

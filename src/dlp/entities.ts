@@ -1,0 +1,29 @@
+/**
+ * The entity types the DLP engine reports. Personal data first, then secrets
+ * that must never reach a provider. The names are the labels of metrics and
+ * the stem of redaction placeholders (`<EMAIL_ADDRESS_1>`), so they are stable.
+ */
+export const ENTITY_TYPES = [
+  'EMAIL_ADDRESS',
+  'PHONE_NUMBER',
+  'CREDIT_CARD',
+  'IBAN_CODE',
+  'US_SSN',
+  'IP_ADDRESS',
+  'CLOUD_ACCESS_KEY',
+  'API_KEY',
+  'PRIVATE_KEY',
+  'BEARER_TOKEN',
+  'JWT',
+] as const;
+
+export type EntityType = (typeof ENTITY_TYPES)[number];
+
+/** What the gateway does with findings at or above the threshold (DECISIONS.md). */
+export const DLP_ACTIONS = ['redact', 'block', 'log'] as const;
+
+export type DlpAction = (typeof DLP_ACTIONS)[number];
+
+export function isEntityType(value: string): value is EntityType {
+  return (ENTITY_TYPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,41 @@
+import type { Candidate } from './recognizer.ts';
+
+/**
+ * Resolves overlapping candidates so that every character belongs to at most
+ * one finding: the higher score wins, then the longer span (an IBAN over the
+ * card-like digits inside it), then the earlier one, then the recognizer
+ * listed first (a JWT over the same span found as a bearer token). Returns the
+ * winners sorted by start.
+ */
+export function resolveOverlaps(candidates: readonly Candidate[]): Candidate[] {
+  if (candidates.length <= 1) return [...candidates];
+  const ranked = candidates
+    .map((candidate, order) => ({ candidate, order }))
+    .sort(
+      (a, b) =>
+        b.candidate.score - a.candidate.score ||
+        b.candidate.end - b.candidate.start - (a.candidate.end - a.candidate.start) ||
+        a.candidate.start - b.candidate.start ||
+        a.order - b.order,
+    );
+  // Accepted spans, sorted by start and disjoint, so one binary search finds a clash.
+  const accepted: Candidate[] = [];
+  for (const { candidate } of ranked) {
+    const i = firstEndingAfter(accepted, candidate.start);
+    const clash = i < accepted.length && accepted[i]!.start < candidate.end;
+    if (!clash) accepted.splice(i, 0, candidate);
+  }
+  return accepted;
+}
+
+/** Index of the first span in `spans` (disjoint, sorted) whose end is after `position`. */
+function firstEndingAfter(spans: readonly Candidate[], position: number): number {
+  let low = 0;
+  let high = spans.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (spans[mid]!.end <= position) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

@@ -1,0 +1,38 @@
+import type { Recognizer } from '../recognizer.ts';
+import { apiKeyRecognizer } from './api-key.ts';
+import { bearerTokenRecognizer } from './bearer-token.ts';
+import { cloudAccessKeyRecognizer } from './cloud-access-key.ts';
+import { creditCardRecognizer } from './credit-card.ts';
+import { EmailRecognizer } from './email.ts';
+import { IbanRecognizer } from './iban.ts';
+import { IpAddressRecognizer } from './ip-address.ts';
+import { jwtRecognizer } from './jwt.ts';
+import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
+import { privateKeyRecognizer } from './private-key.ts';
+import { usSsnRecognizer } from './us-ssn.ts';
+
+/** Options of {@link defaultRecognizers}. */
+export interface DefaultRecognizerOptions {
+  /** Regions for national phone numbers; see {@link PhoneNumberRecognizerOptions.regions}. */
+  phoneRegions?: readonly string[];
+}
+
+/**
+ * Every built-in recognizer, in priority order: on equal score and span the
+ * earlier one wins, so specific secrets come before the generic bearer token.
+ */
+export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Recognizer[] {
+  return [
+    privateKeyRecognizer(),
+    jwtRecognizer(),
+    cloudAccessKeyRecognizer(),
+    apiKeyRecognizer(),
+    bearerTokenRecognizer(),
+    new EmailRecognizer(),
+    new IbanRecognizer(),
+    creditCardRecognizer(),
+    usSsnRecognizer(),
+    new PhoneNumberRecognizer(options.phoneRegions ? { regions: options.phoneRegions } : {}),
+    new IpAddressRecognizer(),
+  ];
+}
