@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { ERROR_TABLE, type ErrorCode, type ErrorType } from '../errors/catalog.ts';
+
+/**
+ * zod schemas of the gateway's response records, for the OpenAPI document.
+ * Requests are described by the schemas that validate them (see
+ * `src/chat/request-schema.ts`); these describe what the gateway answers,
+ * field for field as in the spec's records and DECISIONS.md.
+ */
+
+const errorCodes = Object.keys(ERROR_TABLE) as [ErrorCode, ...ErrorCode[]];
+const errorTypes = [...new Set(Object.values(ERROR_TABLE).map((e) => e.type))] as [ErrorType, ...ErrorType[]];
+
+export const errorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: z.enum(errorCodes).describe('Stable machine-readable code.'),
+      message: z.string().describe('Human-readable explanation; never contains keys or request content.'),
+      type: z.enum(errorTypes),
+    }),
+    timestamp: z.iso.datetime().describe('ISO 8601 UTC.'),
+    request_id: z.string().describe('Also sent in the X-Request-Id response header.'),
+  })
+  .meta({ id: 'ErrorEnvelope', description: 'The shape of every error the gateway returns.' });
+
+export const usageSchema = z
+  .object({
+    prompt_tokens: z.int().min(0),
+    completion_tokens: z.int().min(0),
+    total_tokens: z.int().min(0),
+  })
+  .meta({ id: 'Usage' });
+
+const finishReason = z.enum(['stop', 'length', 'content_filter', 'tool_calls']);
+
+export const chatCompletionSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: z.int().describe('Unix time, seconds.'),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.int().min(0),
+        message: z.object({ role: z.literal('assistant'), content: z.string() }),
+        finish_reason: finishReason,
+        logprobs: z.null().optional(),
+      }),
+    ),
+    usage: usageSchema,
+  })
+  .meta({ id: 'ChatCompletion' });
+
+export const chatCompletionChunkSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: z.int(),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.int().min(0),
+        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+        finish_reason: finishReason.nullable(),
+      }),
+    ),
+    usage: usageSchema.nullable().optional().describe('Only in the last chunk, when stream_options.include_usage is true.'),
+  })
+  .meta({
+    id: 'ChatCompletionChunk',
+    description: 'One `data:` line of the SSE stream. The stream ends with `data: [DONE]`; a failure after the stream started ends with an `event: error` whose data is an ErrorEnvelope, and no [DONE].',
+  });
+
+export const modelSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('model'),
+    created: z.int(),
+    owned_by: z.string().describe('Provider name from config.yaml.'),
+  })
+  .meta({ id: 'Model' });
+
+export const modelListSchema = z.object({ object: z.literal('list'), data: z.array(modelSchema) }).meta({ id: 'ModelList' });
+
+const connection = z.enum(['connected', 'disconnected']);
+
+const providerState = z.enum(['available', 'unavailable', 'degraded']);
+
+export const healthRecordSchema = z
+  .object({
+    status: z.enum(['healthy', 'degraded', 'unhealthy']),
+    timestamp: z.iso.datetime(),
+    services: z.object({
+      cache_store: connection,
+      database: connection,
+      providers: z.record(z.string(), providerState).describe('Key per provider of config.yaml.'),
+    }),
+    version: z.string(),
+    details: z
+      .object({
+        database: z.object({ kind: z.string() }),
+        config: z.object({ loaded: z.boolean(), error: z.string().optional() }),
+        providers: z.record(
+          z.string(),
+          z.object({
+            status: providerState,
+            key_configured: z.boolean().describe('Whether its api_key_env variable is set in the API process.'),
+            live_workers: z.int().min(0).describe('Worker processes heart-beating for its queue.'),
+            waiting_jobs: z.int().min(0).nullable().describe('Jobs waiting in its queue; null when Redis could not say.'),
+          }),
+        ),
+      })
+      .describe('Why each state is what it is (beyond the spec record).'),
+  })
+  .meta({ id: 'HealthRecord' });
+
+export const readinessSchema = z
+  .object({
+    status: z.enum(['ready', 'not_ready']).describe('`ready` with 200, `not_ready` with 503.'),
+    timestamp: z.iso.datetime(),
+    checks: z.object({
+      cache_store: connection,
+      config: z.enum(['loaded', 'failed']),
+      database: connection,
+    }),
+    config_error: z.string().optional().describe('Why the configuration is not loaded.'),
+  })
+  .meta({ id: 'Readiness' });
+
+export const livenessSchema = z.object({ status: z.literal('alive') }).meta({ id: 'Liveness' });
+
+const lookupCounts = z.object({ hits: z.int().min(0), misses: z.int().min(0), hit_rate: z.number().min(0).max(1) });
+
+export const cacheStatsRecordSchema = z
+  .object({
+    cache_store: z.object({
+      connected: z.boolean(),
+      memory_usage: z.string().describe('Size with unit, e.g. `1.5M`.'),
+      keys: z.int().min(0),
+      hits: z.int().min(0).describe('Redis keyspace hits.'),
+      misses: z.int().min(0).describe('Redis keyspace misses.'),
+      evictions: z.int().min(0),
+    }),
+    semantic_cache: z.object({
+      collection_size: z.int().min(0),
+      index_size: z.string().describe('Size with unit.'),
+      queries: z.int().min(0),
+      hits: z.int().min(0),
+      avg_similarity: z.number(),
+      misses: z.int().min(0).optional(),
+      hit_rate: z.number().optional(),
+      status: z.string().optional().describe('disabled | starting | ready | unavailable.'),
+      error: z.string().optional(),
+      embedder: z.string().nullable().optional(),
+      threshold: z.number().optional().describe('SEMANTIC_CACHE_THRESHOLD.'),
+    }),
+    exact_cache: lookupCounts.optional().describe('Exact-cache lookups (beyond the spec record).'),
+  })
+  .meta({ id: 'CacheStatsRecord' });
+
+export const cacheClearResultSchema = z
+  .object({
+    status: z.literal('success'),
+    message: z.string(),
+    cleared: z.object({
+      exact_cache: z.int().min(0).describe('Entries removed.'),
+      semantic_cache: z.int().min(0).describe('Entries removed.'),
+    }),
+  })
+  .meta({ id: 'CacheClearResult' });
+
+export const reloadResultSchema = z
+  .object({
+    status: z.literal('success'),
+    message: z.string(),
+    timestamp: z.iso.datetime(),
+  })
+  .meta({ id: 'ReloadResult' });
+
+export const asyncJobSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion.job'),
+    status: z.enum(['queued', 'in_progress', 'completed', 'failed', 'cancelled']),
+    model: z.string(),
+    created_at: z.int().describe('Unix time, seconds.'),
+    started_at: z.int().nullable(),
+    completed_at: z.int().nullable(),
+    result: chatCompletionSchema.nullable().describe('The completion, once `completed`.'),
+    error: z.object({ code: z.string(), message: z.string() }).nullable().describe('Once `failed`.'),
+    expires_at: z.int().describe('Unix time after which the record is deleted.'),
+  })
+  .meta({ id: 'ChatCompletionJob', description: 'An asynchronous chat completion (batch priority, behind interactive requests).' });
+
+export const asyncJobDeletedSchema = z
+  .object({ id: z.string(), object: z.literal('chat.completion.job.deleted'), deleted: z.literal(true) })
+  .meta({ id: 'ChatCompletionJobDeleted' });

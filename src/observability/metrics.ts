@@ -1,0 +1,217 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The gateway's Prometheus metrics, on a registry of its own (never
+ * prom-client's global default registry, so two roots in one process — tests —
+ * never collide).
+ *
+ * The spec's four metrics keep exactly the spec's names and labels:
+ *
+ * | metric | type | labels |
+ * |---|---|---|
+ * | gateway_requests_total | counter | method, endpoint (route pattern), status |
+ * | gateway_request_duration_seconds | histogram | le |
+ * | gateway_cache_hits_total | counter | cache_type (`exact`, `semantic`) |
+ * | gateway_tokens_used_total | counter | provider, model, type (`prompt`, `completion`) |
+ *
+ * Added for operating the queue: gateway_queue_depth{provider} (read from
+ * BullMQ at scrape time), gateway_queue_wait_seconds{provider},
+ * gateway_time_to_first_token_seconds{provider},
+ * gateway_dlp_findings_total{entity_type,action}, and prom-client's process
+ * defaults (`process_*`, `nodejs_*`).
+ *
+ * Every label value is bounded: endpoints are route patterns (or
+ * `unmatched`), methods a fixed set, providers and models come from
+ * config.yaml, entity types from the DLP recognizers.
+ */
+
+/** Buckets of gateway_request_duration_seconds, in seconds; include 0.1, 0.5 and 1.0 as the spec asks. */
+export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60, 120];
+
+/** Buckets of the queue wait and time-to-first-token histograms, in seconds. */
+export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60];
+
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+/** Jobs waiting in one provider's queue. */
+export interface QueueDepth {
+  provider: string;
+  depth: number;
+}
+
+/** One DLP finding group as counted by gateway_dlp_findings_total. */
+export interface DlpFindingCount {
+  /** Recognizer entity type, e.g. `EMAIL_ADDRESS`. */
+  entityType: string;
+  /** What the guard did: `redact`, `block` or `log`. */
+  action: string;
+  /** How many findings of that type; default 1. */
+  count?: number;
+}
+
+/** Options of {@link GatewayMetrics}. */
+export interface GatewayMetricsOptions {
+  /**
+   * Reads queue depths at scrape time (BullMQ waiting + prioritized jobs).
+   * Omit in processes without queues. Failures are swallowed: a scrape while
+   * Redis is down still answers, without the gauge.
+   */
+  queueDepths?: () => Promise<readonly QueueDepth[]>;
+  /** Collect prom-client's process and Node.js defaults. Default true. */
+  collectDefaults?: boolean;
+  /** Longest wait for {@link queueDepths} during a scrape, ms. Default 1000. */
+  queueDepthTimeoutMs?: number;
+}
+
+/** One finished HTTP request. */
+export interface RequestObservation {
+  method: string;
+  /** Route pattern, never a raw path. */
+  endpoint: string;
+  status: number;
+  seconds: number;
+}
+
+export class GatewayMetrics {
+  /** The registry every metric of this instance lives on. */
+  readonly registry: Registry;
+
+  private readonly requestsTotal: Counter<'method' | 'endpoint' | 'status'>;
+  private readonly requestDuration: Histogram;
+  private readonly cacheHits: Counter<'cache_type'>;
+  private readonly tokensUsed: Counter<'provider' | 'model' | 'type'>;
+  private readonly queueWait: Histogram<'provider'>;
+  private readonly timeToFirstToken: Histogram<'provider'>;
+  private readonly dlpFindings: Counter<'entity_type' | 'action'>;
+
+  constructor(options: GatewayMetricsOptions = {}) {
+    const registry = new Registry();
+    this.registry = registry;
+    if (options.collectDefaults ?? true) collectDefaultMetrics({ register: registry });
+
+    this.requestsTotal = new Counter({
+      name: 'gateway_requests_total',
+      help: 'HTTP requests handled, by method, endpoint (route pattern) and status code.',
+      labelNames: ['method', 'endpoint', 'status'] as const,
+      registers: [registry],
+    });
+    this.requestDuration = new Histogram({
+      name: 'gateway_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its response (end of the stream for SSE), seconds.',
+      buckets: REQUEST_DURATION_BUCKETS,
+      registers: [registry],
+    });
+    this.cacheHits = new Counter({
+      name: 'gateway_cache_hits_total',
+      help: 'Chat completions answered from a cache, by cache type.',
+      labelNames: ['cache_type'] as const,
+      registers: [registry],
+    });
+    // Both series exist from the start, so rate() works before the first hit.
+    this.cacheHits.inc({ cache_type: 'exact' }, 0);
+    this.cacheHits.inc({ cache_type: 'semantic' }, 0);
+    this.tokensUsed = new Counter({
+      name: 'gateway_tokens_used_total',
+      help: 'Tokens reported by upstream providers, by provider, model and type (prompt or completion).',
+      labelNames: ['provider', 'model', 'type'] as const,
+      registers: [registry],
+    });
+    this.queueWait = new Histogram({
+      name: 'gateway_queue_wait_seconds',
+      help: 'Time a chat job waited in its provider queue before a worker took it, seconds.',
+      labelNames: ['provider'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    });
+    this.timeToFirstToken = new Histogram({
+      name: 'gateway_time_to_first_token_seconds',
+      help: 'Streamed chat completions: time from receiving the request to the first chunk, seconds.',
+      labelNames: ['provider'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers: [registry],
+    });
+    this.dlpFindings = new Counter({
+      name: 'gateway_dlp_findings_total',
+      help: 'Personal-data findings that acted, by entity type and action (redact, block, log). Never the values.',
+      labelNames: ['entity_type', 'action'] as const,
+      registers: [registry],
+    });
+
+    const { queueDepths } = options;
+    if (queueDepths) {
+      const timeoutMs = options.queueDepthTimeoutMs ?? 1_000;
+      new Gauge({
+        name: 'gateway_queue_depth',
+        help: 'Chat jobs waiting in each provider queue (not yet taken by a worker), read at scrape time.',
+        labelNames: ['provider'] as const,
+        registers: [registry],
+        async collect() {
+          this.reset();
+          const depths = await withTimeout(queueDepths(), timeoutMs).catch(() => undefined);
+          for (const { provider, depth } of depths ?? []) this.set({ provider }, depth);
+        },
+      });
+    }
+  }
+
+  /** Prometheus text exposition content type. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The exposition text of every metric. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  observeRequest(observation: RequestObservation): void {
+    const method = METHODS.has(observation.method) ? observation.method : 'OTHER';
+    this.requestsTotal.inc({ method, endpoint: observation.endpoint, status: String(observation.status) });
+    this.requestDuration.observe(observation.seconds);
+  }
+
+  cacheHit(cacheType: 'exact' | 'semantic'): void {
+    this.cacheHits.inc({ cache_type: cacheType });
+  }
+
+  tokens(provider: string, model: string, promptTokens: number, completionTokens: number): void {
+    if (promptTokens > 0) this.tokensUsed.inc({ provider, model, type: 'prompt' }, promptTokens);
+    if (completionTokens > 0) this.tokensUsed.inc({ provider, model, type: 'completion' }, completionTokens);
+  }
+
+  queueWaitSeconds(provider: string, seconds: number): void {
+    this.queueWait.observe({ provider }, seconds);
+  }
+
+  timeToFirstTokenSeconds(provider: string, seconds: number): void {
+    this.timeToFirstToken.observe({ provider }, seconds);
+  }
+
+  /** Counts DLP findings; shaped to be passed as the DLP guard's `onFindings` callback. */
+  dlpFindingsSeen(findings: readonly DlpFindingCount[]): void {
+    for (const f of findings) {
+      this.dlpFindings.inc({ entity_type: boundedLabel(f.entityType), action: boundedLabel(f.action) }, f.count ?? 1);
+    }
+  }
+}
+
+/** Entity types and actions come from code, but a label is never allowed to grow without bound. */
+function boundedLabel(value: string): string {
+  return /^[A-Za-z0-9_]{1,64}$/.test(value) ? value : 'other';
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out')), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}

@@ -1,0 +1,55 @@
+import type { Response } from 'express';
+import type { StreamEntry } from '../streams/protocol.ts';
+
+/**
+ * What the chat route learns from a reply stream, kept on
+ * `res.locals.reply` for the request observer (log line and metrics).
+ * Present only when the request was dispatched to a provider queue, so a
+ * cache hit or a request refused before the queue never counts as a provider
+ * call. All durations in ms.
+ */
+export interface ReplyFacts {
+  /** Whether the client asked for SSE. */
+  streamed: boolean;
+  /** This request read the reply of an identical request in flight: its tokens were counted there. */
+  coalesced: boolean;
+  /** Queue wait reported by the worker (`q` on the first entry). */
+  queueMs?: number;
+  /** Upstream time reported by the worker (`u`): whole call, or time to first token when streamed. */
+  upstreamMs?: number;
+  /** Gateway time from receiving the request to the first reply entry. */
+  firstEntryMs?: number;
+  /** Streamed replies: gateway time from receiving the request to the first chunk (time to first token). */
+  firstTokenMs?: number;
+  /** `result`, `end` or `error` once the reply finished. */
+  terminal?: 'result' | 'end' | 'error';
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+/** Marks the request as dispatched; call once the job is on the queue. */
+export function startReplyFacts(res: Response, context: { streamed: boolean; coalesced: boolean }): void {
+  const facts: ReplyFacts = { streamed: context.streamed, coalesced: context.coalesced };
+  res.locals.reply = facts;
+}
+
+/** Notes one reply entry: timings from the first, usage from the terminal one. Cheap enough for every chunk. */
+export function noteReplyEntry(res: Response, entry: StreamEntry): void {
+  const facts = res.locals.reply as ReplyFacts | undefined;
+  if (!facts) return;
+  if (facts.firstEntryMs === undefined) {
+    facts.firstEntryMs = elapsedMs(res);
+    if (entry.q !== undefined && Number.isFinite(entry.q)) facts.queueMs = entry.q;
+    if (entry.u !== undefined && Number.isFinite(entry.u)) facts.upstreamMs = entry.u;
+    if (entry.t === 'chunk') facts.firstTokenMs = facts.firstEntryMs;
+  }
+  if (entry.t === 'chunk') return;
+  facts.terminal = entry.t;
+  if (entry.pt !== undefined && Number.isFinite(entry.pt)) facts.promptTokens = entry.pt;
+  if (entry.ct !== undefined && Number.isFinite(entry.ct)) facts.completionTokens = entry.ct;
+}
+
+function elapsedMs(res: Response): number {
+  const startedAt = res.locals.startedAt as number | undefined;
+  return startedAt === undefined ? 0 : performance.now() - startedAt;
+}

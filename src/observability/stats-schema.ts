@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/**
+ * The statistics record of `GET /stats` (spec: "Statistics record"). The
+ * route's reply is typed from this schema and the OpenAPI document is
+ * generated from it, so the two cannot drift.
+ */
+
+export const cacheLookupStatsSchema = z
+  .object({
+    hits: z.int().min(0).describe('Lookups answered from this cache.'),
+    misses: z.int().min(0).describe('Lookups this cache could not answer.'),
+    hit_rate: z.number().min(0).max(1).describe('hits / (hits + misses); 0 before the first lookup.'),
+  })
+  .meta({ id: 'CacheLookupStats' });
+
+export const providerStatsSchema = z
+  .object({
+    requests: z.int().min(0).describe('Chat completions dispatched to this provider (cache hits excluded).'),
+    tokens: z.int().min(0).describe('Prompt + completion tokens the provider reported.'),
+    avg_latency: z.number().min(0).describe("Mean time the provider took to produce a whole reply, seconds (queue wait excluded)."),
+  })
+  .meta({ id: 'ProviderStats' });
+
+export const topUserSchema = z
+  .object({
+    api_key: z.string().describe('Masked key: first 6 and last 4 characters, never the full key.'),
+    requests: z.int().min(0).describe('Requests to /v1/* made with this key.'),
+  })
+  .meta({ id: 'TopUser' });
+
+export const statsRecordSchema = z
+  .object({
+    total_requests: z.int().min(0).describe('Requests to /v1/* endpoints, every outcome included (errors, cache hits, throttled).'),
+    cache_stats: z.object({
+      exact_cache: cacheLookupStatsSchema,
+      semantic_cache: cacheLookupStatsSchema,
+    }),
+    provider_stats: z.record(z.string(), providerStatsSchema).describe('Key per provider of config.yaml.'),
+    rate_limit_stats: z.object({
+      requests_throttled: z.int().min(0).describe('Requests refused with 429 rate_limit_exceeded.'),
+      top_users: z.array(topUserSchema).describe('Keys with the most requests, most first (at most 10).'),
+    }),
+  })
+  .meta({ id: 'StatsRecord', description: 'Counters aggregated across every API and worker process through Redis, since the counters were last cleared.' });
+
+export type StatsRecord = z.infer<typeof statsRecordSchema>;
+export type CacheLookupStats = z.infer<typeof cacheLookupStatsSchema>;
+export type ProviderStats = z.infer<typeof providerStatsSchema>;
+export type TopUser = z.infer<typeof topUserSchema>;

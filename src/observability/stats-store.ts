@@ -1,0 +1,163 @@
+import type { Redis } from 'ioredis';
+import { maskApiKey } from '../auth/api-key.ts';
+import type { RequestSummary } from './request-summary.ts';
+import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './stats-schema.ts';
+
+/**
+ * The counters behind `GET /stats`, kept in Redis so every process adds to
+ * the same numbers and any API replica answers with the totals (never
+ * per-process figures):
+ *
+ * - API processes count requests (`total_requests`) as they finish;
+ * - worker processes count provider calls as jobs finish, so provider_stats
+ *   covers every upstream call once: streamed, not streamed, asynchronous
+ *   jobs, requests whose client left, and coalesced identical requests;
+ * - the cache (src/cache) and the rate limiter (src/ratelimit) keep their own
+ *   counters, read here through {@link CacheStatsSource} and
+ *   {@link RateLimitStatsSource}.
+ *
+ * Keys of this store, under the gateway's prefix:
+ *
+ * | key | type | fields |
+ * |---|---|---|
+ * | `<prefix>:stats:counters` | hash | total_requests |
+ * | `<prefix>:stats:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
+ *
+ * No key, key hash or request content is ever written.
+ */
+
+/** Exact and semantic cache lookups (src/cache `CacheStats` fits). */
+export interface CacheStatsSource {
+  read(): Promise<{ exact: { hits: number; misses: number }; semantic: { hits: number; misses: number } }>;
+}
+
+/** Throttled requests and busiest keys, masked (src/ratelimit `RateLimitStats` fits). */
+export interface RateLimitStatsSource {
+  read(options: { top?: number }): Promise<{ requests_throttled: number; top_users: TopUser[] }>;
+}
+
+/** One finished worker job, as the executor reports it (`ChatExecutor` `onFinished`). */
+export interface FinishedJob {
+  provider: string;
+  status: 'ok' | 'error' | 'cancelled' | 'skipped';
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Time the worker spent on the job, upstream retries included, ms. */
+  upstreamMs: number;
+}
+
+/** Options of {@link StatsStore}. */
+export interface StatsStoreOptions {
+  /** A connection for counters (the command connection in the API, the writer in a worker). */
+  redis: Redis;
+  /** REDIS_KEY_PREFIX. */
+  prefix: string;
+  /** Entries of `rate_limit_stats.top_users`. Default 10. */
+  topUsers?: number;
+  /** Cache counters; zeros without it (no cache configured). */
+  cache?: CacheStatsSource;
+  /** Rate limiter counters; zeros without it. */
+  rateLimit?: RateLimitStatsSource;
+  /** Called when a write fails (Redis down); the request or job itself is never affected. */
+  onError?: (err: Error) => void;
+}
+
+/** Requests counted in total_requests: the API proper (`/v1/*`), as rate limiting scopes it. */
+function isApiRequest(summary: RequestSummary): boolean {
+  return summary.path === '/v1' || summary.path.startsWith('/v1/');
+}
+
+export class StatsStore {
+  private readonly redis: Redis;
+  private readonly keys: { counters: string; providers: string };
+  private readonly topUsers: number;
+  private readonly options: StatsStoreOptions;
+
+  constructor(options: StatsStoreOptions) {
+    this.options = options;
+    this.redis = options.redis;
+    this.topUsers = options.topUsers ?? 10;
+    const base = `${options.prefix}:stats`;
+    this.keys = { counters: `${base}:counters`, providers: `${base}:providers` };
+  }
+
+  /** Counts one finished HTTP request (API processes). Fire-and-forget: never throws, never delays a reply. */
+  recordRequest(summary: RequestSummary): void {
+    if (!isApiRequest(summary)) return;
+    this.settle(this.redis.hincrby(this.keys.counters, 'total_requests', 1));
+  }
+
+  /**
+   * Counts one provider call (worker processes). Jobs skipped or cancelled
+   * before a reply are not provider requests; failed ones are, without
+   * latency.
+   */
+  recordJob(job: FinishedJob): void {
+    if (job.status !== 'ok' && job.status !== 'error') return;
+    const key = this.keys.providers;
+    const p = job.provider;
+    const multi = this.redis.multi().hincrby(key, `${p}:requests`, 1);
+    const tokens = (job.usage?.prompt_tokens ?? 0) + (job.usage?.completion_tokens ?? 0);
+    if (tokens > 0) multi.hincrby(key, `${p}:tokens`, tokens);
+    if (job.status === 'ok') multi.hincrby(key, `${p}:latency_ms`, Math.max(0, Math.round(job.upstreamMs))).hincrby(key, `${p}:latency_n`, 1);
+    this.settle(multi.exec());
+  }
+
+  private settle(write: Promise<unknown>): void {
+    write.catch((err: Error) => this.options.onError?.(err));
+  }
+
+  /** The statistics record; `providers` (from config.yaml) always appear, with zeros before their first request. */
+  async read(providers: readonly string[]): Promise<StatsRecord> {
+    const zero = { hits: 0, misses: 0 };
+    const [total, providerValues, cache, rateLimit] = await Promise.all([
+      this.redis.hget(this.keys.counters, 'total_requests'),
+      this.redis.hgetall(this.keys.providers),
+      this.options.cache ? this.options.cache.read() : { exact: zero, semantic: zero },
+      this.options.rateLimit ? this.options.rateLimit.read({ top: this.topUsers }) : { requests_throttled: 0, top_users: [] },
+    ]);
+
+    const providerStats: Record<string, ProviderStats> = {};
+    const names = new Set(providers);
+    for (const field of Object.keys(providerValues)) names.add(field.slice(0, field.lastIndexOf(':')));
+    for (const name of [...names].sort()) {
+      const latencyN = toInt(providerValues[`${name}:latency_n`]);
+      const latencyMs = toInt(providerValues[`${name}:latency_ms`]);
+      providerStats[name] = {
+        requests: toInt(providerValues[`${name}:requests`]),
+        tokens: toInt(providerValues[`${name}:tokens`]),
+        avg_latency: latencyN > 0 ? round(latencyMs / latencyN / 1000, 3) : 0,
+      };
+    }
+
+    return {
+      total_requests: toInt(total ?? undefined),
+      cache_stats: { exact_cache: lookupStats(cache.exact), semantic_cache: lookupStats(cache.semantic) },
+      provider_stats: providerStats,
+      rate_limit_stats: {
+        requests_throttled: Math.trunc(rateLimit.requests_throttled),
+        // Masked again defensively: whatever a source holds, a full key never leaves through /stats.
+        top_users: rateLimit.top_users.slice(0, this.topUsers).map((u) => ({ api_key: u.api_key.length > 16 ? maskApiKey(u.api_key) : u.api_key, requests: Math.trunc(u.requests) })),
+      },
+    };
+  }
+
+  /** Deletes this store's counters (the cache's and the rate limiter's are theirs to reset). */
+  async reset(): Promise<void> {
+    await this.redis.del(this.keys.counters, this.keys.providers);
+  }
+}
+
+function lookupStats(counts: { hits: number; misses: number }): CacheLookupStats {
+  const lookups = counts.hits + counts.misses;
+  return { hits: counts.hits, misses: counts.misses, hit_rate: lookups > 0 ? round(counts.hits / lookups, 4) : 0 };
+}
+
+function toInt(value: string | undefined): number {
+  const n = Number(value ?? 0);
+  return Number.isFinite(n) ? Math.trunc(n) : 0;
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
