@@ -1,5 +1,6 @@
 import { createWorkerRoot } from '../src/composition/worker-root.ts';
 import { loadSettings } from '../src/config/settings.ts';
+import { EnvFile } from '../src/admin/env-file.ts';
 
 /**
  * Provider worker entry point:
@@ -7,11 +8,13 @@ import { loadSettings } from '../src/config/settings.ts';
  * or WORKER_PROVIDERS=provider_a,provider_b. Run as many as needed per provider.
  */
 async function main(): Promise<void> {
+  // ENV_FILE (optional) is layered over the environment before settings are read.
+  const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
   const fromArgs = process.argv.slice(2).filter((a) => !a.startsWith('-'));
   const providers = fromArgs.length > 0 ? fromArgs : (process.env.WORKER_PROVIDERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (providers.length === 0) throw new Error('name at least one provider: node workers/provider-worker.ts provider_a');
-  const root = await createWorkerRoot(settings, providers);
+  const root = await createWorkerRoot(settings, providers, envFile ? { envFile } : {});
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -23,6 +26,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // SIGHUP: reload config.yaml and ENV_FILE here, then in every API and worker process.
+  process.on('SIGHUP', () => {
+    root.reloader.reload('SIGHUP').then(
+      (result) => root.logger.info({ processes: result.processes }, result.message),
+      () => {}, // the reloader has logged why; the old configuration stays
+    );
+  });
 }
 
 main().catch((err: Error) => {

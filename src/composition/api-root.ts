@@ -1,12 +1,51 @@
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { StaticKeyAuthenticator } from '../auth/static-key-authenticator.ts';
+// --- auth, rate limit, health, admin ---
+import { ConfigReloader } from '../admin/config-reloader.ts';
+import { ControlBus } from '../admin/control-bus.ts';
+import type { EnvFile } from '../admin/env-file.ts';
+import { openConfigLeniently } from '../admin/open-config.ts';
+import { GatewayAuthenticator } from '../auth/gateway-authenticator.ts';
+import { keyInvalidationChannel } from '../auth/key-invalidation.ts';
+import type { KeyStore } from '../auth/key-store.ts';
+import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
+import { HealthService } from '../health/health-service.ts';
+import { serviceVersion } from '../health/service-version.ts';
+import { rateLimit } from '../http/middleware/rate-limit.ts';
+import { requireConfig } from '../http/middleware/require-config.ts';
+import { adminConfigRouter } from '../http/routes/admin-config.ts';
+import { healthRouter } from '../http/routes/health.ts';
+import { RateLimitStats } from '../ratelimit/rate-limit-stats.ts';
+import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter.ts';
+// --- /auth, rate limit, health, admin ---
+import { createResponseCache } from '../cache/create-response-cache.ts';
+import type { ResponseCache } from '../cache/response-cache.ts';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { createApp } from '../http/app.ts';
+import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { chatCompletionsRouter } from '../http/routes/chat-completions.ts';
+import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { modelsRouter } from '../http/routes/models.ts';
+import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
+// --- observability (src/observability, src/docs) ---
+import { publicAssetPaths, resolveDocAssets } from '../docs/assets.ts';
+import { buildOpenApiDocument } from '../docs/openapi.ts';
+import { dashboardRouter } from '../http/routes/dashboard.ts';
+import { docsRouter } from '../http/routes/docs.ts';
+import { metricsRouter } from '../http/routes/metrics.ts';
+import { statsRouter } from '../http/routes/stats.ts';
+import { EndpointLabeler } from '../observability/endpoint-label.ts';
+import { GatewayMetrics } from '../observability/metrics.ts';
+import { observeRequests } from '../observability/request-observer.ts';
+import { StatsStore } from '../observability/stats-store.ts';
+// --- /observability ---
+// --- dlp (src/dlp) ---
+import { DlpGuard } from '../dlp/dlp-guard.ts';
+import { DlpEngine } from '../dlp/engine.ts';
+// --- /dlp ---
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
@@ -19,6 +58,17 @@ export interface ApiRoot {
   app: Express;
   configStore: ConfigStore;
   redis: Redis;
+  /** Response caches: `cache.stats.read()` for /stats. */
+  cache: ResponseCache;
+  /** Reloads config.yaml and ENV_FILE here and everywhere (SIGHUP, POST /admin/reload-config). */
+  reloader: ConfigReloader;
+  /** `rateLimitStats.read()` is `rate_limit_stats` of /stats. */
+  rateLimitStats: RateLimitStats;
+  /** Prometheus metrics; undefined when PROMETHEUS_METRICS_ENABLED=false. */
+  metrics: GatewayMetrics | undefined;
+  /** The /metrics-only app for METRICS_PORT; undefined unless that port is set and differs from PORT. */
+  metricsApp: Express | undefined;
+  keyStore: KeyStore;
   close(): Promise<void>;
 }
 
@@ -28,9 +78,10 @@ export function bullPrefix(settings: Settings): string {
 }
 
 /** The composition root of the API: builds every dependency once and wires the app. */
-export async function createApiRoot(settings: Settings, options: { logger?: Logger } = {}): Promise<ApiRoot> {
+export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
   const logger = options.logger ?? createLogger(settings, 'gateway-api');
-  const configStore = await ConfigStore.open(settings.CONFIG_PATH);
+  // An invalid config.yaml keeps the API up but not ready (DECISIONS: /health/ready 503) until reloaded.
+  const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
   warnUnconfiguredProviders(configStore, logger);
 
   const redis = createRedis(settings, 'command', 'api');
@@ -45,17 +96,136 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
   });
-  const authenticator = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
-  if (authenticator.size === 0) logger.warn('no API keys configured: set API_KEYS or create keys; every request will be rejected');
+  // --- observability: metrics first, the cache counts its hits into them ---
+  const metrics = settings.PROMETHEUS_METRICS_ENABLED
+    ? new GatewayMetrics({
+        queueDepths: () =>
+          Promise.all(
+            configStore.current.providers.map(async ({ name }) => ({
+              provider: name,
+              depth: await queues.queueFor(name).getJobCountByTypes('wait', 'prioritized'),
+            })),
+          ),
+      })
+    : undefined;
+  // --- /observability ---
+  // --- dlp (src/dlp): one guard for the chat and jobs routes; counts go to gateway_dlp_findings_total ---
+  const dlp = new DlpGuard({
+    enabled: settings.DLP_ENABLED,
+    action: settings.DLP_ACTION,
+    threshold: settings.DLP_CONFIDENCE_THRESHOLD,
+    engine: new DlpEngine({
+      ...(settings.DLP_ENTITIES.length > 0 ? { entities: settings.DLP_ENTITIES } : {}),
+      phoneRegions: settings.DLP_PHONE_REGIONS,
+    }),
+    onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
+  });
+  // --- /dlp ---
+  // --- cache (src/cache): pass `onLookup` here to count gateway_cache_hits_total{cache_type} ---
+  const cache = createResponseCache({
+    onLookup: (cacheType, hit) => {
+      if (hit) metrics?.cacheHit(cacheType);
+    },
+    settings,
+    redis,
+    subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),
+    reader,
+    config: () => configStore.current,
+    logger,
+  });
+  // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
+  void cache.start();
+  // --- /cache ---
+  // --- auth, rate limit, health, admin (src/auth, src/ratelimit, src/health, src/admin) ---
+  const prefix = settings.REDIS_KEY_PREFIX;
+  const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
+  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
+  const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err: err.message }, 'key store connection error') });
+  keyStore.migrate().then(
+    () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
+    (err: Error) => logger.error({ store: describeKeyStore(settings), err: err.message }, 'key store unavailable: issued keys answer 503 until it is reachable'),
+  );
+  const staticKeys = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
+  const authenticator = new GatewayAuthenticator({ staticKeys, store: keyStore, cacheTtlMs: settings.AUTH_CACHE_TTL_MS, logger });
+  bus.subscribe(keyInvalidationChannel(prefix), (keyHash) => authenticator.invalidate(keyHash));
+  const reloader = new ConfigReloader({
+    role: 'api',
+    configStore,
+    settings,
+    bus,
+    redis,
+    prefix,
+    logger,
+    ackTimeoutMs: settings.RELOAD_ACK_TIMEOUT_MS,
+    ...(options.envFile ? { envFile: options.envFile } : {}),
+    ...(startupError !== undefined ? { startupError } : {}),
+  });
+  reloader.start();
+  const limiter = new SlidingWindowLimiter({ redis, prefix });
+  const rateLimitStats = new RateLimitStats({ redis, prefix });
+  const health = new HealthService({
+    redis,
+    prefix,
+    keyStore,
+    config: () => configStore.current,
+    configError: () => reloader.configError,
+    waitingJobs: (provider) => queues.queueFor(provider).getJobCountByTypes('wait', 'prioritized'),
+    backlogThreshold: settings.HEALTH_QUEUE_BACKLOG,
+    version: serviceVersion(),
+  });
+  // --- /auth, rate limit, health, admin ---
+  // --- observability (src/observability, src/docs) ---
+  const openapi = buildOpenApiDocument({ version: serviceVersion() });
+  const docAssets = resolveDocAssets();
+  const stats = new StatsStore({
+    redis,
+    prefix,
+    cache: cache.stats,
+    rateLimit: rateLimitStats,
+    onError: (err) => logger.debug({ err: err.message }, 'stats counter not written'),
+  });
+  const observers = [observeRequests({ logger, labeler: new EndpointLabeler(Object.keys(openapi.paths as object)), metrics, stats })];
+  // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
+  const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
+  const observabilityRouters = [
+    ...(metrics ? [metricsRouter(metrics)] : []),
+    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name) }),
+    docsRouter({ document: openapi, assets: docAssets }),
+    dashboardRouter({ assets: docAssets }),
+  ];
+  const metricsApp =
+    metrics && settings.METRICS_PORT !== undefined && settings.METRICS_PORT !== settings.PORT
+      ? createApp({ logger, authenticator, publicPaths, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
+      : undefined;
+  // --- /observability ---
 
   const app = createApp({
     logger,
     authenticator,
-    publicPaths: settings.PUBLIC_PATHS,
+    publicPaths,
     maxBodyBytes: settings.MAX_REQUEST_BYTES,
+    observers,
+    guards: [
+      requireConfig(() => reloader.configError),
+      rateLimit({
+        limiter,
+        rule: () => ({ limit: reloader.settings.RATE_LIMIT_REQUESTS, windowMs: reloader.settings.RATE_LIMIT_WINDOW * 1000 }),
+      }),
+    ],
     routers: [
+      healthRouter(health),
+      adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
-      chatCompletionsRouter({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      chatCompletionsRouter({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp }),
+      adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
+      chatJobsRouter({
+        dispatcher,
+        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL }),
+        maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
+        screen: (request, res) => dlp.screen(request, res.locals), // dlp
+      }),
+      ...observabilityRouters,
     ],
   });
 
@@ -65,7 +235,16 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     app,
     configStore,
     redis,
+    cache,
+    reloader,
+    rateLimitStats,
+    metrics,
+    metricsApp,
+    keyStore,
     async close() {
+      await bus.close();
+      await keyStore.close().catch(() => {});
+      await cache.close();
       await reader.close();
       await queues.close();
       redis.disconnect();

@@ -4,16 +4,25 @@ import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { ChatExecutor } from '../execution/chat-executor.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
+import { StatsStore } from '../observability/stats-store.ts';
 import { queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
 import { createRedis } from '../redis/connections.ts';
 import { cancelChannel } from '../streams/protocol.ts';
 import { bullPrefix } from './api-root.ts';
+// --- health, admin: heartbeats and reloads ---
+import { ConfigReloader } from '../admin/config-reloader.ts';
+import { ControlBus } from '../admin/control-bus.ts';
+import type { EnvFile } from '../admin/env-file.ts';
+import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
+// --- /health, admin ---
 
 /** Everything a worker process is made of. */
 export interface WorkerRoot {
   logger: Logger;
   executor: ChatExecutor;
   workers: Worker<ChatJobData>[];
+  /** Reloads config.yaml and ENV_FILE here and everywhere (SIGHUP). */
+  reloader: ConfigReloader;
   /** Stops taking jobs, lets active ones finish (up to the grace time), disconnects. */
   close(): Promise<void>;
 }
@@ -23,7 +32,11 @@ export interface WorkerRoot {
  * `providers` (names from config.yaml) and never touches the HTTP layer: the
  * job contract and the stream protocol are its only link to the API.
  */
-export async function createWorkerRoot(settings: Settings, providers: readonly string[], options: { logger?: Logger } = {}): Promise<WorkerRoot> {
+export async function createWorkerRoot(
+  settings: Settings,
+  providers: readonly string[],
+  options: { logger?: Logger; envFile?: EnvFile } = {},
+): Promise<WorkerRoot> {
   const logger = options.logger ?? createLogger(settings, 'gateway-worker');
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
   for (const name of providers) {
@@ -40,12 +53,16 @@ export async function createWorkerRoot(settings: Settings, providers: readonly s
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
   for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
 
+  // --- observability: provider_stats of /stats are counted where the upstream calls happen ---
+  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
+  // --- /observability ---
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
     streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
     config: () => configStore.current,
     logger,
+    onFinished: (outcome) => stats.recordJob(outcome),
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
@@ -64,17 +81,60 @@ export async function createWorkerRoot(settings: Settings, providers: readonly s
       lockDuration: settings.WORKER_LOCK_DURATION_MS,
       stalledInterval: settings.WORKER_STALLED_INTERVAL_MS,
       maxStalledCount: 2,
+      ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
     });
     worker.on('error', (err) => logger.debug({ err: err.message, provider: name }, 'worker error'));
     return worker;
   });
+  // --- health, admin: heartbeats for /health, reloads broadcast by any process ---
+  const controlSubscriber = createRedis(settings, 'subscriber', 'worker-control');
+  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  // Fail-fast commands for reloads and heartbeats: during an outage neither a SIGHUP nor a shutdown may wait on a dead connection.
+  const control = createRedis(settings, 'command', 'worker-control-cmd');
+  control.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  const bus = new ControlBus({ subscriber: controlSubscriber, publisher: control, logger });
+  const reloader = new ConfigReloader({
+    role: 'worker',
+    servedProviders: providers,
+    configStore,
+    settings,
+    bus,
+    redis: control,
+    prefix: settings.REDIS_KEY_PREFIX,
+    logger,
+    ackTimeoutMs: settings.RELOAD_ACK_TIMEOUT_MS,
+    ...(options.envFile ? { envFile: options.envFile } : {}),
+  });
+  reloader.start();
+  configStore.onChange((config) => {
+    providers.forEach((name, i) => {
+      const provider = config.providerIndex.get(name);
+      if (!provider) logger.warn({ provider: name }, 'provider removed from config.yaml: its queue is still consumed until this worker stops');
+      else if (workers[i] && workers[i].concurrency !== provider.concurrency) workers[i].concurrency = provider.concurrency;
+    });
+  });
+  const heartbeat = new WorkerHeartbeat({
+    redis: control,
+    prefix: settings.REDIS_KEY_PREFIX,
+    workerId: bus.processId,
+    providers: () => providers.filter((_, i) => workers[i]?.isRunning() && !workers[i]?.isPaused()),
+    intervalMs: settings.WORKER_HEARTBEAT_MS,
+    logger,
+  });
+  heartbeat.start();
+  // --- /health, admin ---
   logger.info({ providers }, 'worker started');
 
   return {
     logger,
     executor,
     workers,
+    reloader,
     async close() {
+      // Leave /health first, so no new work is routed here while active jobs finish.
+      await heartbeat.stop(providers);
+      await bus.close();
+      control.disconnect();
       const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.SHUTDOWN_GRACE_MS).unref());
       await Promise.race([Promise.all(workers.map((w) => w.close())), grace]);
       await Promise.allSettled(workers.map((w) => w.close(true)));

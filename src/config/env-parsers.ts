@@ -82,3 +82,25 @@ export function envEnum<const T extends readonly [string, ...string[]]>(values: 
       return z.NEVER;
     });
 }
+
+/** A number that may be left unset (`undefined`), with the same checks as {@link envNumber}. */
+export function envOptionalNumber(bounds: { min?: number; max?: number; int?: boolean } = {}) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return undefined;
+      const n = Number(value);
+      const problem =
+        !Number.isFinite(n) ? 'a number'
+        : bounds.int && !Number.isInteger(n) ? 'an integer'
+        : bounds.min !== undefined && n < bounds.min ? `a number >= ${bounds.min}`
+        : bounds.max !== undefined && n > bounds.max ? `a number <= ${bounds.max}`
+        : undefined;
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `expected ${problem}, got '${value}'` });
+        return z.NEVER;
+      }
+      return n;
+    });
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { envBoolean, envEnum, envList, envNumber, envOptionalString, envString } from './env-parsers.ts';
+import { envBoolean, envEnum, envList, envNumber, envOptionalNumber, envOptionalString, envString } from './env-parsers.ts';
+import { ENTITY_TYPES, isEntityType, type EntityType } from '../dlp/entities.ts';
 
 /**
  * Every environment variable the gateway reads, validated in one place.
@@ -33,6 +34,34 @@ const settingsSchema = z.object({
   CACHE_TTL: envNumber(3600, { int: true, min: 1 }),
   SEMANTIC_CACHE_THRESHOLD: envNumber(0.95, { min: 0, max: 1 }),
   SEMANTIC_CACHE_ENABLED: envBoolean(true),
+  // --- cache (src/cache) ---
+  /** Exact-match response cache on/off. Default true. */
+  CACHE_ENABLED: envBoolean(true),
+  /** Who shares cache entries: `owner` (each key owner has its own) or `shared` (every key). Default owner. */
+  CACHE_SCOPE: envEnum(['owner', 'shared'] as const, 'owner'),
+  /** Identical concurrent misses share one upstream call. Default true. */
+  CACHE_COALESCE: envBoolean(true),
+  /** Most semantic entries kept; the ones closest to expiry are dropped beyond. Default 10000. */
+  SEMANTIC_CACHE_MAX_ENTRIES: envNumber(10_000, { int: true, min: 1 }),
+  /** Embedder of the semantic cache: `onnx` (local model) or `endpoint` (a provider's OpenAI-compatible /embeddings). Default onnx. */
+  EMBEDDING_BACKEND: envEnum(['onnx', 'endpoint'] as const, 'onnx'),
+  /** Embedding model. Default `Xenova/all-MiniLM-L6-v2` (onnx) or `text-embedding-3-small` (endpoint). */
+  EMBEDDING_MODEL: envOptionalString(),
+  /** Folder of local ONNX models in transformers.js layout (`<folder>/<model>/onnx/model_quantized.onnx`). Default ./models. */
+  EMBEDDING_MODEL_PATH: envString('models'),
+  /** ONNX weights variant: `q8` (onnx/model_quantized.onnx) or `fp32` (onnx/model.onnx). Default q8. */
+  EMBEDDING_DTYPE: envEnum(['q8', 'fp32'] as const, 'q8'),
+  /** Let the onnx backend download a missing model from the Hugging Face hub. Default false (offline). */
+  EMBEDDING_ALLOW_REMOTE: envBoolean(false),
+  /** ONNX Runtime threads of the embedder; 0 lets it choose. Default 1, so inference leaves a core to the API. */
+  EMBEDDING_THREADS: envNumber(1, { int: true, min: 0, max: 64 }),
+  /** Provider of config.yaml whose base_url and key the endpoint backend uses (`POST {base_url}/embeddings`). Default provider_a. */
+  EMBEDDING_PROVIDER: envString('provider_a'),
+  /** Timeout of one embedding call, ms. Default 10000. */
+  EMBEDDING_TIMEOUT_MS: envNumber(10_000, { int: true, min: 100 }),
+  /** Most texts embedded in one batch. Default 32. */
+  EMBEDDING_BATCH_SIZE: envNumber(32, { int: true, min: 1, max: 1024 }),
+  // --- /cache ---
 
   RATE_LIMIT_REQUESTS: envNumber(10, { int: true, min: 1 }),
   RATE_LIMIT_WINDOW: envNumber(60, { int: true, min: 1 }),
@@ -40,9 +69,30 @@ const settingsSchema = z.object({
   DLP_ENABLED: envBoolean(true),
   DLP_CONFIDENCE_THRESHOLD: envNumber(0.8, { min: 0, max: 1 }),
   DLP_ACTION: envEnum(['redact', 'block', 'log'] as const, 'redact'),
+  // --- dlp (src/dlp) ---
+  /** Entity types DLP acts on, comma-separated (e.g. `EMAIL_ADDRESS,CREDIT_CARD`). Default: every type (README "DLP"). */
+  DLP_ENTITIES: envList().superRefine((list, ctx) => {
+    const unknown = list.filter((item) => !isEntityType(item));
+    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}` });
+  }).transform((list) => list as EntityType[]),
+  /** Regions (ISO 3166 alpha-2) whose national phone formats are recognised without a `+` country code. Default US,GB,DE,FR. */
+  DLP_PHONE_REGIONS: envList().superRefine((list, ctx) => {
+    const bad = list.filter((item) => !/^[A-Za-z]{2}$/.test(item));
+    if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });
+  }),
+  // --- /dlp ---
 
+  // --- observability (src/observability) ---
+  /** Serve Prometheus metrics at /metrics. Default true. */
   PROMETHEUS_METRICS_ENABLED: envBoolean(true),
-  METRICS_PORT: envNumber(8000, { int: true, min: 0, max: 65535 }),
+  /**
+   * Port of a second listener serving only /metrics. Unset (the default)
+   * means the API port (8000 by default), where /metrics is always served
+   * when enabled; a different value adds the listener, e.g. for a
+   * scrape-only network.
+   */
+  METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
+  // --- /observability ---
 
   LOG_LEVEL: envEnum(LOG_LEVELS, 'info'),
   LOG_FORMAT: envEnum(['json', 'text'] as const, 'json'),
@@ -61,9 +111,26 @@ const settingsSchema = z.object({
   /** Time allowed for in-flight work on SIGTERM, ms. Default 25000. */
   SHUTDOWN_GRACE_MS: envNumber(25_000, { int: true, min: 0 }),
 
+  /** How long asynchronous job records and results are kept, seconds. Default 86400 (24 h). */
+  ASYNC_JOB_TTL: envNumber(86_400, { int: true, min: 60 }),
+  /** How long an asynchronous job may wait in its queue before it fails, ms. Default 3600000 (1 h). */
+  ASYNC_JOB_MAX_WAIT_MS: envNumber(3_600_000, { int: true, min: 1_000 }),
+
   DATABASE_URL: envOptionalString(),
   /** SQLite file of the key store when DATABASE_URL is unset. Default ./data/gateway.sqlite. */
   KEY_DB_PATH: envString('data/gateway.sqlite'),
+  // --- auth, health, admin (src/auth, src/health, src/admin) ---
+  /** How long an issued key's lookup is cached per process, ms; revocations are pushed at once over Redis. Default 30000. */
+  AUTH_CACHE_TTL_MS: envNumber(30_000, { int: true, min: 0 }),
+  /** How often a worker writes its heartbeat, ms; it counts as gone after 3 periods without one. Default 2000. */
+  WORKER_HEARTBEAT_MS: envNumber(2_000, { int: true, min: 100 }),
+  /** Waiting jobs from which a provider with live workers is `degraded` in /health; 0 turns it off. Default 1000. */
+  HEALTH_QUEUE_BACKLOG: envNumber(1_000, { int: true, min: 0 }),
+  /** Optional dotenv file layered over the environment, re-read on every configuration reload. Default none. */
+  ENV_FILE: envOptionalString(),
+  /** How long a reload waits for the other processes to acknowledge it, ms. Default 2000. */
+  RELOAD_ACK_TIMEOUT_MS: envNumber(2_000, { int: true, min: 0 }),
+  // --- /auth, health, admin ---
 });
 
 export type Settings = z.output<typeof settingsSchema>;

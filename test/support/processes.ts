@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -105,7 +105,8 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const configPath = writeConfig(options.config);
   const port = await freePort();
-  const env = { LOG_LEVEL: 'warning', ...options.env, CONFIG_PATH: configPath };
+  // Each gateway gets its own SQLite key store next to its config, unless the test names one.
+  const env = { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...options.env, CONFIG_PATH: configPath };
   const api = spawnNode('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' });
   const workers = new Map<string, GatewayProcess[]>();
 

@@ -1,11 +1,17 @@
 import { Router, type Request, type Response } from 'express';
+import type { Principal } from '../../auth/principal.ts';
+import type { ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import { GatewayError, InvalidRequestError, ProviderTimeoutError, errorFromCode } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
+import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
+import { priorityFor } from '../../queue/priorities.ts';
 import type { StreamEntry, StreamErrorPayload } from '../../streams/protocol.ts';
 import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
+import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
 import { toGatewayError } from '../error-handler.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
@@ -15,6 +21,10 @@ export interface ChatCompletionsDeps {
   dispatcher: ChatDispatcher;
   logger: Logger;
   maxBodyBytes: number;
+  /** Exact and semantic response caches (src/cache); without them every request goes to the provider. */
+  cache?: ResponseCache;
+  /** DLP (src/dlp): redacts, blocks or counts personal data and secrets; without it nothing is scanned. */
+  dlp?: DlpGuard;
 }
 
 /** Validates a body into a {@link ChatRequest}; 400 naming the bad fields otherwise. */
@@ -44,23 +54,44 @@ function elapsed(res: Response): number {
 export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
   const router = Router();
   router.post('/v1/chat/completions', async (req: Request, res: Response) => {
-    const request = parseChatRequest(req.body);
-    const provider = deps.dispatcher.route(request);
+    const parsed = parseChatRequest(req.body);
+    const provider = deps.dispatcher.route(parsed);
+    // --- dlp (src/dlp): every message is scanned before the cache, the queue and the provider see it; block mode throws pii_detected ---
+    const request = deps.dlp ? deps.dlp.screen(parsed, res.locals) : parsed;
+    // --- /dlp ---
     res.locals.model = request.model;
     res.locals.provider = provider.name;
+
+    // --- cache lookup (src/cache): keys hash the request as it stands here (redacted); a hit never touches the queue ---
+    const owner = (res.locals.principal as Principal | undefined)?.owner ?? 'anonymous';
+    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control']) : undefined;
+    res.locals.cacheStatus = lookup?.status ?? 'BYPASS';
+    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsed(res));
+    if (lookup) res.set(cacheHeaders(lookup));
+    // --- /cache lookup ---
 
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const dispatch = await deps.dispatcher.dispatch(request, provider, { requestId: String(res.locals.requestId), signal: abort.signal });
+    const send = (jobId?: string) =>
+      deps.dispatcher.dispatch(request, provider, {
+        requestId: String(res.locals.requestId),
+        signal: abort.signal,
+        priority: priorityFor(request.service_tier),
+        ...(jobId ? { jobId } : {}),
+      });
+    // A coalesced miss follows an identical request in flight; its job is cancelled only when nobody else reads it.
+    const dispatch = lookup ? await lookup.dispatch(provider, abort.signal, send) : await send();
+    startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
+    const cancel = () => {
+      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId) : undefined)).catch(() => {});
+    };
     try {
-      if (request.stream) await replyStreamed(res, dispatch, deps);
+      if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
       else await replyOnce(res, dispatch);
     } catch (err) {
-      if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) {
-        deps.dispatcher.cancel(dispatch.jobId).catch(() => {});
-      }
+      if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
       if (err instanceof StreamAbortedError) return;
       if (err instanceof StreamDeadlineError) {
         throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
@@ -73,6 +104,7 @@ export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
 
 async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
   for await (const entry of dispatch.entries) {
+    noteReplyEntry(res, entry);
     if (entry.t === 'error') throw entryError(entry);
     if (entry.t === 'result') {
       res.setHeader('Server-Timing', serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }));
@@ -82,10 +114,11 @@ async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
   }
 }
 
-async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps): Promise<void> {
+async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps, cancel: () => void): Promise<void> {
   let started = false;
   try {
     for await (const entry of dispatch.entries) {
+      noteReplyEntry(res, entry);
       if (entry.t === 'error') {
         if (!started) throw entryError(entry);
         failSse(res, entryError(entry));
@@ -107,7 +140,7 @@ async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatComple
       err instanceof StreamDeadlineError
         ? new ProviderTimeoutError(`${dispatch.provider.name} stopped sending tokens.`)
         : toGatewayError(err, deps.maxBodyBytes);
-    if (err instanceof StreamDeadlineError) deps.dispatcher.cancel(dispatch.jobId).catch(() => {});
+    if (err instanceof StreamDeadlineError) cancel();
     failSse(res, gatewayError);
   }
 }
