@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     root.logger.info({ port, host: settings.HOST }, `gateway listening on ${settings.HOST}:${port}`);
   });
   server.keepAliveTimeout = 65_000;
-  // --- observability: /metrics also on METRICS_PORT when it is set apart from PORT; failing to bind it fails the start ---
+  // /metrics also on METRICS_PORT when it is set apart from PORT; failing to bind it fails the start
   let metricsServer: Server | undefined;
   if (root.metricsApp) {
     const metricsPort = settings.METRICS_PORT;
@@ -27,7 +27,6 @@ async function main(): Promise<void> {
     metricsServer = listener;
     root.logger.info({ port: metricsPort, host: settings.HOST }, `metrics listening on ${settings.HOST}:${metricsPort}`);
   }
-  // --- /observability ---
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,7 +1,6 @@
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { StaticKeyAuthenticator } from '../auth/static-key-authenticator.ts';
-// --- auth, rate limit, health, admin ---
 import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
@@ -18,7 +17,6 @@ import { adminConfigRouter } from '../http/routes/admin-config.ts';
 import { healthRouter } from '../http/routes/health.ts';
 import { RateLimitStats } from '../ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter.ts';
-// --- /auth, rate limit, health, admin ---
 import { createResponseCache } from '../cache/create-response-cache.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { ConfigStore } from '../config/config-store.ts';
@@ -30,7 +28,6 @@ import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { modelsRouter } from '../http/routes/models.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
-// --- observability (src/observability, src/docs) ---
 import { publicAssetPaths, resolveDocAssets } from '../docs/assets.ts';
 import { buildOpenApiDocument } from '../docs/openapi.ts';
 import { dashboardRouter } from '../http/routes/dashboard.ts';
@@ -41,13 +38,11 @@ import { EndpointLabeler } from '../observability/endpoint-label.ts';
 import { GatewayMetrics } from '../observability/metrics.ts';
 import { observeRequests } from '../observability/request-observer.ts';
 import { StatsStore } from '../observability/stats-store.ts';
-// --- /observability ---
-// --- dlp (src/dlp) ---
 import { DlpGuard } from '../dlp/dlp-guard.ts';
 import { DlpEngine } from '../dlp/engine.ts';
-// --- /dlp ---
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
+import { bullPrefix } from '../queue/job-contract.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
@@ -72,11 +67,6 @@ export interface ApiRoot {
   close(): Promise<void>;
 }
 
-/** BullMQ's key prefix under the gateway's prefix. */
-export function bullPrefix(settings: Settings): string {
-  return `${settings.REDIS_KEY_PREFIX}:bull`;
-}
-
 /** The composition root of the API: builds every dependency once and wires the app. */
 export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
   const logger = options.logger ?? createLogger(settings, 'gateway-api');
@@ -87,7 +77,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const redis = createRedis(settings, 'command', 'api');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
-  const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings) });
+  const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader') });
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
@@ -96,7 +86,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
   });
-  // --- observability: metrics first, the cache counts its hits into them ---
+  // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
         queueDepths: () =>
@@ -108,8 +98,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
           ),
       })
     : undefined;
-  // --- /observability ---
-  // --- dlp (src/dlp): one guard for the chat and jobs routes; counts go to gateway_dlp_findings_total ---
+  // One guard for the chat and jobs routes; counts go to gateway_dlp_findings_total
   const dlp = new DlpGuard({
     enabled: settings.DLP_ENABLED,
     action: settings.DLP_ACTION,
@@ -120,8 +109,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     }),
     onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
   });
-  // --- /dlp ---
-  // --- cache (src/cache): pass `onLookup` here to count gateway_cache_hits_total{cache_type} ---
+  // Pass `onLookup` here to count gateway_cache_hits_total{cache_type}
   const cache = createResponseCache({
     onLookup: (cacheType, hit) => {
       if (hit) metrics?.cacheHit(cacheType);
@@ -135,8 +123,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
   void cache.start();
-  // --- /cache ---
-  // --- auth, rate limit, health, admin (src/auth, src/ratelimit, src/health, src/admin) ---
   const prefix = settings.REDIS_KEY_PREFIX;
   const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
   controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
@@ -174,8 +160,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     backlogThreshold: settings.HEALTH_QUEUE_BACKLOG,
     version: serviceVersion(),
   });
-  // --- /auth, rate limit, health, admin ---
-  // --- observability (src/observability, src/docs) ---
   const openapi = buildOpenApiDocument({ version: serviceVersion() });
   const docAssets = resolveDocAssets();
   const stats = new StatsStore({
@@ -198,7 +182,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     metrics && settings.METRICS_PORT !== undefined && settings.METRICS_PORT !== settings.PORT
       ? createApp({ logger, authenticator, publicPaths, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
       : undefined;
-  // --- /observability ---
 
   const app = createApp({
     logger,

@@ -5,16 +5,13 @@ import type { Settings } from '../config/settings.ts';
 import { ChatExecutor } from '../execution/chat-executor.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
-import { queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
+import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
 import { createRedis } from '../redis/connections.ts';
 import { cancelChannel } from '../streams/protocol.ts';
-import { bullPrefix } from './api-root.ts';
-// --- health, admin: heartbeats and reloads ---
 import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
 import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
-// --- /health, admin ---
 
 /** Everything a worker process is made of. */
 export interface WorkerRoot {
@@ -53,9 +50,8 @@ export async function createWorkerRoot(
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
   for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
 
-  // --- observability: provider_stats of /stats are counted where the upstream calls happen ---
+  // provider_stats of /stats are counted where the upstream calls happen.
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
-  // --- /observability ---
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -76,7 +72,7 @@ export async function createWorkerRoot(
     const provider = configStore.current.providerIndex.get(name)!;
     const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data), {
       connection: createRedis(settings, 'bullmq', `worker-${name}`),
-      prefix: bullPrefix(settings),
+      prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
       concurrency: provider.concurrency,
       lockDuration: settings.WORKER_LOCK_DURATION_MS,
       stalledInterval: settings.WORKER_STALLED_INTERVAL_MS,
@@ -86,7 +82,7 @@ export async function createWorkerRoot(
     worker.on('error', (err) => logger.debug({ err: err.message, provider: name }, 'worker error'));
     return worker;
   });
-  // --- health, admin: heartbeats for /health, reloads broadcast by any process ---
+  // Heartbeats for /health, reloads broadcast by any process
   const controlSubscriber = createRedis(settings, 'subscriber', 'worker-control');
   controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
   // Fail-fast commands for reloads and heartbeats: during an outage neither a SIGHUP nor a shutdown may wait on a dead connection.
@@ -122,7 +118,6 @@ export async function createWorkerRoot(
     logger,
   });
   heartbeat.start();
-  // --- /health, admin ---
   logger.info({ providers }, 'worker started');
 
   return {

@@ -34,7 +34,6 @@ const settingsSchema = z.object({
   CACHE_TTL: envNumber(3600, { int: true, min: 1 }),
   SEMANTIC_CACHE_THRESHOLD: envNumber(0.95, { min: 0, max: 1 }),
   SEMANTIC_CACHE_ENABLED: envBoolean(true),
-  // --- cache (src/cache) ---
   /** Exact-match response cache on/off. Default true. */
   CACHE_ENABLED: envBoolean(true),
   /** Who shares cache entries: `owner` (each key owner has its own) or `shared` (every key). Default owner. */
@@ -61,7 +60,6 @@ const settingsSchema = z.object({
   EMBEDDING_TIMEOUT_MS: envNumber(10_000, { int: true, min: 100 }),
   /** Most texts embedded in one batch. Default 32. */
   EMBEDDING_BATCH_SIZE: envNumber(32, { int: true, min: 1, max: 1024 }),
-  // --- /cache ---
 
   RATE_LIMIT_REQUESTS: envNumber(10, { int: true, min: 1 }),
   RATE_LIMIT_WINDOW: envNumber(60, { int: true, min: 1 }),
@@ -69,7 +67,6 @@ const settingsSchema = z.object({
   DLP_ENABLED: envBoolean(true),
   DLP_CONFIDENCE_THRESHOLD: envNumber(0.8, { min: 0, max: 1 }),
   DLP_ACTION: envEnum(['redact', 'block', 'log'] as const, 'redact'),
-  // --- dlp (src/dlp) ---
   /** Entity types DLP acts on, comma-separated (e.g. `EMAIL_ADDRESS,CREDIT_CARD`). Default: every type (README "DLP"). */
   DLP_ENTITIES: envList().superRefine((list, ctx) => {
     const unknown = list.filter((item) => !isEntityType(item));
@@ -80,9 +77,7 @@ const settingsSchema = z.object({
     const bad = list.filter((item) => !/^[A-Za-z]{2}$/.test(item));
     if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });
   }),
-  // --- /dlp ---
 
-  // --- observability (src/observability) ---
   /** Serve Prometheus metrics at /metrics. Default true. */
   PROMETHEUS_METRICS_ENABLED: envBoolean(true),
   /**
@@ -92,7 +87,6 @@ const settingsSchema = z.object({
    * scrape-only network.
    */
   METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
-  // --- /observability ---
 
   LOG_LEVEL: envEnum(LOG_LEVELS, 'info'),
   LOG_FORMAT: envEnum(['json', 'text'] as const, 'json'),
@@ -119,7 +113,6 @@ const settingsSchema = z.object({
   DATABASE_URL: envOptionalString(),
   /** SQLite file of the key store when DATABASE_URL is unset. Default ./data/gateway.sqlite. */
   KEY_DB_PATH: envString('data/gateway.sqlite'),
-  // --- auth, health, admin (src/auth, src/health, src/admin) ---
   /** How long an issued key's lookup is cached per process, ms; revocations are pushed at once over Redis. Default 30000. */
   AUTH_CACHE_TTL_MS: envNumber(30_000, { int: true, min: 0 }),
   /** How often a worker writes its heartbeat, ms; it counts as gone after 3 periods without one. Default 2000. */
@@ -130,7 +123,6 @@ const settingsSchema = z.object({
   ENV_FILE: envOptionalString(),
   /** How long a reload waits for the other processes to acknowledge it, ms. Default 2000. */
   RELOAD_ACK_TIMEOUT_MS: envNumber(2_000, { int: true, min: 0 }),
-  // --- /auth, health, admin ---
 });
 
 export type Settings = z.output<typeof settingsSchema>;

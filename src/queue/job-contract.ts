@@ -34,6 +34,11 @@ export interface ChatJobData {
 /** BullMQ job name used for chat jobs. */
 export const CHAT_JOB_NAME = 'chat';
 
+/** BullMQ's key prefix under the gateway's Redis key prefix. */
+export function bullPrefix(redisKeyPrefix: string): string {
+  return `${redisKeyPrefix}:bull`;
+}
+
 /** The BullMQ queue name of a provider. */
 export function queueNameFor(provider: string): string {
   return `chat-${provider}`;

@@ -56,19 +56,17 @@ export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
   router.post('/v1/chat/completions', async (req: Request, res: Response) => {
     const parsed = parseChatRequest(req.body);
     const provider = deps.dispatcher.route(parsed);
-    // --- dlp (src/dlp): every message is scanned before the cache, the queue and the provider see it; block mode throws pii_detected ---
+    // Every message is scanned before the cache, the queue and the provider see it; block mode throws pii_detected
     const request = deps.dlp ? deps.dlp.screen(parsed, res.locals) : parsed;
-    // --- /dlp ---
     res.locals.model = request.model;
     res.locals.provider = provider.name;
 
-    // --- cache lookup (src/cache): keys hash the request as it stands here (redacted); a hit never touches the queue ---
+    // Keys hash the request as it stands here (redacted); a hit never touches the queue
     const owner = (res.locals.principal as Principal | undefined)?.owner ?? 'anonymous';
     const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control']) : undefined;
     res.locals.cacheStatus = lookup?.status ?? 'BYPASS';
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsed(res));
     if (lookup) res.set(cacheHeaders(lookup));
-    // --- /cache lookup ---
 
     const abort = new AbortController();
     res.on('close', () => {
