@@ -30,7 +30,10 @@ fi
 echo "bootstrap: node $(node --version)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2
+  # npm ci rejects a lock that lacks off-platform optional builds (npm/cli#4828), and a registry
+  # mirror without them cannot produce such records; npm install then still follows the lock.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2 \
+    || ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --no-save >&2
 fi
 
 REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
