@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { createApiRoot } from './composition/api-root.ts';
 import { loadSettings } from './config/settings.ts';
 import { EnvFile } from './admin/env-file.ts';
+import { handleSignals } from './process/signals.ts';
 
 /** API process entry point: `node src/server.ts`. */
 async function main(): Promise<void> {
@@ -28,10 +29,7 @@ async function main(): Promise<void> {
     root.logger.info({ port: metricsPort, host: settings.HOST }, `metrics listening on ${settings.HOST}:${metricsPort}`);
   }
 
-  let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
     root.logger.info({ signal }, 'shutting down');
     const timer = setTimeout(() => process.exit(0), settings.SHUTDOWN_GRACE_MS).unref();
     // Stop accepting; keep-alive connections are closed as soon as their in-flight reply ends.
@@ -46,15 +44,7 @@ async function main(): Promise<void> {
     await root.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  // SIGHUP: reload config.yaml and ENV_FILE here, then in every API and worker process.
-  process.on('SIGHUP', () => {
-    root.reloader.reload('SIGHUP').then(
-      (result) => root.logger.info({ processes: result.processes }, result.message),
-      () => {}, // the reloader has logged why; the old configuration stays
-    );
-  });
+  handleSignals({ stop, reloader: root.reloader, logger: root.logger });
 }
 
 main().catch((err: Error) => {

@@ -1,6 +1,7 @@
 import { createWorkerRoot } from '../src/composition/worker-root.ts';
 import { loadSettings } from '../src/config/settings.ts';
 import { EnvFile } from '../src/admin/env-file.ts';
+import { handleSignals } from '../src/process/signals.ts';
 
 /**
  * Provider worker entry point:
@@ -16,23 +17,12 @@ async function main(): Promise<void> {
   if (providers.length === 0) throw new Error('name at least one provider: node workers/provider-worker.ts provider_a');
   const root = await createWorkerRoot(settings, providers, envFile ? { envFile } : {});
 
-  let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
     root.logger.info({ signal, active: root.executor.active }, 'worker shutting down: finishing active jobs');
     await root.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  // SIGHUP: reload config.yaml and ENV_FILE here, then in every API and worker process.
-  process.on('SIGHUP', () => {
-    root.reloader.reload('SIGHUP').then(
-      (result) => root.logger.info({ processes: result.processes }, result.message),
-      () => {}, // the reloader has logged why; the old configuration stays
-    );
-  });
+  handleSignals({ stop, reloader: root.reloader, logger: root.logger });
 }
 
 main().catch((err: Error) => {

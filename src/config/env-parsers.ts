@@ -22,25 +22,40 @@ export function envBoolean(defaultValue: boolean) {
     });
 }
 
-export function envNumber(defaultValue: number, bounds: { min?: number; max?: number; int?: boolean } = {}) {
+/** Bounds of a numeric variable. */
+export interface NumberBounds {
+  min?: number;
+  max?: number;
+  int?: boolean;
+}
+
+/** What is wrong with `n` ("an integer", "a number >= 1"...), or undefined when it fits. */
+function numberProblem(n: number, bounds: NumberBounds): string | undefined {
+  if (!Number.isFinite(n)) return 'a number';
+  if (bounds.int && !Number.isInteger(n)) return 'an integer';
+  if (bounds.min !== undefined && n < bounds.min) return `a number >= ${bounds.min}`;
+  if (bounds.max !== undefined && n > bounds.max) return `a number <= ${bounds.max}`;
+  return undefined;
+}
+
+function numberVariable<T>(whenUnset: T, bounds: NumberBounds) {
   return z
     .string()
     .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === '') return defaultValue;
+    .transform((value, ctx): number | T => {
+      if (value === undefined || value.trim() === '') return whenUnset;
       const n = Number(value);
-      const problem =
-        !Number.isFinite(n) ? 'a number'
-        : bounds.int && !Number.isInteger(n) ? 'an integer'
-        : bounds.min !== undefined && n < bounds.min ? `a number >= ${bounds.min}`
-        : bounds.max !== undefined && n > bounds.max ? `a number <= ${bounds.max}`
-        : undefined;
+      const problem = numberProblem(n, bounds);
       if (problem) {
         ctx.addIssue({ code: 'custom', message: `expected ${problem}, got '${value}'` });
         return z.NEVER;
       }
       return n;
     });
+}
+
+export function envNumber(defaultValue: number, bounds: NumberBounds = {}) {
+  return numberVariable(defaultValue, bounds);
 }
 
 export function envString(defaultValue: string) {
@@ -84,23 +99,6 @@ export function envEnum<const T extends readonly [string, ...string[]]>(values: 
 }
 
 /** A number that may be left unset (`undefined`), with the same checks as {@link envNumber}. */
-export function envOptionalNumber(bounds: { min?: number; max?: number; int?: boolean } = {}) {
-  return z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === '') return undefined;
-      const n = Number(value);
-      const problem =
-        !Number.isFinite(n) ? 'a number'
-        : bounds.int && !Number.isInteger(n) ? 'an integer'
-        : bounds.min !== undefined && n < bounds.min ? `a number >= ${bounds.min}`
-        : bounds.max !== undefined && n > bounds.max ? `a number <= ${bounds.max}`
-        : undefined;
-      if (problem) {
-        ctx.addIssue({ code: 'custom', message: `expected ${problem}, got '${value}'` });
-        return z.NEVER;
-      }
-      return n;
-    });
+export function envOptionalNumber(bounds: NumberBounds = {}) {
+  return numberVariable(undefined, bounds);
 }
