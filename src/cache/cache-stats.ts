@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { CounterBuffer } from '../redis/counter-buffer.ts';
 import type { CacheKeys } from './redis-keys.ts';
 
 /** Hits and misses of one cache. */
@@ -31,28 +32,34 @@ function rate(hits: number, misses: number): number {
 /**
  * Lookup counters in one Redis hash, so every replica adds to the same
  * totals and any replica can read them (`/stats`, `/admin/cache/stats`).
- * Increments are fire-and-forget: a lost count never fails a request.
+ * Increments are buffered and written in batches (never on the request path):
+ * a lost count never fails a request.
  */
 export class CacheStats {
   private readonly redis: Redis;
   private readonly key: string;
+  private readonly counters: CounterBuffer;
 
   constructor(redis: Redis, keys: CacheKeys) {
     this.redis = redis;
     this.key = keys.stats;
+    // Batched: a cache hit must not pay for its own statistics.
+    this.counters = new CounterBuffer({ redis });
   }
 
   /** Counts one lookup of `type`; `similarity` is the match's similarity on a semantic hit. */
   record(type: CacheType, hit: boolean, similarity?: number): void {
-    const field = `${type}_${hit ? 'hits' : 'misses'}`;
-    // Plain commands, not MULTI: the connection auto-pipelines them, and a hit costs no extra round trip.
-    this.redis.hincrby(this.key, field, 1).catch(() => {});
-    if (type === 'semantic' && hit && similarity !== undefined) {
-      this.redis.hincrbyfloat(this.key, 'semantic_similarity_sum', similarity).catch(() => {});
-    }
+    this.counters.add(this.key, `${type}_${hit ? 'hits' : 'misses'}`);
+    if (type === 'semantic' && hit && similarity !== undefined) this.counters.addFloat(this.key, 'semantic_similarity_sum', similarity);
+  }
+
+  /** Writes buffered counts (on shutdown). */
+  async close(): Promise<void> {
+    await this.counters.close();
   }
 
   async read(): Promise<CacheCounters> {
+    await this.counters.flush();
     const raw = await this.redis.hgetall(this.key);
     const n = (field: string) => Number(raw[field] ?? 0) || 0;
     const exactHits = n('exact_hits');

@@ -119,6 +119,7 @@ export class ResponseCache {
   }
 
   async close(): Promise<void> {
+    await this.stats.close();
     await this.options.semantic.close();
     await this.options.embedder?.close();
   }

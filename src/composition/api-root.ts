@@ -227,6 +227,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     async close() {
       await bus.close();
       await keyStore.close().catch(() => {});
+      await stats.close();
       await cache.close();
       await reader.close();
       await queues.close();

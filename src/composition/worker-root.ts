@@ -133,6 +133,7 @@ export async function createWorkerRoot(
       const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.SHUTDOWN_GRACE_MS).unref());
       await Promise.race([Promise.all(workers.map((w) => w.close())), grace]);
       await Promise.allSettled(workers.map((w) => w.close(true)));
+      await stats.close();
       await subscriber.quit().catch(() => {});
       await writer.quit().catch(() => {});
     },

@@ -6,7 +6,8 @@ import type { RequestSummary } from './request-summary.ts';
  * The one access-log line per request. It names the key's owner, never the
  * key; it never carries headers that authenticate, bodies, or query strings
  * (which a client might put a key in). At debug level a few harmless request
- * headers are added; the logger's redaction still applies underneath.
+ * headers are added. Only the fields below are ever written, which is why the
+ * observer may log these lines without path redaction.
  */
 
 const DEBUG_HEADERS = ['user-agent', 'content-type', 'content-length', 'accept'] as const;

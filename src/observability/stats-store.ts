@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { CounterBuffer } from '../redis/counter-buffer.ts';
 import { maskApiKey } from '../auth/api-key.ts';
 import type { RequestSummary } from './request-summary.ts';
 import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './stats-schema.ts';
@@ -71,6 +72,8 @@ export class StatsStore {
   private readonly keys: { counters: string; providers: string };
   private readonly topUsers: number;
   private readonly options: StatsStoreOptions;
+  /** Increments go out in batches (src/redis/counter-buffer.ts). */
+  private readonly counters: CounterBuffer;
 
   constructor(options: StatsStoreOptions) {
     this.options = options;
@@ -78,12 +81,14 @@ export class StatsStore {
     this.topUsers = options.topUsers ?? 10;
     const base = `${options.prefix}:stats`;
     this.keys = { counters: `${base}:counters`, providers: `${base}:providers` };
+    const onError = options.onError;
+    this.counters = new CounterBuffer({ redis: options.redis, ...(onError ? { onError } : {}) });
   }
 
   /** Counts one finished HTTP request (API processes). Fire-and-forget: never throws, never delays a reply. */
   recordRequest(summary: RequestSummary): void {
     if (!isApiRequest(summary)) return;
-    this.settle(this.redis.hincrby(this.keys.counters, 'total_requests', 1));
+    this.counters.add(this.keys.counters, 'total_requests');
   }
 
   /**
@@ -95,19 +100,23 @@ export class StatsStore {
     if (job.status !== 'ok' && job.status !== 'error') return;
     const key = this.keys.providers;
     const p = job.provider;
-    const multi = this.redis.multi().hincrby(key, `${p}:requests`, 1);
+    this.counters.add(key, `${p}:requests`);
     const tokens = (job.usage?.prompt_tokens ?? 0) + (job.usage?.completion_tokens ?? 0);
-    if (tokens > 0) multi.hincrby(key, `${p}:tokens`, tokens);
-    if (job.status === 'ok') multi.hincrby(key, `${p}:latency_ms`, Math.max(0, Math.round(job.upstreamMs))).hincrby(key, `${p}:latency_n`, 1);
-    this.settle(multi.exec());
+    if (tokens > 0) this.counters.add(key, `${p}:tokens`, tokens);
+    if (job.status === 'ok') {
+      this.counters.add(key, `${p}:latency_ms`, Math.max(0, Math.round(job.upstreamMs)));
+      this.counters.add(key, `${p}:latency_n`);
+    }
   }
 
-  private settle(write: Promise<unknown>): void {
-    write.catch((err: Error) => this.options.onError?.(err));
+  /** Writes buffered counts (on shutdown). */
+  async close(): Promise<void> {
+    await this.counters.close();
   }
 
   /** The statistics record; `providers` (from config.yaml) always appear, with zeros before their first request. */
   async read(providers: readonly string[]): Promise<StatsRecord> {
+    await this.counters.flush();
     const zero = { hits: 0, misses: 0 };
     const [total, providerValues, cache, rateLimit] = await Promise.all([
       this.redis.hget(this.keys.counters, 'total_requests'),
