@@ -6,7 +6,7 @@ import { ChatExecutor } from '../execution/chat-executor.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
-import { createRedis } from '../redis/connections.ts';
+import { createRedis, waitForReady } from '../redis/connections.ts';
 import { cancelChannel } from '../streams/protocol.ts';
 import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
@@ -117,6 +117,8 @@ export async function createWorkerRoot(
     intervalMs: settings.WORKER_HEARTBEAT_MS,
     logger,
   });
+  // The first beat must not be lost to a connection still coming up: /health would call this worker's providers unavailable until the next one.
+  await waitForReady(control, 2_000);
   heartbeat.start();
   logger.info({ providers }, 'worker started');
 
