@@ -54,7 +54,9 @@ const report = (name: 'api' | 'worker') => {
   const first = avg(values.slice(0, third));
   const last = avg(values.slice(-third));
   const growth = (last - first) / first;
-  return `| ${name} | ${first.toFixed(1)} | ${last.toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${(100 * growth).toFixed(1)}% | ${Math.abs(growth) <= 0.1 ? 'flat' : 'GROWING'} |`;
+  // Under two minutes the curve is still warm-up (JIT, pools): report it, judge nothing.
+  const verdict = soakMs < 120_000 ? 'too short to judge' : Math.abs(growth) <= 0.1 ? 'flat' : 'GROWING';
+  return `| ${name} | ${first.toFixed(1)} | ${last.toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${(100 * growth).toFixed(1)}% | ${verdict} |`;
 };
 console.log(`soak ${(soakMs / 60_000).toFixed(1)} min, ${connections} connections, ${total} requests (${(total / (soakMs / 1000)).toFixed(0)} req/s), ${failures} failed; RSS in MiB, sampled every ${sampleMs / 1000} s\n`);
 console.log('| process | first third | last third | max | change | verdict |');
