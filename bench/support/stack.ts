@@ -4,6 +4,8 @@ import { deletePrefix, testRedis, uniquePrefix } from '../../test/support/redis.
 /** A gateway (API + worker processes) in front of a fake upstream running as its own process. */
 export interface BenchStack {
   upstreamUrl: string;
+  /** Process id of the fake upstream (for CPU accounting). */
+  upstreamPid: number | undefined;
   gateway: Gateway;
   key: string;
   stop(): Promise<void>;
@@ -54,6 +56,7 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
   });
   return {
     upstreamUrl: upstream.url,
+    upstreamPid: upstream.proc.child.pid,
     gateway,
     key: BENCH_KEY,
     async stop() {

@@ -70,7 +70,8 @@ export async function createWorkerRoot(
 
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
-    const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data), {
+    // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
+    const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data, { first: job.attemptsStarted <= 1 }), {
       connection: createRedis(settings, 'bullmq', `worker-${name}`),
       prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
       concurrency: provider.concurrency,

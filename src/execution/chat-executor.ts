@@ -86,7 +86,12 @@ export class ChatExecutor {
     return controller !== undefined;
   }
 
-  async run(job: ChatJobData): Promise<JobOutcome> {
+  /**
+   * Runs one job. `delivery.first`: the queue has never handed this job to a
+   * worker before, so its reply stream cannot hold a dead worker's partial
+   * reply and the pre-flight skips reading it. Default false (always look).
+   */
+  async run(job: ChatJobData, delivery: { first?: boolean } = {}): Promise<JobOutcome> {
     const startedAt = Date.now();
     const outcome: JobOutcome = {
       provider: job.provider,
@@ -104,7 +109,7 @@ export class ChatExecutor {
       return { q: outcome.queueMs, u: outcome.firstEntryMs };
     });
     try {
-      const state = await this.preflight(job);
+      const state = await this.preflight(job, delivery.first === true);
       if (state !== 'run') {
         outcome.status = state === 'cancelled' ? 'cancelled' : 'skipped';
         if (state === 'orphaned') {
@@ -163,14 +168,14 @@ export class ChatExecutor {
   }
 
   /**
-   * Looks at the reply stream before calling out: a cancelled job is skipped;
-   * a stream with entries means a previous worker died while serving this job.
+   * Looks before calling out: a cancelled job is skipped; on a re-delivery, a
+   * reply stream with entries means a previous worker died while serving it.
    */
-  private async preflight(job: ChatJobData): Promise<'run' | 'cancelled' | 'done' | 'orphaned'> {
+  private async preflight(job: ChatJobData, firstDelivery: boolean): Promise<'run' | 'cancelled' | 'done' | 'orphaned'> {
     const redis = this.options.redis;
     const [cancelled, last] = await Promise.all([
       redis.exists(cancelKey(this.options.prefix, job.jobId)),
-      redis.xrevrange(job.streamKey, '+', '-', 'COUNT', 1),
+      firstDelivery ? [] : redis.xrevrange(job.streamKey, '+', '-', 'COUNT', 1),
     ]);
     if (cancelled) return 'cancelled';
     const entry = last[0];

@@ -1,15 +1,17 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
+import { coalesceWrites } from './write-coalescing.ts';
 
 /**
  * Redis connections by role. Each role has the options its use needs:
  *
  * - `command`: short commands on the request path. Fails fast when Redis is
  *   unreachable (no offline queue, one retry, a command timeout) so a client
- *   gets a 503 instead of a hang. Auto-pipelined.
+ *   gets a 503 instead of a hang. Writes coalesced per event-loop turn.
  * - `blocking`: XREAD BLOCK on reply streams; never shared with other work.
  * - `subscriber`: pub/sub only.
- * - `bullmq`: BullMQ workers require `maxRetriesPerRequest: null`.
+ * - `bullmq`: BullMQ workers require `maxRetriesPerRequest: null`. Writes
+ *   coalesced per event-loop turn.
  */
 export type RedisRole = 'command' | 'blocking' | 'subscriber' | 'bullmq';
 
@@ -34,20 +36,15 @@ export function createRedis(settings: Settings, role: RedisRole, name: string): 
   const connectionName = `${settings.REDIS_KEY_PREFIX}:${name}`;
   switch (role) {
     case 'command':
-      return new Redis({
-        ...base,
-        connectionName,
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        commandTimeout: COMMAND_TIMEOUT_MS,
-        enableAutoPipelining: true,
-      });
+      return coalesceWrites(
+        new Redis({ ...base, connectionName, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS }),
+      );
     case 'blocking':
       return new Redis({ ...base, connectionName, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     case 'subscriber':
       return new Redis({ ...base, connectionName, maxRetriesPerRequest: null });
     case 'bullmq':
-      return new Redis({ ...base, connectionName, maxRetriesPerRequest: null, enableAutoPipelining: true });
+      return coalesceWrites(new Redis({ ...base, connectionName, maxRetriesPerRequest: null }));
   }
 }
 
