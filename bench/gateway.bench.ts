@@ -1,11 +1,15 @@
+import { redisPid, withCpu } from './support/cpu.ts';
 import { runLoad, type LoadResult } from './support/load.ts';
 import { startStack, UPSTREAM_KEY } from './support/stack.ts';
+import { testRedis } from '../test/support/redis.ts';
 
 /**
  * Through-the-queue throughput and latency: the fake upstream directly versus
  * the gateway in front of it (cache miss: every prompt unique), non-streamed
  * and streamed, at several concurrencies. The difference is what the gateway
- * adds (API, BullMQ, worker, Redis stream).
+ * adds (API, BullMQ, worker, Redis stream). For the gateway runs it also
+ * reports the CPU each process spent per request (Linux /proc), which shows
+ * where a 2-core machine's budget goes.
  *
  * BENCH_SMOKE=1: one short run per scenario. BENCH_DURATION_MS, BENCH_CONNECTIONS
  * (comma list), BENCH_UPSTREAM_LATENCY_MS, BENCH_WORKERS tune it.
@@ -30,7 +34,23 @@ function body(stream: boolean) {
     });
 }
 
+const probe = testRedis();
+const pids = {
+  api: stack.gateway.api.child.pid,
+  worker: stack.gateway.workers.get('provider_a')?.[0]?.child.pid,
+  redis: await redisPid(probe).catch(() => undefined),
+  upstream: stack.upstreamPid,
+  'load generator': process.pid,
+};
+probe.disconnect();
+
 const rows: string[] = [];
+const cpuRows: string[] = [];
+function cpuRow(scenario: string, connections: number, r: LoadResult, cpu: Record<string, number>): void {
+  const perRequest = Object.values(cpu).map((ms) => (Number.isFinite(ms) ? ((ms * 1000) / Math.max(1, r.finished)).toFixed(0) : '-'));
+  const total = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  cpuRows.push(`| ${scenario} | ${connections} | ${perRequest.join(' | ')} | ${((total * 1000) / Math.max(1, r.finished)).toFixed(0)} |`);
+}
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 function row(scenario: string, connections: number, r: LoadResult): void {
   const bad = r.errors + Object.values(r.statuses).reduce((a, b) => a + b, 0);
@@ -51,14 +71,17 @@ try {
         durationMs,
       });
       row(`direct upstream, ${mode}`, connections, direct);
-      const viaGateway = await runLoad({
-        url: `${stack.gateway.baseUrl}/v1/chat/completions`,
-        headers: { 'x-api-key': stack.key, 'cache-control': 'no-store' },
-        body: body(stream),
-        connections,
-        durationMs,
-      });
+      const { result: viaGateway, cpu } = await withCpu(pids, () =>
+        runLoad({
+          url: `${stack.gateway.baseUrl}/v1/chat/completions`,
+          headers: { 'x-api-key': stack.key, 'cache-control': 'no-store' },
+          body: body(stream),
+          connections,
+          durationMs,
+        }),
+      );
       row(`gateway miss (queue), ${mode}`, connections, viaGateway);
+      cpuRow(`gateway miss (queue), ${mode}`, connections, viaGateway, cpu);
       rows.push(
         `| → added by the gateway, ${mode} | ${connections} | | ${fmt(viaGateway.latency.p50 - direct.latency.p50)} | | ${fmt(viaGateway.latency.p99 - direct.latency.p99)} | ${fmt(viaGateway.ttfb.p50 - direct.ttfb.p50)} | ${fmt(viaGateway.ttfb.p99 - direct.ttfb.p99)} | |`,
       );
@@ -72,3 +95,7 @@ console.log(`upstream latency ${latencyMs} ms, ${durationMs} ms per run, times i
 console.log('| scenario | conns | req/s | p50 | p90 | p99 | ttfb p50 | ttfb p99 | errors |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
+console.log('\nCPU per request through the gateway, µs (all threads of each process; "-" where /proc cannot tell)\n');
+console.log(`| scenario | conns | ${Object.keys(pids).join(' | ')} | total |`);
+console.log(`|---|---|${Object.keys(pids).map(() => '---|').join('')}---|`);
+for (const r of cpuRows) console.log(r);

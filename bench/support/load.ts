@@ -15,7 +15,10 @@ export interface LoadOptions {
 
 /** Latency summary in ms. */
 export interface LoadResult {
+  /** Requests measured (after the warm-up). */
   requests: number;
+  /** Every request finished during the run, warm-up included (for per-request accounting). */
+  finished: number;
   errors: number;
   /** Non-2xx statuses seen, by status. */
   statuses: Record<number, number>;
@@ -56,6 +59,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const statuses: Record<number, number> = {};
   let errors = 0;
   let counter = 0;
+  let finished = 0;
 
   const once = (i: number) =>
     new Promise<void>((resolve) => {
@@ -99,12 +103,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   await Promise.all(
     Array.from({ length: options.connections }, async () => {
-      while (performance.now() < end) await once(counter++);
+      while (performance.now() < end) {
+        await once(counter++);
+        finished++;
+      }
     }),
   );
   agent.destroy();
   return {
     requests: latencies.length,
+    finished,
     errors,
     statuses,
     rps: latencies.length / (options.durationMs / 1000),

@@ -196,11 +196,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         rule: () => ({ limit: reloader.settings.RATE_LIMIT_REQUESTS, windowMs: reloader.settings.RATE_LIMIT_WINDOW * 1000 }),
       }),
     ],
+    // The hot route first: Express tries routers in order, and every layer passed costs time per request.
     routers: [
+      chatCompletionsRouter({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp }),
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
-      chatCompletionsRouter({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp }),
       adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
       chatJobsRouter({
         dispatcher,
