@@ -1,11 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { freePort, startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import { startGateway, type Gateway } from '../support/processes.ts';
+import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { countBy, sendChat, trafficLoop } from '../support/traffic.ts';
 
 /** Redis dies mid-traffic and comes back empty: no request hangs, and the gateway heals by itself. */
@@ -14,35 +11,18 @@ const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 if (!hasRedisServer) console.warn('\n*** SKIPPING redis-restart: no redis-server binary on PATH ***\n');
 
 const KEY = 'gw_redis_restart_key_012345';
-let port: number;
-let redisProc: ChildProcess | undefined;
+let redisServer: RedisServer;
 let gateway: Gateway;
 let upstream: FakeUpstream;
 
-function startRedis(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-redis-'));
-  redisProc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  return waitFor(async () => {
-    const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      return (await probe.ping()) === 'PONG';
-    } finally {
-      probe.disconnect();
-    }
-  }, 10_000, 'private redis');
-}
-
 describe.skipIf(!hasRedisServer)('Redis restart mid-traffic', () => {
   beforeAll(async () => {
-    port = await freePort();
-    await startRedis();
+    redisServer = await startRedisServer();
     upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up' });
     upstream.setBehavior({ latencyMs: 20 });
     gateway = await startGateway({
       env: {
-        REDIS_PORT: String(port),
+        REDIS_PORT: String(redisServer.port),
         REDIS_KEY_PREFIX: 'gwrel',
         API_KEYS: KEY,
         PROVIDER_A_API_KEY: 'up',
@@ -60,7 +40,7 @@ describe.skipIf(!hasRedisServer)('Redis restart mid-traffic', () => {
   afterAll(async () => {
     await gateway?.stop();
     await upstream?.close();
-    redisProc?.kill('SIGKILL');
+    await redisServer?.stop();
   });
 
   it('answers every request (success or a clear error), then recovers', async () => {
@@ -68,9 +48,9 @@ describe.skipIf(!hasRedisServer)('Redis restart mid-traffic', () => {
     let restarted = 0;
     const chaos = (async () => {
       await new Promise((r) => setTimeout(r, 1500));
-      redisProc?.kill('SIGKILL');
+      await redisServer.stop();
       await new Promise((r) => setTimeout(r, 1500));
-      await startRedis();
+      await redisServer.start();
       restarted = Date.now();
     })();
     const outcomes = await trafficLoop(8, () => restarted > 0 && Date.now() - restarted > 4000, (i) =>

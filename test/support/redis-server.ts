@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, waitFor } from './processes.ts';
 
@@ -11,9 +14,11 @@ export interface RedisServer {
 
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
+  // Its own working directory, so nothing it might write lands in the checkout.
+  const dir = mkdtempSync(join(tmpdir(), 'gw-redis-'));
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
     await waitFor(
       async () => {
         const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
