@@ -78,7 +78,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
-  const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader') });
+  const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,

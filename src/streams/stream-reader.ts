@@ -5,14 +5,16 @@ import { parseEntry, type StreamEntry } from './protocol.ts';
 
 /** Options of {@link StreamReader}. */
 export interface StreamReaderOptions {
-  /** Makes a new blocking connection. */
+  /** Makes a new connection; the reader opens one for its blocking reads (and one to wake it when `waker` is not given). */
   connect: () => Redis;
-  /** Idle connections kept for reuse. Default 64. */
-  maxIdle?: number;
-  /** Longest single XREAD BLOCK, ms; abort is noticed at this granularity at worst. Default 2000. */
+  /** Connection that sends `CLIENT UNBLOCK` when a read starts while the shared XREAD is blocked. Default: one opened with `connect`. */
+  waker?: Redis;
+  /** Longest single XREAD BLOCK, ms. Default 2000. */
   blockSliceMs?: number;
-  /** How long a new connection may take to become ready, ms. Default 2000. */
+  /** How long the blocking connection may take to become ready before a read fails with 503, ms. Default 2000. */
   connectTimeoutMs?: number;
+  /** Entries fetched per stream and XREAD. Default 256. */
+  count?: number;
 }
 
 /** Thrown when nothing arrived before the deadline. */
@@ -33,128 +35,249 @@ export class StreamAbortedError extends Error {
 
 const TERMINAL = new Set(['result', 'end', 'error']);
 
+/** One `read()` in progress. */
+interface Subscription {
+  key: string;
+  /** Id of the last entry handed to this subscription. */
+  lastId: string;
+  buffer: StreamEntry[];
+  /** Set while the read waits for entries. */
+  wake: (() => void) | undefined;
+  failure: Error | undefined;
+}
+
 /**
- * Reads reply streams with XREAD BLOCK from the start of the stream, on
- * connections used for nothing else. Connections are pooled: one per request
- * in flight, returned when the read ends.
+ * Reads reply streams for every request of this process through one blocking
+ * connection: a single XREAD BLOCK names every stream someone waits on, and
+ * its reply is fanned out to the readers. A reply stream per request used to
+ * cost a connection, a write and a blocked client per request; here the
+ * writes and Redis' wake-ups are shared by everything that arrived in the
+ * same round trip. A read that starts while the XREAD is blocked interrupts
+ * it (`CLIENT UNBLOCK`) so its stream is included at once.
  */
 export class StreamReader {
-  private readonly idle: Redis[] = [];
-  private readonly all = new Set<Redis>();
-  private readonly maxIdle: number;
+  private readonly byKey = new Map<string, Set<Subscription>>();
   private readonly blockSliceMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly count: number;
+  private conn: Redis | undefined;
+  private waker: Redis | undefined;
+  private clientId: number | undefined;
+  private looping = false;
+  /** Increments with every XREAD sent; tells a wake-up which XREAD it targets. */
+  private cycle = 0;
+  private blockedCycle = -1;
+  private wakeCycle = -1;
   private closed = false;
 
   private readonly options: StreamReaderOptions;
 
   constructor(options: StreamReaderOptions) {
     this.options = options;
-    this.maxIdle = options.maxIdle ?? 64;
     this.blockSliceMs = options.blockSliceMs ?? 2_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
+    this.count = options.count ?? 256;
   }
 
-  /** Connections open now (busy and idle). */
+  /** Reads in progress. */
   get size(): number {
-    return this.all.size;
-  }
-
-  private async acquire(): Promise<Redis> {
-    const conn = this.idle.pop();
-    if (conn) return conn;
-    const fresh = this.options.connect();
-    fresh.on('error', () => {});
-    this.all.add(fresh);
-    if (!(await waitForReady(fresh, this.connectTimeoutMs))) {
-      this.all.delete(fresh);
-      fresh.disconnect();
-      throw new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.');
-    }
-    return fresh;
-  }
-
-  private release(conn: Redis, healthy: boolean): void {
-    if (healthy && !this.closed && conn.status === 'ready' && this.idle.length < this.maxIdle) {
-      this.idle.push(conn);
-      return;
-    }
-    this.all.delete(conn);
-    conn.disconnect();
+    let n = 0;
+    for (const subs of this.byKey.values()) n += subs.size;
+    return n;
   }
 
   /**
-   * Yields entries of `key` until a terminal one (`result`, `end`, `error`),
-   * inclusive. `deadline()` is re-read after every entry, so a caller can
-   * extend it (idle timeout between chunks).
+   * Yields entries of `key` from its start until a terminal one (`result`,
+   * `end`, `error`), inclusive. `deadline()` is re-read whenever the read
+   * waits, so a caller can extend it (idle timeout between chunks).
    */
   async *read(key: string, deadline: () => number, signal?: AbortSignal): AsyncGenerator<StreamEntry> {
-    const conn = await this.acquire();
-    let lastId = '0-0';
-    let inFlight: Promise<unknown> | undefined;
-    let healthy = true;
+    await this.ready();
+    const sub: Subscription = { key, lastId: '0-0', buffer: [], wake: undefined, failure: undefined };
+    this.subscribe(sub);
     try {
       for (;;) {
+        while (sub.buffer.length === 0) {
+          if (sub.failure) throw sub.failure;
+          if (signal?.aborted) throw new StreamAbortedError();
+          if (deadline() <= Date.now()) throw new StreamDeadlineError();
+          await this.waitFor(sub, deadline, signal);
+        }
         if (signal?.aborted) throw new StreamAbortedError();
-        const remaining = deadline() - Date.now();
-        if (remaining <= 0) throw new StreamDeadlineError();
-        const block = Math.max(1, Math.min(remaining, this.blockSliceMs));
-        const call = conn.xread('COUNT', 256, 'BLOCK', block, 'STREAMS', key, lastId);
-        inFlight = call;
-        let reply: Awaited<typeof call>;
-        try {
-          reply = signal ? await raceAbort(call, signal) : await call;
-        } catch (err) {
-          if (err instanceof StreamAbortedError) throw err;
-          healthy = false;
-          throw new ServiceUnavailableError('Lost the connection to Redis while waiting for the reply.', { cause: err });
-        }
-        inFlight = undefined;
-        if (!reply) continue;
-        for (const [, entries] of reply) {
-          for (const [id, fields] of entries) {
-            lastId = id;
-            const entry = parseEntry(id, fields);
-            yield entry;
-            if (TERMINAL.has(entry.t)) return;
-          }
-        }
+        const entry = sub.buffer.shift() as StreamEntry;
+        yield entry;
+        if (TERMINAL.has(entry.t)) return;
       }
     } finally {
-      if (inFlight) {
-        // The connection is still blocked in XREAD; hand it back once Redis answers.
-        inFlight.then(
-          () => this.release(conn, healthy),
-          () => this.release(conn, false),
-        );
-      } else {
-        this.release(conn, healthy);
-      }
+      this.unsubscribe(sub);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const conn of this.all) conn.disconnect();
-    this.all.clear();
-    this.idle.length = 0;
+    this.failAll(new ServiceUnavailableError('The gateway is shutting down.'));
+    this.conn?.disconnect();
+    if (!this.options.waker) this.waker?.disconnect();
+    this.conn = undefined;
+    this.waker = undefined;
+  }
+
+  /** The blocking connection, ready; 503 when Redis cannot be reached in time. */
+  private async ready(): Promise<Redis> {
+    if (this.closed) throw new ServiceUnavailableError('The gateway is shutting down.');
+    if (!this.conn) {
+      const conn = this.options.connect();
+      conn.on('error', () => {});
+      // A new connection has a new client id; it is asked for again before the next XREAD.
+      conn.on('ready', () => (this.clientId = undefined));
+      this.conn = conn;
+    }
+    if (!(await waitForReady(this.conn, this.connectTimeoutMs))) {
+      throw new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.');
+    }
+    return this.conn;
+  }
+
+  private subscribe(sub: Subscription): void {
+    let subs = this.byKey.get(sub.key);
+    if (!subs) this.byKey.set(sub.key, (subs = new Set()));
+    subs.add(sub);
+    if (!this.looping) void this.loop();
+    else if (this.blockedCycle === this.cycle) this.wake(this.cycle);
+  }
+
+  private unsubscribe(sub: Subscription): void {
+    const subs = this.byKey.get(sub.key);
+    if (!subs?.delete(sub)) return;
+    if (subs.size === 0) this.byKey.delete(sub.key);
+  }
+
+  /** Interrupts XREAD number `cycle` if Redis has not answered it yet; once per XREAD. */
+  private wake(cycle: number): void {
+    if (this.wakeCycle === cycle || this.clientId === undefined) return;
+    this.wakeCycle = cycle;
+    const id = this.clientId;
+    if (!this.waker) {
+      this.waker = this.options.waker ?? this.options.connect();
+      this.waker.on('error', () => {});
+    }
+    this.waker.client('UNBLOCK', id).then(
+      (unblocked) => {
+        // 0: the XREAD had not reached Redis yet (it travels on another connection); try again while it is still out.
+        if (Number(unblocked) === 0 && this.blockedCycle === cycle && this.clientId === id) {
+          this.wakeCycle = -1;
+          setImmediate(() => {
+            if (this.blockedCycle === cycle) this.wake(cycle);
+          });
+        }
+      },
+      () => {
+        // Redis trouble: the XREAD fails too and every read is told.
+      },
+    );
+  }
+
+  private async loop(): Promise<void> {
+    this.looping = true;
+    try {
+      while (this.byKey.size > 0 && !this.closed) {
+        const conn = this.conn;
+        if (!conn) break;
+        if (this.clientId === undefined) this.clientId = Number(await conn.client('ID'));
+        const args: (string | number)[] = ['COUNT', this.count, 'BLOCK', this.blockSliceMs, 'STREAMS'];
+        const ids: string[] = [];
+        const starts = new Map<string, string>();
+        for (const [key, subs] of this.byKey) {
+          const start = lowestId(subs);
+          args.push(key);
+          ids.push(start);
+          starts.set(key, start);
+        }
+        const cycle = ++this.cycle;
+        this.blockedCycle = cycle;
+        let reply: [string, [string, string[]][]][] | null;
+        try {
+          reply = (await conn.call('XREAD', ...args, ...ids)) as typeof reply;
+        } finally {
+          this.blockedCycle = -1;
+        }
+        if (reply) this.deliver(reply, starts);
+      }
+    } catch (err) {
+      this.failAll(new ServiceUnavailableError('Lost the connection to Redis while waiting for the reply.', { cause: err }));
+    } finally {
+      this.looping = false;
+    }
+    // A read that subscribed while the loop was finishing must not wait for nobody.
+    if (this.byKey.size > 0 && !this.closed) void this.loop();
+  }
+
+  /** Hands each reader the entries it has not seen; `starts` holds the id each stream was read after. */
+  private deliver(reply: [string, [string, string[]][]][], starts: Map<string, string>): void {
+    for (const [key, raw] of reply) {
+      const subs = this.byKey.get(key);
+      const start = starts.get(key) ?? '0-0';
+      if (!subs || raw.length === 0) continue;
+      // A reader that joined after this XREAD was sent may lack entries before `start`: it waits for the next one.
+      const readers = [...subs].filter((sub) => sub.lastId === start || compareIds(start, sub.lastId) <= 0);
+      const shared = readers.length > 1;
+      for (const [id, fields] of raw) {
+        const entry = parseEntry(id, fields);
+        for (const sub of readers) {
+          // Readers of one stream may have started at different times; each gets what it has not seen.
+          if (shared && compareIds(id, sub.lastId) <= 0) continue;
+          sub.lastId = id;
+          sub.buffer.push(entry);
+          // A finished read stops naming its stream at once, before its consumer gets to it.
+          if (TERMINAL.has(entry.t)) subs.delete(sub);
+        }
+      }
+      if (subs.size === 0) this.byKey.delete(key);
+      for (const sub of readers) sub.wake?.();
+    }
+  }
+
+  private failAll(failure: Error): void {
+    for (const subs of this.byKey.values()) {
+      for (const sub of subs) {
+        sub.failure = failure;
+        sub.wake?.();
+      }
+    }
+    this.byKey.clear();
+  }
+
+  /** Resolves when `sub` has entries or fails, or the deadline passes, or `signal` aborts (the caller re-checks which). */
+  private waitFor(sub: Subscription, deadline: () => number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        sub.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(1, deadline() - Date.now()));
+      signal?.addEventListener('abort', done, { once: true });
+      sub.wake = done;
+    });
   }
 }
 
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new StreamAbortedError());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new StreamAbortedError());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
+/** The id every subscription of a stream has read past: the XREAD starting point for that stream. */
+function lowestId(subs: Set<Subscription>): string {
+  let lowest: string | undefined;
+  for (const sub of subs) if (lowest === undefined || compareIds(sub.lastId, lowest) < 0) lowest = sub.lastId;
+  return lowest ?? '0-0';
+}
+
+/** Orders Redis stream ids (`<ms>-<seq>`). */
+export function compareIds(a: string, b: string): number {
+  const dashA = a.indexOf('-');
+  const dashB = b.indexOf('-');
+  const msA = Number(a.slice(0, dashA));
+  const msB = Number(b.slice(0, dashB));
+  if (msA !== msB) return msA < msB ? -1 : 1;
+  const seqA = Number(a.slice(dashA + 1));
+  const seqB = Number(b.slice(dashB + 1));
+  return seqA === seqB ? 0 : seqA < seqB ? -1 : 1;
 }
