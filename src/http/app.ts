@@ -1,7 +1,8 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
-import { bodyReadError, errorHandler, notFoundHandler } from './error-handler.ts';
+import { errorHandler, notFoundHandler } from './error-handler.ts';
+import { jsonBody } from './json-body.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { requireAdmin } from './middleware/require-admin.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -37,8 +38,7 @@ export function createApp(options: AppOptions): Express {
   // Every /admin/* path needs an admin key, including ones no router serves (403, not 404).
   app.use('/admin', requireAdmin());
   for (const guard of options.guards ?? []) app.use(guard);
-  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] });
-  app.use((req, res, next) => json(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err, options.maxBodyBytes))));
+  app.use(jsonBody({ limit: options.maxBodyBytes }));
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler());
   app.use(errorHandler(options.logger, options.maxBodyBytes));
