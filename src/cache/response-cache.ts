@@ -133,11 +133,19 @@ export class ResponseCache {
     this.options.onLookup?.(type, hit);
   }
 
-  /** Looks `request` up for the key owner `owner`; `cacheControl` is the request's `Cache-Control` header. */
-  async lookup(request: ChatRequest, owner: string, cacheControl?: string | string[]): Promise<CacheLookup> {
+  /**
+   * Looks `request` up for the key owner `owner`; `cacheControl` is the
+   * request's `Cache-Control` header. `gate` (the rate-limit decision) is
+   * awaited together with the first cache read: when it rejects, so does the
+   * lookup, and nothing is counted.
+   */
+  async lookup(request: ChatRequest, owner: string, cacheControl?: string | string[], gate?: Promise<void>): Promise<CacheLookup> {
     const mode = cacheModeOf(cacheControl);
     const semanticOn = this.semanticState === 'ready';
-    if (mode === 'bypass' || (!this.options.exactEnabled && !semanticOn)) return new CacheLookup(this, 'BYPASS');
+    if (mode === 'bypass' || (!this.options.exactEnabled && !semanticOn)) {
+      await gate;
+      return new CacheLookup(this, 'BYPASS');
+    }
     const partition = this.partitionOf(owner);
     const exactKey = exactKeyOf(partition, request);
     const context: LookupContext = { request, mode, exactKey, userIndex: lastUserIndex(request) };
@@ -145,12 +153,14 @@ export class ResponseCache {
       context.semanticPartition = semanticPartitionOf(partition, this.options.embedder.id, request);
       context.guard = guardSignatureOf(request.messages[context.userIndex]?.content ?? '');
     }
+    if (mode === 'use' && this.options.exactEnabled) {
+      const [, hit] = await Promise.all([gate, this.options.exact.get(exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
+      this.counted('exact', hit !== undefined);
+      if (hit) return new CacheLookup(this, 'HIT', context, hit);
+    } else {
+      await gate;
+    }
     if (mode === 'use') {
-      if (this.options.exactEnabled) {
-        const hit = await this.options.exact.get(exactKey).catch((err: Error) => this.lookupFailed('exact', err));
-        this.counted('exact', hit !== undefined);
-        if (hit) return new CacheLookup(this, 'HIT', context, hit);
-      }
       if (context.semanticPartition) {
         const hit = await this.semanticLookup(context);
         if (hit) return new CacheLookup(this, 'SEMANTIC_HIT', context, hit);

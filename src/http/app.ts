@@ -5,6 +5,7 @@ import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { requireAdmin } from './middleware/require-admin.ts';
+import { awaitRateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 
 /** Options of {@link createApp}. */
@@ -14,8 +15,14 @@ export interface AppOptions {
   /** Paths served without a key. */
   publicPaths: readonly string[];
   maxBodyBytes: number;
-  /** Routers mounted after authentication and body parsing, in order. */
+  /** Routers mounted after authentication and body parsing, in order, once the rate-limit decision is in. */
   routers: readonly Router[];
+  /**
+   * Routers tried first, before the rate-limit decision is awaited, so their
+   * own first Redis read can overlap it: they must await `settleRateLimit`
+   * before answering or doing anything with an effect. Default none.
+   */
+  hotRouters?: readonly Router[];
   /** Middleware run right after the request id, before authentication, so they see every request, 401s included (request log, metrics). */
   observers?: readonly RequestHandler[];
   /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). Default none. */
@@ -39,6 +46,8 @@ export function createApp(options: AppOptions): Express {
   app.use('/admin', requireAdmin());
   for (const guard of options.guards ?? []) app.use(guard);
   app.use(jsonBody({ limit: options.maxBodyBytes }));
+  for (const router of options.hotRouters ?? []) app.use(router);
+  app.use(awaitRateLimit());
   for (const router of options.routers) app.use(router);
   app.use(notFoundHandler());
   app.use(errorHandler(options.logger, options.maxBodyBytes));

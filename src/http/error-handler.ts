@@ -9,6 +9,7 @@ import {
   toEnvelope,
 } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
+import { settleRateLimit } from './middleware/rate-limit.ts';
 
 /** Errors thrown by body-parser carry a `type`; zlib errors of a corrupt compressed body carry a `Z_*` code. */
 interface BodyParserError extends Error {
@@ -77,9 +78,13 @@ export function sendError(res: Response, err: GatewayError): void {
   res.status(err.status).json(toEnvelope(err, requestId));
 }
 
-/** The one error handler: every error leaves the gateway through here. */
+/**
+ * The one error handler: every error leaves the gateway through here. A rate
+ * limit decision still in flight is settled first: a throttled request gets
+ * its 429 whatever else went wrong, an allowed one its X-RateLimit headers.
+ */
 export function errorHandler(logger: Logger, maxBodyBytes: number) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  const render = (err: unknown, res: Response): void => {
     const gatewayError = toGatewayError(err, maxBodyBytes);
     if (gatewayError.status >= 500) {
       logger.error(
@@ -92,6 +97,13 @@ export function errorHandler(logger: Logger, maxBodyBytes: number) {
       return;
     }
     sendError(res, gatewayError);
+  };
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) return render(err, res);
+    settleRateLimit(res).then(
+      () => render(err, res),
+      (limited: unknown) => render(limited, res),
+    );
   };
 }
 

@@ -15,8 +15,8 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 const LIMIT = 3;
 const WINDOW_MS = 4_000;
-const KEYS = ['rl-shared-key-001', 'rl-slide-key-0002', 'rl-chat-key-00003', 'rl-probes-key-004', 'rl-other-key-0005'] as const;
-const [SHARED, SLIDE, CHAT, PROBES, OTHER] = KEYS;
+const KEYS = ['rl-shared-key-001', 'rl-slide-key-0002', 'rl-chat-key-00003', 'rl-probes-key-004', 'rl-other-key-0005', 'rl-order-key-0006'] as const;
+const [SHARED, SLIDE, CHAT, PROBES, OTHER, ORDER] = KEYS;
 const ADMIN = 'rl-admin';
 const prefix = uniquePrefix('ratelimit-e2e');
 const redis = testRedis();
@@ -132,6 +132,38 @@ describe('rate limiting across replicas', () => {
     expect(Number(rateLimited.headers?.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The throttled request never reached the upstream.
     expect(upstream.requests.filter((r) => JSON.stringify(r.body).includes('one too many'))).toHaveLength(0);
+  });
+
+  it('a throttled request gets 429 whatever else it would have got: no cache hit (and none counted), no 400, no 404', async () => {
+    const key = ORDER;
+    const chat = (body: string) => get(gateway.baseUrl, '/v1/chat/completions', key, { method: 'POST', body });
+    const cacheable = JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'rate limit order probe' }] });
+    const first = await chat(cacheable);
+    expect(first.headers.get('x-cache')).toBe('MISS');
+    for (let i = 1; i < LIMIT; i++) {
+      const hit = await chat(cacheable);
+      expect(hit.headers.get('x-cache')).toBe('HIT');
+      expect(hit.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT - 1 - i));
+    }
+    const cacheStats = async () => {
+      await new Promise((r) => setTimeout(r, 400)); // counters are flushed every 200 ms
+      return Number((await redis.hget(`${prefix}:cache:stats`, 'exact_hits')) ?? 0);
+    };
+    const hitsBefore = await cacheStats();
+    const throttledHit = await chat(cacheable);
+    expect(throttledHit.status).toBe(429);
+    expect(throttledHit.body.error.code).toBe('rate_limit_exceeded');
+    expect(throttledHit.headers.get('x-cache')).toBeNull();
+    expect(await cacheStats()).toBe(hitsBefore);
+    for (const [body, path] of [
+      [JSON.stringify({ model: 'a-4o' }), '/v1/chat/completions'],
+      ['{"model":', '/v1/chat/completions'],
+      ['{}', '/v1/no-such-route'],
+    ] as const) {
+      const res = await get(gateway.baseUrl, path, key, { method: 'POST', body });
+      expect(res.status, `${path} ${body}`).toBe(429);
+      expect(res.headers.get('retry-after')).not.toBeNull();
+    }
   });
 
   it('probes and admin endpoints are not counted and carry no rate-limit headers', async () => {

@@ -15,29 +15,56 @@ export interface RateLimitMiddlewareOptions {
 /**
  * Per-key rate limit on `/v1/*` (cache hits included): sets
  * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
- * (seconds until a slot frees up) on every reply, and throws 429
- * `rate_limit_exceeded` with `Retry-After` when the window is full. Runs
- * after authentication and before the body is parsed, so a throttled body is
- * never read. Requests without a principal (a public path) are not limited.
- * When Redis is unreachable the error surfaces as 503: requests are not let
- * through unlimited.
+ * (seconds until a slot frees up) on every reply, and answers 429
+ * `rate_limit_exceeded` with `Retry-After` when the window is full.
+ *
+ * The decision (one Redis round trip) is started here and awaited later, so
+ * it overlaps reading and validating the body and the cache lookup: routes
+ * mounted after {@link awaitRateLimit} see it settled; the chat route awaits
+ * it itself ({@link settleRateLimit}) together with its cache read; the error
+ * handler settles it before rendering any error, so a throttled request
+ * always gets its 429. A throttled request's body is read and validated but
+ * never cached, queued or sent upstream. Requests without a principal (a
+ * public path) are not limited. When Redis is unreachable the error surfaces
+ * as 503: requests are not let through unlimited.
  */
 export function rateLimit(options: RateLimitMiddlewareOptions) {
   const prefix = options.pathPrefix ?? '/v1';
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return (req: Request, res: Response, next: NextFunction): void => {
     if (req.path !== prefix && !req.path.startsWith(`${prefix}/`)) return next();
     const principal = res.locals.principal as Principal | undefined;
     if (!principal) return next();
-    const rule = options.rule();
-    const decision = await options.limiter.consume(principal.keyHash, rule, principal.maskedKey);
-    const resetSeconds = Math.ceil(decision.resetMs / 1000);
-    const headers = {
-      'X-RateLimit-Limit': String(decision.limit),
-      'X-RateLimit-Remaining': String(decision.remaining),
-      'X-RateLimit-Reset': String(resetSeconds),
-    };
-    if (!decision.allowed) throw new RateLimitExceededError(Math.max(1, resetSeconds), headers);
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    const decided = options.limiter.consume(principal.keyHash, options.rule(), principal.maskedKey).then((decision) => {
+      const resetSeconds = Math.ceil(decision.resetMs / 1000);
+      const headers = {
+        'X-RateLimit-Limit': String(decision.limit),
+        'X-RateLimit-Remaining': String(decision.remaining),
+        'X-RateLimit-Reset': String(resetSeconds),
+      };
+      if (!decision.allowed) throw new RateLimitExceededError(Math.max(1, resetSeconds), headers);
+      if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    });
+    // Whoever settles it sees the rejection; it must never count as unhandled meanwhile.
+    decided.catch(() => {});
+    res.locals.rateLimit = decided;
     next();
+  };
+}
+
+/**
+ * This request's rate-limit decision: resolves once it is in and its headers
+ * are set, rejects with 429 (or 503 when Redis is down). Resolves at once for
+ * requests that are not limited.
+ */
+export function settleRateLimit(res: Response): Promise<void> {
+  return (res.locals.rateLimit as Promise<void> | undefined) ?? Promise.resolve();
+}
+
+/** Waits for the rate-limit decision before the routes mounted after it. */
+export function awaitRateLimit() {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const pending = res.locals.rateLimit as Promise<void> | undefined;
+    if (!pending) return next();
+    pending.then(() => next(), next);
   };
 }

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { Principal } from '../../auth/principal.ts';
-import type { ResponseCache } from '../../cache/response-cache.ts';
+import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ChatRequest } from '../../chat/types.ts';
@@ -12,6 +12,7 @@ import { priorityFor } from '../../queue/priorities.ts';
 import type { StreamEntry, StreamErrorPayload } from '../../streams/protocol.ts';
 import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
+import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { toGatewayError } from '../error-handler.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
@@ -61,9 +62,13 @@ export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
     res.locals.model = request.model;
     res.locals.provider = provider.name;
 
-    // Keys hash the request as it stands here (redacted); a hit never touches the queue
+    // Keys hash the request as it stands here (redacted); a hit never touches the queue.
+    // The rate-limit decision is awaited with the cache read (one round trip for both); a throttled request stops here.
     const owner = (res.locals.principal as Principal | undefined)?.owner ?? 'anonymous';
-    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control']) : undefined;
+    const limited = settleRateLimit(res);
+    let lookup: CacheLookup | undefined;
+    if (deps.cache) lookup = await deps.cache.lookup(request, owner, req.headers['cache-control'], limited);
+    else await limited;
     res.locals.cacheStatus = lookup?.status ?? 'BYPASS';
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsed(res));
     if (lookup) res.set(cacheHeaders(lookup));
