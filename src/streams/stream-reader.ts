@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { ReplyError, type Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { waitForReady } from '../redis/connections.ts';
 import { parseEntry, type StreamEntry } from './protocol.ts';
@@ -11,6 +11,12 @@ export interface StreamReaderOptions {
   waker?: Redis;
   /** Longest single XREAD BLOCK, ms. Default 2000. */
   blockSliceMs?: number;
+  /**
+   * Longest single XREAD BLOCK when the server refuses `CLIENT ID` or
+   * `CLIENT UNBLOCK` (ACLs, renamed commands), ms: a read that starts while
+   * the XREAD blocks then waits up to this long to be included. Default 5.
+   */
+  fallbackSliceMs?: number;
   /** How long the blocking connection may take to become ready before a read fails with 503, ms. Default 2000. */
   connectTimeoutMs?: number;
   /** Entries fetched per stream and XREAD. Default 256. */
@@ -58,11 +64,13 @@ interface Subscription {
 export class StreamReader {
   private readonly byKey = new Map<string, Set<Subscription>>();
   private readonly blockSliceMs: number;
+  private readonly fallbackSliceMs: number;
   private readonly connectTimeoutMs: number;
   private readonly count: number;
   private conn: Redis | undefined;
   private waker: Redis | undefined;
-  private clientId: number | undefined;
+  /** Client id of the blocking connection; undefined until asked, null when the server will not unblock it. */
+  private clientId: number | null | undefined;
   private looping = false;
   /** Increments with every XREAD sent; tells a wake-up which XREAD it targets. */
   private cycle = 0;
@@ -75,6 +83,7 @@ export class StreamReader {
   constructor(options: StreamReaderOptions) {
     this.options = options;
     this.blockSliceMs = options.blockSliceMs ?? 2_000;
+    this.fallbackSliceMs = options.fallbackSliceMs ?? 5;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 2_000;
     this.count = options.count ?? 256;
   }
@@ -154,7 +163,7 @@ export class StreamReader {
 
   /** Interrupts XREAD number `cycle` if Redis has not answered it yet; once per XREAD. */
   private wake(cycle: number): void {
-    if (this.wakeCycle === cycle || this.clientId === undefined) return;
+    if (this.wakeCycle === cycle || this.clientId === undefined || this.clientId === null) return;
     this.wakeCycle = cycle;
     const id = this.clientId;
     if (!this.waker) {
@@ -171,8 +180,9 @@ export class StreamReader {
           });
         }
       },
-      () => {
-        // Redis trouble: the XREAD fails too and every read is told.
+      (err: unknown) => {
+        // Refused (e.g. an ACL without CLIENT): fall back to short blocks. Other trouble fails the XREAD too.
+        if (err instanceof ReplyError && this.clientId === id) this.clientId = null;
       },
     );
   }
@@ -183,8 +193,9 @@ export class StreamReader {
       while (this.byKey.size > 0 && !this.closed) {
         const conn = this.conn;
         if (!conn) break;
-        if (this.clientId === undefined) this.clientId = Number(await conn.client('ID'));
-        const args: (string | number)[] = ['COUNT', this.count, 'BLOCK', this.blockSliceMs, 'STREAMS'];
+        if (this.clientId === undefined) this.clientId = await clientIdOf(conn);
+        const block = this.clientId === null ? this.fallbackSliceMs : this.blockSliceMs;
+        const args: (string | number)[] = ['COUNT', this.count, 'BLOCK', block, 'STREAMS'];
         const ids: string[] = [];
         const starts = new Map<string, string>();
         for (const [key, subs] of this.byKey) {
@@ -260,6 +271,16 @@ export class StreamReader {
       signal?.addEventListener('abort', done, { once: true });
       sub.wake = done;
     });
+  }
+}
+
+/** The connection's client id, or null when the server refuses to tell (no CLIENT rights). */
+async function clientIdOf(conn: Redis): Promise<number | null> {
+  try {
+    return Number(await conn.client('ID'));
+  } catch (err) {
+    if (err instanceof ReplyError) return null;
+    throw err;
   }
 }
 

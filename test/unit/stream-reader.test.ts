@@ -135,6 +135,37 @@ describe('StreamReader (one blocking connection for every reply stream)', () => 
   });
 });
 
+describe('StreamReader on a server that refuses CLIENT (ACL)', () => {
+  it('falls back to short blocks: a read started while another blocks still gets its entries at once', async () => {
+    const user = `${prefix.replaceAll(':', '-')}-noclient`;
+    await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-client');
+    const limited = new StreamReader({
+      connect: () => {
+        const conn = new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), username: user, password: 'pw', maxRetriesPerRequest: 0 });
+        connections.push(conn);
+        return conn;
+      },
+      blockSliceMs: 30_000,
+    });
+    try {
+      const idle = key();
+      const waiting = collect(limited.read(idle, inSeconds(10)));
+      await new Promise((r) => setTimeout(r, 100));
+      const k = key();
+      await chunk(k, 'y');
+      await end(k);
+      const started = performance.now();
+      expect(await collect(limited.read(k, inSeconds(2)))).toEqual(['chunk:y', 'end:']);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      await end(idle);
+      expect(await waiting).toEqual(['end:']);
+    } finally {
+      await limited.close();
+      await redis.call('ACL', 'DELUSER', user);
+    }
+  });
+});
+
 describe('compareIds', () => {
   it('orders stream ids by time, then sequence, numerically', () => {
     expect(compareIds('9-0', '10-0')).toBe(-1);
