@@ -131,8 +131,8 @@ export class StreamReader {
     this.waker = undefined;
   }
 
-  /** The blocking connection, ready; 503 when Redis cannot be reached in time. */
-  private async ready(): Promise<Redis> {
+  /** Opens the blocking connection if needed and waits until it is ready; 503 when Redis cannot be reached in time. */
+  private async ready(): Promise<void> {
     if (this.closed) throw new ServiceUnavailableError('The gateway is shutting down.');
     if (!this.conn) {
       const conn = this.options.connect();
@@ -144,7 +144,6 @@ export class StreamReader {
     if (!(await waitForReady(this.conn, this.connectTimeoutMs))) {
       throw new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.');
     }
-    return this.conn;
   }
 
   private subscribe(sub: Subscription): void {
