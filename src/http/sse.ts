@@ -1,8 +1,29 @@
 import type { Response } from 'express';
 import { toEnvelope, type GatewayError } from '../errors/catalog.ts';
 
-/** Starts an SSE reply: status 200 and headers, flushed at once. */
+const corked = new WeakSet<object>();
+
+/**
+ * Holds the writes to this client's socket for the rest of the event-loop
+ * turn and sends them as one: the headers with the first chunk, and every
+ * chunk of one reply-stream batch together. Node uncorks a response's socket
+ * on the next tick, which between two awaited chunks means one syscall per
+ * chunk; each costs tens of µs here (profiled).
+ */
+function coalesceTurn(res: Response): void {
+  const socket = res.socket;
+  if (!socket || corked.has(socket)) return;
+  corked.add(socket);
+  socket.cork();
+  setImmediate(() => {
+    corked.delete(socket);
+    socket.uncork();
+  });
+}
+
+/** Starts an SSE reply: status 200 and headers, sent by the end of this event-loop turn. */
 export function startSse(res: Response, headers: Record<string, string> = {}): void {
+  coalesceTurn(res);
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -14,6 +35,7 @@ export function startSse(res: Response, headers: Record<string, string> = {}): v
 }
 
 export function writeSseData(res: Response, data: string): void {
+  coalesceTurn(res);
   res.write(`data: ${data}\n\n`);
 }
 
