@@ -39,6 +39,21 @@ async function collect(entries: AsyncGenerator<StreamEntry>): Promise<string[]> 
   return out;
 }
 
+/** A read that starts while `r`'s XREAD blocks on another stream gets its entries within a second (the block slice is 30 s). */
+async function expectPromptWhileBlocked(r: StreamReader): Promise<void> {
+  const idle = key();
+  const waiting = collect(r.read(idle, inSeconds(10)));
+  await new Promise((resolve) => setTimeout(resolve, 100)); // the XREAD now blocks on `idle` alone
+  const k = key();
+  await chunk(k, 'x');
+  await end(k);
+  const started = performance.now();
+  expect(await collect(r.read(k, inSeconds(2)))).toEqual(['chunk:x', 'end:']);
+  expect(performance.now() - started).toBeLessThan(1_000);
+  await end(idle);
+  expect(await waiting).toEqual(['end:']);
+}
+
 describe('StreamReader (one blocking connection for every reply stream)', () => {
   it('yields a stream from its start to the terminal entry, written before and after the read began', async () => {
     const k = key();
@@ -64,17 +79,7 @@ describe('StreamReader (one blocking connection for every reply stream)', () => 
   });
 
   it('a read that starts while the shared XREAD is blocked is woken and gets its entries at once', async () => {
-    const idle = key();
-    const waiting = collect(reader.read(idle, inSeconds(10)));
-    await new Promise((r) => setTimeout(r, 100)); // the XREAD now blocks on `idle` alone
-    const k = key();
-    await chunk(k, 'x');
-    await end(k);
-    const started = performance.now();
-    expect(await collect(reader.read(k, inSeconds(2)))).toEqual(['chunk:x', 'end:']);
-    expect(performance.now() - started).toBeLessThan(1_000);
-    await end(idle);
-    expect(await waiting).toEqual(['end:']);
+    await expectPromptWhileBlocked(reader);
   });
 
   it('a second reader of the same stream, joining late, still gets it from the start', async () => {
@@ -148,17 +153,7 @@ describe('StreamReader on a server that refuses CLIENT (ACL)', () => {
       blockSliceMs: 30_000,
     });
     try {
-      const idle = key();
-      const waiting = collect(limited.read(idle, inSeconds(10)));
-      await new Promise((r) => setTimeout(r, 100));
-      const k = key();
-      await chunk(k, 'y');
-      await end(k);
-      const started = performance.now();
-      expect(await collect(limited.read(k, inSeconds(2)))).toEqual(['chunk:y', 'end:']);
-      expect(performance.now() - started).toBeLessThan(1_000);
-      await end(idle);
-      expect(await waiting).toEqual(['end:']);
+      await expectPromptWhileBlocked(limited);
     } finally {
       await limited.close();
       await redis.call('ACL', 'DELUSER', user);
