@@ -1,24 +1,15 @@
 import type { Response } from 'express';
 import { toEnvelope, type GatewayError } from '../errors/catalog.ts';
-
-const corked = new WeakSet<object>();
+import { corkForTurn } from '../net/cork-for-turn.ts';
 
 /**
  * Holds the writes to this client's socket for the rest of the event-loop
- * turn and sends them as one: the headers with the first chunk, and every
- * chunk of one reply-stream batch together. Node uncorks a response's socket
- * on the next tick, which between two awaited chunks means one syscall per
- * chunk; each costs tens of µs here (profiled).
+ * turn: the headers leave with the first chunk, and every chunk of one
+ * reply-stream batch together. Node uncorks a response's socket on the next
+ * tick, which between two awaited chunks means one syscall per chunk.
  */
 function coalesceTurn(res: Response): void {
-  const socket = res.socket;
-  if (!socket || corked.has(socket)) return;
-  corked.add(socket);
-  socket.cork();
-  setImmediate(() => {
-    corked.delete(socket);
-    socket.uncork();
-  });
+  if (res.socket) corkForTurn(res.socket);
 }
 
 /** Starts an SSE reply: status 200 and headers, sent by the end of this event-loop turn. */

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Duplex } from 'node:stream';
+import { corkForTurn } from '../net/cork-for-turn.ts';
 
 const COALESCED = Symbol('gateway.coalescedWrites');
 
 /**
  * Makes a connection send every command issued during one event-loop turn in
- * one socket write: the turn's first write corks the socket and a
- * `setImmediate` (after the turn's I/O callbacks) uncorks it.
+ * one socket write ({@link corkForTurn} on every write).
  *
  * Why not ioredis' `enableAutoPipelining`: it keeps a single batch in flight
  * per connection and queues every later command until that batch's replies
@@ -23,17 +23,8 @@ export function coalesceWrites(redis: Redis): Redis {
     if (!socket || socket[COALESCED]) return;
     socket[COALESCED] = true;
     const write = socket.write;
-    let corked = false;
-    const uncork = () => {
-      corked = false;
-      socket.uncork();
-    };
     socket.write = function coalescedWrite(this: Duplex, ...args: Parameters<Duplex['write']>) {
-      if (!corked) {
-        corked = true;
-        socket.cork();
-        setImmediate(uncork);
-      }
+      corkForTurn(socket);
       return write.apply(this, args);
     } as Duplex['write'];
   };
