@@ -57,14 +57,18 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
  * requests that are not limited.
  */
 export function settleRateLimit(res: Response): Promise<void> {
-  return (res.locals.rateLimit as Promise<void> | undefined) ?? Promise.resolve();
+  return pendingDecision(res) ?? Promise.resolve();
 }
 
 /** Waits for the rate-limit decision before the routes mounted after it. */
 export function awaitRateLimit() {
   return (_req: Request, res: Response, next: NextFunction): void => {
-    const pending = res.locals.rateLimit as Promise<void> | undefined;
+    const pending = pendingDecision(res);
     if (!pending) return next();
     pending.then(() => next(), next);
   };
+}
+
+function pendingDecision(res: Response): Promise<void> | undefined {
+  return res.locals.rateLimit as Promise<void> | undefined;
 }
