@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
   const root = await createApiRoot(settings, envFile ? { envFile } : {});
-  const server: Server = root.app.listen(settings.PORT, settings.HOST, () => {
+  const server: Server = createServer(root.http.serverOptions, root.http.listener).listen(settings.PORT, settings.HOST, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.PORT;
     root.logger.info({ port, host: settings.HOST }, `gateway listening on ${settings.HOST}:${port}`);
@@ -18,9 +18,9 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   // /metrics also on METRICS_PORT when it is set apart from PORT; failing to bind it fails the start
   let metricsServer: Server | undefined;
-  if (root.metricsApp) {
+  if (root.metricsHttp) {
     const metricsPort = settings.METRICS_PORT;
-    const listener = createServer(root.metricsApp);
+    const listener = createServer(root.metricsHttp.serverOptions, root.metricsHttp.listener);
     await new Promise<void>((resolve, reject) => {
       listener.once('error', (err) => reject(new Error(`cannot serve metrics on METRICS_PORT ${metricsPort}: ${err.message}`)));
       listener.listen(metricsPort, settings.HOST, resolve);

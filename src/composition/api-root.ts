@@ -1,4 +1,3 @@
-import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { StaticKeyAuthenticator } from '../auth/static-key-authenticator.ts';
 import { ConfigReloader } from '../admin/config-reloader.ts';
@@ -21,9 +20,9 @@ import { createResponseCache } from '../cache/create-response-cache.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
-import { createApp } from '../http/app.ts';
+import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
-import { chatCompletionsRouter } from '../http/routes/chat-completions.ts';
+import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { modelsRouter } from '../http/routes/models.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
@@ -50,7 +49,8 @@ import { StreamReader } from '../streams/stream-reader.ts';
 export interface ApiRoot {
   settings: Settings;
   logger: Logger;
-  app: Express;
+  /** The HTTP application (`http.listener` is what the server runs). */
+  http: GatewayHttp;
   configStore: ConfigStore;
   redis: Redis;
   /** Response caches: `cache.stats.read()` for /stats. */
@@ -62,7 +62,7 @@ export interface ApiRoot {
   /** Prometheus metrics; undefined when PROMETHEUS_METRICS_ENABLED=false. */
   metrics: GatewayMetrics | undefined;
   /** The /metrics-only app for METRICS_PORT; undefined unless that port is set and differs from PORT. */
-  metricsApp: Express | undefined;
+  metricsHttp: GatewayHttp | undefined;
   keyStore: KeyStore;
   close(): Promise<void>;
 }
@@ -178,12 +178,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     docsRouter({ document: openapi, assets: docAssets }),
     dashboardRouter({ assets: docAssets }),
   ];
-  const metricsApp =
+  const metricsHttp =
     metrics && settings.METRICS_PORT !== undefined && settings.METRICS_PORT !== settings.PORT
       ? createApp({ logger, authenticator, publicPaths, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
       : undefined;
 
-  const app = createApp({
+  const http = createApp({
     logger,
     authenticator,
     publicPaths,
@@ -196,8 +196,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         rule: () => ({ limit: reloader.settings.RATE_LIMIT_REQUESTS, windowMs: reloader.settings.RATE_LIMIT_WINDOW * 1000 }),
       }),
     ],
-    // The hot route first (every layer passed costs time per request); it settles the rate limit itself, with its cache read.
-    hotRouters: [chatCompletionsRouter({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp })],
+    // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
+    directRoutes: [chatCompletionsRoute({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp })],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),
@@ -216,14 +216,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   return {
     settings,
     logger,
-    app,
+    http,
     configStore,
     redis,
     cache,
     reloader,
     rateLimitStats,
     metrics,
-    metricsApp,
+    metricsHttp,
     keyStore,
     async close() {
       await bus.close();

@@ -1,4 +1,6 @@
+import { IncomingMessage, ServerResponse, type RequestListener, type ServerOptions } from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import { directListener, type DirectRoute } from './direct-routes.ts';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
@@ -18,11 +20,13 @@ export interface AppOptions {
   /** Routers mounted after authentication and body parsing, in order, once the rate-limit decision is in. */
   routers: readonly Router[];
   /**
-   * Routers tried first, before the rate-limit decision is awaited, so their
+   * Hot routes: served by the listener without Express' router (see
+   * {@link directListener}) and mounted first in the app for other spellings
+   * of their URL. They run before the rate-limit decision is awaited, so their
    * own first Redis read can overlap it: they must await `settleRateLimit`
    * before answering or doing anything with an effect. Default none.
    */
-  hotRouters?: readonly Router[];
+  directRoutes?: readonly DirectRoute[];
   /** Middleware run right after the request id, before authentication, so they see every request, 401s included (request log, metrics). */
   observers?: readonly RequestHandler[];
   /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). Default none. */
@@ -30,26 +34,58 @@ export interface AppOptions {
 }
 
 /**
+ * The HTTP application: the server is `http.createServer(serverOptions,
+ * listener)`; `app` serves everything but the direct routes' exact URLs.
+ */
+export interface GatewayHttp {
+  app: Express;
+  listener: RequestListener;
+  /** Request and response classes born with the app's prototypes (see {@link appMessageClasses}). */
+  serverOptions: ServerOptions;
+}
+
+/**
  * The Express app: request id, authentication (before the body is parsed, so
  * unauthenticated bodies are never read), JSON body parsing with the size
- * limit, the routers, then 404 and the one error handler.
+ * limit, the routers, then 404 and the one error handler; and the listener
+ * that serves the direct routes through the same middleware without the router.
  */
-export function createApp(options: AppOptions): Express {
+export function createApp(options: AppOptions): GatewayHttp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(requestId());
-  for (const observer of options.observers ?? []) app.use(observer);
-  app.use(authenticate(options.authenticator, options.publicPaths));
+  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths)];
+  const prepare = [...(options.guards ?? []), jsonBody({ limit: options.maxBodyBytes })];
+  const notFound = notFoundHandler();
+  const onError = errorHandler(options.logger, options.maxBodyBytes);
+  app.use(identify);
   // Every /admin/* path needs an admin key, including ones no router serves (403, not 404).
   app.use('/admin', requireAdmin());
-  for (const guard of options.guards ?? []) app.use(guard);
-  app.use(jsonBody({ limit: options.maxBodyBytes }));
-  for (const router of options.hotRouters ?? []) app.use(router);
+  app.use(prepare);
+  for (const route of options.directRoutes ?? []) app.post(route.path, route.handler);
   app.use(awaitRateLimit());
   for (const router of options.routers) app.use(router);
-  app.use(notFoundHandler());
-  app.use(errorHandler(options.logger, options.maxBodyBytes));
-  return app;
+  app.use(notFound);
+  app.use(onError);
+  const listener = directListener(app, options.directRoutes ?? [], { before: [...identify, ...prepare], after: notFound, onError });
+  return { app, listener, serverOptions: appMessageClasses(app) };
+}
+
+/**
+ * Server options whose request and response objects are created with the
+ * app's prototypes. Express swaps the prototypes of Node's objects on every
+ * request (`Object.setPrototypeOf`, which V8 makes pay with a map change
+ * per object); objects that already have them skip that.
+ */
+function appMessageClasses(app: Express): ServerOptions {
+  function AppRequest(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>) {
+    IncomingMessage.apply(this, args);
+  }
+  AppRequest.prototype = app.request;
+  function AppResponse(this: ServerResponse, ...args: ConstructorParameters<typeof ServerResponse>) {
+    ServerResponse.apply(this, args);
+  }
+  AppResponse.prototype = app.response;
+  return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
 }

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { CacheLookup } from '../cache/response-cache.ts';
 import { replayChunks } from '../cache/replay-chunks.ts';
 import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
+import { sendJsonText } from './json-reply.ts';
 import { serverTiming } from './server-timing.ts';
 import { endSse, startSse, writeSseData } from './sse.ts';
 
@@ -21,7 +22,7 @@ export function sendCachedReply(res: Response, request: ChatRequest, lookup: Cac
   if (!hit) throw new Error('sendCachedReply needs a hit');
   const headers = { ...cacheHeaders(lookup), 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs }) };
   if (!request.stream) {
-    res.set(headers).type('application/json').send(hit.completion);
+    sendJsonText(res, 200, hit.completion, headers);
     return;
   }
   const completion = JSON.parse(hit.completion) as ChatCompletion;

@@ -9,6 +9,7 @@ import {
   toEnvelope,
 } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
+import { sendJsonText } from './json-reply.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
 
 /** Errors thrown by body-parser carry a `type`; zlib errors of a corrupt compressed body carry a `Z_*` code. */
@@ -74,8 +75,7 @@ export function isRedisUnavailable(err: unknown): boolean {
 export function sendError(res: Response, err: GatewayError): void {
   const requestId = String(res.locals.requestId ?? 'unknown');
   res.locals.errorCode = err.code;
-  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-  res.status(err.status).json(toEnvelope(err, requestId));
+  sendJsonText(res, err.status, JSON.stringify(toEnvelope(err, requestId)), err.headers);
 }
 
 /**

@@ -151,7 +151,7 @@ describe('the app against the document', () => {
         }
       }
     };
-    walk((root.app as any).router.stack);
+    walk((root.http.app as any).router.stack);
     const documented = new Set(operations(buildOpenApiDocument({ version: serviceVersion() }) as Json).map((o) => `${o.method.toUpperCase()} ${o.path}`));
     expect(served.size).toBeGreaterThan(10);
     expect([...served].filter((r) => !documented.has(r))).toEqual([]);

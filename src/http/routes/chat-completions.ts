@@ -1,4 +1,5 @@
-import { Router, type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
+import type { DirectRoute } from '../direct-routes.ts';
 import type { Principal } from '../../auth/principal.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
@@ -14,6 +15,7 @@ import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-re
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { toGatewayError } from '../error-handler.ts';
+import { sendJsonText } from '../json-reply.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
 
@@ -52,9 +54,8 @@ function elapsed(res: Response): number {
 }
 
 /** `POST /v1/chat/completions`: enqueue, then answer as JSON or SSE from the reply stream. */
-export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
-  const router = Router();
-  router.post('/v1/chat/completions', async (req: Request, res: Response) => {
+export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
+  const handler = async (req: Request, res: Response): Promise<void> => {
     const parsed = parseChatRequest(req.body);
     const provider = deps.dispatcher.route(parsed);
     // Every message is scanned before the cache, the queue and the provider see it; block mode throws pii_detected
@@ -101,8 +102,8 @@ export function chatCompletionsRouter(deps: ChatCompletionsDeps): Router {
       }
       throw err;
     }
-  });
-  return router;
+  };
+  return { method: 'POST', path: '/v1/chat/completions', handler };
 }
 
 async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
@@ -110,8 +111,7 @@ async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
     noteReplyEntry(res, entry);
     if (entry.t === 'error') throw entryError(entry);
     if (entry.t === 'result') {
-      res.setHeader('Server-Timing', serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }));
-      res.type('application/json').send(entry.d);
+      sendJsonText(res, 200, entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }) });
       return;
     }
   }
