@@ -21,8 +21,8 @@ export interface AppOptions {
   routers: readonly Router[];
   /**
    * Hot routes: served by the listener without Express' router (see
-   * {@link directListener}) and mounted first in the app for other spellings
-   * of their URL. They run before the rate-limit decision is awaited, so their
+   * {@link directListener}), and mounted in the app ahead of `routers` for
+   * other spellings of their URL. They run before the rate-limit decision is awaited, so their
    * own first Redis read can overlap it: they must await `settleRateLimit`
    * before answering or doing anything with an effect. Default none.
    */
