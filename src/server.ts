@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { createApiRoot } from './composition/api-root.ts';
 import { loadSettings } from './config/settings.ts';
 import { EnvFile } from './admin/env-file.ts';
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
   const root = await createApiRoot(settings, envFile ? { envFile } : {});
-  const server: Server = createServer(root.http.serverOptions, root.http.listener).listen(settings.PORT, settings.HOST, () => {
+  const server: Server = root.http.createServer().listen(settings.PORT, settings.HOST, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.PORT;
     root.logger.info({ port, host: settings.HOST }, `gateway listening on ${settings.HOST}:${port}`);
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   let metricsServer: Server | undefined;
   if (root.metricsHttp) {
     const metricsPort = settings.METRICS_PORT;
-    const listener = createServer(root.metricsHttp.serverOptions, root.metricsHttp.listener);
+    const listener = root.metricsHttp.createServer();
     await new Promise<void>((resolve, reject) => {
       listener.once('error', (err) => reject(new Error(`cannot serve metrics on METRICS_PORT ${metricsPort}: ${err.message}`)));
       listener.listen(metricsPort, settings.HOST, resolve);

@@ -1,4 +1,4 @@
-import { IncomingMessage, ServerResponse, type RequestListener, type ServerOptions } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { directListener, type DirectRoute } from './direct-routes.ts';
 import type { KeyAuthenticator } from '../auth/principal.ts';
@@ -34,14 +34,16 @@ export interface AppOptions {
 }
 
 /**
- * The HTTP application: the server is `http.createServer(serverOptions,
- * listener)`; `app` serves everything but the direct routes' exact URLs.
+ * The HTTP application: `createServer()` is the server to run (`listener`
+ * with `serverOptions`); `app` serves everything but the direct routes' exact URLs.
  */
 export interface GatewayHttp {
   app: Express;
   listener: RequestListener;
   /** Request and response classes born with the app's prototypes (see {@link appMessageClasses}). */
   serverOptions: ServerOptions;
+  /** A new, not yet listening server: `listener` with `serverOptions` (without them every request pays the prototype swap). */
+  createServer(): Server;
 }
 
 /**
@@ -69,7 +71,8 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.use(notFound);
   app.use(onError);
   const listener = directListener(app, options.directRoutes ?? [], { before: [...identify, ...prepare], after: notFound, onError });
-  return { app, listener, serverOptions: appMessageClasses(app) };
+  const serverOptions = appMessageClasses(app);
+  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener) };
 }
 
 /**

@@ -46,7 +46,7 @@ async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
-const server = createServer(http.serverOptions, http.listener);
+const server = http.createServer();
 const base = await listen(server);
 // Without the message classes the listener must set the prototypes itself.
 const plainServer = createServer(http.listener);
