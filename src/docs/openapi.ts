@@ -199,7 +199,7 @@ function paths(): JsonObject {
       delete: {
         operationId: 'deleteChatCompletionJob',
         tags: ['chat'],
-        summary: 'Forget a job and its result (cancels it if still running)',
+        summary: 'Forget a job and its result (cancels it if still queued or running)',
         responses: { '200': { description: 'Deleted.', content: json('ChatCompletionJobDeleted') }, ...errors(401, 404, 429) },
       },
     },

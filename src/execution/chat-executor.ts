@@ -90,6 +90,14 @@ export class ChatExecutor {
    * Runs one job. `delivery.first`: the queue has never handed this job to a
    * worker before, so its reply stream cannot hold a dead worker's partial
    * reply and the pre-flight skips reading it. Default false (always look).
+   *
+   * An interactive job (no asynchronous record) on its first delivery does not
+   * wait for its cancel mark before calling out: the mark is read while the
+   * upstream call starts, aborts it when set, and is known before a
+   * non-streamed result is written (a stream's first chunks may precede it;
+   * nobody reads them). A client that gives up while its job waits has the job removed
+   * from the queue ({@link ChatDispatcher.cancel}), so only a job taken during
+   * the cancel itself can reach the upstream before being aborted.
    */
   async run(job: ChatJobData, delivery: { first?: boolean } = {}): Promise<JobOutcome> {
     const startedAt = Date.now();
@@ -109,7 +117,8 @@ export class ChatExecutor {
       return { q: outcome.queueMs, u: outcome.firstEntryMs };
     });
     try {
-      const state = await this.preflight(job, delivery.first === true);
+      const overlapCancelCheck = delivery.first === true && !job.record;
+      const state = overlapCancelCheck ? 'run' : await this.preflight(job, delivery.first === true);
       if (state !== 'run') {
         outcome.status = state === 'cancelled' ? 'cancelled' : 'skipped';
         if (state === 'orphaned') {
@@ -127,7 +136,8 @@ export class ChatExecutor {
         throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
       }
       const adapter = adapterFor(provider.format);
-      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, writer, outcome };
+      const cancelChecked = overlapCancelCheck ? this.abortIfMarked(job, controller) : Promise.resolve();
+      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome };
       if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
       if (job.request.stream) await this.runStreamed(run);
       else resultJson = await this.runOnce(run);
@@ -164,6 +174,18 @@ export class ChatExecutor {
     } else if (failure) {
       const error = JSON.stringify({ code: failure.code, message: failure.message });
       await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'failed', { completed_at: completedAt, error });
+    }
+  }
+
+  /**
+   * Reads the job's cancel mark and aborts `controller` if it is set. A failed
+   * read is logged and ignored: the pub/sub cancel still reaches running jobs.
+   */
+  private async abortIfMarked(job: ChatJobData, controller: AbortController): Promise<void> {
+    try {
+      if (await this.options.redis.exists(cancelKey(this.options.prefix, job.jobId))) controller.abort();
+    } catch (err) {
+      this.options.logger.debug({ err: (err as Error).message, jobId: job.jobId }, 'cancel mark not read');
     }
   }
 
@@ -212,6 +234,8 @@ export class ChatExecutor {
     const parts = await Promise.all(
       requests.map((request) => this.withRetries(run, () => attemptCompletion(this.attemptContext(run, request)), () => false)),
     );
+    await run.cancelChecked;
+    if (run.signal.aborted) throw new CancelledError();
     const completion = mergeCompletions(run.job, parts, requests.length > 1);
     run.outcome.usage = completion.usage;
     const json = JSON.stringify(completion);
@@ -274,6 +298,8 @@ interface JobRun {
   adapter: ProviderAdapter;
   apiKey: string;
   signal: AbortSignal;
+  /** Settles once the cancel mark has been read (at once when the pre-flight read it). */
+  cancelChecked: Promise<void>;
   writer: ReplyWriter;
   outcome: JobOutcome;
 }

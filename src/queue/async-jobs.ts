@@ -85,9 +85,11 @@ export class AsyncJobStore {
     return this.get(id, owner);
   }
 
-  async delete(id: string, owner: string): Promise<void> {
-    await this.get(id, owner);
+  /** Deletes the record; resolves with what it held. */
+  async delete(id: string, owner: string): Promise<AsyncJobView> {
+    const job = await this.get(id, owner);
     await this.options.redis.del(this.key(id));
+    return job;
   }
 
   private view(fields: Record<string, string>, ttl: number): AsyncJobView {

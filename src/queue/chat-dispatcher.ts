@@ -114,9 +114,20 @@ export class ChatDispatcher {
     }
   }
 
-  /** Tells workers to drop the job: skipped if not started, upstream call aborted if running. */
-  async cancel(jobId: string): Promise<void> {
+  /**
+   * Drops a job: removed from `provider`'s queue if it still waits there, and
+   * marked (a Redis key plus a pub/sub message) so that a worker skips it or
+   * aborts its upstream call. Without `provider` only the mark is set.
+   */
+  async cancel(jobId: string, provider?: string): Promise<void> {
     const { redis, prefix } = this.options;
+    // The mark goes first: a job a worker takes between the two steps still sees it.
     await Promise.all([redis.set(cancelKey(prefix, jobId), '1', 'EX', 600), redis.publish(cancelChannel(prefix), jobId)]);
+    if (provider) await this.options.queues.remove(provider, jobId);
+  }
+
+  /** The provider name serving `model`, if any (for {@link cancel}). */
+  providerOf(model: string): string | undefined {
+    return this.options.config().modelIndex.get(model)?.name;
   }
 }

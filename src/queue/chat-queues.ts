@@ -53,6 +53,11 @@ export class ChatQueues {
     });
   }
 
+  /** Removes a job that still waits in `provider`'s queue; a job a worker holds stays (BullMQ refuses locked jobs). */
+  async remove(provider: string, jobId: string): Promise<boolean> {
+    return (await this.queueFor(provider).remove(jobId)) === 1;
+  }
+
   /**
    * Jobs waiting on a provider's queue. Sampled at most every `depthCacheMs`,
    * so backpressure costs no Redis round trip on most requests.

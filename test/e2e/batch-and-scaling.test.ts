@@ -37,6 +37,13 @@ async function api(path: string, init: RequestInit & { key?: string } = {}): Pro
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
+/** Jobs waiting in a provider's BullMQ queue (every job has a priority, so they sit in its prioritized set). */
+async function waiting(provider: string): Promise<number> {
+  const queue = `${prefix}:bull:chat-${provider}`;
+  const [prioritized, plain] = await Promise.all([redis.zcard(`${queue}:prioritized`), redis.llen(`${queue}:wait`)]);
+  return prioritized + plain;
+}
+
 function lastUserText(body: unknown): string {
   const messages = (body as { messages: { role: string; content: string }[] }).messages;
   return messages[messages.length - 1]?.content ?? '';
@@ -157,6 +164,14 @@ describe('asynchronous jobs', () => {
     upstream.setBehavior({ latencyMs: 0 });
   });
 
+  it('cancelling a job that still waits takes it off the queue', async () => {
+    // provider_x has no worker: the job stays queued until cancelled.
+    const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'wait, then cancel' }] }) });
+    expect(await waiting('provider_x')).toBe(1);
+    expect((await api(`/v1/chat/completions/jobs/${(created.body as JobView).id}/cancel`, { method: 'POST' })).status).toBe(200);
+    expect(await waiting('provider_x')).toBe(0);
+  });
+
   it('rejects streamed jobs and unknown ids in the error envelope', async () => {
     const streamed = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }) });
     expect(streamed.status).toBe(400);
@@ -164,6 +179,30 @@ describe('asynchronous jobs', () => {
     const missing = await api('/v1/chat/completions/jobs/cjob_nope');
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('not_found');
+  });
+});
+
+describe('clients that give up', () => {
+  it('a request whose client disconnects while it waits is taken off the queue and never reaches the upstream', async () => {
+    upstream.reset();
+    upstream.setBehavior({ latencyMs: 1000 });
+    // provider_a runs one job at a time: the first request holds its worker, the second waits.
+    let firstDone = false;
+    const first = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'holds the worker' }] }).finally(() => (firstDone = true));
+    await expect.poll(() => upstream.requests.length, { timeout: 5_000 }).toBe(1);
+    const controller = new AbortController();
+    const second = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'gives up while waiting' }] }, { signal: controller.signal }).catch((e: unknown) => e);
+    await expect.poll(() => waiting('provider_a'), { timeout: 5_000 }).toBe(1);
+    controller.abort();
+    expect(await second).toBeInstanceOf(Error);
+    // Gone from the queue at once, not when the busy worker would have reached it.
+    await expect.poll(() => waiting('provider_a'), { timeout: 5_000 }).toBe(0);
+    expect(firstDone).toBe(false);
+    expect((await first).choices[0]?.message.content).toBe('Echo: holds the worker');
+    // The worker is free again and the queue is empty: the abandoned prompt was never sent.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(upstream.requests.map((r) => lastUserText(r.body))).toEqual(['holds the worker']);
+    upstream.setBehavior({ latencyMs: 0 });
   });
 });
 

@@ -86,13 +86,43 @@ describe('ChatExecutor pre-flight', () => {
     expect(JSON.parse(written[0]?.d ?? '{}').choices[0].message.content).toBe(`Echo: hello ${n}`);
   });
 
-  it('a job cancelled while it waited is skipped, first delivery or not', async () => {
-    for (const first of [true, false]) {
-      const j = job(false);
+  it('on a re-delivery or for an asynchronous job, a cancelled job is skipped before any upstream call', async () => {
+    for (const [first, record] of [[false, false], [true, true]] as const) {
+      const j = { ...job(false), ...(record ? { record: { key: `${prefix}:async:${n}`, ttlSeconds: 60 } } : {}) };
       await redis.set(cancelKey(prefix, j.jobId), '1', 'EX', 60);
       upstream.reset();
       expect((await executor.run(j, { first })).status).toBe('cancelled');
       expect(upstream.requests).toHaveLength(0);
+      expect(await entries(j.streamKey)).toHaveLength(0);
     }
+  });
+
+  it('on a first delivery, the cancel mark is read alongside the upstream call and a marked job gets no reply', async () => {
+    for (const stream of [false, true]) {
+      const j = job(stream);
+      await redis.set(cancelKey(prefix, j.jobId), '1', 'EX', 60);
+      upstream.reset();
+      // The upstream takes longer than the mark's read, so the call is aborted, not finished.
+      upstream.setBehavior({ latencyMs: 300 });
+      const started = Date.now();
+      const outcome = await executor.run(j, { first: true });
+      upstream.setBehavior({ latencyMs: 0 });
+      expect(outcome.status).toBe('cancelled');
+      expect(Date.now() - started).toBeLessThan(300);
+      expect(await entries(j.streamKey)).toHaveLength(0);
+    }
+  });
+
+  it('on a first delivery, a mark read after a fast upstream answered still keeps the result unwritten', async () => {
+    const j = job(false);
+    await redis.set(cancelKey(prefix, j.jobId), '1', 'EX', 60);
+    upstream.reset();
+    // A blocking command ahead of it on the executor's connection holds the mark's read back for 300 ms.
+    const blocked = redis.blpop(`${prefix}:never`, 0.3);
+    const outcome = await executor.run(j, { first: true });
+    await blocked;
+    expect(upstream.requests).toHaveLength(1);
+    expect(outcome.status).toBe('cancelled');
+    expect(await entries(j.streamKey)).toHaveLength(0);
   });
 });

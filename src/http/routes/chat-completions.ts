@@ -89,7 +89,7 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const dispatch = lookup ? await lookup.dispatch(provider, abort.signal, send) : await send();
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
     const cancel = () => {
-      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId) : undefined)).catch(() => {});
+      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
     };
     try {
       if (request.stream) await replyStreamed(res, dispatch, deps, cancel);

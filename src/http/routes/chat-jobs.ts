@@ -58,13 +58,13 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
 
   router.post('/v1/chat/completions/jobs/:id/cancel', async (req: Request<{ id: string }>, res: Response) => {
     const job = await deps.store.cancel(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id);
+    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
     res.json(job);
   });
 
   router.delete('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
-    await deps.store.delete(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id);
+    const job = await deps.store.delete(req.params.id, owner(res));
+    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
     res.json({ id: req.params.id, object: 'chat.completion.job.deleted', deleted: true });
   });
 
