@@ -95,9 +95,9 @@ export class ChatExecutor {
    * wait for its cancel mark before calling out: the mark is read while the
    * upstream call starts, aborts it when set, and is known before a
    * non-streamed result is written (a stream's first chunks may precede it;
-   * nobody reads them). A client that gives up while its job waits has the job removed
-   * from the queue ({@link ChatDispatcher.cancel}), so only a job taken during
-   * the cancel itself can reach the upstream before being aborted.
+   * nobody reads them). The API takes a job whose client gave up off the
+   * queue (`ChatDispatcher.cancel`), so only a job taken during the cancel
+   * itself can reach the upstream before being aborted.
    */
   async run(job: ChatJobData, delivery: { first?: boolean } = {}): Promise<JobOutcome> {
     const startedAt = Date.now();
