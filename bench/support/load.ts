@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { HttpResponseReader, type ReadResponse } from './http-response-reader.ts';
 
 /** Options of {@link runLoad}. */
 export interface LoadOptions {
@@ -46,10 +47,21 @@ export function percentiles(samples: number[]): Percentiles {
  * A closed-loop HTTP load generator on keep-alive connections: `connections`
  * loops each send a request, read the whole reply, and send the next. It
  * records latency and time to first byte of every reply after the warm-up.
+ *
+ * It writes requests and reads replies on raw sockets
+ * ({@link HttpResponseReader}) rather than through `node:http`'s client: the
+ * generator shares the machine's two cores with what it measures, and the
+ * client cost ~2.5x the CPU per request (measured: 143-189 µs against 51-70 µs
+ * at 64 connections through the gateway).
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const url = new URL(options.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const host = url.hostname;
+  const port = Number(url.port || 80);
+  const extra = Object.entries(options.headers ?? {})
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n${extra}`;
   const warmupMs = options.warmupMs ?? 500;
   const start = performance.now();
   const measureFrom = start + warmupMs;
@@ -61,55 +73,73 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let counter = 0;
   let finished = 0;
 
-  const once = (i: number) =>
-    new Promise<void>((resolve) => {
-      const body = typeof options.body === 'string' ? options.body : options.body(i);
-      const t0 = performance.now();
-      let firstByte = 0;
-      const req = request(
-        {
-          agent,
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...options.headers },
-        },
-        (res) => {
-          res.on('data', () => {
-            if (firstByte === 0) firstByte = performance.now();
-          });
-          res.on('end', () => {
-            const t1 = performance.now();
-            if (t0 >= measureFrom && t1 <= end) {
-              latencies.push(t1 - t0);
-              ttfbs.push((firstByte || t1) - t0);
-              if ((res.statusCode ?? 0) >= 300) statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
-            }
-            resolve();
-          });
-          res.on('error', () => {
-            errors++;
-            resolve();
-          });
-        },
-      );
-      req.on('error', () => {
-        errors++;
-        resolve();
-      });
-      req.end(body);
+  const open = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const socket = connect({ host, port });
+      socket.setNoDelay(true);
+      socket.once('connect', () => resolve(socket));
+      socket.once('error', reject);
     });
 
-  await Promise.all(
-    Array.from({ length: options.connections }, async () => {
-      while (performance.now() < end) {
-        await once(counter++);
-        finished++;
+  // One loop per connection: send a request, read its whole response, send the next.
+  const loop = async () => {
+    let socket: Socket | undefined;
+    let settle: ((outcome: ReadResponse | Error) => void) | undefined;
+    while (performance.now() < end) {
+      const body = typeof options.body === 'string' ? options.body : options.body(counter++);
+      if (!socket) {
+        try {
+          const opened = await open();
+          const reader = new HttpResponseReader();
+          opened.on('data', (data: Buffer) => {
+            try {
+              const response = reader.feed(data, performance.now());
+              if (response) settle?.(response);
+            } catch (err) {
+              settle?.(err as Error);
+            }
+          });
+          opened.on('error', () => {});
+          opened.on('close', () => {
+            if (socket === opened) socket = undefined;
+            settle?.(new Error('connection closed mid-response'));
+          });
+          socket = opened;
+        } catch {
+          errors++;
+          finished++;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          continue;
+        }
       }
-    }),
-  );
-  agent.destroy();
+      const t0 = performance.now();
+      const outcome = await new Promise<ReadResponse | Error>((resolve) => {
+        settle = resolve;
+        socket?.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      });
+      settle = undefined;
+      const t1 = performance.now();
+      finished++;
+      if (outcome instanceof Error) {
+        errors++;
+        socket?.destroy();
+        socket = undefined;
+        continue;
+      }
+      if (t0 >= measureFrom && t1 <= end) {
+        latencies.push(t1 - t0);
+        ttfbs.push((outcome.firstByteAt || t1) - t0);
+        if (outcome.status >= 300) statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
+      }
+      if (outcome.closes) {
+        socket?.destroy();
+        socket = undefined;
+      }
+    }
+    socket?.destroy();
+  };
+
+  await Promise.all(Array.from({ length: options.connections }, loop));
   return {
     requests: latencies.length,
     finished,
