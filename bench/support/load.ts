@@ -51,7 +51,7 @@ export function percentiles(samples: number[]): Percentiles {
  * It writes requests and reads replies on raw sockets
  * ({@link HttpResponseReader}) rather than through `node:http`'s client: the
  * generator shares the machine's two cores with what it measures, and the
- * client cost ~2.5x the CPU per request (measured: 143-189 µs against 51-70 µs
+ * client cost ~2.5x the CPU per request (measured: 120-189 µs against 44-70 µs
  * at 64 connections through the gateway).
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
