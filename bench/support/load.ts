@@ -12,6 +12,8 @@ export interface LoadOptions {
   durationMs: number;
   /** Ignore the first ms of results (connection set-up, JIT). Default 500. */
   warmupMs?: number;
+  /** Silence on a connection, ms, after which its request counts as an error (never a hang). Default 30000. */
+  replyTimeoutMs?: number;
 }
 
 /** Latency summary in ms. */
@@ -63,6 +65,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     .join('');
   const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n${extra}`;
   const warmupMs = options.warmupMs ?? 500;
+  const replyTimeoutMs = options.replyTimeoutMs ?? 30_000;
   const start = performance.now();
   const measureFrom = start + warmupMs;
   const end = measureFrom + options.durationMs;
@@ -77,6 +80,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     new Promise<Socket>((resolve, reject) => {
       const socket = connect({ host, port });
       socket.setNoDelay(true);
+      socket.setTimeout(replyTimeoutMs, () => socket.destroy());
       socket.once('connect', () => resolve(socket));
       socket.once('error', reject);
     });

@@ -150,4 +150,16 @@ describe('runLoad against a real server', () => {
     expect(dead.requests).toBe(0);
     expect(dead.errors).toBeGreaterThan(0);
   });
+
+  it('counts a server that never answers as errors after the reply timeout', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const started = performance.now();
+    const result = await runLoad({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, body: '{}', connections: 2, durationMs: 100, warmupMs: 0, replyTimeoutMs: 300 });
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+    expect(result.errors).toBe(2);
+    expect(result.requests).toBe(0);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
 });
