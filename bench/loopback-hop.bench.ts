@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { testRedis } from '../test/support/redis.ts';
 import { percentiles } from './support/load.ts';
 
@@ -31,7 +32,6 @@ if (process.argv[2] === 'echo') {
   const rounds = smoke ? 300 : 2_000;
   const gapsMs = [0, 1, 4];
 
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   async function measure(gapMs: number, roundTrip: () => Promise<void>): Promise<number[]> {
     const samples: number[] = [];
     for (let i = 0; i < rounds; i++) {

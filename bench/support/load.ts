@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpResponseReader, type ReadResponse } from './http-response-reader.ts';
 
 /** Options of {@link runLoad}. */
@@ -112,7 +113,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         } catch {
           errors++;
           finished++;
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          await sleep(10);
           continue;
         }
       }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpResponseReader } from '../../bench/support/http-response-reader.ts';
 import { runLoad } from '../../bench/support/load.ts';
@@ -7,14 +8,11 @@ import { runLoad } from '../../bench/support/load.ts';
 // The benchmarks' load generator reads responses off raw sockets; these tests
 // hold its parser and its numbers against Node's own HTTP server.
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Raw bytes of one response as Node's server writes them. */
 async function capture(handler: (res: ServerResponse) => void | Promise<void>): Promise<Buffer> {
   const server = createServer((_req, res) => void handler(res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const { connect } = await import('node:net');
   const socket = connect(port, '127.0.0.1');
   const parts: Buffer[] = [];
   socket.on('data', (d: Buffer) => parts.push(d));
