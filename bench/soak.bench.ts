@@ -63,3 +63,5 @@ console.log('| process | first third | last third | max | change | verdict |');
 console.log('|---|---|---|---|---|---|');
 console.log(report('api'));
 console.log(report('worker'));
+// The whole curve, so a climb that levels off (heap sizing) can be told from steady growth.
+console.log(`\nRSS samples, MiB (api / worker): ${samples.map((s) => `${s.api.toFixed(0)}/${s.worker.toFixed(0)}`).join(' ')}`);
