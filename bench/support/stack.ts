@@ -32,10 +32,16 @@ export interface StackOptions {
   workers?: number;
   env?: Record<string, string>;
   concurrency?: number;
+  /** Another stack whose fake upstream this one shares (A/B runs that must differ only in the gateway). Default: its own. */
+  shareUpstreamOf?: BenchStack;
+  /** Checkout whose gateway code runs (A/B against another commit). Default: this repository. */
+  root?: string;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<BenchStack> {
-  const upstream = await startUpstreamProcess(options.latencyMs ?? 0);
+  const shared = options.shareUpstreamOf;
+  const upstream = shared ? undefined : await startUpstreamProcess(options.latencyMs ?? 0);
+  const upstreamUrl = shared?.upstreamUrl ?? (upstream?.url as string);
   const prefix = uniquePrefix('bench');
   const gateway = await startGateway({
     env: {
@@ -48,20 +54,21 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], concurrency: options.concurrency ?? 128 },
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreamUrl, models: ['a-4o'], concurrency: options.concurrency ?? 128 },
       ],
     },
     providers: ['provider_a'],
     workersPerProvider: options.workers ?? 1,
+    ...(options.root ? { root: options.root } : {}),
   });
   return {
-    upstreamUrl: upstream.url,
-    upstreamPid: upstream.proc.child.pid,
+    upstreamUrl,
+    upstreamPid: shared?.upstreamPid ?? upstream?.proc.child.pid,
     gateway,
     key: BENCH_KEY,
     async stop() {
       await gateway.stop();
-      await upstream.proc.kill();
+      await upstream?.proc.kill();
       const redis = testRedis();
       await deletePrefix(redis, prefix);
       redis.disconnect();

@@ -38,9 +38,10 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function spawnNode(script: string, args: readonly string[], env: Record<string, string>): GatewayProcess {
-  const child = spawn(process.execPath, ['--experimental-strip-types', join(ROOT, script), ...args], {
-    cwd: ROOT,
+/** Runs `script` (relative to the repository, or to `root` when given: another checkout, for A/B benchmarks). */
+export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, root = ROOT): GatewayProcess {
+  const child = spawn(process.execPath, ['--experimental-strip-types', join(root, script), ...args], {
+    cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -84,6 +85,8 @@ export interface GatewayOptions {
   workersPerProvider?: number;
   /** Extra env for the API only. */
   apiEnv?: Record<string, string>;
+  /** Checkout whose code runs (A/B benchmarks against another commit). Default: this repository. */
+  root?: string;
 }
 
 /** A running API process and its workers. */
@@ -107,11 +110,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const port = await freePort();
   // Each gateway gets its own SQLite key store next to its config, unless the test names one.
   const env = { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...options.env, CONFIG_PATH: configPath };
-  const api = spawnNode('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnNode('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' }, options.root);
   const workers = new Map<string, GatewayProcess[]>();
 
   const addWorker = async (provider: string) => {
-    const worker = spawnNode('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' });
+    const worker = spawnNode('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' }, options.root);
     const list = workers.get(provider) ?? [];
     list.push(worker);
     workers.set(provider, list);

@@ -1,0 +1,225 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { SlidingWindowLimiter } from '../src/ratelimit/sliding-window-limiter.ts';
+import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts';
+import { redisPid, withCpu } from './support/cpu.ts';
+import { percentiles, runLoad, type LoadResult } from './support/load.ts';
+import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
+
+/**
+ * The floor the design puts under the one-connection latency: the mandated
+ * steps of a miss built from the same libraries with none of the gateway's
+ * code around them, next to the direct call and the gateway, at one
+ * connection. The difference between the floor and the gateway is what the
+ * gateway's own code adds (Express, authentication, validation, DLP, cache
+ * read, observability); the floor itself is what no tuning of that code can
+ * remove.
+ *
+ * Levels, each adding one mandated step to the one before:
+ *   proxy       a Node process between client and upstream (keep-alive node:http, no Redis)
+ *   queue       BullMQ `add` (priority set, as every gateway job has one), a BullMQ
+ *               `Worker` in its own process calling the upstream, the result `XADD`ed to a
+ *               reply stream the API waits on with `XREAD BLOCK`
+ *   + limit     the gateway's atomic sliding-window rate limit (its Lua script) decided before `add`
+ *
+ * Runs are interleaved (every scenario once per round) because the VM's speed
+ * drifts; the table gives each column's median over the rounds, and "added"
+ * is the median of each round's difference to the direct call. CPU per request
+ * (Linux /proc, user + system) is given for the process in front of the queue
+ * (the floor's or the gateway's API), the one behind it, Redis and the upstream.
+ *
+ * BENCH_SMOKE=1: two short rounds. BENCH_DURATION_MS (per run), BENCH_ROUNDS tune it;
+ * BENCH_GATEWAY_ENV (`NAME=value,NAME=value`) adds settings to the gateway's;
+ * BENCH_COMPARE_ENV (same form) and/or BENCH_COMPARE_CHECKOUT (the path of
+ * another checkout, e.g. a `git worktree` of an earlier commit) add a second
+ * gateway, with those settings or that code, run in the same rounds: an A/B
+ * with the floor as a reference for the VM's drift.
+ */
+
+const role = process.argv[2];
+// An exit of its own on SIGTERM, so that profilers (--cpu-prof) get to write.
+if (role) process.once('SIGTERM', () => process.exit(0));
+if (role === 'api') await serveFloorApi(process.argv[3] ?? '', process.argv[4] ?? '');
+else if (role === 'worker') runFloorWorker(process.argv[3] ?? '', process.argv[4] ?? '');
+else await main();
+
+function redisConnection(): Redis {
+  return new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), maxRetriesPerRequest: null });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
+}
+
+function postUpstream(agent: Agent, upstreamUrl: string, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const out = httpRequest(
+      `${upstreamUrl}/chat/completions`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}`, 'content-length': Buffer.byteLength(body) } },
+      (res) => readBody(res).then(resolve, reject),
+    );
+    out.on('error', reject);
+    out.end(body);
+  });
+}
+
+async function serveFloorApi(upstreamUrl: string, prefix: string): Promise<void> {
+  const agent = new Agent({ keepAlive: true });
+  const commands = redisConnection();
+  const queue = new Queue('floor', { connection: redisConnection(), prefix });
+  const limiter = new SlidingWindowLimiter({ redis: commands, prefix });
+  const rule = { limit: 100_000_000, windowMs: 60_000 };
+  // Blocking reads need a connection each; at one connection one is ever in use.
+  const idleReaders: Redis[] = [];
+
+  async function viaQueue(body: string, limited: boolean): Promise<string> {
+    if (limited && !(await limiter.consume('floor-key', rule)).allowed) throw new Error('limited');
+    const id = randomUUID();
+    const replyKey = `${prefix}:reply:${id}`;
+    await queue.add('chat', { body, replyKey }, { jobId: id, priority: 10, attempts: 1, removeOnComplete: true, removeOnFail: true });
+    const reader = idleReaders.pop() ?? redisConnection();
+    try {
+      const entries = (await reader.xread('BLOCK', 30_000, 'STREAMS', replyKey, '0')) as [string, [string, string[]][]][] | null;
+      const fields = entries?.[0]?.[1]?.[0]?.[1];
+      if (!fields) throw new Error('no reply within 30 s');
+      return fields[1] ?? '';
+    } finally {
+      idleReaders.push(reader);
+      commands.unlink(replyKey).catch(() => {});
+    }
+  }
+
+  const server = createServer((req, res) => {
+    readBody(req)
+      .then((body) => {
+        if (req.url === '/proxy') return postUpstream(agent, upstreamUrl, body);
+        return viaQueue(body, req.url === '/queue-limit');
+      })
+      .then((reply) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
+        res.end(reply);
+      })
+      .catch((err: Error) => {
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(err.message);
+      });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.send?.(typeof address === 'object' && address ? address.port : 0);
+  });
+}
+
+function runFloorWorker(upstreamUrl: string, prefix: string): void {
+  const agent = new Agent({ keepAlive: true });
+  const commands = redisConnection();
+  const worker = new Worker<{ body: string; replyKey: string }>(
+    'floor',
+    async (job) => {
+      const reply = await postUpstream(agent, upstreamUrl, job.data.body);
+      await commands.xadd(job.data.replyKey, '*', 'd', reply);
+    },
+    { connection: redisConnection(), prefix, concurrency: 8 },
+  );
+  worker.on('ready', () => process.send?.('ready'));
+}
+
+async function main(): Promise<void> {
+  const smoke = process.env.BENCH_SMOKE === '1';
+  const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 800 : 4000));
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 2 : 5));
+  const prefix = uniquePrefix('bench-floor');
+
+  const envList = (list: string | undefined) => Object.fromEntries((list ?? '').split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  const gatewayEnv = { DLP_ENABLED: 'true', SEMANTIC_CACHE_ENABLED: 'false', ...envList(process.env.BENCH_GATEWAY_ENV) };
+  const stack = await startStack({ env: gatewayEnv });
+  const compareCheckout = process.env.BENCH_COMPARE_CHECKOUT;
+  const compareLabel = [process.env.BENCH_COMPARE_ENV, compareCheckout].filter(Boolean).join(', ');
+  let compare: BenchStack | undefined;
+  const children: ChildProcess[] = [];
+  const start = (r: string) => {
+    const child = fork(import.meta.filename, [r, stack.upstreamUrl, prefix], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'] });
+    children.push(child);
+    return new Promise<unknown>((resolve) => child.once('message', resolve));
+  };
+
+  try {
+    if (compareLabel) {
+      compare = await startStack({ env: { ...gatewayEnv, ...envList(process.env.BENCH_COMPARE_ENV) }, shareUpstreamOf: stack, ...(compareCheckout ? { root: compareCheckout } : {}) });
+    }
+    const [port] = await Promise.all([start('api'), start('worker')]);
+    const probe = testRedis();
+    const redis = await redisPid(probe).catch(() => undefined);
+    probe.disconnect();
+    const floorPids = { front: children[0]?.pid, behind: children[1]?.pid, redis, upstream: stack.upstreamPid };
+    const gatewayScenario = (name: string, gateway: BenchStack): [string, Record<string, number | undefined>, () => Promise<LoadResult>] => [
+      name,
+      { front: gateway.gateway.api.child.pid, behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid, redis, upstream: gateway.upstreamPid },
+      () => runLoad({ url: `${gateway.gateway.baseUrl}/v1/chat/completions`, headers: { 'x-api-key': gateway.key, 'cache-control': 'no-store' }, body, connections: 1, durationMs }),
+    ];
+    const floor = `http://127.0.0.1:${Number(port)}`;
+    const body = (i: number) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }] });
+    const scenarios: [string, Record<string, number | undefined>, () => Promise<LoadResult>][] = [
+      ['direct upstream', { redis, upstream: stack.upstreamPid }, () => runLoad({ url: `${stack.upstreamUrl}/chat/completions`, headers: { authorization: `Bearer ${UPSTREAM_KEY}` }, body, connections: 1, durationMs })],
+      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, () => runLoad({ url: `${floor}/proxy`, body, connections: 1, durationMs })],
+      ['floor: + queue, worker, reply stream', floorPids, () => runLoad({ url: `${floor}/queue`, body, connections: 1, durationMs })],
+      ['floor: + rate limit', floorPids, () => runLoad({ url: `${floor}/queue-limit`, body, connections: 1, durationMs })],
+      gatewayScenario('gateway miss (queue)', stack),
+      ...(compare ? [gatewayScenario(`gateway miss (queue), ${compareLabel}`, compare)] : []),
+    ];
+
+    const results = new Map<string, LoadResult[]>(scenarios.map(([name]) => [name, []]));
+    const cpuPerRequest = new Map<string, Record<string, number>[]>(scenarios.map(([name]) => [name, []]));
+    for (let round = 0; round < rounds; round++) {
+      // The two gateways of an A/B take turns at going first.
+      const order = compare && round % 2 === 1 ? [...scenarios.slice(0, -2), ...scenarios.slice(-2).reverse()] : scenarios;
+      for (const [name, pids, run] of order) {
+        const { result, cpu } = await withCpu(pids, run);
+        const bad = result.errors + Object.values(result.statuses).reduce((a, b) => a + b, 0);
+        if (bad > 0) throw new Error(`${name}: ${bad} failed requests`);
+        results.get(name)?.push(result);
+        cpuPerRequest.get(name)?.push(Object.fromEntries(Object.entries(cpu).map(([process, ms]) => [process, (ms * 1000) / Math.max(1, result.finished)])));
+      }
+    }
+
+    const median = (values: number[]) => percentiles(values).p50;
+    const direct = results.get('direct upstream') ?? [];
+    console.log(`one connection, ${rounds} interleaved rounds of ${durationMs} ms each; ms, medians over the rounds\n`);
+    console.log('| scenario | req/s | p50 | p99 | added p50 | added p99 | CPU µs/req: front | behind | redis | upstream |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
+    for (const [name] of scenarios) {
+      const cpu = (process: string) => {
+        const values = (cpuPerRequest.get(name) ?? []).map((c) => c[process]).filter((v): v is number => v !== undefined && Number.isFinite(v));
+        return values.length > 0 ? median(values).toFixed(0) : '';
+      };
+      const runs = results.get(name) ?? [];
+      const added = (pick: (r: LoadResult) => number) => median(runs.map((r, i) => pick(r) - pick(direct[i] as LoadResult)));
+      const isDirect = name === 'direct upstream';
+      console.log(
+        `| ${name} | ${median(runs.map((r) => r.rps)).toFixed(0)} | ${median(runs.map((r) => r.latency.p50)).toFixed(2)} | ${median(runs.map((r) => r.latency.p99)).toFixed(2)} | ${isDirect ? '' : added((r) => r.latency.p50).toFixed(2)} | ${isDirect ? '' : added((r) => r.latency.p99).toFixed(2)} | ${cpu('front')} | ${cpu('behind')} | ${cpu('redis')} | ${cpu('upstream')} |`,
+      );
+    }
+    if (compare) {
+      const a = results.get(scenarios[scenarios.length - 2]?.[0] ?? '') ?? [];
+      const b = results.get(scenarios[scenarios.length - 1]?.[0] ?? '') ?? [];
+      const ratios = b.map((r, i) => r.latency.p50 / (a[i] as LoadResult).latency.p50);
+      console.log(`\nA/B, p50 of the second gateway over the first's, per round: ${ratios.map((r) => `×${r.toFixed(2)}`).join(' ')} (median ×${median(ratios).toFixed(2)})`);
+    }
+  } finally {
+    for (const child of children) child.kill();
+    await compare?.stop();
+    await stack.stop();
+    const redis = testRedis();
+    await deletePrefix(redis, prefix);
+    redis.disconnect();
+  }
+}
