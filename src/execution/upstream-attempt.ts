@@ -34,11 +34,10 @@ export class CancelledError extends Error {
 
 /** One non-streamed call. Throws {@link UpstreamFailure} or {@link CancelledError}. */
 export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion> {
-  const timer = new AttemptTimer(ctx.timeoutMs);
-  const signal = AbortSignal.any([ctx.cancel, timer.signal]);
+  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   try {
     const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false });
-    const res = await ctx.send(http, signal);
+    const res = await ctx.send(http, timer.signal);
     const text = await res.text();
     if (!res.ok) throw statusFailure(res, text, ctx);
     let body: unknown;
@@ -49,7 +48,7 @@ export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedComp
     }
     return ctx.adapter.parseResponse(body);
   } catch (err) {
-    throw classify(err, ctx.cancel, timer.signal);
+    throw classify(err, ctx.cancel, timer);
   } finally {
     timer.clear();
   }
@@ -64,13 +63,12 @@ export interface StreamSink {
 
 /** One streamed call. Resolves with the last usage seen. */
 export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Promise<Usage | undefined> {
-  const timer = new AttemptTimer(ctx.timeoutMs);
-  const signal = AbortSignal.any([ctx.cancel, timer.signal]);
+  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   const decoder = ctx.adapter.createStreamDecoder();
   let usage: Usage | undefined;
   try {
     const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
-    const res = await ctx.send(http, signal);
+    const res = await ctx.send(http, timer.signal);
     if (!res.ok) throw statusFailure(res, await res.text(), ctx);
 
     const events: EventSourceMessage[] = [];
@@ -94,7 +92,7 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
   } catch (err) {
     // A silence or a dropped connection after the upstream's own end marker is not a failure.
     if (decoder.finished && !ctx.cancel.aborted && !(err instanceof UpstreamFailure)) return usage;
-    throw classify(err, ctx.cancel, timer.signal, sink.emitted());
+    throw classify(err, ctx.cancel, timer, sink.emitted());
   } finally {
     timer.clear();
   }
@@ -114,12 +112,11 @@ function statusFailure(res: UpstreamResponse, text: string, ctx: AttemptContext)
   return new UpstreamFailure(`HTTP ${res.status}`, 'status', isRetryableStatus(res.status), options);
 }
 
-function classify(err: unknown, cancel: AbortSignal, timeout: AbortSignal, emitted = false): Error {
+function classify(err: unknown, cancel: AbortSignal, timer: AttemptTimer, emitted = false): Error {
   if (err instanceof UpstreamFailure) return err;
   if (cancel.aborted) return new CancelledError();
-  if (timeout.aborted) {
-    const reason = timeout.reason as AttemptTimeout;
-    const what = reason.phase === 'idle' ? 'the stream went silent' : 'no answer before the timeout';
+  if (timer.timeout) {
+    const what = timer.timeout.phase === 'idle' ? 'the stream went silent' : 'no answer before the timeout';
     return new UpstreamFailure(what, 'timeout', false);
   }
   if (err instanceof UpstreamProtocolError) return new UpstreamFailure(err.message, 'protocol', false);
@@ -128,13 +125,25 @@ function classify(err: unknown, cancel: AbortSignal, timeout: AbortSignal, emitt
   return new UpstreamFailure(emitted ? `connection lost mid-stream: ${detail}` : detail, emitted ? 'stream' : 'network', !emitted);
 }
 
-/** Aborts its signal when the current phase's time runs out. */
+/**
+ * The signal of one attempt: aborted when the current phase's time runs out
+ * ({@link timeout} then says which) or when `cancel` aborts. One controller
+ * and one listener instead of `AbortSignal.any`, whose weak references and
+ * finalizers showed in the worker's profile on every call.
+ */
 class AttemptTimer {
   private readonly controller = new AbortController();
+  private readonly cancel: AbortSignal;
+  private readonly onCancel = () => this.controller.abort(this.cancel.reason);
   private timer: NodeJS.Timeout;
+  /** Set when a phase ran out of time. */
+  timeout: AttemptTimeout | undefined;
 
-  constructor(ms: number) {
-    this.timer = setTimeout(() => this.controller.abort(new AttemptTimeout('first_byte')), ms);
+  constructor(ms: number, cancel: AbortSignal) {
+    this.cancel = cancel;
+    if (cancel.aborted) this.onCancel();
+    else cancel.addEventListener('abort', this.onCancel, { once: true });
+    this.timer = this.start(ms, 'first_byte');
   }
 
   get signal(): AbortSignal {
@@ -143,10 +152,18 @@ class AttemptTimer {
 
   restart(ms: number, phase: 'first_byte' | 'idle'): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.controller.abort(new AttemptTimeout(phase)), ms);
+    this.timer = this.start(ms, phase);
   }
 
   clear(): void {
     clearTimeout(this.timer);
+    this.cancel.removeEventListener('abort', this.onCancel);
+  }
+
+  private start(ms: number, phase: 'first_byte' | 'idle'): NodeJS.Timeout {
+    return setTimeout(() => {
+      this.timeout = new AttemptTimeout(phase);
+      this.controller.abort(this.timeout);
+    }, ms);
   }
 }
