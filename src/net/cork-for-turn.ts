@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 
-/** Sockets corked by {@link corkForTurn} and not yet released. */
-const corked = new WeakSet<Writable>();
+/** Sockets corked by {@link corkForTurn} and not yet released, each with the token of its release. */
+const corked = new Map<Writable, symbol>();
 
 /**
  * Holds `socket`'s writes for the rest of this event-loop turn: the first call
@@ -13,10 +13,23 @@ const corked = new WeakSet<Writable>();
  */
 export function corkForTurn(socket: Writable): void {
   if (corked.has(socket)) return;
-  corked.add(socket);
+  const token = Symbol('turn');
+  corked.set(socket, token);
   socket.cork();
   setImmediate(() => {
+    if (corked.get(socket) !== token) return;
     corked.delete(socket);
     socket.uncork();
   });
+}
+
+/**
+ * Sends what {@link corkForTurn} holds for `socket` now instead of at the end
+ * of the turn; later writes in the same turn are held again. For a command
+ * whose answer the rest of the turn's work does not need, when nothing else
+ * would share the syscall.
+ */
+export function releaseTurn(socket: Writable): void {
+  if (!corked.delete(socket)) return;
+  socket.uncork();
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { sendHeldWrites } from '../redis/write-coalescing.ts';
 import { rateLimitKeys, type RateLimitKeys } from './rate-limit-keys.ts';
 
 /**
@@ -102,12 +103,14 @@ export class SlidingWindowLimiter {
   /**
    * Counts one request of `subject` (the key's SHA-256) against `rule`.
    * `statsLabel` (the masked key) feeds the per-key request counts of /stats;
-   * empty to leave the statistics alone.
+   * empty to leave the statistics alone. `options.sendNow` sends the script at
+   * once instead of with the rest of the turn's writes (write coalescing), so
+   * the caller's remaining work overlaps the round trip. Default false.
    */
-  async consume(subject: string, rule: RateLimitRule, statsLabel = ''): Promise<RateLimitDecision> {
+  async consume(subject: string, rule: RateLimitRule, statsLabel = '', options: { sendNow?: boolean } = {}): Promise<RateLimitDecision> {
     const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const now = this.options.now ? String(Math.floor(this.options.now())) : '';
-    const [allowed, count, resetMs] = await (this.options.redis as unknown as ScriptRunner).gatewaySlidingWindow(
+    const pending = (this.options.redis as unknown as ScriptRunner).gatewaySlidingWindow(
       this.keys.window(subject),
       this.keys.stats,
       this.keys.requestsByKey,
@@ -119,6 +122,8 @@ export class SlidingWindowLimiter {
       now,
       subject,
     );
+    if (options.sendNow) sendHeldWrites(this.options.redis);
+    const [allowed, count, resetMs] = await pending;
     return { allowed: allowed === 1, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: Math.max(0, resetMs) };
   }
 

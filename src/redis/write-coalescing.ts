@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Duplex } from 'node:stream';
-import { corkForTurn } from '../net/cork-for-turn.ts';
+import { corkForTurn, releaseTurn } from '../net/cork-for-turn.ts';
 
 const COALESCED = Symbol('gateway.coalescedWrites');
 
@@ -31,4 +31,10 @@ export function coalesceWrites(redis: Redis): Redis {
   redis.on('connect', patch);
   patch();
   return redis;
+}
+
+/** Sends the commands {@link coalesceWrites} holds for `redis` now rather than at the end of the turn. */
+export function sendHeldWrites(redis: Redis): void {
+  const socket = (redis as unknown as { stream?: Duplex }).stream;
+  if (socket) releaseTurn(socket);
 }

@@ -1,4 +1,7 @@
+import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config/settings.ts';
+import { createRedis, waitForReady } from '../../src/redis/connections.ts';
 import { RateLimitStats } from '../../src/ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
@@ -142,5 +145,28 @@ describe('SlidingWindowLimiter', () => {
     expect(stored).toContain('hash-a'); // windows by hash
     await stats.reset();
     expect(await stats.read()).toEqual({ requests_throttled: 0, top_users: [] });
+  });
+
+  it('sendNow sends the script at once on a coalesced connection instead of at the end of the turn', async () => {
+    const settings = loadSettings({ REDIS_HOST: process.env.REDIS_HOST ?? '127.0.0.1', REDIS_PORT: process.env.REDIS_PORT ?? '6379', REDIS_KEY_PREFIX: prefix });
+    const coalesced = createRedis(settings, 'command', 'limiter-send-now');
+    try {
+      expect(await waitForReady(coalesced, 2_000)).toBe(true);
+      const limiter = new SlidingWindowLimiter({ redis: coalesced, prefix });
+      const socket = (coalesced as unknown as { stream: Duplex }).stream;
+      const rule = { limit: 5, windowMs: WINDOW };
+      const key = subject();
+      const held = limiter.consume(key, rule);
+      expect(socket.writableCorked).toBe(1);
+      expect(socket.writableLength).toBeGreaterThan(0);
+      expect((await held).remaining).toBe(4);
+
+      const sent = limiter.consume(key, rule, '', { sendNow: true });
+      expect(socket.writableCorked).toBe(0);
+      expect(socket.writableLength).toBe(0);
+      expect((await sent).remaining).toBe(3);
+    } finally {
+      coalesced.disconnect();
+    }
   });
 });

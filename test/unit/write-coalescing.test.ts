@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/settings.ts';
 import { createRedis, waitForReady } from '../../src/redis/connections.ts';
+import { sendHeldWrites } from '../../src/redis/write-coalescing.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -44,6 +45,22 @@ describe('coalesced Redis writes (command connection)', () => {
     const started = performance.now();
     expect(await redis.ping()).toBe('PONG');
     expect(performance.now() - started).toBeLessThan(50);
+    expect(socket().writableCorked).toBe(0);
+  });
+
+  it('sendHeldWrites sends what the turn holds at once; later commands of the turn are held again', async () => {
+    const first = redis.set(`${prefix}:early`, 'e');
+    expect(socket().writableCorked).toBe(1);
+    sendHeldWrites(redis);
+    expect(socket().writableCorked).toBe(0);
+    expect(socket().writableLength).toBe(0);
+    const later = redis.get(`${prefix}:early`);
+    expect(socket().writableCorked).toBe(1);
+    // The first cork's end-of-turn release must not be what releases the second; the second's does.
+    await nextTurn();
+    expect(socket().writableCorked).toBe(0);
+    expect(await Promise.all([first, later])).toEqual(['OK', 'e']);
+    sendHeldWrites(redis); // nothing held: no effect
     expect(socket().writableCorked).toBe(0);
   });
 
