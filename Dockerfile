@@ -8,4 +8,4 @@ COPY src ./src
 COPY workers ./workers
 COPY bin ./bin
 EXPOSE 8000
-CMD ["node", "--experimental-strip-types", "src/server.ts"]
+CMD ["node", "--experimental-strip-types", "--min-semi-space-size=16", "src/server.ts"]
