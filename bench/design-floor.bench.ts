@@ -1,9 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { SlidingWindowLimiter } from '../src/ratelimit/sliding-window-limiter.ts';
+import { readBody } from '../test/support/read-body.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts';
 import { redisPid, withCpu } from './support/cpu.ts';
 import { percentiles, runLoad, type LoadResult } from './support/load.ts';
@@ -48,16 +49,6 @@ else await main();
 
 function redisConnection(): Redis {
   return new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), maxRetriesPerRequest: null });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => resolve(body));
-    req.on('error', reject);
-  });
 }
 
 function postUpstream(agent: Agent, upstreamUrl: string, body: string): Promise<string> {

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
 import { embeddingsReply } from './fake-embeddings.ts';
+import { readBody } from './read-body.ts';
 import { countWords, type FakeDialect, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
@@ -116,15 +117,6 @@ const DEFAULT_STATUS_MESSAGES: Record<number, string> = {
   503: 'The service is temporarily unavailable.',
   529: 'Overloaded.',
 };
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 function parseJson(text: string): unknown {
   try {
