@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { freePort, spawnNode, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
+import { freePort, spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -40,7 +40,7 @@ const env = (): Record<string, string> => ({
 
 async function startApi(): Promise<string> {
   const port = await freePort();
-  const api = spawnNode('src/server.ts', [], { ...env(), CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnGatewayProcess('src/server.ts', [], { ...env(), CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1' });
   extraApis.push(api);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await stats(url)).semantic_cache?.status === 'ready', 20_000, `API replica on ${port}:\n${api.output()}`);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, spawnNode, waitFor, writeConfig, type GatewayProcess } from '../support/processes.ts';
+import { freePort, spawnGatewayProcess, waitFor, writeConfig, type GatewayProcess } from '../support/processes.ts';
 
 /** With Redis unreachable, chat requests fail fast with 503 instead of hanging. */
 
@@ -13,7 +13,7 @@ beforeAll(async () => {
   const configPath = writeConfig({
     providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }],
   });
-  api = spawnNode('src/server.ts', [], {
+  api = spawnGatewayProcess('src/server.ts', [], {
     CONFIG_PATH: configPath,
     PORT: String(port),
     HOST: '127.0.0.1',

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskApiKey } from '../../src/auth/api-key.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { freePort, spawnNode, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
+import { freePort, spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -42,7 +42,7 @@ const env = {
 
 async function startApi(extra: Record<string, string>): Promise<{ proc: GatewayProcess; url: string }> {
   const port = await freePort();
-  const proc = spawnNode('src/server.ts', [], { ...env, LOG_LEVEL: 'info', CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1', ...extra });
+  const proc = spawnGatewayProcess('src/server.ts', [], { ...env, LOG_LEVEL: 'info', CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1', ...extra });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {

@@ -1,4 +1,4 @@
-import { freePort, GATEWAY_NODE_FLAGS, spawnNode, waitFor, type GatewayProcess } from './processes.ts';
+import { freePort, spawnGatewayProcess, waitFor, type GatewayProcess } from './processes.ts';
 
 /** One more API process (a replica), sharing Redis and config.yaml with a gateway from `startGateway`. */
 export interface ApiReplica {
@@ -9,7 +9,7 @@ export interface ApiReplica {
 
 export async function startApiReplica(env: Record<string, string>, configPath: string): Promise<ApiReplica> {
   const port = await freePort();
-  const api = spawnNode('src/server.ts', [], { LOG_LEVEL: 'warning', ...env, CONFIG_PATH: configPath, PORT: String(port), HOST: '127.0.0.1' }, undefined, GATEWAY_NODE_FLAGS);
+  const api = spawnGatewayProcess('src/server.ts', [], { LOG_LEVEL: 'warning', ...env, CONFIG_PATH: configPath, PORT: String(port), HOST: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {

@@ -43,14 +43,20 @@ export interface GatewayProcess {
  * Dockerfile and docker-compose start them: the young generation at its full
  * size from the start (README, Benchmarks).
  */
-export const GATEWAY_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];
+const GATEWAY_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];
 
-/**
- * Runs `script` (relative to the repository, or to `root` when given: another
- * checkout, for A/B benchmarks) with `nodeFlags` after the type stripping.
- */
-export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, root = ROOT, nodeFlags: readonly string[] = []): GatewayProcess {
-  const child = spawn(process.execPath, ['--experimental-strip-types', ...nodeFlags, join(root, script), ...args], {
+/** Options of {@link spawnNode}. */
+export interface SpawnOptions {
+  /** Checkout the script is relative to (another one, for A/B benchmarks). Default: this repository. */
+  root?: string;
+  /** Node flags after the type stripping. Default none. */
+  nodeFlags?: readonly string[];
+}
+
+/** Runs `script` (relative to the repository, or to `options.root`) with Node's type stripping. */
+export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, options: SpawnOptions = {}): GatewayProcess {
+  const root = options.root ?? ROOT;
+  const child = spawn(process.execPath, ['--experimental-strip-types', ...(options.nodeFlags ?? []), join(root, script), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,6 +74,11 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
       return exited;
     },
   };
+}
+
+/** Runs one of the gateway's entry points (`src/server.ts`, `workers/provider-worker.ts`) with the Node flags its start commands use. */
+export function spawnGatewayProcess(script: string, args: readonly string[], env: Record<string, string>, root?: string): GatewayProcess {
+  return spawnNode(script, args, env, { nodeFlags: GATEWAY_NODE_FLAGS, ...(root ? { root } : {}) });
 }
 
 /** Polls until `check` resolves true, or throws after `timeoutMs`. */
@@ -120,11 +131,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const port = await freePort();
   // Each gateway gets its own SQLite key store next to its config, unless the test names one.
   const env = { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...options.env, CONFIG_PATH: configPath };
-  const api = spawnNode('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' }, options.root, GATEWAY_NODE_FLAGS);
+  const api = spawnGatewayProcess('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' }, options.root);
   const workers = new Map<string, GatewayProcess[]>();
 
   const addWorker = async (provider: string) => {
-    const worker = spawnNode('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' }, options.root, GATEWAY_NODE_FLAGS);
+    const worker = spawnGatewayProcess('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' }, options.root);
     const list = workers.get(provider) ?? [];
     list.push(worker);
     workers.set(provider, list);
