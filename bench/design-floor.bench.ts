@@ -32,7 +32,12 @@ import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
  * (Linux /proc, user + system) is given for the process in front of the queue
  * (the floor's or the gateway's API), the one behind it, Redis and the upstream.
  *
- * BENCH_SMOKE=1: two short rounds. BENCH_DURATION_MS (per run), BENCH_ROUNDS tune it;
+ * Each scenario's first run drives its connection for BENCH_WARMUP_MS before it
+ * measures (the processes start cold; see the gateway bench); later rounds
+ * discard their first 500 ms as before.
+ *
+ * BENCH_SMOKE=1: two short rounds. BENCH_DURATION_MS (per run), BENCH_ROUNDS,
+ * BENCH_WARMUP_MS (default 10000, smoke 300) tune it;
  * BENCH_GATEWAY_ENV (`NAME=value,NAME=value`) adds settings to the gateway's;
  * BENCH_COMPARE_ENV (same form) and/or BENCH_COMPARE_CHECKOUT (the path of
  * another checkout, e.g. a `git worktree` of an earlier commit) add a second
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
   const smoke = process.env.BENCH_SMOKE === '1';
   const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 800 : 4000));
   const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 2 : 5));
+  const firstWarmupMs = Number(process.env.BENCH_WARMUP_MS ?? (smoke ? 300 : 10_000));
   const prefix = uniquePrefix('bench-floor');
 
   const envList = (list: string | undefined) => Object.fromEntries((list ?? '').split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
@@ -152,18 +158,19 @@ async function main(): Promise<void> {
     const redis = await redisPid(probe).catch(() => undefined);
     probe.disconnect();
     const floorPids = { front: children[0]?.pid, behind: children[1]?.pid, redis, upstream: stack.upstreamPid };
-    const gatewayScenario = (name: string, gateway: BenchStack): [string, Record<string, number | undefined>, () => Promise<LoadResult>] => [
+    type Scenario = [string, Record<string, number | undefined>, (warmupMs: number) => Promise<LoadResult>];
+    const gatewayScenario = (name: string, gateway: BenchStack): Scenario => [
       name,
       { front: gateway.gateway.api.child.pid, behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid, redis, upstream: gateway.upstreamPid },
-      () => runLoad({ url: `${gateway.gateway.baseUrl}/v1/chat/completions`, headers: { 'x-api-key': gateway.key, 'cache-control': 'no-store' }, body, connections: 1, durationMs }),
+      (warmupMs) => runLoad({ url: `${gateway.gateway.baseUrl}/v1/chat/completions`, headers: { 'x-api-key': gateway.key, 'cache-control': 'no-store' }, body, connections: 1, durationMs, warmupMs }),
     ];
     const floor = `http://127.0.0.1:${Number(port)}`;
     const body = (i: number) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }] });
-    const scenarios: [string, Record<string, number | undefined>, () => Promise<LoadResult>][] = [
-      ['direct upstream', { redis, upstream: stack.upstreamPid }, () => runLoad({ url: `${stack.upstreamUrl}/chat/completions`, headers: { authorization: `Bearer ${UPSTREAM_KEY}` }, body, connections: 1, durationMs })],
-      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, () => runLoad({ url: `${floor}/proxy`, body, connections: 1, durationMs })],
-      ['floor: + queue, worker, reply stream', floorPids, () => runLoad({ url: `${floor}/queue`, body, connections: 1, durationMs })],
-      ['floor: + rate limit', floorPids, () => runLoad({ url: `${floor}/queue-limit`, body, connections: 1, durationMs })],
+    const scenarios: Scenario[] = [
+      ['direct upstream', { redis, upstream: stack.upstreamPid }, (warmupMs) => runLoad({ url: `${stack.upstreamUrl}/chat/completions`, headers: { authorization: `Bearer ${UPSTREAM_KEY}` }, body, connections: 1, durationMs, warmupMs })],
+      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, (warmupMs) => runLoad({ url: `${floor}/proxy`, body, connections: 1, durationMs, warmupMs })],
+      ['floor: + queue, worker, reply stream', floorPids, (warmupMs) => runLoad({ url: `${floor}/queue`, body, connections: 1, durationMs, warmupMs })],
+      ['floor: + rate limit', floorPids, (warmupMs) => runLoad({ url: `${floor}/queue-limit`, body, connections: 1, durationMs, warmupMs })],
       gatewayScenario('gateway miss (queue)', stack),
       ...(compare ? [gatewayScenario(`gateway miss (queue), ${compareLabel}`, compare)] : []),
     ];
@@ -174,7 +181,7 @@ async function main(): Promise<void> {
       // The two gateways of an A/B take turns at going first.
       const order = compare && round % 2 === 1 ? [...scenarios.slice(0, -2), ...scenarios.slice(-2).reverse()] : scenarios;
       for (const [name, pids, run] of order) {
-        const { result, cpu } = await withCpu(pids, run);
+        const { result, cpu } = await withCpu(pids, () => run(round === 0 ? firstWarmupMs : 500));
         const bad = result.errors + Object.values(result.statuses).reduce((a, b) => a + b, 0);
         if (bad > 0) throw new Error(`${name}: ${bad} failed requests`);
         results.get(name)?.push(result);
@@ -184,7 +191,7 @@ async function main(): Promise<void> {
 
     const median = (values: number[]) => percentiles(values).p50;
     const direct = results.get('direct upstream') ?? [];
-    console.log(`one connection, ${rounds} interleaved rounds of ${durationMs} ms each; ms, medians over the rounds\n`);
+    console.log(`one connection, ${rounds} interleaved rounds of ${durationMs} ms each (the first after ${firstWarmupMs} ms of warm-up); ms, medians over the rounds\n`);
     console.log('| scenario | req/s | p50 | p99 | added p50 | added p99 | CPU µs/req: front | behind | redis | upstream |');
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const [name] of scenarios) {
