@@ -34,7 +34,7 @@ import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
  *
  * Each scenario's first run drives its connection for BENCH_WARMUP_MS before it
  * measures (the processes start cold; see the gateway bench); later rounds
- * discard their first 500 ms as before.
+ * keep the load generator's default warm-up.
  *
  * BENCH_SMOKE=1: two short rounds. BENCH_DURATION_MS (per run), BENCH_ROUNDS,
  * BENCH_WARMUP_MS (default 10000, smoke 300) tune it;
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     const redis = await redisPid(probe).catch(() => undefined);
     probe.disconnect();
     const floorPids = { front: children[0]?.pid, behind: children[1]?.pid, redis, upstream: stack.upstreamPid };
-    type Scenario = [string, Record<string, number | undefined>, (warmupMs: number) => Promise<LoadResult>];
+    type Scenario = [string, Record<string, number | undefined>, (warmupMs: number | undefined) => Promise<LoadResult>];
     const gatewayScenario = (name: string, gateway: BenchStack): Scenario => [
       name,
       { front: gateway.gateway.api.child.pid, behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid, redis, upstream: gateway.upstreamPid },
@@ -181,7 +181,7 @@ async function main(): Promise<void> {
       // The two gateways of an A/B take turns at going first.
       const order = compare && round % 2 === 1 ? [...scenarios.slice(0, -2), ...scenarios.slice(-2).reverse()] : scenarios;
       for (const [name, pids, run] of order) {
-        const { result, cpu } = await withCpu(pids, () => run(round === 0 ? firstWarmupMs : 500));
+        const { result, cpu } = await withCpu(pids, () => run(round === 0 ? firstWarmupMs : undefined));
         const bad = result.errors + Object.values(result.statuses).reduce((a, b) => a + b, 0);
         if (bad > 0) throw new Error(`${name}: ${bad} failed requests`);
         results.get(name)?.push(result);
