@@ -159,18 +159,20 @@ async function main(): Promise<void> {
     probe.disconnect();
     const floorPids = { front: children[0]?.pid, behind: children[1]?.pid, redis, upstream: stack.upstreamPid };
     type Scenario = [string, Record<string, number | undefined>, (warmupMs: number | undefined) => Promise<LoadResult>];
+    const body = (i: number) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }] });
+    const oneConnection = (url: string, headers?: Record<string, string>) => (warmupMs: number | undefined) =>
+      runLoad({ url, headers, body, connections: 1, durationMs, warmupMs });
     const gatewayScenario = (name: string, gateway: BenchStack): Scenario => [
       name,
       { front: gateway.gateway.api.child.pid, behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid, redis, upstream: gateway.upstreamPid },
-      (warmupMs) => runLoad({ url: `${gateway.gateway.baseUrl}/v1/chat/completions`, headers: { 'x-api-key': gateway.key, 'cache-control': 'no-store' }, body, connections: 1, durationMs, warmupMs }),
+      oneConnection(`${gateway.gateway.baseUrl}/v1/chat/completions`, { 'x-api-key': gateway.key, 'cache-control': 'no-store' }),
     ];
     const floor = `http://127.0.0.1:${Number(port)}`;
-    const body = (i: number) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }] });
     const scenarios: Scenario[] = [
-      ['direct upstream', { redis, upstream: stack.upstreamPid }, (warmupMs) => runLoad({ url: `${stack.upstreamUrl}/chat/completions`, headers: { authorization: `Bearer ${UPSTREAM_KEY}` }, body, connections: 1, durationMs, warmupMs })],
-      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, (warmupMs) => runLoad({ url: `${floor}/proxy`, body, connections: 1, durationMs, warmupMs })],
-      ['floor: + queue, worker, reply stream', floorPids, (warmupMs) => runLoad({ url: `${floor}/queue`, body, connections: 1, durationMs, warmupMs })],
-      ['floor: + rate limit', floorPids, (warmupMs) => runLoad({ url: `${floor}/queue-limit`, body, connections: 1, durationMs, warmupMs })],
+      ['direct upstream', { redis, upstream: stack.upstreamPid }, oneConnection(`${stack.upstreamUrl}/chat/completions`, { authorization: `Bearer ${UPSTREAM_KEY}` })],
+      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, oneConnection(`${floor}/proxy`)],
+      ['floor: + queue, worker, reply stream', floorPids, oneConnection(`${floor}/queue`)],
+      ['floor: + rate limit', floorPids, oneConnection(`${floor}/queue-limit`)],
       gatewayScenario('gateway miss (queue)', stack),
       ...(compare ? [gatewayScenario(`gateway miss (queue), ${compareLabel}`, compare)] : []),
     ];
