@@ -14,7 +14,7 @@ import { testRedis } from '../test/support/redis.ts';
  * Every run first drives its own connections for BENCH_WARMUP_MS and discards
  * those results: the processes start cold, and a gateway measured in its first
  * seconds is still compiling its hot path (on the same two cores), which showed
- * as multi-ms stalls in the first one-connection run (README, Benchmarks).
+ * as multi-ms stalls in the first one-connection run (bench/HISTORY.md).
  *
  * BENCH_SMOKE=1: one short run per scenario. BENCH_DURATION_MS, BENCH_WARMUP_MS
  * (default 10000, smoke 500), BENCH_CONNECTIONS (comma list),

@@ -7,8 +7,8 @@ import { percentiles } from './support/load.ts';
 /**
  * The floor under the latency of one request at one connection: what a single
  * one-way hop between two processes costs on this machine, with no gateway
- * code in it. A miss through the queue crosses twelve such hops in sequence
- * (README, Benchmarks), the direct call two.
+ * code in it. A miss through the queue crosses twelve such hops in sequence,
+ * the direct call two.
  *
  * Measures round trips of one byte between this process and a Node echo peer
  * over loopback TCP, and of `PING` to Redis through ioredis, back to back and

@@ -16,7 +16,7 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; w
 trap cleanup EXIT INT TERM
 
 NODE=(node --experimental-strip-types)
-# The gateway's processes with the young generation at its full size from the start (README, Benchmarks).
+# The gateway's processes with the young generation at its full size from the start (docs/decisions/young-generation-size.md).
 GATEWAY_NODE=("${NODE[@]}" --min-semi-space-size=16)
 PROVIDERS=(provider_a provider_b provider_c)
 

@@ -41,7 +41,7 @@ export interface GatewayProcess {
 /**
  * Node flags of the gateway's own processes, as its Procfile, package.json,
  * Dockerfile and docker-compose start them: the young generation at its full
- * size from the start (README, Benchmarks).
+ * size from the start (docs/decisions/young-generation-size.md).
  */
 const GATEWAY_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];
 
