@@ -1,29 +1,90 @@
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest } from './types.ts';
+import type { AssistantMessage, ChatMessage, ChatRequest, ContentPart, ToolCall } from './types.ts';
 
 /**
- * The zod schema of `POST /v1/chat/completions` bodies, with the bounds of
- * DECISIONS.md. It is the single source for validation and for the OpenAPI
- * document. Unknown fields are rejected (never silently dropped): a client
- * that sends `tools` must learn that this gateway does not forward them.
+ * The zod schema of `POST /v1/chat/completions` bodies: OpenAI's request
+ * shape, with the gateway's bounds. It is the single source for validation
+ * and for the OpenAPI document. Unknown fields are rejected, never silently
+ * dropped; `null` is accepted wherever OpenAI accepts it and means "absent".
  */
-
-const textPart = z.strictObject({
-  type: z.literal('text'),
-  text: z.string(),
-});
-
-const content = z.union([z.string(), z.array(textPart).min(1)]);
-
-const message = z.strictObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content,
-  name: z.string().min(1).max(64).optional(),
-});
 
 export const MAX_MESSAGES = 1000;
 export const MAX_CHOICES = 8;
 export const MAX_STOP_SEQUENCES = 4;
+export const MAX_TOOLS = 128;
+export const MAX_METADATA_PAIRS = 16;
+
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
+
+/** Images come inline (`data:`) or as an `https:` URL for the provider to fetch; the gateway never fetches one. */
+const IMAGE_URL = /^(?:data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+|https:\/\/\S+)$/;
+
+const imagePart = z.strictObject({
+  type: z.literal('image_url'),
+  image_url: z.strictObject({
+    url: z.string().max(20_000_000).regex(IMAGE_URL, 'must be an https: URL or a base64 data:image/(png|jpeg|gif|webp) URL'),
+    detail: z.enum(['auto', 'low', 'high']).nullish(),
+  }),
+});
+
+const textContent = z.union([z.string(), z.array(textPart).min(1)]);
+const name = z.string().min(1).max(64).nullish();
+
+/** OpenAI's rule for function names. */
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const functionName = z.string().regex(FUNCTION_NAME, 'must be 1-64 letters, digits, underscores or dashes');
+
+const toolCall = z.strictObject({
+  id: z.string().min(1).max(256),
+  type: z.literal('function'),
+  function: z.strictObject({ name: functionName, arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.enum(['system', 'developer']), content: textContent, name }),
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([textPart, imagePart])).min(1)]), name }),
+  z
+    .strictObject({
+      role: z.literal('assistant'),
+      content: textContent.nullish(),
+      name,
+      tool_calls: z.array(toolCall).max(MAX_TOOLS).nullish(),
+      refusal: z.string().nullish(),
+    })
+    .refine((m) => m.content != null || (m.tool_calls?.length ?? 0) > 0 || m.refusal != null, {
+      message: "an assistant message needs 'content' or 'tool_calls'",
+    }),
+  z.strictObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1).max(256) }),
+]);
+
+const functionTool = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: functionName,
+    description: z.string().max(8192).nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: functionName }) }),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      name: functionName,
+      description: z.string().max(8192).nullish(),
+      schema: z.record(z.string(), z.unknown()).nullish(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
 
 export const chatCompletionRequestSchema = z
   .strictObject({
@@ -35,38 +96,101 @@ export const chatCompletionRequestSchema = z
     top_p: z.number().min(0).max(1).nullish(),
     n: z.int().min(1).max(MAX_CHOICES).nullish(),
     stream: z.boolean().nullish(),
-    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullish(),
+    stream_options: z.strictObject({ include_usage: z.boolean().nullish() }).nullish(),
     stop: z.union([z.string(), z.array(z.string()).max(MAX_STOP_SEQUENCES)]).nullish(),
     seed: z.int().nullish(),
     presence_penalty: z.number().min(-2).max(2).nullish(),
     frequency_penalty: z.number().min(-2).max(2).nullish(),
-    user: z.string().max(256).optional(),
+    user: z.string().max(256).nullish(),
     service_tier: z.enum(['auto', 'default', 'flex', 'priority']).nullish(),
+    tools: z.array(functionTool).max(MAX_TOOLS).nullish(),
+    tool_choice: toolChoice.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    response_format: responseFormat.nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.int().min(0).max(20).nullish(),
+    metadata: z
+      .record(z.string().max(64), z.string().max(512))
+      .refine((m) => Object.keys(m).length <= MAX_METADATA_PAIRS, { message: `at most ${MAX_METADATA_PAIRS} pairs` })
+      .nullish(),
+    store: z.boolean().nullish(),
+    reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).nullish(),
+  })
+  .superRefine((body, ctx) => {
+    const tools = body.tools ?? [];
+    const choice = body.tool_choice;
+    if (choice != null && choice !== 'none' && choice !== 'auto' && tools.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "needs a non-empty 'tools' list" });
+    }
+    if (typeof choice === 'object' && choice !== null && !tools.some((t) => t.function.name === choice.function.name)) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `names '${choice.function.name.slice(0, 64)}', which is not in 'tools'` });
+    }
+    const names = new Set<string>();
+    for (const [i, tool] of tools.entries()) {
+      if (names.has(tool.function.name)) ctx.addIssue({ code: 'custom', path: ['tools', i, 'function', 'name'], message: 'duplicate tool name' });
+      names.add(tool.function.name);
+    }
+    if (body.top_logprobs != null && body.logprobs !== true) {
+      ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: "needs 'logprobs': true" });
+    }
   })
   .meta({ id: 'ChatCompletionRequest' });
 
 export type ChatCompletionRequestBody = z.infer<typeof chatCompletionRequestSchema>;
+type MessageBody = z.infer<typeof message>;
 
-function flattenContent(value: z.infer<typeof content>): string {
-  return typeof value === 'string' ? value : value.map((part) => part.text).join('\n');
+function joinText(parts: ReadonlyArray<{ text: string }>): string {
+  return parts.map((part) => part.text).join('\n');
 }
 
-/** Turns a validated body into the normalized {@link ChatRequest}. */
-export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatRequest {
-  const messages: ChatMessage[] = body.messages.map((m) => {
-    const out: ChatMessage = { role: m.role, content: flattenContent(m.content) };
-    if (m.name !== undefined) out.name = m.name;
-    return out;
+function textOf(value: string | ReadonlyArray<{ text: string }>): string {
+  return typeof value === 'string' ? value : joinText(value);
+}
+
+/** Text-only part lists become a string, so a plain prompt has one form whatever the client sent. */
+function userContent(value: Extract<MessageBody, { role: 'user' }>['content']): string | ContentPart[] {
+  if (typeof value === 'string') return value;
+  if (value.every((part) => part.type === 'text')) return joinText(value as Array<{ text: string }>);
+  return value.map((part) => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    const image: ContentPart = { type: 'image_url', image_url: { url: part.image_url.url } };
+    if (part.image_url.detail != null) image.image_url.detail = part.image_url.detail;
+    return image;
   });
+}
+
+function normalizeMessage(m: MessageBody): ChatMessage {
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return m.name != null ? { role: m.role, content: textOf(m.content), name: m.name } : { role: m.role, content: textOf(m.content) };
+    case 'user':
+      return m.name != null ? { role: 'user', content: userContent(m.content), name: m.name } : { role: 'user', content: userContent(m.content) };
+    case 'assistant': {
+      const out: AssistantMessage = { role: 'assistant', content: m.content == null ? null : textOf(m.content) };
+      if (m.name != null) out.name = m.name;
+      if (m.tool_calls != null && m.tool_calls.length > 0) {
+        out.tool_calls = m.tool_calls.map((c): ToolCall => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+      }
+      if (m.refusal != null) out.refusal = m.refusal;
+      return out;
+    }
+    case 'tool':
+      return { role: 'tool', content: textOf(m.content), tool_call_id: m.tool_call_id };
+  }
+}
+
+/** Turns a validated body into the normalized {@link ChatRequest}: nulls, empty lists and defaults become absent fields. */
+export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatRequest {
   const req: ChatRequest = {
     model: body.model,
-    messages,
+    messages: body.messages.map(normalizeMessage),
     n: body.n ?? 1,
     stream: body.stream ?? false,
     include_usage: body.stream_options?.include_usage ?? false,
   };
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  if (maxTokens != null) req.max_tokens = maxTokens;
+  if (body.max_tokens != null) req.max_tokens = body.max_tokens;
+  if (body.max_completion_tokens != null) req.max_completion_tokens = body.max_completion_tokens;
   if (body.temperature != null) req.temperature = body.temperature;
   if (body.top_p != null) req.top_p = body.top_p;
   if (body.stop != null) {
@@ -77,6 +201,35 @@ export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatReque
   if (body.presence_penalty != null) req.presence_penalty = body.presence_penalty;
   if (body.frequency_penalty != null) req.frequency_penalty = body.frequency_penalty;
   if (body.service_tier != null) req.service_tier = body.service_tier;
+  if (body.tools != null && body.tools.length > 0) {
+    req.tools = body.tools.map((tool) => {
+      const fn: NonNullable<ChatRequest['tools']>[number]['function'] = { name: tool.function.name };
+      if (tool.function.description != null) fn.description = tool.function.description;
+      if (tool.function.parameters != null) fn.parameters = tool.function.parameters;
+      if (tool.function.strict != null) fn.strict = tool.function.strict;
+      return { type: 'function', function: fn };
+    });
+    // Without tools a tool_choice (only 'none' or 'auto' pass validation then) means nothing.
+    if (body.tool_choice != null) req.tool_choice = body.tool_choice;
+    if (body.parallel_tool_calls != null) req.parallel_tool_calls = body.parallel_tool_calls;
+  }
+  const format = body.response_format;
+  if (format != null && format.type === 'json_object') req.response_format = { type: 'json_object' };
+  if (format != null && format.type === 'json_schema') {
+    const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: format.json_schema.name };
+    if (format.json_schema.description != null) spec.description = format.json_schema.description;
+    if (format.json_schema.schema != null) spec.schema = format.json_schema.schema;
+    if (format.json_schema.strict != null) spec.strict = format.json_schema.strict;
+    req.response_format = { type: 'json_schema', json_schema: spec };
+  }
+  if (body.logprobs === true) {
+    req.logprobs = true;
+    if (body.top_logprobs != null) req.top_logprobs = body.top_logprobs;
+  }
+  if (body.user != null) req.user = body.user;
+  if (body.metadata != null && Object.keys(body.metadata).length > 0) req.metadata = body.metadata;
+  if (body.store != null) req.store = body.store;
+  if (body.reasoning_effort != null) req.reasoning_effort = body.reasoning_effort;
   return req;
 }
 

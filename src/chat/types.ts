@@ -1,26 +1,88 @@
 /**
- * The gateway's internal chat types. The API validates and normalizes the
+ * The gateway's canonical chat model. The API validates and normalizes the
  * client's OpenAI-style body into a {@link ChatRequest}; workers hand it to a
- * provider adapter; adapters return OpenAI-shaped {@link ChatCompletion}s and
- * stream deltas. These types are part of the job contract between the API and
- * the workers.
+ * provider adapter; adapters return OpenAI-shaped replies. The schema, the
+ * adapters, DLP, the caches and the executor all read these types, and they
+ * are part of the job contract between the API and the workers.
  */
 
-export type ChatRole = 'system' | 'developer' | 'user' | 'assistant';
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
 
-export interface ChatMessage {
-  role: ChatRole;
-  /** Text parts of an array content are joined with "\n". */
+export interface ImagePart {
+  type: 'image_url';
+  /** A `data:` URL (bytes inline) or an `https:` URL the provider fetches itself. */
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+
+export type ContentPart = TextPart | ImagePart;
+
+/** A function call the model asked for. `arguments` is JSON text, as the model wrote it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage {
+  role: 'system' | 'developer';
   content: string;
   name?: string;
 }
 
-/** A validated, normalized chat completion request. */
+export interface UserMessage {
+  role: 'user';
+  /** A string, or parts when the message carries images (text-only part lists are joined into a string). */
+  content: string | ContentPart[];
+  name?: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  /** Null when the turn only called tools. */
+  content: string | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  refusal?: string;
+}
+
+/** The result of a tool call, sent back by the client. */
+export interface ToolMessage {
+  role: 'tool';
+  content: string;
+  tool_call_id: string;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+export type ChatRole = ChatMessage['role'];
+
+/** A JSON Schema object, kept as the client sent it. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean } };
+
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
+
+/** A validated, normalized chat completion request. Optional fields are absent, never null. */
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
-  /** `max_tokens`, or `max_completion_tokens` when that was sent instead. */
+  /** `max_tokens` as the client sent it (older OpenAI models). */
   max_tokens?: number;
+  /** `max_completion_tokens` as the client sent it (required by OpenAI's reasoning models). */
+  max_completion_tokens?: number;
   temperature?: number;
   top_p?: number;
   /** Number of choices; default 1. */
@@ -35,6 +97,34 @@ export interface ChatRequest {
   frequency_penalty?: number;
   /** OpenAI's `service_tier`; `flex` marks work tolerant of queuing. */
   service_tier?: string;
+  /** Absent when the client sent none or an empty list. */
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  /** Absent for `{type: 'text'}`, which is the default. */
+  response_format?: Exclude<ResponseFormat, { type: 'text' }>;
+  /** Only `true` is kept; `false` is the default. */
+  logprobs?: true;
+  top_logprobs?: number;
+  user?: string;
+  metadata?: Record<string, string>;
+  store?: boolean;
+  reasoning_effort?: ReasoningEffort;
+}
+
+/** The token budget of a request, whichever field carried it. */
+export function maxOutputTokens(req: ChatRequest): number | undefined {
+  return req.max_completion_tokens ?? req.max_tokens;
+}
+
+/** The text of a message: its content, or its text parts joined; '' for a tool-only assistant turn. */
+export function messageText(message: ChatMessage): string {
+  const content = message.content;
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += (text === '' ? '' : '\n') + part.text;
+  return text;
 }
 
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
@@ -45,11 +135,20 @@ export interface Usage {
   total_tokens: number;
 }
 
+/** The assistant message of a reply. */
+export interface ReplyMessage {
+  role: 'assistant';
+  content: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCall[];
+}
+
 export interface ChatCompletionChoice {
   index: number;
-  message: { role: 'assistant'; content: string };
+  message: ReplyMessage;
   finish_reason: FinishReason;
-  logprobs?: null;
+  /** OpenAI's logprobs object when asked for (OpenAI format only), else null. */
+  logprobs: unknown;
 }
 
 /** OpenAI `chat.completion` object. */
@@ -62,11 +161,26 @@ export interface ChatCompletion {
   usage: Usage;
 }
 
+/** A piece of a tool call in a stream: the first piece of a call has its id and name, later ones argument text. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChunkDelta {
+  role?: 'assistant';
+  content?: string;
+  refusal?: string;
+  tool_calls?: ToolCallDelta[];
+}
+
 export interface ChatCompletionChunkChoice {
   index: number;
-  delta: { role?: 'assistant'; content?: string };
+  delta: ChunkDelta;
   finish_reason: FinishReason | null;
-  logprobs?: null;
+  logprobs: unknown;
 }
 
 /** OpenAI `chat.completion.chunk` object. */

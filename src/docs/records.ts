@@ -5,7 +5,7 @@ import { ERROR_TABLE, type ErrorCode, type ErrorType } from '../errors/catalog.t
  * zod schemas of the gateway's response records, for the OpenAPI document.
  * Requests are described by the schemas that validate them (see
  * `src/chat/request-schema.ts`); these describe what the gateway answers,
- * field for field as in the spec's records and DECISIONS.md.
+ * field for field as docs/api.md describes them.
  */
 
 const errorCodes = Object.keys(ERROR_TABLE) as [ErrorCode, ...ErrorCode[]];
@@ -33,6 +33,14 @@ export const usageSchema = z
 
 const finishReason = z.enum(['stop', 'length', 'content_filter', 'tool_calls']);
 
+const toolCall = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string().describe('JSON text, as the model wrote it.') }),
+});
+
+const logprobs = z.unknown().nullable().describe("OpenAI's logprobs object when `logprobs` was asked of an OpenAI-format provider, else null.");
+
 export const chatCompletionSchema = z
   .object({
     id: z.string(),
@@ -42,9 +50,14 @@ export const chatCompletionSchema = z
     choices: z.array(
       z.object({
         index: z.int().min(0),
-        message: z.object({ role: z.literal('assistant'), content: z.string() }),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: z.string().nullable().describe('Null when the model only called tools or refused.'),
+          refusal: z.string().nullable().optional(),
+          tool_calls: z.array(toolCall).optional(),
+        }),
         finish_reason: finishReason,
-        logprobs: z.null().optional(),
+        logprobs,
       }),
     ),
     usage: usageSchema,
@@ -60,8 +73,24 @@ export const chatCompletionChunkSchema = z
     choices: z.array(
       z.object({
         index: z.int().min(0),
-        delta: z.object({ role: z.literal('assistant').optional(), content: z.string().optional() }),
+        delta: z.object({
+          role: z.literal('assistant').optional(),
+          content: z.string().optional(),
+          refusal: z.string().optional(),
+          tool_calls: z
+            .array(
+              z.object({
+                index: z.int().min(0),
+                id: z.string().optional(),
+                type: z.literal('function').optional(),
+                function: z.object({ name: z.string().optional(), arguments: z.string().optional() }).optional(),
+              }),
+            )
+            .optional()
+            .describe("A call's first piece carries its id and name; later pieces carry argument text to append."),
+        }),
         finish_reason: finishReason.nullable(),
+        logprobs,
       }),
     ),
     usage: usageSchema.nullable().optional().describe('Only in the last chunk, when stream_options.include_usage is true.'),
@@ -110,7 +139,7 @@ export const healthRecordSchema = z
           }),
         ),
       })
-      .describe('Why each state is what it is (beyond the spec record).'),
+      .describe('Why each state is what it is (beyond the base record).'),
   })
   .meta({ id: 'HealthRecord' });
 
@@ -154,7 +183,7 @@ export const cacheStatsRecordSchema = z
       embedder: z.string().nullable().optional(),
       threshold: z.number().optional().describe('SEMANTIC_CACHE_THRESHOLD.'),
     }),
-    exact_cache: lookupCounts.optional().describe('Exact-cache lookups (beyond the spec record).'),
+    exact_cache: lookupCounts.optional().describe('Exact-cache lookups (beyond the base record).'),
   })
   .meta({ id: 'CacheStatsRecord' });
 

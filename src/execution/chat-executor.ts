@@ -1,15 +1,15 @@
 import type { Redis } from 'ioredis';
-import type { ChatCompletion, ChatRequest, FinishReason, Usage } from '../chat/types.ts';
+import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
-import type { ParsedCompletion, ProviderAdapter } from '../providers/types.ts';
+import type { ParsedCompletion, ProviderAdapter, StreamDelta } from '../providers/types.ts';
 import { transitionAsyncJob } from '../queue/async-job-record.ts';
 import type { ChatJobData } from '../queue/job-contract.ts';
-import { cancelKey } from '../streams/protocol.ts';
+import { cancelKey, isTerminal } from '../streams/protocol.ts';
+import { ReplyWriter } from '../streams/reply-writer.ts';
 import { ChunkEmitter } from './chunk-emitter.ts';
-import { ReplyWriter } from './reply-writer.ts';
 import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
@@ -112,9 +112,14 @@ export class ChatExecutor {
     this.inflight.set(job.jobId, controller);
     let resultJson: string | undefined;
     let failure: GatewayError | undefined;
-    const writer = new ReplyWriter(this.options.redis, job.streamKey, this.options.streamTtlSeconds, () => {
-      outcome.firstEntryMs = Date.now() - startedAt;
-      return { q: outcome.queueMs, u: outcome.firstEntryMs };
+    const writer = new ReplyWriter({
+      redis: this.options.redis,
+      key: job.streamKey,
+      ttlSeconds: this.options.streamTtlSeconds,
+      timing: () => {
+        outcome.firstEntryMs = Date.now() - startedAt;
+        return { q: outcome.queueMs, u: outcome.firstEntryMs };
+      },
     });
     try {
       const overlapCancelCheck = delivery.first === true && !job.record;
@@ -202,8 +207,7 @@ export class ChatExecutor {
     if (cancelled) return 'cancelled';
     const entry = last[0];
     if (!entry) return 'run';
-    const type = entry[1][1];
-    return type === 'result' || type === 'end' || type === 'error' ? 'done' : 'orphaned';
+    return isTerminal(entry[1][1] ?? '') ? 'done' : 'orphaned';
   }
 
   private attemptContext(run: JobRun, request: ChatRequest): AttemptContext {
@@ -254,9 +258,9 @@ export class ChatExecutor {
       requests.map((request, i) => {
         let emittedByThisCall = false;
         const sink = {
-          delta: (event: { choice: number; content?: string; finish_reason?: FinishReason }) => {
+          delta: (event: StreamDelta) => {
             emittedByThisCall = true;
-            emitter.delta(fanOut ? i : event.choice, event.content, event.finish_reason);
+            emitter.delta(fanOut ? i : event.choice, event);
           },
           emitted: () => emittedByThisCall,
         };
@@ -322,9 +326,9 @@ function mergeCompletions(job: ChatJobData, parts: readonly ParsedCompletion[], 
   const choices = parts.flatMap((part, i) =>
     part.choices.map((choice) => ({
       index: renumber ? i : choice.index,
-      message: { role: 'assistant' as const, content: choice.content },
+      message: choice.message,
       finish_reason: choice.finish_reason,
-      logprobs: null,
+      logprobs: choice.logprobs ?? null,
     })),
   );
   choices.sort((a, b) => a.index - b.index);

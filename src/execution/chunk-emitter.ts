@@ -1,4 +1,5 @@
-import type { ChatCompletionChunk, FinishReason, Usage } from '../chat/types.ts';
+import type { ChatCompletionChunk, ChunkDelta, FinishReason, Usage } from '../chat/types.ts';
+import type { StreamDelta } from '../providers/types.ts';
 
 /**
  * Turns normalized stream deltas into OpenAI `chat.completion.chunk` JSON.
@@ -29,21 +30,25 @@ export class ChunkEmitter {
     return this.finished.size;
   }
 
-  delta(choice: number, content: string | undefined, finishReason: FinishReason | undefined): void {
-    if (content === undefined && finishReason === undefined) return;
-    const delta: ChatCompletionChunk['choices'][number]['delta'] = {};
+  /** Emits one delta as choice `choice` (the caller renumbers fanned-out calls). */
+  delta(choice: number, event: Omit<StreamDelta, 'kind' | 'choice'>): void {
+    const { content, refusal, tool_calls: toolCalls, finish_reason: finishReason } = event;
+    if (content === undefined && refusal === undefined && toolCalls === undefined && finishReason === undefined) return;
+    const delta: ChunkDelta = {};
     if (!this.started.has(choice)) {
       this.started.add(choice);
       delta.role = 'assistant';
     }
     if (content !== undefined) delta.content = content;
+    if (refusal !== undefined) delta.refusal = refusal;
+    if (toolCalls !== undefined) delta.tool_calls = toolCalls;
     if (finishReason !== undefined) this.finished.add(choice);
-    this.emit([{ index: choice, delta, finish_reason: finishReason ?? null, logprobs: null }]);
+    this.emit([{ index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null }]);
   }
 
   /** Closes every choice in `0..n-1` that has no finish reason yet. */
   finishAll(n: number, reason: FinishReason = 'stop'): void {
-    for (let i = 0; i < n; i++) if (!this.finished.has(i)) this.delta(i, undefined, reason);
+    for (let i = 0; i < n; i++) if (!this.finished.has(i)) this.delta(i, { finish_reason: reason });
   }
 
   usage(usage: Usage): void {

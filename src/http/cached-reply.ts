@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { CacheLookup } from '../cache/response-cache.ts';
-import { replayChunks } from '../cache/replay-chunks.ts';
+import { completionChunks } from '../chat/completion-accumulator.ts';
 import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import { sendJsonText } from './json-reply.ts';
 import { serverTiming } from './server-timing.ts';
@@ -27,6 +27,6 @@ export function sendCachedReply(res: Response, request: ChatRequest, lookup: Cac
   }
   const completion = JSON.parse(hit.completion) as ChatCompletion;
   startSse(res, headers);
-  for (const chunk of replayChunks(completion, request.include_usage)) writeSseData(res, chunk);
+  for (const chunk of completionChunks(completion, request.include_usage)) writeSseData(res, JSON.stringify(chunk));
   endSse(res);
 }

@@ -1,14 +1,27 @@
-import type { ChatMessage } from '../chat/types.ts';
+import type { ChatMessage, ContentPart, ToolCall } from '../chat/types.ts';
 
 /**
  * Reshapes an OpenAI-style message list for upstreams that take system
  * instructions out of band and insist on strictly alternating user/assistant
- * turns that start with a user turn (Gemini, Anthropic).
+ * turns that start with a user turn (Gemini, Anthropic). Each turn is a list
+ * of parts the adapters map one to one onto their own blocks: text, images,
+ * the assistant's tool calls, and the results of those calls (which these
+ * upstreams carry in a user turn).
  */
+
+/** An image as the upstreams take it: inline bytes, or a URL the provider fetches. */
+export type ImageSource = { type: 'base64'; mediaType: string; data: string } | { type: 'url'; url: string };
+
+export type TurnPart =
+  | { kind: 'text'; text: string }
+  | { kind: 'image'; source: ImageSource }
+  | { kind: 'tool_call'; call: ToolCall }
+  /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
+  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string };
 
 export interface Turn {
   role: 'user' | 'assistant';
-  text: string;
+  parts: TurnPart[];
 }
 
 export interface AlternatingConversation {
@@ -25,35 +38,103 @@ export interface AlternatingConversation {
  */
 export const LEADING_USER_PLACEHOLDER = '.';
 
-/** Separator between merged messages, so their texts stay paragraphs apart. */
+/** Separator between merged texts, so they stay paragraphs apart. */
 const MERGE_SEPARATOR = '\n\n';
+
+const DATA_URL = /^data:(image\/[a-z]+);base64,(.*)$/s;
+
+/** Parses an image URL the request schema accepted (`data:image/...;base64,` or `https:`). */
+export function imageSourceOf(url: string): ImageSource {
+  const match = DATA_URL.exec(url);
+  if (match) return { type: 'base64', mediaType: match[1] as string, data: (match[2] as string).replace(/\s+/g, '') };
+  return { type: 'url', url };
+}
+
+function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
+  if (content === null) return [];
+  if (typeof content === 'string') return content.trim() === '' ? [] : [{ kind: 'text', text: content }];
+  const parts: TurnPart[] = [];
+  for (const part of content) {
+    if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
+    else if (part.text.trim() !== '') parts.push({ kind: 'text', text: part.text });
+  }
+  return parts;
+}
+
+/** Appends parts to a turn; a text right after a text joins it, as merged messages did before parts existed. */
+function append(turn: Turn, parts: readonly TurnPart[]): void {
+  for (const part of parts) {
+    const last = turn.parts.at(-1);
+    if (part.kind === 'text' && last?.kind === 'text') last.text += MERGE_SEPARATOR + part.text;
+    else turn.parts.push(part.kind === 'text' ? { ...part } : part);
+  }
+}
 
 /**
  * System and developer messages anywhere in the list become the system
  * instruction (these upstreams have no mid-conversation system turn).
- * Whitespace-only messages are dropped, since both upstreams reject empty text
- * blocks; consecutive same-role messages are merged.
+ * Whitespace-only texts are dropped, since both upstreams reject empty text
+ * blocks; consecutive same-role messages are merged, and a tool message is a
+ * part of the user turn that follows the calls.
  */
 export function toAlternatingTurns(messages: readonly ChatMessage[]): AlternatingConversation {
   const systemParts: string[] = [];
   const turns: Turn[] = [];
+  const callNames = new Map<string, string>();
   for (const message of messages) {
-    if (message.role === 'system' || message.role === 'developer') {
-      if (message.content.trim() !== '') systemParts.push(message.content);
-      continue;
+    let role: Turn['role'];
+    let parts: TurnPart[];
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        if (message.content.trim() !== '') systemParts.push(message.content);
+        continue;
+      case 'user':
+        role = 'user';
+        parts = partsOfContent(message.content);
+        break;
+      case 'assistant':
+        role = 'assistant';
+        parts = partsOfContent(message.content);
+        for (const call of message.tool_calls ?? []) {
+          callNames.set(call.id, call.function.name);
+          parts.push({ kind: 'tool_call', call });
+        }
+        break;
+      case 'tool':
+        role = 'user';
+        parts = [{ kind: 'tool_result', toolCallId: message.tool_call_id, name: callNames.get(message.tool_call_id), content: message.content }];
+        break;
     }
-    if (message.content.trim() === '') continue;
+    if (parts.length === 0) continue;
     const last = turns.at(-1);
-    if (last !== undefined && last.role === message.role) {
-      last.text += MERGE_SEPARATOR + message.content;
-    } else {
-      turns.push({ role: message.role, text: message.content });
+    if (last !== undefined && last.role === role) append(last, parts);
+    else {
+      const turn: Turn = { role, parts: [] };
+      append(turn, parts);
+      turns.push(turn);
     }
   }
-  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', text: LEADING_USER_PLACEHOLDER });
+  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', parts: [{ kind: 'text', text: LEADING_USER_PLACEHOLDER }] });
   return { system: systemParts.length > 0 ? systemParts.join(MERGE_SEPARATOR) : undefined, turns };
 }
 
 /** The `validate()` message shared by the adapters that need at least one turn. */
 export const NO_TURNS_MESSAGE =
   "'messages' must contain at least one user or assistant message with non-empty content for this model.";
+
+/**
+ * A problem with tool results for these upstreams: each result must answer a
+ * call made earlier in the conversation (they match results to calls by id, or
+ * by name for Gemini). Undefined when all is well.
+ */
+export function toolResultProblem(conversation: AlternatingConversation): string | undefined {
+  for (const turn of conversation.turns) {
+    for (const part of turn.parts) {
+      if (part.kind === 'tool_result' && part.name === undefined) {
+        return `a 'tool' message answers tool_call_id '${part.toolCallId.slice(0, 64)}', which no earlier assistant message called.`;
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import type { ChatRequest, FinishReason, Usage } from '../chat/types.ts';
+import type { ChatRequest, FinishReason, ReplyMessage, ToolCallDelta, Usage } from '../chat/types.ts';
 
 /**
  * The one interface every provider adapter implements. An adapter is pure
@@ -27,8 +27,10 @@ export interface UpstreamHttpRequest {
 /** One choice of a non-streamed upstream reply. */
 export interface ParsedChoice {
   index: number;
-  content: string;
+  message: ReplyMessage;
   finish_reason: FinishReason;
+  /** OpenAI's logprobs object, when the upstream sent one. */
+  logprobs?: unknown;
 }
 
 export interface ParsedCompletion {
@@ -36,10 +38,21 @@ export interface ParsedCompletion {
   usage: Usage;
 }
 
+/** New output of one choice. Tool-call pieces follow OpenAI's streaming shape (index, then id and name, then argument text). */
+export interface StreamDelta {
+  kind: 'delta';
+  choice: number;
+  content?: string;
+  refusal?: string;
+  tool_calls?: ToolCallDelta[];
+  logprobs?: unknown;
+  finish_reason?: FinishReason;
+}
+
 /** What a stream decoder makes of one upstream SSE event. */
 export type StreamEvent =
-  /** Text and/or a finish reason for one choice. */
-  | { kind: 'delta'; choice: number; content?: string; finish_reason?: FinishReason }
+  /** Text, refusal text, tool-call pieces and/or a finish reason for one choice. */
+  | StreamDelta
   /** Token counts so far; the last one seen is the total. */
   | { kind: 'usage'; usage: Usage }
   /** The upstream reported an error inside the stream. */
@@ -69,6 +82,12 @@ export interface ProviderAdapter {
   readonly supportsMultipleChoices: boolean;
   /** A message when this request cannot be expressed for the upstream (400 to the client). */
   validate(req: ChatRequest): string | undefined;
+  /**
+   * The request fields present in `req` that this format cannot honour (e.g.
+   * `seed` for Anthropic). The API answers 400 naming them, or drops them when
+   * the provider is configured with `drop_unsupported_params`.
+   */
+  unsupportedParams(req: ChatRequest): Array<keyof ChatRequest>;
   /** `req.n` is already 1 when {@link supportsMultipleChoices} is false. */
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx JSON body; throws {@link UpstreamProtocolError} when it is not the expected shape. */

@@ -15,7 +15,13 @@
  * (completion), so the API can count tokens without parsing payloads.
  * Chunk and result payloads are forwarded to the client as they are, so the API
  * never re-serializes them on the hot path.
+ *
+ * This module owns the protocol: the entry kinds, which of them end a reply,
+ * and how an error crosses it; `reply-writer.ts` beside it is the one writer
+ * (workers, and the request coalescer when a leader fails before enqueuing).
  */
+
+import { errorFromCode, type GatewayError } from '../errors/catalog.ts';
 
 export type StreamEntryType = 'result' | 'chunk' | 'end' | 'error';
 
@@ -33,9 +39,28 @@ export interface StreamEntry {
   ct?: number;
 }
 
-export interface StreamErrorPayload {
-  code: string;
-  message: string;
+/** The entry kinds after which nothing more is written. */
+const TERMINAL: ReadonlySet<string> = new Set<StreamEntryType>(['result', 'end', 'error']);
+
+/** True for `result`, `end` and `error`: the reply is over. */
+export function isTerminal(type: string): boolean {
+  return TERMINAL.has(type);
+}
+
+/** The `d` of an `error` entry. */
+export function encodeError(err: Pick<GatewayError, 'code' | 'message'>): string {
+  return JSON.stringify({ code: err.code, message: err.message });
+}
+
+/** The error an `error` entry carries, as the catalog's class for its code. */
+export function decodeError(entry: Pick<StreamEntry, 'd'>): GatewayError {
+  try {
+    const payload = JSON.parse(entry.d) as { code?: unknown; message?: unknown };
+    if (typeof payload.code === 'string' && typeof payload.message === 'string') return errorFromCode(payload.code, payload.message);
+  } catch {
+    // Falls through: an unreadable payload is an internal error, not a crash of the reader.
+  }
+  return errorFromCode('internal_error', 'The worker sent an unreadable error.');
 }
 
 /** Redis key of the reply stream of a job. */

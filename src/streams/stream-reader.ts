@@ -1,7 +1,7 @@
 import { ReplyError, type Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { waitForReady } from '../redis/connections.ts';
-import { parseEntry, type StreamEntry } from './protocol.ts';
+import { isTerminal, parseEntry, type StreamEntry } from './protocol.ts';
 
 /** Options of {@link StreamReader}. */
 export interface StreamReaderOptions {
@@ -39,7 +39,6 @@ export class StreamAbortedError extends Error {
   }
 }
 
-const TERMINAL = new Set(['result', 'end', 'error']);
 
 /** One `read()` in progress. */
 interface Subscription {
@@ -115,7 +114,7 @@ export class StreamReader {
         if (signal?.aborted) throw new StreamAbortedError();
         const entry = sub.buffer.shift() as StreamEntry;
         yield entry;
-        if (TERMINAL.has(entry.t)) return;
+        if (isTerminal(entry.t)) return;
       }
     } finally {
       this.unsubscribe(sub);
@@ -239,7 +238,7 @@ export class StreamReader {
           sub.lastId = id;
           sub.buffer.push(entry);
           // A finished read stops naming its stream at once, before its consumer gets to it.
-          if (TERMINAL.has(entry.t)) subs.delete(sub);
+          if (isTerminal(entry.t)) subs.delete(sub);
         }
       }
       if (subs.size === 0) this.byKey.delete(key);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ReplyAssembler } from '../../src/cache/reply-assembler.ts';
-import { replayChunks } from '../../src/cache/replay-chunks.ts';
+import { completionChunks } from '../../src/chat/completion-accumulator.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/chat/types.ts';
 import type { StreamEntry } from '../../src/streams/protocol.ts';
+
+const replayChunks = (c: ChatCompletion, usage: boolean): string[] => completionChunks(c, usage).map((chunk) => JSON.stringify(chunk));
 
 const completion: ChatCompletion = {
   id: 'chatcmpl-1',
