@@ -31,7 +31,7 @@ const DEFAULT_FORMATS: Readonly<Record<string, WireFormat>> = {
 };
 
 /**
- * The wire format of a provider named in the spec, for configs that do not
+ * The wire format of the three default providers (provider_a, _b, _c), for configs that do not
  * say; undefined for any other name (config must then name the format).
  */
 export function defaultFormatFor(providerName: string): WireFormat | undefined {

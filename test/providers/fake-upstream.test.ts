@@ -185,7 +185,7 @@ describe('fake upstream', () => {
     expect(upstream.requests).toHaveLength(0);
     expect(upstream.behavior).toEqual({ replyText: 'initial' });
     const result = await callNonStreamed(openAiAdapter, chatRequest(), endpoint);
-    expect(result.completion?.choices[0]?.content).toBe('initial');
+    expect(result.completion?.choices[0]?.message.content).toBe('initial');
   });
 
   it('runs as a separate process from the CLI', async () => {
@@ -199,7 +199,7 @@ describe('fake upstream', () => {
       const match = /^listening (http:\/\/\S+)\n/.exec(line.toString());
       expect(match).not.toBeNull();
       const result = await callNonStreamed(anthropicAdapter, chatRequest(), { baseUrl: match?.[1] ?? '', apiKey: 'cli-key' });
-      expect(result.completion?.choices[0]?.content).toBe('Echo: hello there');
+      expect(result.completion?.choices[0]?.message.content).toBe('Echo: hello there');
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');

@@ -75,6 +75,46 @@ describe('openAiAdapter.buildRequest', () => {
     expect(body.stream_options).toEqual({ include_usage: true });
   });
 
+  it('forwards tools, structured outputs, images and the newer parameters as they are', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: true } }];
+    const messages = [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'what is this?' }, { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png', detail: 'low' as const } }] },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool' as const, content: 'sunny', tool_call_id: 'call_1' },
+    ];
+    const body = bodyOf(false, {
+      messages,
+      tools,
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+      logprobs: true,
+      top_logprobs: 2,
+      max_completion_tokens: 9,
+      user: 'u1',
+      metadata: { team: 'a' },
+      store: false,
+      reasoning_effort: 'low',
+    });
+    expect(body).toMatchObject({
+      messages,
+      tools,
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+      logprobs: true,
+      top_logprobs: 2,
+      max_completion_tokens: 9,
+      user: 'u1',
+      metadata: { team: 'a' },
+      store: false,
+      reasoning_effort: 'low',
+    });
+    // Reasoning models reject max_tokens: only the field the client used is sent.
+    expect(body).not.toHaveProperty('max_tokens');
+    expect(openAiAdapter.unsupportedParams(chatRequest({ seed: 1, logprobs: true, metadata: { a: 'b' } }))).toEqual([]);
+  });
+
   it('does not forward service_tier', () => {
     expect(bodyOf(false, { service_tier: 'flex' })).not.toHaveProperty('service_tier');
   });
@@ -101,22 +141,37 @@ describe('openAiAdapter.parseResponse', () => {
       usage,
       system_fingerprint: 'fp',
     });
+    const text = (content: string) => ({ role: 'assistant', content });
     expect(parsed.choices).toEqual([
-      { index: 0, content: 'a', finish_reason: 'stop' },
-      { index: 1, content: 'b', finish_reason: 'length' },
-      { index: 2, content: 'c', finish_reason: 'content_filter' },
-      { index: 3, content: '', finish_reason: 'tool_calls' },
-      { index: 4, content: '', finish_reason: 'tool_calls' },
+      { index: 0, message: text('a'), finish_reason: 'stop' },
+      { index: 1, message: text('b'), finish_reason: 'length' },
+      { index: 2, message: text('c'), finish_reason: 'content_filter' },
+      { index: 3, message: text(''), finish_reason: 'tool_calls' },
+      { index: 4, message: text(''), finish_reason: 'tool_calls' },
     ]);
     expect(parsed.usage).toEqual(usage);
   });
 
-  it('reports a refusal as filtered content', () => {
+  it('keeps a refusal as a refusal, with null content', () => {
     const parsed = openAiAdapter.parseResponse({
       choices: [{ index: 0, message: { content: null, refusal: 'I cannot help.' }, finish_reason: 'stop' }],
       usage,
     });
-    expect(parsed.choices[0]).toEqual({ index: 0, content: 'I cannot help.', finish_reason: 'content_filter' });
+    expect(parsed.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help.' }, finish_reason: 'stop' });
+  });
+
+  it('reads tool calls and logprobs', () => {
+    const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const logprobs = { content: [{ token: 'a', logprob: -0.1, bytes: [97], top_logprobs: [] }], refusal: null };
+    const parsed = openAiAdapter.parseResponse({
+      choices: [
+        { index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' },
+        { index: 1, message: { role: 'assistant', content: 'a' }, finish_reason: 'stop', logprobs },
+      ],
+      usage,
+    });
+    expect(parsed.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' });
+    expect(parsed.choices[1]?.logprobs).toEqual(logprobs);
   });
 
   it.each([
@@ -166,6 +221,7 @@ describe('OpenAI stream decoder', () => {
     expect(events[0]).toEqual({ kind: 'delta', choice: 0, content: 'Hel' });
     expect(accumulate(events)).toEqual({
       texts: ['Hello', 'Bye'],
+      toolCalls: [[], []],
       finishReasons: ['stop', 'length'],
       usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
       errors: [],
@@ -187,6 +243,23 @@ describe('OpenAI stream decoder', () => {
       data: JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: 'x', reasoning: 'hm' }, logprobs: null }], extra: 1 }),
     });
     expect(events).toEqual([{ kind: 'delta', choice: 0, content: 'x' }]);
+  });
+
+  it('passes tool-call pieces, refusals and logprobs through', () => {
+    const decoder = openAiAdapter.createStreamDecoder();
+    const call = { index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } };
+    const events = [
+      { index: 0, delta: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: null },
+      { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] }, finish_reason: null },
+      { index: 0, delta: { refusal: 'no' }, finish_reason: null, logprobs: { content: null, refusal: [] } },
+      { index: 0, delta: {}, finish_reason: 'tool_calls' },
+    ].flatMap((choice) => decoder.push({ data: JSON.stringify({ ...base, choices: [choice] }) }));
+    expect(events).toEqual([
+      { kind: 'delta', choice: 0, tool_calls: [call] },
+      { kind: 'delta', choice: 0, tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] },
+      { kind: 'delta', choice: 0, refusal: 'no', logprobs: { content: null, refusal: [] } },
+      { kind: 'delta', choice: 0, finish_reason: 'tool_calls' },
+    ]);
   });
 
   it('throws UpstreamProtocolError on malformed JSON and on a chunk without choices', () => {
@@ -217,8 +290,8 @@ describe('OpenAI round trip against the fake upstream', () => {
     const result = await callNonStreamed(openAiAdapter, req, live());
     expect(result.status).toBe(200);
     expect(result.completion?.choices).toEqual([
-      { index: 0, content: '[0] Echo: one two three', finish_reason: 'stop' },
-      { index: 1, content: '[1] Echo: one two three', finish_reason: 'stop' },
+      { index: 0, message: { role: 'assistant', content: '[0] Echo: one two three' }, finish_reason: 'stop' },
+      { index: 1, message: { role: 'assistant', content: '[1] Echo: one two three' }, finish_reason: 'stop' },
     ]);
     // 5 input words; each choice is 5 words.
     expect(result.completion?.usage).toEqual({ prompt_tokens: 5, completion_tokens: 10, total_tokens: 15 });

@@ -8,7 +8,7 @@ describe('provider registry', () => {
     expect(adapterFor(format)).toBe(adapter);
   });
 
-  it('knows the default format of the spec providers only', () => {
+  it('knows the default format of the three default providers only', () => {
     expect(defaultFormatFor('provider_a')).toBe('openai');
     expect(defaultFormatFor('provider_b')).toBe('gemini');
     expect(defaultFormatFor('provider_c')).toBe('anthropic');

@@ -1,5 +1,6 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import type { ChatRequest, FinishReason, Usage } from '../../src/chat/types.ts';
+import { CompletionAccumulator } from '../../src/chat/completion-accumulator.ts';
+import type { ChatRequest, ChunkDelta, FinishReason, ToolCall, Usage } from '../../src/chat/types.ts';
 import type {
   ParsedCompletion,
   ProviderAdapter,
@@ -96,23 +97,39 @@ export async function callStreamed(
 export interface Accumulated {
   /** Text per choice index. */
   texts: string[];
+  /** Tool calls per choice index, their argument fragments joined. */
+  toolCalls: ToolCall[][];
   finishReasons: Array<FinishReason | undefined>;
   usage?: Usage;
   errors: string[];
 }
 
-/** Folds decoder events the way an executor would. */
+/** Folds decoder events the way a client would, with the gateway's own accumulator. */
 export function accumulate(events: readonly StreamEvent[]): Accumulated {
-  const out: Accumulated = { texts: [], finishReasons: [], errors: [] };
+  const out: Accumulated = { texts: [], toolCalls: [], finishReasons: [], errors: [] };
+  const accumulator = new CompletionAccumulator();
   for (const event of events) {
     if (event.kind === 'delta') {
-      out.texts[event.choice] = (out.texts[event.choice] ?? '') + (event.content ?? '');
-      if (event.finish_reason !== undefined) out.finishReasons[event.choice] = event.finish_reason;
+      const choice = event.choice;
+      const delta: ChunkDelta = {};
+      if (event.content !== undefined) delta.content = event.content;
+      if (event.refusal !== undefined) delta.refusal = event.refusal;
+      if (event.tool_calls !== undefined) delta.tool_calls = event.tool_calls;
+      out.texts[choice] = (out.texts[choice] ?? '') + (event.content ?? '');
+      if (event.finish_reason !== undefined) out.finishReasons[choice] = event.finish_reason;
+      accumulator.push({
+        id: 'x',
+        object: 'chat.completion.chunk',
+        created: 0,
+        model: 'm',
+        choices: [{ index: choice, delta, finish_reason: event.finish_reason ?? null, logprobs: null }],
+      });
     } else if (event.kind === 'usage') {
       out.usage = event.usage;
     } else {
       out.errors.push(event.message);
     }
   }
+  for (const choice of accumulator.completion().choices) out.toolCalls[choice.index] = choice.message.tool_calls ?? [];
   return out;
 }

@@ -5,7 +5,7 @@ import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
 import { embeddingsReply } from './fake-embeddings.ts';
 import { readBody } from './read-body.ts';
-import { countWords, type FakeDialect, type FakeReply } from './fake-upstream/dialect.ts';
+import { countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
@@ -132,10 +132,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(payload);
 }
 
-function buildReply(model: string, n: number, lastUserText: string, inputWords: number, replyText: string | undefined): FakeReply {
-  const text = replyText ?? `Echo: ${lastUserText}`;
-  const texts = n > 1 ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : [text];
-  return { model, texts, promptTokens: inputWords, completionTokens: texts.map(countWords) };
+function buildReply(prompt: FakePrompt, replyText: string | undefined): FakeReply {
+  const { text, toolCalls } = fakeAnswer(prompt, replyText);
+  const n = prompt.n;
+  const texts = n > 1 && text !== '' ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : Array.from({ length: n }, () => text);
+  const callWords = toolCalls.reduce((sum, call) => sum + countWords(call.arguments), 0);
+  return { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
 }
 
 export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
@@ -232,7 +234,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     const prompt = dialect.readPrompt(body, route);
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
-    const reply = buildReply(prompt.model, prompt.n, prompt.lastUserText, prompt.inputWords, current.replyText);
+    const reply = buildReply(prompt, current.replyText);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) =>
       serializeSseFrame(i === current.malformedChunkAt ? { ...frame, data: MALFORMED_DATA } : frame),

@@ -1,4 +1,4 @@
-import type { ChatRequest } from '../../chat/types.ts';
+import { maxOutputTokens, type ChatRequest, type ReplyMessage, type ToolCall } from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns } from '../conversation-turns.ts';
 import {
   UpstreamProtocolError,
@@ -7,11 +7,16 @@ import {
   type ProviderEndpoint,
   type UpstreamHttpRequest,
 } from '../types.ts';
+import { conversationProblem, toAnthropicMessages } from './messages.ts';
 import { AnthropicStreamDecoder } from './stream-decoder.ts';
-import { anthropicErrorSchema, mapAnthropicStopReason, messageSchema, promptTokensOf, toUsage } from './wire.ts';
+import { JSON_MODE_TOOL, structuredOutputFields, structuredOutputOf, structuredOutputProblem } from './structured-output.ts';
+import { toolFields, toolsProblem } from './tools.ts';
+import { anthropicErrorSchema, inputJson, mapAnthropicStopReason, messageSchema, promptTokensOf, toolUseOf, toUsage } from './wire.ts';
 
 /**
- * Adapter for the Anthropic Messages API (provider_c).
+ * Adapter for the Anthropic Messages API (provider_c). Messages and tools are
+ * translated in `messages.ts` and `tools.ts`, `response_format` in
+ * `structured-output.ts` (which records how and why).
  */
 
 /** The API version this adapter speaks, sent as `anthropic-version`. */
@@ -26,19 +31,32 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 /** Anthropic's temperature range is 0..1, OpenAI's 0..2. */
 const MAX_TEMPERATURE = 1;
 
+/**
+ * Request fields the Messages API has no counterpart for (its `Metadata`
+ * holds only `user_id`, which `user` maps to; there is no seed, penalty or
+ * logprob parameter, and nothing is stored). `reasoning_effort` is not mapped
+ * to extended thinking: a thinking budget is not the same control, changes the
+ * reply (thinking blocks, temperature restrictions) and needs `max_tokens`
+ * above the budget. `service_tier` is the gateway's queuing hint and `n` the
+ * executor's fan-out, so neither is listed.
+ */
+const UNSUPPORTED = [
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logprobs',
+  'top_logprobs',
+  'metadata',
+  'reasoning_effort',
+] as const satisfies ReadonlyArray<keyof ChatRequest>;
+
 /** Builds the JSON body; exported for tests. */
 export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
   const { system, turns } = toAlternatingTurns(req.messages);
-  const messages = turns.map((turn) => ({ role: turn.role, content: turn.text }));
-  const last = messages.at(-1);
-  // A trailing assistant turn is a prefill, and the API rejects a prefill
-  // that ends in whitespace.
-  if (last?.role === 'assistant') last.content = last.content.trimEnd();
-
   const body: Record<string, unknown> = {
     model: req.model,
-    max_tokens: req.max_tokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-    messages,
+    max_tokens: maxOutputTokens(req) ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+    messages: toAnthropicMessages(turns),
   };
   if (system !== undefined) body.system = system;
   if (req.temperature !== undefined) body.temperature = req.temperature;
@@ -46,9 +64,11 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   // Anthropic documents only non-whitespace stop sequences as working.
   const stop = req.stop?.filter((sequence) => sequence.trim() !== '') ?? [];
   if (stop.length > 0) body.stop_sequences = stop;
-  // seed, presence_penalty and frequency_penalty have no Messages API
-  // counterpart; they are dropped, as Anthropic's own OpenAI-compatible
-  // endpoint does, rather than failing requests written for OpenAI.
+  Object.assign(body, toolFields(req));
+  const output = structuredOutputOf(req);
+  if (output !== undefined) Object.assign(body, structuredOutputFields(output));
+  // `metadata.user_id` is the API's only metadata: an opaque end-user id, as OpenAI's `user` is.
+  if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (stream) body.stream = true;
   return body;
 }
@@ -69,8 +89,16 @@ export const anthropicAdapter: ProviderAdapter = {
     if (req.temperature !== undefined && req.temperature > MAX_TEMPERATURE) {
       return `'temperature' must be between 0 and ${MAX_TEMPERATURE} for model '${req.model}' (got ${req.temperature}).`;
     }
-    if (toAlternatingTurns(req.messages).turns.length === 0) return NO_TURNS_MESSAGE;
-    return undefined;
+    const conversation = toAlternatingTurns(req.messages);
+    if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
+    return conversationProblem(conversation) ?? toolsProblem(req) ?? structuredOutputProblem(req);
+  },
+
+  unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
+    const present: Array<keyof ChatRequest> = UNSUPPORTED.filter((key) => req[key] !== undefined);
+    // `store: false` is what the Messages API does anyway.
+    if (req.store === true) present.push('store');
+    return present;
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
@@ -93,9 +121,23 @@ export const anthropicAdapter: ProviderAdapter = {
     }
     const { content, stop_reason: stopReason, usage } = parsed.data;
     let text = '';
-    for (const block of content) if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+    const toolCalls: ToolCall[] = [];
+    for (const block of content) {
+      if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+      else if (block.type === 'tool_use') {
+        const call = toolUseOf(block);
+        // The JSON-mode tool's input is the answer (structured-output.ts).
+        if (call.name === JSON_MODE_TOOL) text += inputJson(call.input);
+        else toolCalls.push({ id: call.id, type: 'function', function: { name: call.name, arguments: inputJson(call.input) } });
+      }
+    }
+    let finish = mapAnthropicStopReason(stopReason);
+    if (finish === 'tool_calls' && toolCalls.length === 0) finish = 'stop';
+    // Content is null only when the turn just calls tools, as in OpenAI replies.
+    const message: ReplyMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
+    if (toolCalls.length > 0) message.tool_calls = toolCalls;
     return {
-      choices: [{ index: 0, content: text, finish_reason: mapAnthropicStopReason(stopReason) }],
+      choices: [{ index: 0, message, finish_reason: finish }],
       usage: toUsage(promptTokensOf(usage) ?? 0, usage.output_tokens),
     };
   },

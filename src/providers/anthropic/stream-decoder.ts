@@ -1,18 +1,25 @@
 import { z } from 'zod';
 import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamEvent } from '../types.ts';
+import { JSON_MODE_TOOL } from './structured-output.ts';
 import {
   anthropicErrorSchema,
   anthropicUsageSchema,
   contentBlockSchema,
+  inputJson,
   mapAnthropicStopReason,
   promptTokensOf,
+  toolUseOf,
   toUsage,
 } from './wire.ts';
 
 const typedSchema = z.object({ type: z.string() });
 const messageStartSchema = z.object({ message: z.object({ usage: anthropicUsageSchema }) });
-const blockStartSchema = z.object({ content_block: contentBlockSchema });
-const blockDeltaSchema = z.object({ delta: z.object({ type: z.string(), text: z.string().nullish() }) });
+const blockIndexSchema = z.number().int().nonnegative();
+const blockStartSchema = z.object({ index: blockIndexSchema.optional(), content_block: contentBlockSchema });
+const blockDeltaSchema = z.object({
+  index: blockIndexSchema.optional(),
+  delta: z.object({ type: z.string(), text: z.string().nullish(), partial_json: z.string().nullish() }),
+});
 const messageDeltaSchema = z.object({
   delta: z.object({ stop_reason: z.string().nullish() }),
   usage: anthropicUsageSchema.nullish(),
@@ -26,17 +33,30 @@ function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
   return parsed.data;
 }
 
+/** What a content block of the message is to the client: one of its tool calls, or the JSON-mode answer. */
+type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' };
+
 /**
  * Decodes an Anthropic Messages stream of named events: `message_start`
- * (input tokens), `content_block_*` (text deltas), `message_delta` (stop reason
- * and cumulative output tokens), `message_stop` (clean end), `ping`, `error`.
- * One message is one choice, index 0. Unknown event types and non-text deltas
- * (thinking, tool input) are skipped.
+ * (input tokens), `content_block_*` (text deltas, tool calls), `message_delta`
+ * (stop reason and cumulative output tokens), `message_stop` (clean end),
+ * `ping`, `error`. One message is one choice, index 0.
+ *
+ * A `tool_use` block opens a tool call numbered by its place among the
+ * message's tool calls (0, 1, ...), and each `input_json_delta` of that block
+ * (matched by the event's content block `index`, since blocks may interleave)
+ * adds argument text, in OpenAI's streaming shape. The JSON-mode tool's input
+ * is the answer itself: its fragments are content (see structured-output.ts).
+ * Unknown event types and other deltas (thinking, server-tool input) are
+ * skipped.
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
   #finished = false;
   #promptTokens = 0;
   #completionTokens = 0;
+  /** By content block index. */
+  readonly #blocks = new Map<number, BlockRole>();
+  #toolCalls = 0;
 
   get finished(): boolean {
     return this.#finished;
@@ -59,18 +79,25 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return this.#updateUsage(usage);
       }
       case 'content_block_start': {
-        const block = parseAs(blockStartSchema, json, type).content_block;
-        return block.type === 'text' && block.text ? [{ kind: 'delta', choice: 0, content: block.text }] : [];
+        const { index, content_block: block } = parseAs(blockStartSchema, json, type);
+        if (block.type === 'text') return block.text ? [{ kind: 'delta', choice: 0, content: block.text }] : [];
+        if (block.type === 'tool_use') return this.#startToolUse(index, block);
+        return [];
       }
       case 'content_block_delta': {
-        const { delta } = parseAs(blockDeltaSchema, json, type);
-        return delta.type === 'text_delta' && delta.text ? [{ kind: 'delta', choice: 0, content: delta.text }] : [];
+        const { index, delta } = parseAs(blockDeltaSchema, json, type);
+        if (delta.type === 'text_delta') return delta.text ? [{ kind: 'delta', choice: 0, content: delta.text }] : [];
+        if (delta.type === 'input_json_delta') return this.#inputDelta(index, delta.partial_json ?? '');
+        return [];
       }
       case 'message_delta': {
         const data = parseAs(messageDeltaSchema, json, type);
         const out: StreamEvent[] = [];
         if (data.delta.stop_reason != null) {
-          out.push({ kind: 'delta', choice: 0, finish_reason: mapAnthropicStopReason(data.delta.stop_reason) });
+          let finish = mapAnthropicStopReason(data.delta.stop_reason);
+          // Only the JSON-mode tool was called: for the client that is a finished answer.
+          if (finish === 'tool_calls' && this.#toolCalls === 0) finish = 'stop';
+          out.push({ kind: 'delta', choice: 0, finish_reason: finish });
         }
         if (data.usage) out.push(...this.#updateUsage(data.usage));
         return out;
@@ -86,6 +113,34 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         // ping, content_block_stop, and event types added after this was written.
         return [];
     }
+  }
+
+  #startToolUse(index: number | undefined, block: z.infer<typeof contentBlockSchema>): StreamEvent[] {
+    if (index === undefined) throw new UpstreamProtocolError("A tool_use 'content_block_start' event of the Anthropic upstream has no index.");
+    const call = toolUseOf(block);
+    // The start event carries `input: {}` and the input follows as fragments; a non-empty one is kept all the same.
+    const hasInput = typeof call.input === 'object' && call.input !== null && Object.keys(call.input).length > 0;
+    if (call.name === JSON_MODE_TOOL) {
+      this.#blocks.set(index, { kind: 'json_answer' });
+      return hasInput ? [{ kind: 'delta', choice: 0, content: inputJson(call.input) }] : [];
+    }
+    const toolIndex = this.#toolCalls++;
+    this.#blocks.set(index, { kind: 'tool_call', index: toolIndex });
+    return [
+      {
+        kind: 'delta',
+        choice: 0,
+        tool_calls: [{ index: toolIndex, id: call.id, type: 'function', function: { name: call.name, arguments: hasInput ? inputJson(call.input) : '' } }],
+      },
+    ];
+  }
+
+  #inputDelta(index: number | undefined, fragment: string): StreamEvent[] {
+    const role = index === undefined ? undefined : this.#blocks.get(index);
+    // Server-tool blocks stream their input too; they are not the client's calls.
+    if (role === undefined || fragment === '') return [];
+    if (role.kind === 'json_answer') return [{ kind: 'delta', choice: 0, content: fragment }];
+    return [{ kind: 'delta', choice: 0, tool_calls: [{ index: role.index, function: { arguments: fragment } }] }];
   }
 
   /** Counts in `message_delta` are cumulative, so they replace, not add. */

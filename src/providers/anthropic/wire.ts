@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import type { FinishReason, Usage } from '../../chat/types.ts';
+import { UpstreamProtocolError } from '../types.ts';
 
 /**
  * The parts of the Anthropic Messages API wire format that both the
  * non-streamed parser and the stream decoder read. Only the fields the gateway
- * relies on are checked.
+ * relies on are checked. Shapes follow the API reference as generated into
+ * Anthropic's TypeScript SDK (`src/resources/messages/messages.ts`: ContentBlock,
+ * ToolUseBlock, InputJSONDelta, RawContentBlockStartEvent, StopReason).
  */
 
 /**
@@ -53,8 +56,33 @@ export function toUsage(prompt: number, completion: number): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-/** A content block; only `text` blocks carry text the client sees. */
-export const contentBlockSchema = z.object({ type: z.string(), text: z.string().nullish() });
+/**
+ * A content block. `text` blocks carry the text the client sees; `tool_use`
+ * blocks (`id`, `name`, `input` object) are the client's function calls. Other
+ * types (thinking, server tools and their results) are skipped by the readers.
+ */
+export const contentBlockSchema = z.object({
+  type: z.string(),
+  text: z.string().nullish(),
+  id: z.string().nullish(),
+  name: z.string().nullish(),
+  input: z.unknown().optional(),
+});
+
+export type ContentBlock = z.infer<typeof contentBlockSchema>;
+
+/** The id and name of a `tool_use` block; throws when the upstream left either out. */
+export function toolUseOf(block: ContentBlock): { id: string; name: string; input: unknown } {
+  if (typeof block.id !== 'string' || block.id === '' || typeof block.name !== 'string' || block.name === '') {
+    throw new UpstreamProtocolError('A tool_use block from the Anthropic upstream has no id or name.');
+  }
+  return { id: block.id, name: block.name, input: block.input };
+}
+
+/** The JSON text of a tool input as OpenAI clients read `arguments`; a missing input is an empty object. */
+export function inputJson(input: unknown): string {
+  return JSON.stringify(input ?? {});
+}
 
 export const messageSchema = z.object({
   content: z.array(contentBlockSchema),

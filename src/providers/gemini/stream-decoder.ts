@@ -1,7 +1,9 @@
-import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamEvent } from '../types.ts';
+import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
 import {
   candidateIndices,
   candidateText,
+  candidateToolCalls,
+  finalFinishReason,
   finishReasonOf,
   geminiErrorSchema,
   generateContentResponseSchema,
@@ -11,21 +13,30 @@ import {
 
 /**
  * Decodes a `streamGenerateContent?alt=sse` stream, where every `data:` line
- * is a whole `GenerateContentResponse` holding the new text of each candidate.
+ * is a whole `GenerateContentResponse` holding the new text and function
+ * calls of each candidate. Gemini sends each function call whole in one
+ * event; it becomes one OpenAI-style tool-call delta carrying id, name and
+ * all the arguments, numbered per candidate across the stream.
  * Gemini sends no end marker: the stream counts as finished once every
  * candidate seen so far has reported a finish reason (candidates of a
  * multi-candidate request arrive together, so "seen so far" is all of them in
  * practice).
  */
+
+interface CandidateState {
+  finished: boolean;
+  /** Function calls seen so far: the index of the next one. */
+  calls: number;
+}
+
 export class GeminiStreamDecoder implements StreamDecoder {
-  /** Candidate index -> whether it has reported a finish reason. */
-  readonly #candidates = new Map<number, boolean>();
+  readonly #candidates = new Map<number, CandidateState>();
   #promptBlocked = false;
 
   get finished(): boolean {
     if (this.#promptBlocked) return true;
     if (this.#candidates.size === 0) return false;
-    for (const done of this.#candidates.values()) if (!done) return false;
+    for (const state of this.#candidates.values()) if (!state.finished) return false;
     return true;
   }
 
@@ -56,14 +67,22 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const indices = candidateIndices(candidates);
     candidates.forEach((candidate, position) => {
       const index = indices[position] ?? position;
+      const state = this.#candidates.get(index) ?? { finished: false, calls: 0 };
+      this.#candidates.set(index, state);
+      const delta: StreamDelta = { kind: 'delta', choice: index };
       const text = candidateText(candidate);
-      const finishReason = finishReasonOf(candidate);
-      this.#candidates.set(index, (this.#candidates.get(index) ?? false) || finishReason !== undefined);
-      if (text === '' && finishReason === undefined) return;
-      const delta: StreamEvent = { kind: 'delta', choice: index };
       if (text !== '') delta.content = text;
-      if (finishReason !== undefined) delta.finish_reason = finishReason;
-      out.push(delta);
+      const calls = candidateToolCalls(candidate);
+      if (calls.length > 0) {
+        delta.tool_calls = calls.map((call, k) => ({ index: state.calls + k, id: call.id, type: 'function', function: call.function }));
+        state.calls += calls.length;
+      }
+      const finishReason = finishReasonOf(candidate);
+      if (finishReason !== undefined) {
+        state.finished = true;
+        delta.finish_reason = finalFinishReason(finishReason, state.calls > 0);
+      }
+      if (delta.content !== undefined || delta.tool_calls !== undefined || delta.finish_reason !== undefined) out.push(delta);
     });
     // Every chunk carries the usage so far; the last one is the total.
     if (response.usageMetadata) out.push({ kind: 'usage', usage: toUsage(response.usageMetadata) });

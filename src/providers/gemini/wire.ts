@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { FinishReason, Usage } from '../../chat/types.ts';
+import type { FinishReason, ToolCall, Usage } from '../../chat/types.ts';
 
 /**
  * The parts of Gemini's `GenerateContentResponse` that both the non-streamed
@@ -25,9 +26,11 @@ const CONTENT_FILTER_REASONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Maps a Gemini `finishReason`. The tool-call reasons (MALFORMED_FUNCTION_CALL,
- * UNEXPECTED_TOOL_CALL...) map to `stop`, not `tool_calls`: the gateway sends
- * no tools and the reply carries no call for the client to run. OTHER and
+ * Maps a Gemini `finishReason`. Gemini ends a turn that calls functions with
+ * STOP; the callers turn that into `tool_calls` when the candidate holds
+ * calls (see {@link finalFinishReason}). The failed-call reasons
+ * (MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL...) map to `stop`, not
+ * `tool_calls`: such a reply carries no call for the client to run. OTHER and
  * unknown values also map to `stop`.
  */
 export function mapGeminiFinishReason(reason: string): FinishReason {
@@ -46,10 +49,18 @@ export function finishReasonOf(candidate: GeminiCandidate): FinishReason | undef
   return mapGeminiFinishReason(reason);
 }
 
+/** `Part.functionCall`: `args` is a JSON object (absent for a call without arguments); `id` is not always sent. */
+const functionCallSchema = z.object({
+  id: z.string().nullish(),
+  name: z.string().min(1),
+  args: z.record(z.string(), z.unknown()).nullish(),
+});
+
 const partSchema = z.object({
   text: z.string().nullish(),
   // Thinking models may return their thoughts as parts flagged `thought`.
   thought: z.boolean().nullish(),
+  functionCall: functionCallSchema.nullish(),
 });
 
 const candidateSchema = z.object({
@@ -95,6 +106,36 @@ export function candidateText(candidate: GeminiCandidate): string {
     text += part.text;
   }
   return text;
+}
+
+/** An id for a call Gemini sent without one, shaped like OpenAI's (`call_` and 24 characters). */
+export function newToolCallId(): string {
+  return `call_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * The function calls of a candidate, in order, as OpenAI tool calls. Gemini
+ * sends each call whole (never split across stream events), with its
+ * arguments as an object: they become JSON text. The call's own `id` is kept
+ * when Gemini sends one.
+ */
+export function candidateToolCalls(candidate: GeminiCandidate): ToolCall[] {
+  const calls: ToolCall[] = [];
+  for (const part of candidate.content?.parts ?? []) {
+    const call = part.functionCall;
+    if (!call) continue;
+    calls.push({
+      id: call.id ?? newToolCallId(),
+      type: 'function',
+      function: { name: call.name, arguments: JSON.stringify(call.args ?? {}) },
+    });
+  }
+  return calls;
+}
+
+/** A finished candidate's reason, `tool_calls` when it called functions and otherwise stopped normally. */
+export function finalFinishReason(reason: FinishReason, calledTools: boolean): FinishReason {
+  return reason === 'stop' && calledTools ? 'tool_calls' : reason;
 }
 
 /**

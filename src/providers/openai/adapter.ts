@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest } from '../../chat/types.ts';
+import type { ChatMessage, ChatRequest, ReplyMessage } from '../../chat/types.ts';
 import {
   UpstreamProtocolError,
+  type ParsedChoice,
   type ParsedCompletion,
   type ProviderAdapter,
   type ProviderEndpoint,
   type UpstreamHttpRequest,
 } from '../types.ts';
 import { OpenAiStreamDecoder } from './stream-decoder.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema } from './wire.ts';
+import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema, toolCallSchema, toToolCall } from './wire.ts';
 
 /**
  * Adapter for the OpenAI chat-completions wire format (provider_a). The
@@ -16,21 +17,36 @@ import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsa
  * what it adds is a strict check of the upstream's replies.
  */
 
-/** One message as sent upstream. */
-interface OpenAiMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-  name?: string;
+/**
+ * A message as sent upstream: the canonical message is already OpenAI-shaped;
+ * only `developer` changes. It exists for the newer reasoning models, and the
+ * API maps `system` to it there; `system` is accepted by every model,
+ * `developer` is not.
+ */
+function toOpenAiMessage(message: ChatMessage): ChatMessage {
+  return message.role === 'developer' ? { ...message, role: 'system' } : message;
 }
 
-function toOpenAiMessage(message: ChatMessage): OpenAiMessage {
-  // `developer` only exists for the newer reasoning models, and the API maps
-  // `system` to it there; `system` is accepted by every model, `developer` is not.
-  const role = message.role === 'developer' ? 'system' : message.role;
-  const out: OpenAiMessage = { role, content: message.content };
-  if (message.name !== undefined) out.name = message.name;
-  return out;
-}
+/** Request fields forwarded under the same name when present. */
+const FORWARDED = [
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'logprobs',
+  'top_logprobs',
+  'user',
+  'metadata',
+  'store',
+  'reasoning_effort',
+] as const satisfies ReadonlyArray<keyof ChatRequest>;
 
 /** Builds the JSON body; exported for tests. */
 export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -39,13 +55,8 @@ export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<strin
     messages: req.messages.map(toOpenAiMessage),
   };
   if (req.n !== 1) body.n = req.n;
-  if (req.max_tokens !== undefined) body.max_tokens = req.max_tokens;
-  if (req.temperature !== undefined) body.temperature = req.temperature;
-  if (req.top_p !== undefined) body.top_p = req.top_p;
+  for (const field of FORWARDED) if (req[field] !== undefined) body[field] = req[field];
   if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
-  if (req.seed !== undefined) body.seed = req.seed;
-  if (req.presence_penalty !== undefined) body.presence_penalty = req.presence_penalty;
-  if (req.frequency_penalty !== undefined) body.frequency_penalty = req.frequency_penalty;
   // `service_tier` is deliberately not forwarded: for the gateway it is a
   // queuing hint, and upstream `flex` is only accepted by some models.
   if (stream) {
@@ -64,8 +75,10 @@ const completionSchema = z.object({
       message: z.object({
         content: z.string().nullish(),
         refusal: z.string().nullish(),
+        tool_calls: z.array(toolCallSchema).nullish(),
       }),
       finish_reason: z.string().nullish(),
+      logprobs: z.unknown().optional(),
     }),
   ),
   usage: openAiUsageSchema,
@@ -82,6 +95,10 @@ export const openAiAdapter: ProviderAdapter = {
     // The gateway's request schema is the OpenAI one: everything it accepts
     // can be expressed.
     return undefined;
+  },
+
+  unsupportedParams() {
+    return [];
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
@@ -105,14 +122,14 @@ export const openAiAdapter: ProviderAdapter = {
     const { choices, usage } = parsed.data;
     return {
       choices: choices.map((choice) => {
-        const refused = choice.message.content == null && typeof choice.message.refusal === 'string';
-        return {
-          index: choice.index,
-          // A refusal comes as `refusal` with a null `content`; the client
-          // still gets the text, flagged as filtered.
-          content: choice.message.content ?? choice.message.refusal ?? '',
-          finish_reason: refused ? 'content_filter' : mapOpenAiFinishReason(choice.finish_reason),
-        };
+        const message: ReplyMessage = { role: 'assistant', content: choice.message.content ?? null };
+        if (choice.message.refusal != null) message.refusal = choice.message.refusal;
+        if (choice.message.tool_calls != null && choice.message.tool_calls.length > 0) message.tool_calls = choice.message.tool_calls.map(toToolCall);
+        // A reply that is neither text, refusal nor calls still reads as text for the client.
+        if (message.content === null && message.refusal === undefined && message.tool_calls === undefined) message.content = '';
+        const parsedChoice: ParsedChoice = { index: choice.index, message, finish_reason: mapOpenAiFinishReason(choice.finish_reason) };
+        if (choice.logprobs != null) parsedChoice.logprobs = choice.logprobs;
+        return parsedChoice;
       }),
       usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
     };

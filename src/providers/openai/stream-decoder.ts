@@ -1,18 +1,38 @@
 import { z } from 'zod';
-import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamEvent } from '../types.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema } from './wire.ts';
+import type { ToolCallDelta } from '../../chat/types.ts';
+import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
+import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema, toolCallDeltaSchema } from './wire.ts';
 
 const chunkSchema = z.object({
   choices: z.array(
     z.object({
       index: z.number().int().nonnegative(),
-      delta: z.object({ content: z.string().nullish() }).nullish(),
+      delta: z
+        .object({
+          content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z.array(toolCallDeltaSchema).nullish(),
+        })
+        .nullish(),
       finish_reason: z.string().nullish(),
+      logprobs: z.unknown().optional(),
     }),
   ),
   // With `include_usage`, every chunk carries `usage: null` but the last one.
   usage: openAiUsageSchema.nullish(),
 });
+
+function toToolCallDelta(piece: z.infer<typeof toolCallDeltaSchema>): ToolCallDelta {
+  const out: ToolCallDelta = { index: piece.index };
+  if (piece.id != null) out.id = piece.id;
+  if (piece.type != null) out.type = piece.type;
+  if (piece.function != null) {
+    out.function = {};
+    if (piece.function.name != null) out.function.name = piece.function.name;
+    if (piece.function.arguments != null) out.function.arguments = piece.function.arguments;
+  }
+  return out;
+}
 
 /**
  * Decodes an OpenAI `chat.completion.chunk` stream: one delta per choice per
@@ -48,13 +68,17 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     }
     const out: StreamEvent[] = [];
     for (const choice of parsed.data.choices) {
+      const delta: StreamDelta = { kind: 'delta', choice: choice.index };
       const content = choice.delta?.content;
-      const hasContent = typeof content === 'string' && content.length > 0;
-      if (!hasContent && choice.finish_reason == null) continue;
-      const delta: StreamEvent = { kind: 'delta', choice: choice.index };
-      if (hasContent) delta.content = content;
+      if (typeof content === 'string' && content.length > 0) delta.content = content;
+      const refusal = choice.delta?.refusal;
+      if (typeof refusal === 'string' && refusal.length > 0) delta.refusal = refusal;
+      const toolCalls = choice.delta?.tool_calls;
+      if (toolCalls != null && toolCalls.length > 0) delta.tool_calls = toolCalls.map(toToolCallDelta);
+      if (choice.logprobs != null) delta.logprobs = choice.logprobs;
       if (choice.finish_reason != null) delta.finish_reason = mapOpenAiFinishReason(choice.finish_reason);
-      out.push(delta);
+      const empty = delta.content === undefined && delta.refusal === undefined && delta.tool_calls === undefined && delta.finish_reason === undefined;
+      if (!empty) out.push(delta);
     }
     const usage = parsed.data.usage;
     if (usage) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FinishReason } from '../../chat/types.ts';
+import type { FinishReason, ToolCall } from '../../chat/types.ts';
 
 /**
  * The parts of the OpenAI chat-completions wire format that both the
@@ -36,3 +36,22 @@ export const openAiErrorSchema = z.object({
 export function openAiErrorMessage(error: z.infer<typeof openAiErrorSchema>['error']): string {
   return typeof error === 'string' ? error : error.message;
 }
+
+/** A complete tool call of a non-streamed reply. */
+export const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+
+export function toToolCall(call: z.infer<typeof toolCallSchema>): ToolCall {
+  return { id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments } };
+}
+
+/** A piece of a tool call in a stream: only `index` is always there. */
+export const toolCallDeltaSchema = z.object({
+  index: z.number().int().nonnegative(),
+  id: z.string().nullish(),
+  type: z.literal('function').nullish(),
+  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+});

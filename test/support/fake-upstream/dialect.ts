@@ -23,15 +23,102 @@ export interface FakePrompt {
   inputWords: number;
   /** OpenAI `stream_options.include_usage`. */
   includeUsage: boolean;
+  /** Names of the declared function tools, in order (empty when none). */
+  tools: string[];
+  /** The tool choice, normalized: `{name}` forces one tool. */
+  toolChoice: 'auto' | 'none' | 'required' | { name: string };
+  /** False when the request forbade parallel tool calls. */
+  parallelToolCalls: boolean;
+  /** Contents of the tool results in the last user turn (empty when it has none). */
+  toolResults: string[];
+  /** The JSON schema the reply must follow (structured outputs), if any. */
+  jsonSchema?: Record<string, unknown>;
+  /** JSON mode without a schema. */
+  jsonMode: boolean;
+  /** Images in the request, each checked: valid base64 of the named type, or an https URL. */
+  images: number;
+}
+
+/** A tool call of the fake reply; `arguments` is JSON text. */
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 export interface FakeReply {
   model: string;
-  /** One text per choice, in index order. */
+  /** One text per choice, in index order; '' when the choice only calls tools. */
   texts: string[];
+  /** Tool calls of every choice (the same for each); empty when the reply is text. */
+  toolCalls: FakeToolCall[];
   promptTokens: number;
   /** Completion tokens of each choice: its word count. */
   completionTokens: number[];
+}
+
+/** Defaults of the tool and format facts, for dialects that read none of them. */
+export const PLAIN_PROMPT_FACTS = { tools: [], toolChoice: 'auto', parallelToolCalls: true, toolResults: [], jsonMode: false, images: 0 } as const;
+
+/**
+ * What the fake answers, the same in every format:
+ * - tools declared, the choice not `none`, and no tool results in the last turn: a call of the named
+ *   tool, else of the first one, with `{"input": <last user text>}`; of the first two when the text
+ *   holds `[parallel]` and parallel calls are allowed;
+ * - tool results in the last turn: `Tool said: <results joined by " | ">`;
+ * - a JSON schema: an object that follows it (see {@link sampleOf}); JSON mode: `{"echo": <text>}`;
+ * - else `Echo: <last user text>`, with ` (+N images)` when the request carried images.
+ */
+export function fakeAnswer(prompt: FakePrompt, replyText: string | undefined): { text: string; toolCalls: FakeToolCall[] } {
+  const wantsTool = prompt.tools.length > 0 && prompt.toolChoice !== 'none' && prompt.toolResults.length === 0;
+  if (wantsTool) {
+    const forced = typeof prompt.toolChoice === 'object' ? prompt.toolChoice.name : undefined;
+    const names = forced ? [forced] : prompt.lastUserText.includes('[parallel]') && prompt.parallelToolCalls ? prompt.tools.slice(0, 2) : prompt.tools.slice(0, 1);
+    const args = JSON.stringify({ input: prompt.lastUserText });
+    return { text: '', toolCalls: names.map((name, i) => ({ id: `call_fake_${i}_${name}`, name, arguments: args })) };
+  }
+  if (prompt.toolResults.length > 0) return { text: `Tool said: ${prompt.toolResults.join(' | ')}`, toolCalls: [] };
+  if (prompt.jsonSchema) return { text: JSON.stringify(sampleOf(prompt.jsonSchema, prompt.lastUserText)), toolCalls: [] };
+  if (prompt.jsonMode) return { text: JSON.stringify({ echo: prompt.lastUserText }), toolCalls: [] };
+  const images = prompt.images > 0 ? ` (+${prompt.images} images)` : '';
+  return { text: replyText ?? `Echo: ${prompt.lastUserText}${images}`, toolCalls: [] };
+}
+
+/** A value that follows a JSON schema: strings are `text`, numbers 42, booleans true, enums their first value. */
+export function sampleOf(schema: unknown, text: string): unknown {
+  if (!isRecord(schema)) return null;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  if (Array.isArray(schema.anyOf)) return sampleOf(schema.anyOf[0], text);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'string':
+      return text;
+    case 'number':
+    case 'integer':
+      return 42;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [sampleOf(schema.items, text)];
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const properties = isRecord(schema.properties) ? schema.properties : {};
+      for (const [key, value] of Object.entries(properties)) out[key] = sampleOf(value, text);
+      return out;
+    }
+    default:
+      return null;
+  }
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** A message when inline image bytes are not what a provider would accept. */
+export function imageProblem(mediaType: unknown, data: unknown): string | undefined {
+  if (typeof mediaType !== 'string' || !IMAGE_TYPES.has(mediaType)) return `unsupported image media type ${String(mediaType)}`;
+  if (typeof data !== 'string' || data.length === 0 || data.length % 4 !== 0 || !BASE64.test(data)) return 'image data is not valid base64';
+  return undefined;
 }
 
 export interface FakeRoute {
@@ -73,4 +160,12 @@ export function sum(values: readonly number[]): number {
   let total = 0;
   for (const value of values) total += value;
   return total;
+}
+
+/** JSON text cut in three, as upstreams cut streamed arguments mid-token. */
+export function fragments(text: string): string[] {
+  const third = Math.max(1, Math.ceil(text.length / 3));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += third) out.push(text.slice(i, i + third));
+  return out;
 }
