@@ -42,7 +42,7 @@ export interface ReloadPropagation {
   error?: string;
 }
 
-/** The spec's reload result, plus what was loaded and who followed. */
+/** The reload result (`ReloadResult` in the API description), plus what was loaded and who followed. */
 export interface ReloadResult {
   status: 'success';
   message: string;

@@ -19,7 +19,7 @@ export const ENTITY_TYPES = [
 
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
-/** What the gateway does with findings at or above the threshold (DECISIONS.md). */
+/** What the gateway does with findings at or above the threshold (docs/dlp.md). */
 export const DLP_ACTIONS = ['redact', 'block', 'log'] as const;
 
 export type DlpAction = (typeof DLP_ACTIONS)[number];

@@ -18,7 +18,7 @@ export interface ProviderDetail {
   waiting_jobs: number | null;
 }
 
-/** The spec's health record, plus per-provider details. */
+/** The health record, plus per-provider details. */
 export interface HealthRecord {
   status: OverallState;
   timestamp: string;

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * prom-client's global default registry, so two roots in one process — tests —
  * never collide).
  *
- * The spec's four metrics keep exactly the spec's names and labels:
+ * The four core metrics keep their published names and labels:
  *
  * | metric | type | labels |
  * |---|---|---|
@@ -25,7 +25,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * config.yaml, entity types from the DLP recognizers.
  */
 
-/** Buckets of gateway_request_duration_seconds, in seconds; include 0.1, 0.5 and 1.0 as the spec asks. */
+/** Buckets of gateway_request_duration_seconds, in seconds; include 0.1, 0.5 and 1.0, the thresholds dashboards ask about. */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60, 120];
 
 /** Buckets of the queue wait and time-to-first-token histograms, in seconds. */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { rateLimitKeys, type RateLimitKeys } from './rate-limit-keys.ts';
 
-/** `rate_limit_stats` of the spec's statistics record. */
+/** `rate_limit_stats` of the `/stats` record. */
 export interface RateLimitStatsRecord {
   requests_throttled: number;
   /** Keys with the most `/v1` requests (admitted and throttled), most first; keys masked. */

@@ -45,7 +45,7 @@ describe('the document', () => {
     const direct = generated.$defs?.ChatCompletionRequest ?? generated;
     const { $schema: _s, ...expected } = direct;
     expect(doc.components.schemas.ChatCompletionRequest).toEqual(expected);
-    // The bounds of DECISIONS.md, as validation enforces them.
+    // The documented bounds, as validation enforces them.
     const props = doc.components.schemas.ChatCompletionRequest.properties;
     expect(props.messages).toMatchObject({ minItems: 1, maxItems: 1000 });
     expect(props.temperature.anyOf[0]).toMatchObject({ minimum: 0, maximum: 2 });
@@ -60,7 +60,7 @@ describe('the document', () => {
     expect(doc.components.schemas.CacheClearRequest).toEqual(expected);
   });
 
-  it('has every endpoint of the spec, with every field of the statistics record', () => {
+  it('has every documented endpoint, with every field of the statistics record', () => {
     const have = new Set(operations(doc).map((o) => `${o.method.toUpperCase()} ${o.path}`));
     for (const endpoint of [
       'POST /v1/chat/completions',

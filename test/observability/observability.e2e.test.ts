@@ -203,7 +203,7 @@ describe('/stats', () => {
 });
 
 describe('/metrics', () => {
-  it("exposes the spec's four metrics with bounded labels", async () => {
+  it('exposes the four core metrics with bounded labels', async () => {
     const res = await get(`${gateway.baseUrl}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');

@@ -31,7 +31,7 @@ describe('config.yaml', () => {
 });
 
 describe('environment settings', () => {
-  it('applies the spec defaults', () => {
+  it('applies the documented defaults', () => {
     const s = loadSettings({});
     expect(s.PORT).toBe(8000);
     expect(s.REDIS_HOST).toBe('localhost');
