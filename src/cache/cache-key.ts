@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChatMessage, ChatRequest } from '../chat/types.ts';
+import { maxOutputTokens, type ChatMessage, type ChatRequest } from '../chat/types.ts';
 
 /**
  * Cache keys are SHA-256 hashes of a canonical form of the request, so Redis
@@ -15,7 +15,7 @@ import type { ChatMessage, ChatRequest } from '../chat/types.ts';
 /** Generation parameters in a fixed order; absent ones are `null`, never dropped, so `{}` and `{temperature: 1}` differ. */
 function parameters(request: ChatRequest): unknown[] {
   return [
-    request.max_tokens ?? null,
+    maxOutputTokens(request) ?? null,
     request.temperature ?? null,
     request.top_p ?? null,
     request.n,
@@ -23,11 +23,27 @@ function parameters(request: ChatRequest): unknown[] {
     request.seed ?? null,
     request.presence_penalty ?? null,
     request.frequency_penalty ?? null,
+    // What the model may call and how it must answer changes the answer as much as the prompt does.
+    request.tools ?? null,
+    request.tool_choice ?? null,
+    request.parallel_tool_calls ?? null,
+    request.response_format ?? null,
+    request.logprobs ?? null,
+    request.top_logprobs ?? null,
+    request.reasoning_effort ?? null,
   ];
 }
 
+/** Everything a message says: role, name, content (image parts included), tool calls, the call a tool result answers. */
 function messageTuple(message: ChatMessage): unknown[] {
-  return [message.role, message.name ?? null, message.content];
+  switch (message.role) {
+    case 'tool':
+      return [message.role, message.tool_call_id, message.content];
+    case 'assistant':
+      return [message.role, message.name ?? null, message.content, message.tool_calls ?? null, message.refusal ?? null];
+    default:
+      return [message.role, message.name ?? null, message.content];
+  }
 }
 
 function sha256(value: unknown): string {
@@ -36,7 +52,7 @@ function sha256(value: unknown): string {
 
 /** Key of the exact cache: partition, model, parameters, all messages. */
 export function exactKeyOf(partition: string, request: ChatRequest): string {
-  return sha256(['x1', partition, request.model, parameters(request), request.messages.map(messageTuple)]);
+  return sha256(['x2', partition, request.model, parameters(request), request.messages.map(messageTuple)]);
 }
 
 /**
@@ -48,10 +64,15 @@ export function inflightKeyOf(exactKey: string, request: ChatRequest): string {
   return sha256(['c1', exactKey, request.stream, request.include_usage]);
 }
 
-/** Index of the last message when it is a user message (the text the semantic cache compares), else -1. */
+/**
+ * Index of the last message when it is a text-only user message (the text the
+ * semantic cache compares), else -1: a tool result or an image cannot be
+ * judged "similar" by comparing text embeddings.
+ */
 export function lastUserIndex(request: ChatRequest): number {
   const last = request.messages.length - 1;
-  return request.messages[last]?.role === 'user' ? last : -1;
+  const message = request.messages[last];
+  return message?.role === 'user' && typeof message.content === 'string' ? last : -1;
 }
 
 /**
@@ -62,5 +83,5 @@ export function lastUserIndex(request: ChatRequest): number {
 export function semanticPartitionOf(partition: string, embedderId: string, request: ChatRequest): string {
   const earlier = request.messages.slice(0, -1).map(messageTuple);
   const last = request.messages.at(-1);
-  return sha256(['s1', partition, embedderId, request.model, parameters(request), earlier, last?.name ?? null]);
+  return sha256(['s2', partition, embedderId, request.model, parameters(request), earlier, last?.role === 'user' ? (last.name ?? null) : null]);
 }

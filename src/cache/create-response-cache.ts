@@ -4,7 +4,6 @@ import type { GatewayConfig } from '../config/gateway-config.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
-import type { StreamReader } from '../streams/stream-reader.ts';
 import { CacheStats, type CacheType } from './cache-stats.ts';
 import { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
 import type { Embedder } from './embedders/embedder.ts';
@@ -23,8 +22,6 @@ export interface ResponseCacheDeps {
   redis: Redis;
   /** Makes the semantic index's pub/sub connection. */
   subscriber: () => Redis;
-  /** Reads leaders' reply streams for coalesced followers. */
-  reader: StreamReader;
   config: () => GatewayConfig;
   logger: Logger;
   /** Where provider keys are read. Default `process.env`. */
@@ -82,7 +79,7 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     scope: settings.CACHE_SCOPE,
     ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),
     ...(settings.CACHE_COALESCE
-      ? { coalescer: new RequestCoalescer({ redis, reader: deps.reader, keys, prefix: settings.REDIS_KEY_PREFIX }) }
+      ? { coalescer: new RequestCoalescer({ redis, keys, prefix: settings.REDIS_KEY_PREFIX }) }
       : {}),
     ...(deps.onLookup ? { onLookup: deps.onLookup } : {}),
   });

@@ -1,21 +1,18 @@
 import type { Redis } from 'ioredis';
 import type { ProviderConfig } from '../config/gateway-config.ts';
-import type { Dispatch } from '../queue/chat-dispatcher.ts';
 import { GatewayError, InternalError } from '../errors/catalog.ts';
-import { entryFields, responseStreamKey, type StreamEntry, type StreamErrorPayload } from '../streams/protocol.ts';
-import type { StreamReader } from '../streams/stream-reader.ts';
+import { responseStreamKey } from '../streams/protocol.ts';
+import { ReplyWriter } from '../streams/reply-writer.ts';
 import type { CacheKeys } from './redis-keys.ts';
 
 /** Options of {@link RequestCoalescer}. */
 export interface RequestCoalescerOptions {
   /** Command connection. */
   redis: Redis;
-  /** Reads the leader's reply stream for followers. */
-  reader: StreamReader;
   keys: CacheKeys;
   /** Redis key prefix (reply stream names). */
   prefix: string;
-  /** Extra wait beyond the provider's deadlines, as the dispatcher allows. Default 1000 ms. */
+  /** Extra life of a claim beyond the provider's deadlines, as the dispatcher allows. Default 1000 ms. */
   graceMs?: number;
 }
 
@@ -50,7 +47,7 @@ return -1`;
  * Coalesces identical concurrent misses, across every API replica: the first
  * request claims a Redis hash (atomically, in a script) naming its job; the
  * ones that find the claim read that job's reply stream from the start
- * instead of enqueuing their own, so the provider is called once. The leader
+ * instead of enqueuing their own (`ChatDispatcher.follow`), so the provider is called once. The leader
  * releases the claim once the reply is stored (or failed). When the leader's
  * client goes away, the job is cancelled only if nobody follows it.
  */
@@ -82,24 +79,9 @@ export class RequestCoalescer {
    */
   async fail(jobId: string, err: unknown, ttlSeconds = 60): Promise<void> {
     const error = err instanceof GatewayError ? err : new InternalError('The request could not be enqueued.');
-    const payload: StreamErrorPayload = { code: error.code, message: error.message };
-    const key = responseStreamKey(this.options.prefix, jobId);
-    await this.options.redis.multi().xadd(key, '*', ...entryFields('error', JSON.stringify(payload))).expire(key, ttlSeconds).exec();
+    const writer = new ReplyWriter({ redis: this.options.redis, key: responseStreamKey(this.options.prefix, jobId), ttlSeconds });
+    writer.error(error);
+    await writer.flush();
   }
 
-  /** A {@link Dispatch} reading the leader's reply stream, with the deadlines the dispatcher would use. */
-  follow(jobId: string, provider: ProviderConfig, signal: AbortSignal): Dispatch {
-    const streamKey = responseStreamKey(this.options.prefix, jobId);
-    const enqueuedAt = Date.now();
-    let deadline = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms + this.graceMs;
-    const idleMs = provider.stream_idle_timeout_ms + this.graceMs;
-    const reader = this.options.reader;
-    async function* entries(): AsyncGenerator<StreamEntry> {
-      for await (const entry of reader.read(streamKey, () => deadline, signal)) {
-        deadline = Date.now() + idleMs;
-        yield entry;
-      }
-    }
-    return { jobId, provider, enqueuedAt, entries: entries() };
-  }
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ChatRequest } from '../chat/types.ts';
+import { messageText, type ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { Dispatch } from '../queue/chat-dispatcher.ts';
-import type { StreamEntry } from '../streams/protocol.ts';
+import type { Admission } from '../ratelimit/admission.ts';
+import { isTerminal, type StreamEntry } from '../streams/protocol.ts';
 import { cacheModeOf, type CacheMode } from './cache-control.ts';
 import { exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from './cache-key.ts';
 import type { CacheStats, CacheType } from './cache-stats.ts';
@@ -48,9 +48,6 @@ export interface ResponseCacheOptions {
   onLookup?: (cacheType: CacheType, hit: boolean) => void;
 }
 
-/** What the miss path needs to dispatch: the job id to use. */
-export type DispatchFn = (jobId: string) => Promise<Dispatch>;
-
 interface LookupContext {
   request: ChatRequest;
   mode: CacheMode;
@@ -64,9 +61,9 @@ interface LookupContext {
 
 /**
  * The response caches as the chat route sees them. {@link lookup} answers
- * from the exact cache, then the semantic one; on a miss, the returned
- * {@link CacheLookup} dispatches (or follows an identical request in
- * flight) and stores the reply once it is complete.
+ * from the exact cache, then the semantic one, or declines; on a miss, the
+ * returned {@link CacheLookup} tells whether an identical request is in
+ * flight and stores the reply once it is complete.
  */
 export class ResponseCache {
   private semanticState: SemanticState;
@@ -139,34 +136,33 @@ export class ResponseCache {
    * awaited together with the first cache read: when it rejects, so does the
    * lookup, and nothing is counted.
    */
-  async lookup(request: ChatRequest, owner: string, cacheControl?: string | string[], gate?: Promise<void>): Promise<CacheLookup> {
+  async lookup(request: ChatRequest, owner: string, cacheControl: string | string[] | undefined, gate: Promise<Admission>): Promise<CacheLookup> {
     const mode = cacheModeOf(cacheControl);
     const semanticOn = this.semanticState === 'ready';
     if (mode === 'bypass' || (!this.options.exactEnabled && !semanticOn)) {
-      await gate;
-      return new CacheLookup(this, 'BYPASS');
+      return new CacheLookup(this, await gate, 'BYPASS');
     }
     const partition = this.partitionOf(owner);
     const exactKey = exactKeyOf(partition, request);
     const context: LookupContext = { request, mode, exactKey, userIndex: lastUserIndex(request) };
     if (semanticOn && context.userIndex >= 0 && this.options.embedder) {
       context.semanticPartition = semanticPartitionOf(partition, this.options.embedder.id, request);
-      context.guard = guardSignatureOf(request.messages[context.userIndex]?.content ?? '');
+      context.guard = guardSignatureOf(promptText(context.request, context.userIndex));
     }
+    let admission: Admission;
     if (mode === 'use' && this.options.exactEnabled) {
-      const [, hit] = await Promise.all([gate, this.options.exact.get(exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
+      const [admitted, hit] = await Promise.all([gate, this.options.exact.get(exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
+      admission = admitted;
       this.counted('exact', hit !== undefined);
-      if (hit) return new CacheLookup(this, 'HIT', context, hit);
+      if (hit) return new CacheLookup(this, admission, 'HIT', context, hit);
     } else {
-      await gate;
+      admission = await gate;
     }
-    if (mode === 'use') {
-      if (context.semanticPartition) {
-        const hit = await this.semanticLookup(context);
-        if (hit) return new CacheLookup(this, 'SEMANTIC_HIT', context, hit);
-      }
+    if (mode === 'use' && context.semanticPartition) {
+      const hit = await this.semanticLookup(context);
+      if (hit) return new CacheLookup(this, admission, 'SEMANTIC_HIT', context, hit);
     }
-    return new CacheLookup(this, 'MISS', context);
+    return new CacheLookup(this, admission, 'MISS', context);
   }
 
   private lookupFailed(what: string, err: Error): undefined {
@@ -188,7 +184,7 @@ export class ResponseCache {
   }
 
   private async semanticLookup(context: LookupContext): Promise<CachedReply | undefined> {
-    const text = context.request.messages[context.userIndex]?.content ?? '';
+    const text = promptText(context.request, context.userIndex);
     try {
       context.vector = await (this.options.batcher as EmbeddingBatcher).embed(text);
     } catch (err) {
@@ -213,7 +209,7 @@ export class ResponseCache {
       if (context.vector) writes.push(this.storeSemantic(context, context.vector, completion));
       else {
         // Refresh requests skipped the lookup, so no embedding yet: store in the background, the reply does not wait.
-        const text = context.request.messages[context.userIndex]?.content ?? '';
+        const text = promptText(context.request, context.userIndex);
         (this.options.batcher as EmbeddingBatcher)
           .embed(text)
           .then((vector) => this.storeSemantic(context, vector, completion))
@@ -228,7 +224,7 @@ export class ResponseCache {
   private storeSemantic(context: LookupContext, vector: Float32Array, completion: string): Promise<string> {
     return this.options.semantic.store({
       partition: context.semanticPartition as string,
-      text: context.request.messages[context.userIndex]?.content ?? '',
+      text: promptText(context.request, context.userIndex),
       guard: context.guard as string,
       vector,
       completion,
@@ -250,28 +246,36 @@ export class ResponseCache {
   }
 }
 
-const TERMINAL = new Set(['result', 'end', 'error']);
+/** Who answers a miss: this request enqueues the job (`leader`, or `alone` when nothing coalesces), or it reads another's (`follower`). */
+export interface MissClaim {
+  role: 'alone' | 'leader' | 'follower';
+  /** The job to enqueue, or to follow. */
+  jobId: string;
+}
 
 /**
- * The outcome of one lookup. On a hit, {@link hit} holds the reply. On a
- * miss, {@link dispatch} gets the reply: it follows an identical request
- * already in flight or dispatches a new job, and stores the reply when it
- * completes. {@link mayCancel} tells whether the job may be cancelled when
- * this client goes away (not when others read its reply).
+ * The outcome of one lookup: the cache answers ({@link hit}) or declines. On
+ * a miss the route asks {@link claim} whether an identical request is
+ * already in flight (then it follows that job's reply) or whether it enqueues
+ * the job itself, and passes the leader's reply through {@link track}, which
+ * stores it once complete. {@link admission} is the rate limiter's decision,
+ * settled together with the first cache read.
  */
 export class CacheLookup {
   readonly status: CacheStatus;
   readonly hit: CachedReply | undefined;
-  private role: 'none' | 'leader' | 'follower' = 'none';
+  readonly admission: Admission;
+  private role: MissClaim['role'] = 'alone';
   private inflightKey: string | undefined;
   private jobId: string | undefined;
   private released: Promise<number> | undefined;
 
-  private readonly cache: ResponseCache | undefined;
+  private readonly cache: ResponseCache;
   private readonly context: LookupContext | undefined;
 
-  constructor(cache: ResponseCache | undefined, status: CacheStatus, context?: LookupContext, hit?: CachedReply) {
+  constructor(cache: ResponseCache, admission: Admission, status: CacheStatus, context?: LookupContext, hit?: CachedReply) {
     this.cache = cache;
+    this.admission = admission;
     this.status = status;
     this.context = context;
     this.hit = hit;
@@ -288,50 +292,42 @@ export class CacheLookup {
   }
 
   /**
-   * Gets the reply of a miss: follows an identical in-flight request (same
-   * partition, request and reply shape) or calls `dispatch` with the job id
-   * to use, then stores the reply if it completes.
+   * On a miss, claims the request across every API replica (same partition,
+   * request and reply shape): the first one leads, the others follow its job.
+   * A coalescer that cannot be reached leaves the request alone, never stuck.
    */
-  async dispatch(provider: ProviderConfig, signal: AbortSignal, dispatch: DispatchFn): Promise<Dispatch> {
-    const context = this.context;
-    const cache = this.cache;
-    if (!context || !cache || this.status !== 'MISS') return dispatch(randomUUID());
-    const coalescer = cache.coalescer;
-    let jobId: string = randomUUID();
-    if (coalescer && context.mode === 'use') {
-      const inflightKey = inflightKeyOf(context.exactKey, context.request);
-      const role = await coalescer.joinOrLead(inflightKey, provider, jobId).catch(() => undefined);
-      if (role?.role === 'follower') {
-        this.role = 'follower';
-        return coalescer.follow(role.jobId, provider, signal);
-      }
-      if (role?.role === 'leader') {
-        this.role = 'leader';
-        this.inflightKey = inflightKey;
-        jobId = role.jobId;
-      }
-    }
+  async claim(provider: ProviderConfig): Promise<MissClaim> {
+    const jobId = randomUUID();
     this.jobId = jobId;
-    let leaderDispatch: Dispatch;
-    try {
-      leaderDispatch = await dispatch(jobId);
-    } catch (err) {
-      const followers = await this.release();
-      if (followers > 0) await coalescer?.fail(jobId, err).catch(() => {});
-      throw err;
-    }
-    return { ...leaderDispatch, entries: this.track(leaderDispatch.entries) };
+    const coalescer = this.cache.coalescer;
+    const context = this.context;
+    if (!coalescer || !context || this.status !== 'MISS' || context.mode !== 'use') return { role: 'alone', jobId };
+    const inflightKey = inflightKeyOf(context.exactKey, context.request);
+    const role = await coalescer.joinOrLead(inflightKey, provider, jobId).catch(() => undefined);
+    if (role === undefined) return { role: 'alone', jobId };
+    this.role = role.role;
+    if (role.role === 'leader') this.inflightKey = inflightKey;
+    return role.role === 'leader' ? { role: 'leader', jobId } : { role: 'follower', jobId: role.jobId };
   }
 
-  private async *track(entries: AsyncGenerator<StreamEntry>): AsyncGenerator<StreamEntry> {
-    const assembler = new ReplyAssembler((this.context as LookupContext).request.n);
+  /** The leader could not enqueue its job: its followers get the same error on the stream they read. */
+  async leaderFailed(err: unknown): Promise<void> {
+    const followers = await this.release();
+    if (followers > 0 && this.jobId) await this.cache.coalescer?.fail(this.jobId, err).catch(() => {});
+  }
+
+  /** Passes the reply entries of this request's own job through, storing a complete reply before its terminal entry reaches the client. */
+  async *track(entries: AsyncGenerator<StreamEntry>): AsyncGenerator<StreamEntry> {
+    const context = this.context;
+    if (!context || this.status !== 'MISS') return yield* entries;
+    const assembler = new ReplyAssembler(context.request.n);
     try {
       for await (const entry of entries) {
         assembler.push(entry);
-        if (TERMINAL.has(entry.t)) {
+        if (isTerminal(entry.t)) {
           const completion = assembler.completion();
           // Stored before the claim is released and before the client sees the end, so a request arriving after it hits.
-          if (completion !== undefined) await (this.cache as ResponseCache).store(this.context as LookupContext, completion);
+          if (completion !== undefined) await this.cache.store(context, completion);
           void this.release();
           yield entry;
           return;
@@ -344,10 +340,8 @@ export class CacheLookup {
   }
 
   private release(): Promise<number> {
-    this.released ??=
-      this.role === 'leader' && this.inflightKey && this.jobId
-        ? (this.cache as ResponseCache).coalescer!.release(this.inflightKey, this.jobId).catch(() => 0)
-        : Promise.resolve(0);
+    const coalescer = this.cache.coalescer;
+    this.released ??= this.role === 'leader' && coalescer && this.inflightKey && this.jobId ? coalescer.release(this.inflightKey, this.jobId).catch(() => 0) : Promise.resolve(0);
     return this.released;
   }
 
@@ -356,4 +350,10 @@ export class CacheLookup {
     if (this.role === 'follower') return false;
     return (await this.release()) <= 0;
   }
+}
+
+/** The text the semantic cache embeds: the last user message's. */
+function promptText(request: ChatRequest, userIndex: number): string {
+  const message = request.messages[userIndex];
+  return message ? messageText(message) : '';
 }

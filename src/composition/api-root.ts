@@ -70,7 +70,7 @@ export interface ApiRoot {
 /** The composition root of the API: builds every dependency once and wires the app. */
 export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
   const logger = options.logger ?? createLogger(settings, 'gateway-api');
-  // An invalid config.yaml keeps the API up but not ready (DECISIONS: /health/ready 503) until reloaded.
+  // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
   warnUnconfiguredProviders(configStore, logger);
 
@@ -117,7 +117,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     settings,
     redis,
     subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),
-    reader,
     config: () => configStore.current,
     logger,
   });
@@ -207,7 +206,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         dispatcher,
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL }),
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
-        screen: (request, res) => dlp.screen(request, res.locals), // dlp
+        dlp,
       }),
       ...observabilityRouters,
     ],

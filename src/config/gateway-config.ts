@@ -36,6 +36,12 @@ const providerSchema = z.strictObject({
   rate_limit: z.strictObject({ max: z.int().min(1), duration_ms: z.int().min(10) }).optional(),
   /** Waiting jobs above which the API answers 503 instead of queuing more. Default 10000. */
   max_queue_depth: z.int().min(1).default(10_000),
+  /**
+   * Drop request parameters this provider's format cannot honour (e.g. `seed`
+   * for Anthropic) instead of answering 400; the reply names them in
+   * `X-Gateway-Dropped-Params`. Default false.
+   */
+  drop_unsupported_params: z.boolean().default(false),
 });
 
 const configSchema = z.strictObject({

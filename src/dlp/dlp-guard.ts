@@ -1,4 +1,5 @@
-import type { ChatMessage, ChatRequest } from '../chat/types.ts';
+import { mapMessageTexts, messageTexts } from '../chat/message-texts.ts';
+import type { ChatRequest } from '../chat/types.ts';
 import { PiiDetectedError } from '../errors/catalog.ts';
 import { DlpEngine } from './engine.ts';
 import type { DlpAction } from './entities.ts';
@@ -40,8 +41,10 @@ export interface DlpOutcome {
 
 /**
  * Applies DLP to a chat request before the cache, the queue or a provider
- * sees it: scans the `content` of every message, whatever its role (earlier
- * assistant turns are re-sent by the client and are just as much input), then
+ * sees it: scans every text of every message, whatever its role (earlier
+ * assistant turns are re-sent by the client and are just as much input):
+ * contents and text parts, tool-call arguments and tool results. Image bytes
+ * are not scanned. Then
  *
  * - `redact`: replaces each finding with a numbered typed placeholder,
  *   consistent across the request's messages (see {@link PlaceholderRegistry});
@@ -67,9 +70,9 @@ export class DlpGuard {
 
   inspect(request: ChatRequest): DlpOutcome {
     if (!this.enabled) return { request, findings: {}, action: this.action };
-    const perMessage: Finding[][] = request.messages.map((m) => this.engine.analyze(m.content, { threshold: this.threshold }));
+    const perText: Finding[][] = messageTexts(request.messages).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
     const findings: DlpFindingCounts = {};
-    for (const list of perMessage) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
+    for (const list of perText) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
     const types = Object.keys(findings).sort();
     if (types.length === 0) return { request, findings, action: this.action };
 
@@ -78,22 +81,20 @@ export class DlpGuard {
     if (this.action === 'log') return { request, findings, action: this.action };
 
     const registry = new PlaceholderRegistry();
-    const messages: ChatMessage[] = request.messages.map((message, i) => {
-      const list = perMessage[i] ?? [];
-      return list.length === 0 ? message : { ...message, content: redactText(message.content, list, registry) };
-    });
+    let i = 0;
+    const messages = mapMessageTexts(request.messages, (text) => redactText(text, perText[i++] ?? [], registry));
     return { request: { ...request, messages }, findings, action: this.action };
   }
 
   /**
    * {@link inspect} for a request handler: records the counts on
-   * `locals.dlpFindings` (entity type -> count, for the request log; Express's
-   * `res.locals`), throws the {@link PiiDetectedError} in `block` mode, and
-   * returns the request to send on.
+   * `context.dlpFindings` (entity type -> count, for the request log),
+   * throws the {@link PiiDetectedError} in `block` mode, and returns the
+   * request to send on.
    */
-  screen(request: ChatRequest, locals: Record<string, unknown>): ChatRequest {
+  screen(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): ChatRequest {
     const outcome = this.inspect(request);
-    locals.dlpFindings = outcome.findings;
+    context.dlpFindings = outcome.findings;
     if (outcome.blocked) throw outcome.blocked;
     return outcome.request;
   }

@@ -1,6 +1,6 @@
 /**
  * The one error catalog of the gateway. Every error a client can see is a
- * {@link GatewayError}; the HTTP error handler renders it as the spec's envelope
+ * {@link GatewayError}; the HTTP error handler renders it as the envelope
  * `{error:{code,message,type}, timestamp, request_id}`.
  *
  * Workers send errors to the API as `{code, message}` over the response stream
@@ -8,7 +8,7 @@
  * the same classes, so the status and type always come from this table.
  */
 
-/** Stable error codes (DECISIONS.md). */
+/** Stable error codes (docs/api.md lists them). */
 export type ErrorCode =
   | 'invalid_api_key'
   | 'admin_required'
@@ -32,8 +32,14 @@ export type ErrorType =
   | 'provider_error'
   | 'api_error';
 
-/** Status and type of each code: the table of DECISIONS.md. */
-export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: ErrorType }>> = {
+/**
+ * Status and type of each code. `final`: the gateway has already retried
+ * (upstream failures after its own retries, per provider `max_retries`), so
+ * the reply tells SDKs not to retry again (`x-should-retry: false`, which the
+ * official OpenAI SDKs obey); one client call then costs at most
+ * `1 + max_retries` upstream calls.
+ */
+export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: ErrorType; final?: true }>> = {
   invalid_api_key: { status: 401, type: 'authentication_error' },
   admin_required: { status: 403, type: 'permission_error' },
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -42,8 +48,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   request_too_large: { status: 413, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
-  provider_error: { status: 502, type: 'provider_error' },
-  provider_timeout: { status: 504, type: 'provider_error' },
+  provider_error: { status: 502, type: 'provider_error', final: true },
+  provider_timeout: { status: 504, type: 'provider_error', final: true },
   service_unavailable: { status: 503, type: 'api_error' },
   internal_error: { status: 500, type: 'api_error' },
 };

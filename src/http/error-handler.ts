@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import {
+  ERROR_TABLE,
   GatewayError,
   InternalError,
   InvalidRequestError,
@@ -11,6 +12,7 @@ import {
 import type { Logger } from '../observability/logger.ts';
 import { sendJsonText } from './json-reply.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
+import { contextOf } from './request-context.ts';
 
 /** Errors thrown by body-parser carry a `type`; zlib errors of a corrupt compressed body carry a `Z_*` code. */
 interface BodyParserError extends Error {
@@ -71,11 +73,13 @@ export function isRedisUnavailable(err: unknown): boolean {
   );
 }
 
-/** Writes an error as the spec's envelope. Used by the error middleware and by streaming routes. */
+/** Writes an error in the error envelope. Used by the error middleware and by streaming routes. */
 export function sendError(res: Response, err: GatewayError): void {
-  const requestId = String(res.locals.requestId ?? 'unknown');
-  res.locals.errorCode = err.code;
-  sendJsonText(res, err.status, JSON.stringify(toEnvelope(err, requestId)), err.headers);
+  const context = contextOf(res);
+  context.errorCode = err.code;
+  const requestId = context.requestId;
+  const headers = ERROR_TABLE[err.code].final ? { ...err.headers, 'x-should-retry': 'false' } : err.headers;
+  sendJsonText(res, err.status, JSON.stringify(toEnvelope(err, requestId)), headers);
 }
 
 /**
@@ -88,7 +92,7 @@ export function errorHandler(logger: Logger, maxBodyBytes: number) {
     const gatewayError = toGatewayError(err, maxBodyBytes);
     if (gatewayError.status >= 500) {
       logger.error(
-        { requestId: res.locals.requestId, code: gatewayError.code, err: (err as Error)?.message, stack: gatewayError.status === 500 ? (err as Error)?.stack : undefined },
+        { requestId: contextOf(res).requestId, code: gatewayError.code, err: (err as Error)?.message, stack: gatewayError.status === 500 ? (err as Error)?.stack : undefined },
         'request failed',
       );
     }

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { contextOf } from './request-context.ts';
 import { toEnvelope, type GatewayError } from '../errors/catalog.ts';
 import { corkForTurn } from '../net/cork-for-turn.ts';
 
@@ -37,7 +38,8 @@ export function endSse(res: Response): void {
 
 /** Ends a stream that failed after it started: an `error` event in the envelope's shape, no `[DONE]`. */
 export function failSse(res: Response, err: GatewayError): void {
-  res.locals.errorCode = err.code;
-  const envelope = toEnvelope(err, String(res.locals.requestId ?? 'unknown'));
+  const context = contextOf(res);
+  context.errorCode = err.code;
+  const envelope = toEnvelope(err, context.requestId);
   res.end(`event: error\ndata: ${JSON.stringify(envelope)}\n\n`);
 }

@@ -1,9 +1,10 @@
 import type { Response } from 'express';
+import { contextOf, elapsedMs } from '../http/request-context.ts';
 import type { StreamEntry } from '../streams/protocol.ts';
 
 /**
  * What the chat route learns from a reply stream, kept on
- * `res.locals.reply` for the request observer (log line and metrics).
+ * the request's context (`reply`) for the request observer (log line and metrics).
  * Present only when the request was dispatched to a provider queue, so a
  * cache hit or a request refused before the queue never counts as a provider
  * call. All durations in ms.
@@ -29,16 +30,16 @@ export interface ReplyFacts {
 
 /** Marks the request as dispatched; call once the job is on the queue. */
 export function startReplyFacts(res: Response, context: { streamed: boolean; coalesced: boolean }): void {
-  const facts: ReplyFacts = { streamed: context.streamed, coalesced: context.coalesced };
-  res.locals.reply = facts;
+  contextOf(res).reply = { streamed: context.streamed, coalesced: context.coalesced };
 }
 
 /** Notes one reply entry: timings from the first, usage from the terminal one. Cheap enough for every chunk. */
 export function noteReplyEntry(res: Response, entry: StreamEntry): void {
-  const facts = res.locals.reply as ReplyFacts | undefined;
+  const request = contextOf(res);
+  const facts = request.reply;
   if (!facts) return;
   if (facts.firstEntryMs === undefined) {
-    facts.firstEntryMs = elapsedMs(res);
+    facts.firstEntryMs = elapsedMs(request);
     if (entry.q !== undefined && Number.isFinite(entry.q)) facts.queueMs = entry.q;
     if (entry.u !== undefined && Number.isFinite(entry.u)) facts.upstreamMs = entry.u;
     if (entry.t === 'chunk') facts.firstTokenMs = facts.firstEntryMs;
@@ -47,9 +48,4 @@ export function noteReplyEntry(res: Response, entry: StreamEntry): void {
   facts.terminal = entry.t;
   if (entry.pt !== undefined && Number.isFinite(entry.pt)) facts.promptTokens = entry.pt;
   if (entry.ct !== undefined && Number.isFinite(entry.ct)) facts.completionTokens = entry.ct;
-}
-
-function elapsedMs(res: Response): number {
-  const startedAt = res.locals.startedAt as number | undefined;
-  return startedAt === undefined ? 0 : performance.now() - startedAt;
 }

@@ -6,6 +6,7 @@ import { InvalidRequestError, ModelNotFoundError, ProviderError, ServiceUnavaila
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { StreamReader } from '../streams/stream-reader.ts';
+import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
 
@@ -21,6 +22,27 @@ export interface ChatDispatcherOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra wait beyond the worker's own deadlines, so its error arrives first. Default 1000 ms. */
   graceMs?: number;
+}
+
+/** A request matched to its provider: see {@link ChatDispatcher.route}. */
+export interface RoutedRequest {
+  provider: ProviderConfig;
+  /** The request to send on: without the dropped parameters. */
+  request: ChatRequest;
+  /** Parameters dropped because the provider cannot honour them (sent as `X-Gateway-Dropped-Params`). */
+  dropped: ReadonlyArray<keyof ChatRequest>;
+}
+
+/** Who dispatches, and how. */
+export interface DispatchContext {
+  requestId: string;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** The rate limiter let this request through. */
+  admission: Admission;
+  priority?: number;
+  /** Chosen by the caller when others must know it first (request coalescing). */
+  jobId?: string;
 }
 
 /** One request in flight through the queue. */
@@ -50,19 +72,42 @@ export class ChatDispatcher {
     this.graceMs = options.graceMs ?? 1_000;
   }
 
-  /** The provider serving `request.model`; throws the client's error when there is none usable. */
-  route(request: ChatRequest): ProviderConfig {
+  /**
+   * The provider serving `request.model`, and the request as it can be sent
+   * there; throws the client's error when there is no usable provider or the
+   * request cannot be expressed in its format. Parameters the format cannot
+   * honour are a 400 naming them, unless the provider drops them
+   * (`drop_unsupported_params`), which {@link RoutedRequest.dropped} reports.
+   */
+  route(request: ChatRequest): RoutedRequest {
     const provider = this.options.config().modelIndex.get(request.model);
     if (!provider) throw new ModelNotFoundError(request.model);
     if (!this.env[provider.api_key_env]) {
       throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
     }
-    const problem = adapterFor(provider.format).validate(request);
+    const adapter = adapterFor(provider.format);
+    const unsupported = adapter.unsupportedParams(request);
+    let routed = request;
+    if (unsupported.length > 0) {
+      if (!provider.drop_unsupported_params) {
+        const names = unsupported.map((name) => `'${name}'`).join(', ');
+        throw new InvalidRequestError(
+          `${names} ${unsupported.length > 1 ? 'are' : 'is'} not supported by ${provider.name} (model '${request.model}'). Remove ${unsupported.length > 1 ? 'them' : 'it'}, or set drop_unsupported_params: true for ${provider.name} in config.yaml to have the gateway drop ${unsupported.length > 1 ? 'them' : 'it'}.`,
+        );
+      }
+      routed = { ...request };
+      for (const name of unsupported) delete routed[name];
+    }
+    const problem = adapter.validate(routed);
     if (problem) throw new InvalidRequestError(`${request.model}: ${problem}`);
-    return provider;
+    return { provider, request: routed, dropped: provider.drop_unsupported_params ? unsupported : [] };
   }
 
-  async dispatch(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; signal: AbortSignal; priority?: number; /** Chosen by the caller when others must know it first (cache coalescing). */ jobId?: string }): Promise<Dispatch> {
+  /**
+   * Enqueues one job and reads its reply stream. The {@link Admission} is the
+   * rate limiter's word that this request may have effects at all.
+   */
+  async dispatch(request: ChatRequest, provider: ProviderConfig, context: DispatchContext): Promise<Dispatch> {
     await this.checkDepth(provider);
     const jobId = context.jobId ?? randomUUID();
     const enqueuedAt = Date.now();
@@ -70,17 +115,28 @@ export class ChatDispatcher {
     const deadlineAt = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, deadlineAt };
     await this.options.queues.enqueue(job, context.priority);
+    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, deadlineAt, provider, context.signal) };
+  }
 
+  /**
+   * Reads the reply stream of a job another request enqueued (an identical
+   * request in flight, see `src/cache/request-coalescer.ts`), with the same
+   * deadlines as if this request had enqueued it now.
+   */
+  follow(jobId: string, provider: ProviderConfig, signal: AbortSignal): Dispatch {
+    const enqueuedAt = Date.now();
+    const streamKey = responseStreamKey(this.options.prefix, jobId);
+    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms, provider, signal) };
+  }
+
+  /** Reply entries up to the terminal one: the first within the job's deadline (+ grace), each later one within the idle time. */
+  private async *readReply(streamKey: string, deadlineAt: number, provider: ProviderConfig, signal: AbortSignal): AsyncGenerator<StreamEntry> {
     let deadline = deadlineAt + this.graceMs;
     const idleMs = provider.stream_idle_timeout_ms + this.graceMs;
-    const reader = this.options.reader;
-    async function* entries(): AsyncGenerator<StreamEntry> {
-      for await (const entry of reader.read(streamKey, () => deadline, context.signal)) {
-        deadline = Date.now() + idleMs;
-        yield entry;
-      }
+    for await (const entry of this.options.reader.read(streamKey, () => deadline, signal)) {
+      deadline = Date.now() + idleMs;
+      yield entry;
     }
-    return { jobId, provider, enqueuedAt, entries: entries() };
   }
 
   /**
@@ -88,7 +144,7 @@ export class ChatDispatcher {
    * instead of anyone reading the reply stream. It may wait in the queue up to
    * `maxWaitMs` (batch work is tolerant of queuing).
    */
-  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
+  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
     await this.checkDepth(provider);
     const enqueuedAt = Date.now();
     await this.options.queues.enqueue(

@@ -3,6 +3,7 @@ import { CacheStats } from '../../src/cache/cache-stats.ts';
 import { ExactCache } from '../../src/cache/exact-cache.ts';
 import { readRedisInfo } from '../../src/cache/redis-info.ts';
 import { cacheKeys } from '../../src/cache/redis-keys.ts';
+import { ChatDispatcher } from '../../src/queue/chat-dispatcher.ts';
 import { RequestCoalescer } from '../../src/cache/request-coalescer.ts';
 import { formatBytes } from '../../src/cache/byte-size.ts';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
@@ -62,7 +63,8 @@ describe('ExactCache', () => {
 describe('RequestCoalescer', () => {
   it('makes one leader; followers read its stream; release reports followers', async () => {
     const reader = new StreamReader({ connect: testRedis });
-    const coalescer = new RequestCoalescer({ redis, reader, keys, prefix, graceMs: 100 });
+    const coalescer = new RequestCoalescer({ redis, keys, prefix, graceMs: 100 });
+    const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, reader, redis, prefix, graceMs: 100 });
     try {
       const leader = await coalescer.joinOrLead('same', provider, 'job-1');
       expect(leader).toEqual({ role: 'leader', jobId: 'job-1' });
@@ -70,7 +72,7 @@ describe('RequestCoalescer', () => {
       expect(follower).toEqual({ role: 'follower', jobId: 'job-1' });
       expect(await coalescer.joinOrLead('other', provider, 'job-3')).toEqual({ role: 'leader', jobId: 'job-3' });
 
-      const dispatch = coalescer.follow('job-1', provider, new AbortController().signal);
+      const dispatch = replies.follow('job-1', provider, new AbortController().signal);
       const stream = responseStreamKey(prefix, 'job-1');
       await redis.xadd(stream, '*', ...entryFields('result', '{"ok":true}', { q: 1, u: 2 }, { prompt_tokens: 1, completion_tokens: 1 }));
       const seen = [];

@@ -5,15 +5,16 @@ import { EmbeddingBatcher } from '../../src/cache/embedders/embedding-batcher.ts
 import type { Embedder } from '../../src/cache/embedders/embedder.ts';
 import { ExactCache } from '../../src/cache/exact-cache.ts';
 import { cacheKeys } from '../../src/cache/redis-keys.ts';
-import { replayChunks } from '../../src/cache/replay-chunks.ts';
+import { completionChunks } from '../../src/chat/completion-accumulator.ts';
 import { RequestCoalescer } from '../../src/cache/request-coalescer.ts';
-import { ResponseCache, type ResponseCacheOptions } from '../../src/cache/response-cache.ts';
+import { ResponseCache, type CacheLookup, type ResponseCacheOptions } from '../../src/cache/response-cache.ts';
 import { SemanticCache } from '../../src/cache/semantic-cache.ts';
 import { normalizeChatRequest } from '../../src/chat/request-schema.ts';
 import type { ChatCompletion, ChatRequest } from '../../src/chat/types.ts';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
 import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
-import type { Dispatch } from '../../src/queue/chat-dispatcher.ts';
+import { ChatDispatcher, type Dispatch } from '../../src/queue/chat-dispatcher.ts';
+import { admit } from '../../src/ratelimit/admission.ts';
 import { entryFields, responseStreamKey, type StreamEntry } from '../../src/streams/protocol.ts';
 import { StreamReader } from '../../src/streams/stream-reader.ts';
 import { fakeEmbedding } from '../support/fake-embeddings.ts';
@@ -58,7 +59,7 @@ async function build(overrides: Partial<ResponseCacheOptions> = {}) {
     threshold: 0.9,
     embedder,
     batcher: new EmbeddingBatcher(embedder),
-    coalescer: new RequestCoalescer({ redis, reader, keys, prefix, graceMs: 200 }),
+    coalescer: new RequestCoalescer({ redis, keys, prefix, graceMs: 200 }),
     onLookup: (type, hit) => events.push([type, hit]),
     ...overrides,
   });
@@ -89,15 +90,32 @@ async function writeReply(jobId: string, entries: [StreamEntry['t'], string][]):
   }
 }
 
-/** A DispatchFn whose "worker" answers with `entries`; records the job ids it was given. */
-function dispatcher(entries: [StreamEntry['t'], string][] | undefined, jobIds: string[] = []) {
-  const coalescer = new RequestCoalescer({ redis, reader, keys, prefix, graceMs: 200 });
-  const fn = async (jobId: string): Promise<Dispatch> => {
-    jobIds.push(jobId);
-    if (entries) await writeReply(jobId, entries);
-    return coalescer.follow(jobId, provider, new AbortController().signal);
-  };
-  return Object.assign(fn, { jobIds });
+/** Reads reply streams as the API does; only `follow` is used, so no queue is needed. */
+const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, reader, redis, prefix, graceMs: 200 });
+
+function look(cache: ResponseCache, req: ChatRequest, owner: string, cacheControl?: string): Promise<CacheLookup> {
+  return cache.lookup(req, owner, cacheControl, Promise.resolve(admit()));
+}
+
+/**
+ * The chat route's miss path (claim, then follow or enqueue, then track),
+ * where enqueuing means the "worker" answers with `entries` at once, or
+ * `enqueue` runs instead; records the job ids enqueued.
+ */
+async function dispatchMiss(lookup: CacheLookup, entries: [StreamEntry['t'], string][] | undefined, jobIds: string[] = [], enqueue?: () => Promise<void>): Promise<Dispatch> {
+  const claim = await lookup.claim(provider);
+  const signal = new AbortController().signal;
+  if (claim.role === 'follower') return replies.follow(claim.jobId, provider, signal);
+  try {
+    await enqueue?.();
+  } catch (err) {
+    await lookup.leaderFailed(err);
+    throw err;
+  }
+  jobIds.push(claim.jobId);
+  if (entries) await writeReply(claim.jobId, entries);
+  const dispatch = replies.follow(claim.jobId, provider, signal);
+  return { ...dispatch, entries: lookup.track(dispatch.entries) };
 }
 
 async function drain(dispatch: Dispatch): Promise<StreamEntry[]> {
@@ -120,21 +138,21 @@ afterAll(async () => {
 describe('ResponseCache', () => {
   it('misses, stores the complete reply, then hits exactly and semantically, reporting every lookup', async () => {
     const { cache, events } = await build();
-    const miss = await cache.lookup(request('What is the capital of France?'), 'alice');
+    const miss = await look(cache, request('What is the capital of France?'), 'alice');
     expect(miss.status).toBe('MISS');
     const reply = JSON.stringify(completion('Paris.'));
-    const seen = await drain(await miss.dispatch(provider, new AbortController().signal, dispatcher([['result', reply]])));
+    const seen = await drain(await dispatchMiss(miss, [['result', reply]]));
     expect(seen.map((e) => e.t)).toEqual(['result']);
 
-    const exact = await cache.lookup(request('What is the capital of France?'), 'alice');
+    const exact = await look(cache, request('What is the capital of France?'), 'alice');
     expect(exact.status).toBe('HIT');
     expect(exact.hit?.completion).toBe(reply);
     expect(exact.ageSeconds).toBe(0);
-    const semantic = await cache.lookup(request('France: its capital?'), 'alice');
+    const semantic = await look(cache, request('France: its capital?'), 'alice');
     expect(semantic.status).toBe('SEMANTIC_HIT');
     expect(semantic.hit?.similarity).toBeCloseTo(1, 5);
     // Another owner has its own partition.
-    expect((await cache.lookup(request('What is the capital of France?'), 'bob')).status).toBe('MISS');
+    expect((await look(cache, request('What is the capital of France?'), 'bob')).status).toBe('MISS');
     expect(events).toEqual([
       ['exact', false],
       ['semantic', false],
@@ -148,58 +166,58 @@ describe('ResponseCache', () => {
 
   it('stores a streamed reply rebuilt from its chunks, and never a failed one', async () => {
     const { cache } = await build();
-    const chunks = replayChunks(completion('Streamed answer.'), false).map((d): ['chunk', string] => ['chunk', d]);
+    const chunks = completionChunks(completion('Streamed answer.'), false).map((c) => JSON.stringify(c)).map((d): ['chunk', string] => ['chunk', d]);
     const streamed = request('Stream me something.', { stream: true });
-    const first = await cache.lookup(streamed, 'alice');
-    await drain(await first.dispatch(provider, new AbortController().signal, dispatcher([...chunks, ['end', '{}']])));
-    const hit = await cache.lookup(request('Stream me something.'), 'alice');
+    const first = await look(cache, streamed, 'alice');
+    await drain(await dispatchMiss(first, [...chunks, ['end', '{}']]));
+    const hit = await look(cache, request('Stream me something.'), 'alice');
     expect(JSON.parse(hit.hit?.completion ?? '{}').choices[0].message.content).toBe('Streamed answer.');
 
-    const failing = await cache.lookup(request('This one fails.', { stream: true }), 'alice');
-    await drain(await failing.dispatch(provider, new AbortController().signal, dispatcher([...chunks.slice(0, 2), ['error', '{"code":"provider_error","message":"x"}']])));
-    expect((await cache.lookup(request('This one fails.'), 'alice')).status).toBe('MISS');
+    const failing = await look(cache, request('This one fails.', { stream: true }), 'alice');
+    await drain(await dispatchMiss(failing, [...chunks.slice(0, 2), ['error', '{"code":"provider_error","message":"x"}']]));
+    expect((await look(cache, request('This one fails.'), 'alice')).status).toBe('MISS');
   });
 
   it('honours Cache-Control: no-store bypasses both ways, no-cache skips the lookup and stores', async () => {
     const { cache, events } = await build();
-    const bypass = await cache.lookup(request('Controlled.'), 'alice', 'no-store');
+    const bypass = await look(cache, request('Controlled.'), 'alice', 'no-store');
     expect(bypass.status).toBe('BYPASS');
     const jobIds: string[] = [];
-    await drain(await bypass.dispatch(provider, new AbortController().signal, dispatcher([['result', JSON.stringify(completion('A'))]], jobIds)));
+    await drain(await dispatchMiss(bypass, [['result', JSON.stringify(completion('A'))]], jobIds));
     expect(jobIds).toHaveLength(1);
     expect(events).toEqual([]);
-    expect((await cache.lookup(request('Controlled.'), 'alice')).status).toBe('MISS');
+    expect((await look(cache, request('Controlled.'), 'alice')).status).toBe('MISS');
 
-    const refresh = await cache.lookup(request('Controlled.'), 'alice', 'no-cache');
+    const refresh = await look(cache, request('Controlled.'), 'alice', 'no-cache');
     expect(refresh.status).toBe('MISS');
     expect(events).toHaveLength(2);
-    await drain(await refresh.dispatch(provider, new AbortController().signal, dispatcher([['result', JSON.stringify(completion('B'))]])));
-    const hit = await cache.lookup(request('Controlled.'), 'alice');
+    await drain(await dispatchMiss(refresh, [['result', JSON.stringify(completion('B'))]]));
+    const hit = await look(cache, request('Controlled.'), 'alice');
     expect(JSON.parse(hit.hit?.completion ?? '{}').choices[0].message.content).toBe('B');
   });
 
   it('runs semantic-only with CACHE_ENABLED=false, and bypasses when both caches are off', async () => {
     const semanticOnly = await build({ exactEnabled: false });
-    const miss = await semanticOnly.cache.lookup(request('Semantic only probe.'), 'alice');
-    await drain(await miss.dispatch(provider, new AbortController().signal, dispatcher([['result', JSON.stringify(completion('S'))]])));
+    const miss = await look(semanticOnly.cache, request('Semantic only probe.'), 'alice');
+    await drain(await dispatchMiss(miss, [['result', JSON.stringify(completion('S'))]]));
     expect(await redis.exists(keys.exact('any'))).toBe(0);
-    const again = await semanticOnly.cache.lookup(request('Semantic only probe.'), 'alice');
+    const again = await look(semanticOnly.cache, request('Semantic only probe.'), 'alice');
     expect(again.status).toBe('SEMANTIC_HIT');
     expect(semanticOnly.events.every(([type]) => type === 'semantic')).toBe(true);
 
     const off = await build({ exactEnabled: false, semanticEnabled: false });
     expect(off.cache.semanticStatus).toBe('disabled');
-    expect((await off.cache.lookup(request('Semantic only probe.'), 'alice')).status).toBe('BYPASS');
+    expect((await look(off.cache, request('Semantic only probe.'), 'alice')).status).toBe('BYPASS');
     expect(off.events).toEqual([]);
   });
 
   it('coalesces identical misses: one dispatch, followers read it, and a followed job is not cancelled', async () => {
     const { cache } = await build();
-    const leader = await cache.lookup(request('Coalesce me.'), 'alice');
-    const follower = await cache.lookup(request('Coalesce me.'), 'alice');
+    const leader = await look(cache, request('Coalesce me.'), 'alice');
+    const follower = await look(cache, request('Coalesce me.'), 'alice');
     const jobIds: string[] = [];
-    const leaderDispatch = await leader.dispatch(provider, new AbortController().signal, dispatcher(undefined, jobIds));
-    const followerDispatch = await follower.dispatch(provider, new AbortController().signal, dispatcher(undefined, jobIds));
+    const leaderDispatch = await dispatchMiss(leader, undefined, jobIds);
+    const followerDispatch = await dispatchMiss(follower, undefined, jobIds);
     expect(jobIds).toHaveLength(1);
     expect(follower.coalesced).toBe(true);
     expect(followerDispatch.jobId).toBe(leaderDispatch.jobId);
@@ -212,29 +230,29 @@ describe('ResponseCache', () => {
     expect((await followed).map((e) => e.t)).toEqual(['result']);
 
     // Alone, a leader may cancel its job.
-    const alone = await cache.lookup(request('Nobody follows me.'), 'alice');
-    await alone.dispatch(provider, new AbortController().signal, dispatcher(undefined));
+    const alone = await look(cache, request('Nobody follows me.'), 'alice');
+    await dispatchMiss(alone, undefined);
     expect(await alone.mayCancel()).toBe(true);
     // Its claim is gone: the next identical request leads again.
-    const next = await cache.lookup(request('Nobody follows me.'), 'alice');
+    const next = await look(cache, request('Nobody follows me.'), 'alice');
     const nextIds: string[] = [];
-    await next.dispatch(provider, new AbortController().signal, dispatcher(undefined, nextIds));
+    await dispatchMiss(next, undefined, nextIds);
     expect(nextIds).toHaveLength(1);
     expect(next.coalesced).toBe(false);
   });
 
   it('hands the enqueue error of the leader to its followers instead of leaving them waiting', async () => {
     const { cache } = await build();
-    const leader = await cache.lookup(request('Queue is full.'), 'alice');
-    const follower = await cache.lookup(request('Queue is full.'), 'alice');
+    const leader = await look(cache, request('Queue is full.'), 'alice');
+    const follower = await look(cache, request('Queue is full.'), 'alice');
     let followerDispatch: Promise<Dispatch> | undefined;
-    const failing = async (): Promise<Dispatch> => {
+    const failing = async (): Promise<void> => {
       // The follower joins while the leader is still enqueuing.
-      followerDispatch = follower.dispatch(provider, new AbortController().signal, dispatcher(undefined));
+      followerDispatch = dispatchMiss(follower, undefined);
       await followerDispatch;
       throw new ServiceUnavailableError('The provider_a queue is full (9 waiting jobs); retry shortly.');
     };
-    await expect(leader.dispatch(provider, new AbortController().signal, failing)).rejects.toThrow(/queue is full/);
+    await expect(dispatchMiss(leader, undefined, [], failing)).rejects.toThrow(/queue is full/);
     const entries = await drain(await (followerDispatch as Promise<Dispatch>));
     expect(entries.map((e) => [e.t, JSON.parse(e.d).code])).toEqual([['error', 'service_unavailable']]);
   });
@@ -249,6 +267,6 @@ describe('ResponseCache', () => {
     const { cache } = await build({ embedder: broken, batcher: new EmbeddingBatcher(broken) });
     expect(cache.semanticStatus).toBe('unavailable');
     expect(cache.semanticError).toMatch(/x\.onnx/);
-    expect((await cache.lookup(request('Still works.'), 'alice')).status).toBe('MISS');
+    expect((await look(cache, request('Still works.'), 'alice')).status).toBe('MISS');
   });
 });

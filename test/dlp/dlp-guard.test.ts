@@ -119,8 +119,8 @@ describe('DlpGuard', () => {
     expect(guard.inspect(chat(`mail ${EMAIL}`)).request.messages[0]!.content).toBe('mail <EMAIL_ADDRESS_1>');
   });
 
-  it('screen: records counts on locals, throws in block mode, returns the request to send', () => {
-    const locals: Record<string, unknown> = {};
+  it('screen: records counts on the request context, throws in block mode, returns the request to send', () => {
+    const locals: { dlpFindings?: Record<string, number> } = {};
     const sent = new DlpGuard().screen(chat(`mail ${EMAIL}`), locals);
     expect(sent.messages[0]!.content).toBe('mail <EMAIL_ADDRESS_1>');
     expect(locals.dlpFindings).toEqual({ EMAIL_ADDRESS: 1 });
@@ -133,5 +133,27 @@ describe('DlpGuard', () => {
   it('redacts secrets so that only the credential is replaced', () => {
     const outcome = new DlpGuard().inspect(chat('curl -H "Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543" -d key=AKIAIOSFODNN7EXAMPLE'));
     expect(outcome.request.messages[0]!.content).toBe('curl -H "Authorization: Bearer <BEARER_TOKEN_1>" -d key=<CLOUD_ACCESS_KEY_1>');
+  });
+
+  it('scans text parts, tool-call arguments and tool results, and leaves image parts alone', () => {
+    const image = { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } };
+    const request: ChatRequest = {
+      ...chat('x'),
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: `mail ${EMAIL}` }, image] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'send', arguments: `{"to":"${EMAIL}"}` } }] },
+        { role: 'tool', tool_call_id: 'c1', content: `sent to ${EMAIL}` },
+      ],
+    };
+    const outcome = new DlpGuard().inspect(request);
+    expect(outcome.findings).toEqual({ EMAIL_ADDRESS: 3 });
+    expect(outcome.request.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'mail <EMAIL_ADDRESS_1>' }, image] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'send', arguments: '{"to":"<EMAIL_ADDRESS_1>"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'sent to <EMAIL_ADDRESS_1>' },
+    ]);
+    // The redacted arguments are still the JSON the model wrote.
+    const call = outcome.request.messages[1];
+    expect(call?.role === 'assistant' && JSON.parse(call.tool_calls?.[0]?.function.arguments ?? '')).toEqual({ to: '<EMAIL_ADDRESS_1>' });
   });
 });

@@ -15,6 +15,7 @@ import { RateLimitStats } from '../../src/ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { contextOf } from '../../src/http/request-context.ts';
 
 const redis = testRedis();
 const prefix = uniquePrefix('obs-units');
@@ -47,7 +48,7 @@ describe('EndpointLabeler', () => {
 });
 
 describe('GatewayMetrics', () => {
-  it("has the spec's duration buckets and its own registry per instance", async () => {
+  it('has the documented duration buckets and its own registry per instance', async () => {
     expect(REQUEST_DURATION_BUCKETS).toEqual(expect.arrayContaining([0.1, 0.5, 1.0]));
     const a = new GatewayMetrics({ collectDefaults: false });
     const b = new GatewayMetrics({ collectDefaults: false });
@@ -103,7 +104,7 @@ describe('GatewayMetrics', () => {
 });
 
 describe('reply facts', () => {
-  const res = () => ({ locals: { startedAt: performance.now() - 20 } }) as unknown as Response;
+  const res = () => ({ locals: { ctx: { requestId: 'req_1', startedAt: performance.now() - 20 } } }) as unknown as Response;
 
   it('take timings from the first entry and usage from the terminal one', () => {
     const r = res();
@@ -111,7 +112,7 @@ describe('reply facts', () => {
     noteReplyEntry(r, { id: '1', t: 'chunk', d: '{}', q: 4, u: 30 });
     noteReplyEntry(r, { id: '2', t: 'chunk', d: '{}' });
     noteReplyEntry(r, { id: '3', t: 'end', d: '{}', pt: 7, ct: 11 });
-    const facts = r.locals.reply as ReplyFacts;
+    const facts = contextOf(r).reply as ReplyFacts;
     expect(facts).toMatchObject({ streamed: true, queueMs: 4, upstreamMs: 30, terminal: 'end', promptTokens: 7, completionTokens: 11 });
     expect(facts.firstTokenMs).toBeGreaterThanOrEqual(20);
     expect(facts.firstTokenMs).toBe(facts.firstEntryMs);
@@ -121,12 +122,12 @@ describe('reply facts', () => {
     const failed = res();
     startReplyFacts(failed, { streamed: true, coalesced: false });
     noteReplyEntry(failed, { id: '1', t: 'error', d: '{"code":"provider_error","message":"x"}', q: 2, u: 9 });
-    expect(failed.locals.reply).toMatchObject({ terminal: 'error', queueMs: 2 });
-    expect((failed.locals.reply as ReplyFacts).firstTokenMs).toBeUndefined();
+    expect(contextOf(failed).reply).toMatchObject({ terminal: 'error', queueMs: 2 });
+    expect((contextOf(failed).reply as ReplyFacts).firstTokenMs).toBeUndefined();
 
     const cached = res();
     noteReplyEntry(cached, { id: '1', t: 'result', d: '{}', pt: 1, ct: 1 });
-    expect(cached.locals.reply).toBeUndefined();
+    expect(contextOf(cached).reply).toBeUndefined();
   });
 });
 
@@ -168,11 +169,11 @@ describe('request log fields', () => {
 describe('request summary', () => {
   const labeler = new EndpointLabeler(['/v1/models']);
   const res = (over: Partial<Record<string, unknown>>) =>
-    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { requestId: 'req_9', startedAt: performance.now() - 5 }, ...over }) as unknown as Response;
+    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5 } }, ...over }) as unknown as Response;
 
-  it('reads the owner and facts from res.locals, never the key', () => {
+  it('reads the owner and facts from the request context, never the key', () => {
     const principal = { keyHash: 'a'.repeat(64), owner: 'team-x', maskedKey: 'gw_abc…wxyz', admin: false };
-    const s = summarize(req('/v1/models'), res({ locals: { requestId: 'req_9', startedAt: performance.now() - 5, principal, cacheStatus: 'MISS', errorCode: 'x' } }), labeler);
+    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
     expect(s).toMatchObject({ requestId: 'req_9', endpoint: '/v1/models', status: 200, owner: 'team-x', cacheStatus: 'MISS', errorCode: 'x', aborted: false });
     expect(s.durationMs).toBeGreaterThanOrEqual(4);
     expect(JSON.stringify(s)).not.toContain('aaaaaaaa');

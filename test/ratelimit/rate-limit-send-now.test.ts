@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { awaitRateLimit, rateLimit } from '../../src/http/middleware/rate-limit.ts';
 import { SlidingWindowLimiter, type RateLimitDecision, type RateLimitRule } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { contextOf } from '../../src/http/request-context.ts';
 
 /**
  * The middleware asks the limiter to send its script at once only for a
@@ -27,7 +28,7 @@ const limiter = new RecordingLimiter({ redis, prefix });
 let release: (() => void) | undefined;
 const app = express();
 app.use((_req, res, next) => {
-  res.locals.principal = { keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false };
+  contextOf(res).principal = { keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false };
   next();
 });
 app.use(rateLimit({ limiter, rule: () => ({ limit: 1_000, windowMs: 60_000 }) }), awaitRateLimit());

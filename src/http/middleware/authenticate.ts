@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { contextOf } from '../request-context.ts';
 import type { KeyAuthenticator } from '../../auth/principal.ts';
 import { InvalidApiKeyError } from '../../errors/catalog.ts';
 
@@ -19,7 +20,7 @@ export function presentedKey(req: Request): string | undefined {
 
 /**
  * Requires a valid gateway key on every path except `publicPaths`, and puts
- * the principal on `res.locals.principal`.
+ * the principal on the request's context.
  */
 export function authenticate(authenticator: KeyAuthenticator, publicPaths: readonly string[]) {
   const open = new Set(publicPaths);
@@ -29,7 +30,7 @@ export function authenticate(authenticator: KeyAuthenticator, publicPaths: reado
     if (!key || key.length > MAX_KEY_LENGTH) throw new InvalidApiKeyError();
     const principal = await authenticator.authenticate(key);
     if (!principal) throw new InvalidApiKeyError();
-    res.locals.principal = principal;
+    contextOf(res).principal = principal;
     next();
   };
 }

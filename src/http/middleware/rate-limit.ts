@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Principal } from '../../auth/principal.ts';
 import { RateLimitExceededError } from '../../errors/catalog.ts';
+import { admit, type Admission } from '../../ratelimit/admission.ts';
 import type { RateLimitRule, SlidingWindowLimiter } from '../../ratelimit/sliding-window-limiter.ts';
+import { contextOf } from '../request-context.ts';
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitMiddlewareOptions {
@@ -41,7 +42,8 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
   };
   return (req: Request, res: Response, next: NextFunction): void => {
     if (req.path !== prefix && !req.path.startsWith(`${prefix}/`)) return next();
-    const principal = res.locals.principal as Principal | undefined;
+    const context = contextOf(res);
+    const principal = context.principal;
     if (!principal) return next();
     inFlight++;
     res.once('close', finished);
@@ -55,32 +57,30 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
       };
       if (!decision.allowed) throw new RateLimitExceededError(Math.max(1, resetSeconds), headers);
       if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+      return admit();
     });
     // Whoever settles it sees the rejection; it must never count as unhandled meanwhile.
     decided.catch(() => {});
-    res.locals.rateLimit = decided;
+    context.rateLimit = decided;
     next();
   };
 }
 
 /**
- * This request's rate-limit decision: resolves once it is in and its headers
- * are set, rejects with 429 (or 503 when Redis is down). Resolves at once for
- * requests that are not limited.
+ * This request's rate-limit decision: resolves with the {@link Admission}
+ * that enqueuing needs once it is in and its headers are set, rejects with
+ * 429 (or 503 when Redis is down). Resolves at once for requests that are not
+ * limited.
  */
-export function settleRateLimit(res: Response): Promise<void> {
-  return pendingDecision(res) ?? Promise.resolve();
+export function settleRateLimit(res: Response): Promise<Admission> {
+  return contextOf(res).rateLimit ?? Promise.resolve(admit());
 }
 
 /** Waits for the rate-limit decision before the routes mounted after it. */
 export function awaitRateLimit() {
   return (_req: Request, res: Response, next: NextFunction): void => {
-    const pending = pendingDecision(res);
+    const pending = contextOf(res).rateLimit;
     if (!pending) return next();
     pending.then(() => next(), next);
   };
-}
-
-function pendingDecision(res: Response): Promise<void> | undefined {
-  return res.locals.rateLimit as Promise<void> | undefined;
 }

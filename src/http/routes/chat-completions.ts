@@ -1,21 +1,23 @@
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
-import type { Principal } from '../../auth/principal.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ChatRequest } from '../../chat/types.ts';
-import { GatewayError, InvalidRequestError, ProviderTimeoutError, errorFromCode } from '../../errors/catalog.ts';
+import type { ProviderConfig } from '../../config/gateway-config.ts';
+import { InvalidRequestError, ProviderTimeoutError } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { priorityFor } from '../../queue/priorities.ts';
-import type { StreamEntry, StreamErrorPayload } from '../../streams/protocol.ts';
+import type { Admission } from '../../ratelimit/admission.ts';
+import { decodeError } from '../../streams/protocol.ts';
 import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { toGatewayError } from '../error-handler.ts';
 import { sendJsonText } from '../json-reply.ts';
+import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
 
@@ -30,6 +32,9 @@ export interface ChatCompletionsDeps {
   dlp?: DlpGuard;
 }
 
+/** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
+export const DROPPED_PARAMS_HEADER = 'X-Gateway-Dropped-Params';
+
 /** Validates a body into a {@link ChatRequest}; 400 naming the bad fields otherwise. */
 export function parseChatRequest(body: unknown): ChatRequest {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -40,54 +45,40 @@ export function parseChatRequest(body: unknown): ChatRequest {
   return normalizeChatRequest(parsed.data);
 }
 
-function entryError(entry: StreamEntry): GatewayError {
-  try {
-    const payload = JSON.parse(entry.d) as StreamErrorPayload;
-    return errorFromCode(payload.code, payload.message);
-  } catch {
-    return errorFromCode('internal_error', 'The worker sent an unreadable error.');
-  }
-}
-
-function elapsed(res: Response): number {
-  return performance.now() - (res.locals.startedAt as number);
-}
-
-/** `POST /v1/chat/completions`: enqueue, then answer as JSON or SSE from the reply stream. */
+/**
+ * `POST /v1/chat/completions`, one pipeline: validate and route, screen
+ * (DLP), then the cache answers or declines while the rate-limit decision
+ * settles, then the dispatcher enqueues (or follows an identical request in
+ * flight) and the reply stream is answered as JSON or SSE. Nothing before the
+ * {@link Admission} has an effect beyond this process.
+ */
 export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
   const handler = async (req: Request, res: Response): Promise<void> => {
-    const parsed = parseChatRequest(req.body);
-    const provider = deps.dispatcher.route(parsed);
-    // Every message is scanned before the cache, the queue and the provider see it; block mode throws pii_detected
-    const request = deps.dlp ? deps.dlp.screen(parsed, res.locals) : parsed;
-    res.locals.model = request.model;
-    res.locals.provider = provider.name;
+    const context = contextOf(res);
+    const routed = deps.dispatcher.route(parseChatRequest(req.body));
+    const provider = routed.provider;
+    if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
+    // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
+    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    context.model = request.model;
+    context.provider = provider.name;
 
-    // Keys hash the request as it stands here (redacted); a hit never touches the queue.
-    // The rate-limit decision is awaited with the cache read (one round trip for both); a throttled request stops here.
-    const owner = (res.locals.principal as Principal | undefined)?.owner ?? 'anonymous';
-    const limited = settleRateLimit(res);
-    let lookup: CacheLookup | undefined;
-    if (deps.cache) lookup = await deps.cache.lookup(request, owner, req.headers['cache-control'], limited);
-    else await limited;
-    res.locals.cacheStatus = lookup?.status ?? 'BYPASS';
-    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsed(res));
+    // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
+    const owner = context.principal?.owner ?? 'anonymous';
+    const gate = settleRateLimit(res);
+    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate) : undefined;
+    const admission = lookup?.admission ?? (await gate);
+    context.cacheStatus = lookup?.status ?? 'BYPASS';
+    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
     if (lookup) res.set(cacheHeaders(lookup));
 
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const send = (jobId?: string) =>
-      deps.dispatcher.dispatch(request, provider, {
-        requestId: String(res.locals.requestId),
-        signal: abort.signal,
-        priority: priorityFor(request.service_tier),
-        ...(jobId ? { jobId } : {}),
-      });
-    // A coalesced miss follows an identical request in flight; its job is cancelled only when nobody else reads it.
-    const dispatch = lookup ? await lookup.dispatch(provider, abort.signal, send) : await send();
+    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abort.signal });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
+    // A coalesced job is cancelled only when nobody else reads it.
     const cancel = () => {
       (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
     };
@@ -106,12 +97,37 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }
 
+/**
+ * Gets the reply of a miss: follows an identical request in flight, or
+ * enqueues this one (its reply passes through the cache, which stores it once
+ * complete).
+ */
+async function dispatchMiss(
+  dispatcher: ChatDispatcher,
+  request: ChatRequest,
+  provider: ProviderConfig,
+  miss: { context: RequestContext; lookup: CacheLookup | undefined; admission: Admission; signal: AbortSignal },
+): Promise<Dispatch> {
+  const { lookup, signal } = miss;
+  const claim = lookup ? await lookup.claim(provider) : undefined;
+  if (claim?.role === 'follower') return dispatcher.follow(claim.jobId, provider, signal);
+  const context = { requestId: miss.context.requestId, signal, admission: miss.admission, priority: priorityFor(request.service_tier) };
+  let dispatch: Dispatch;
+  try {
+    dispatch = await dispatcher.dispatch(request, provider, claim ? { ...context, jobId: claim.jobId } : context);
+  } catch (err) {
+    await lookup?.leaderFailed(err);
+    throw err;
+  }
+  return lookup ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
+}
+
 async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
   for await (const entry of dispatch.entries) {
     noteReplyEntry(res, entry);
-    if (entry.t === 'error') throw entryError(entry);
+    if (entry.t === 'error') throw decodeError(entry);
     if (entry.t === 'result') {
-      sendJsonText(res, 200, entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }) });
+      sendJsonText(res, 200, entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
       return;
     }
   }
@@ -123,13 +139,13 @@ async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatComple
     for await (const entry of dispatch.entries) {
       noteReplyEntry(res, entry);
       if (entry.t === 'error') {
-        if (!started) throw entryError(entry);
-        failSse(res, entryError(entry));
+        if (!started) throw decodeError(entry);
+        failSse(res, decodeError(entry));
         return;
       }
       if (!started) {
         started = true;
-        startSse(res, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsed(res) }) });
+        startSse(res, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
       }
       if (entry.t === 'chunk') writeSseData(res, entry.d);
       else if (entry.t === 'end') {

@@ -1,11 +1,12 @@
 import { Router, type Request, type Response } from 'express';
-import type { Principal } from '../../auth/principal.ts';
-import type { ChatRequest } from '../../chat/types.ts';
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { AsyncJobStore } from '../../queue/async-jobs.ts';
 import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
 import { PRIORITIES } from '../../queue/priorities.ts';
-import { parseChatRequest } from './chat-completions.ts';
+import { settleRateLimit } from '../middleware/rate-limit.ts';
+import { contextOf } from '../request-context.ts';
+import { DROPPED_PARAMS_HEADER, parseChatRequest } from './chat-completions.ts';
 
 /** Dependencies of the asynchronous jobs routes. */
 export interface ChatJobsDeps {
@@ -13,8 +14,8 @@ export interface ChatJobsDeps {
   store: AsyncJobStore;
   /** How long a job may wait in its queue, ms. */
   maxWaitMs: number;
-  /** Request screening shared with the chat route (DLP); returns the request to send. */
-  screen?: (request: ChatRequest, res: Response) => ChatRequest;
+  /** DLP, as on the chat route; without it nothing is scanned. */
+  dlp?: DlpGuard;
 }
 
 /**
@@ -31,20 +32,26 @@ export interface ChatJobsDeps {
  */
 export function chatJobsRouter(deps: ChatJobsDeps): Router {
   const router = Router();
-  const owner = (res: Response) => (res.locals.principal as Principal).owner;
+  const owner = (res: Response) => contextOf(res).principal?.owner ?? 'anonymous';
 
   router.post('/v1/chat/completions/jobs', async (req: Request, res: Response) => {
     const parsed = parseChatRequest(req.body);
     if (parsed.stream) throw new InvalidRequestError('stream: asynchronous jobs cannot be streamed; poll the job for its result.');
-    const provider = deps.dispatcher.route(parsed);
-    const request = deps.screen ? deps.screen(parsed, res) : parsed;
-    res.locals.model = request.model;
-    res.locals.provider = provider.name;
+    const context = contextOf(res);
+    const routed = deps.dispatcher.route(parsed);
+    const provider = routed.provider;
+    if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
+    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    context.model = request.model;
+    context.provider = provider.name;
+    // Routes mounted here run after the rate-limit decision; this only picks up its proof.
+    const admission = await settleRateLimit(res);
     const id = deps.store.newId();
     const job = await deps.store.create(id, owner(res), request.model);
     await deps.dispatcher.submit(request, provider, {
-      requestId: String(res.locals.requestId),
+      requestId: context.requestId,
       jobId: id,
+      admission,
       record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
       maxWaitMs: deps.maxWaitMs,
       priority: PRIORITIES.batch,
