@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -15,22 +15,19 @@ const prefix = uniquePrefix('broker');
 const redis = testRedis();
 let gateway: Gateway;
 let client: OpenAI;
-const upstreams: Record<'a' | 'b' | 'c', FakeUpstream> = {} as never;
+let upstreams: Record<ProviderLetter, FakeUpstream>;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' } as const;
 
 beforeAll(async () => {
-  upstreams.a = await startFakeUpstream({ format: 'openai', apiKey: 'upstream-a-secret' });
-  upstreams.b = await startFakeUpstream({ format: 'gemini', apiKey: 'upstream-b-secret' });
-  upstreams.c = await startFakeUpstream({ format: 'anthropic', apiKey: 'upstream-c-secret' });
+  const trio = await startUpstreamTrio();
+  upstreams = trio.upstreams;
   const fast = { timeout_ms: 1500, stream_idle_timeout_ms: 1000, queue_timeout_ms: 5000, max_retries: 2 };
   gateway = await startGateway({
     env: {
       REDIS_KEY_PREFIX: prefix,
       API_KEYS: KEY,
-      PROVIDER_A_API_KEY: 'upstream-a-secret',
-      PROVIDER_B_API_KEY: 'upstream-b-secret',
-      PROVIDER_C_API_KEY: 'upstream-c-secret',
+      ...trio.env,
       MAX_REQUEST_BYTES: '4096',
       WORKER_LOCK_DURATION_MS: '1500',
       WORKER_STALLED_INTERVAL_MS: '500',
@@ -53,7 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all(Object.values(upstreams).map((u) => u?.close()));
+  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -19,7 +19,7 @@ const prefix = uniquePrefix('tools');
 const redis = testRedis();
 let gateway: Gateway;
 let client: OpenAI;
-const upstreams: Record<'a' | 'b' | 'c', FakeUpstream> = {} as never;
+let upstreams: Record<ProviderLetter, FakeUpstream>;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
 type Letter = keyof typeof MODELS;
@@ -41,17 +41,14 @@ const timeTool = {
 };
 
 beforeAll(async () => {
-  upstreams.a = await startFakeUpstream({ format: 'openai', apiKey: 'upstream-a-secret' });
-  upstreams.b = await startFakeUpstream({ format: 'gemini', apiKey: 'upstream-b-secret' });
-  upstreams.c = await startFakeUpstream({ format: 'anthropic', apiKey: 'upstream-c-secret' });
+  const trio = await startUpstreamTrio();
+  upstreams = trio.upstreams;
   const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 2 };
   gateway = await startGateway({
     env: {
       REDIS_KEY_PREFIX: prefix,
       API_KEYS: KEY,
-      PROVIDER_A_API_KEY: 'upstream-a-secret',
-      PROVIDER_B_API_KEY: 'upstream-b-secret',
-      PROVIDER_C_API_KEY: 'upstream-c-secret',
+      ...trio.env,
       SEMANTIC_CACHE_ENABLED: 'false',
       RATE_LIMIT_REQUESTS: '100000',
     },
@@ -71,7 +68,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all(Object.values(upstreams).map((u) => u?.close()));
+  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -82,34 +82,22 @@ describe('openAiAdapter.buildRequest', () => {
       { role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }] },
       { role: 'tool' as const, content: 'sunny', tool_call_id: 'call_1' },
     ];
-    const body = bodyOf(false, {
+    const forwarded = {
       messages,
       tools,
-      tool_choice: 'required',
+      tool_choice: 'required' as const,
       parallel_tool_calls: false,
-      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
-      logprobs: true,
+      response_format: { type: 'json_schema' as const, json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+      logprobs: true as const,
       top_logprobs: 2,
       max_completion_tokens: 9,
       user: 'u1',
       metadata: { team: 'a' },
       store: false,
-      reasoning_effort: 'low',
-    });
-    expect(body).toMatchObject({
-      messages,
-      tools,
-      tool_choice: 'required',
-      parallel_tool_calls: false,
-      response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
-      logprobs: true,
-      top_logprobs: 2,
-      max_completion_tokens: 9,
-      user: 'u1',
-      metadata: { team: 'a' },
-      store: false,
-      reasoning_effort: 'low',
-    });
+      reasoning_effort: 'low' as const,
+    };
+    const body = bodyOf(false, forwarded);
+    expect(body).toMatchObject(forwarded);
     // Reasoning models reject max_tokens: only the field the client used is sent.
     expect(body).not.toHaveProperty('max_tokens');
     expect(openAiAdapter.unsupportedParams(chatRequest({ seed: 1, logprobs: true, metadata: { a: 'b' } }))).toEqual([]);

@@ -290,3 +290,21 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     },
   };
 }
+
+export type ProviderLetter = 'a' | 'b' | 'c';
+
+/**
+ * One fake upstream per wire format, as the default providers speak them
+ * (provider_a OpenAI, provider_b Gemini, provider_c Anthropic), each with the
+ * key `upstream-<letter>-secret`, and the environment that hands those keys
+ * to the gateway (`PROVIDER_A_API_KEY`...).
+ */
+export async function startUpstreamTrio(): Promise<{ upstreams: Record<ProviderLetter, FakeUpstream>; env: Record<string, string> }> {
+  const [a, b, c] = await Promise.all([
+    startFakeUpstream({ format: 'openai', apiKey: 'upstream-a-secret' }),
+    startFakeUpstream({ format: 'gemini', apiKey: 'upstream-b-secret' }),
+    startFakeUpstream({ format: 'anthropic', apiKey: 'upstream-c-secret' }),
+  ]);
+  const env = { PROVIDER_A_API_KEY: a.apiKey, PROVIDER_B_API_KEY: b.apiKey, PROVIDER_C_API_KEY: c.apiKey };
+  return { upstreams: { a, b, c }, env };
+}
