@@ -1,0 +1,199 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { OnnxEmbedder } from '../src/cache/embedders/onnx-embedder.ts';
+import { guardSignatureOf } from '../src/cache/prompt-guards.ts';
+import { loadSettings } from '../src/config/settings.ts';
+import { readPairSet, type Pair, type SetName } from '../eval/semantic/pair-set.ts';
+import {
+  categoryRows,
+  curve,
+  disagreements,
+  formatCategoryTable,
+  formatCurve,
+  formatTotals,
+  totals,
+  type PairOutcome,
+} from '../eval/semantic/score.ts';
+import { startFakeUpstream } from '../test/support/fake-upstream.ts';
+import { startGateway, waitFor } from '../test/support/processes.ts';
+import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts';
+import { MINILM, SHARED_MODELS } from '../test/support/tiny-onnx-model.ts';
+
+/**
+ * `npm run eval:semantic [-- --set dev|test] [--threshold 0.95] [--limit n] [--json out.json]`
+ *
+ * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
+ * worker processes, exact and semantic cache on, the real all-MiniLM-L6-v2
+ * ONNX embedder, every other setting at its default) in front of a loopback
+ * fake upstream. Per pair: `a` is sent (a miss, stored before its reply
+ * ends), then `b`, and `X-Cache` of `b` is the gateway's decision. Every pair
+ * uses its own API key, so with `CACHE_SCOPE=owner` (the default) each pair
+ * has its own partition and pairs never see each other's entries; the
+ * compared texts are unchanged.
+ *
+ * The threshold curve needs the similarity of misses too, which the gateway
+ * does not report: the script embeds `a` and `b` itself with the same
+ * embedder module and model, and recomputes the decision (exact hit, or
+ * similarity >= t and the prompt guards agree). At the run's threshold the
+ * recomputed decisions are checked against the gateway's.
+ */
+
+const { values: args } = parseArgs({
+  options: {
+    set: { type: 'string', default: 'test' },
+    threshold: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'string' },
+  },
+});
+
+const ROOT = resolve(import.meta.dirname, '..');
+const set = args.set as SetName;
+if (set !== 'dev' && set !== 'test') fail(`--set must be dev or test, not ${args.set}`);
+const threshold = args.threshold === undefined ? loadSettings({}).SEMANTIC_CACHE_THRESHOLD : Number(args.threshold);
+if (!(threshold >= 0 && threshold <= 1)) fail(`--threshold must be between 0 and 1, not ${args.threshold}`);
+const limit = args.limit === undefined ? Infinity : Number(args.limit);
+if (!(limit > 0)) fail(`--limit must be a positive number, not ${args.limit}`);
+
+function fail(message: string): never {
+  process.stderr.write(`semantic-eval: ${message}\n`);
+  process.exit(2);
+}
+
+/** The first folder holding the q8 MiniLM weights: the gateway's variable, the tests' variable, the export script's default, shared/models. */
+function modelFolder(): string {
+  const candidates = [process.env.EMBEDDING_MODEL_PATH, process.env.EMBEDDING_TEST_MODELS, join(ROOT, '.tools/models'), SHARED_MODELS].filter(
+    (dir): dir is string => !!dir,
+  );
+  const found = candidates.find((dir) => existsSync(join(dir, MINILM, 'onnx', 'model_quantized.onnx')));
+  if (found) return resolve(found);
+  return fail(
+    `the real embedding model is missing: no ${MINILM}/onnx/model_quantized.onnx under ${candidates.join(', ')}.\n` +
+      'Build it with `bash scripts/export-minilm-onnx.sh` (writes .tools/models, a few minutes), or copy the upstream q8 file\n' +
+      '(docs/caches.md "Adding the ONNX weights"), then run again, with EMBEDDING_MODEL_PATH=<folder> if it is elsewhere.',
+  );
+}
+
+/** Round-robin over categories, so `--limit` still samples every category. */
+function interleave(pairs: readonly Pair[]): Pair[] {
+  const queues = new Map<string, Pair[]>();
+  for (const p of pairs) queues.set(p.category, [...(queues.get(p.category) ?? []), p]);
+  const out: Pair[] = [];
+  while (out.length < pairs.length) for (const queue of queues.values()) if (queue.length) out.push(queue.shift() as Pair);
+  return out;
+}
+
+/** A well-formed API key (`gw_` + 43 characters) of its own per pair: one owner, one cache partition. */
+function keyOf(index: number): string {
+  return `gw_semantic_eval_${String(index).padStart(6, '0')}`.padEnd(46, 'x');
+}
+
+const ADMIN_KEY = 'gw_semantic_eval_admin'.padEnd(46, 'x');
+const UPSTREAM_KEY = 'semantic-eval-upstream';
+
+const pairs = interleave(readPairSet(set)).slice(0, limit);
+const models = modelFolder();
+process.stdout.write(`semantic-eval: ${pairs.length} pairs of ${set}.jsonl, threshold ${threshold}, model ${models}/${MINILM} (q8)\n`);
+
+const upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY, record: false });
+const prefix = uniquePrefix('semantic-eval');
+const gateway = await startGateway({
+  env: {
+    REDIS_KEY_PREFIX: prefix,
+    API_KEYS: pairs.map((_, i) => keyOf(i)).join(','),
+    ADMIN_API_KEYS: ADMIN_KEY,
+    PROVIDER_A_API_KEY: UPSTREAM_KEY,
+    // Two requests per key; the limit only must not get in the way.
+    RATE_LIMIT_REQUESTS: '1000',
+    LOG_LEVEL: 'error',
+    EMBEDDING_BACKEND: 'onnx',
+    EMBEDDING_MODEL_PATH: models,
+    ...(args.threshold === undefined ? {} : { SEMANTIC_CACHE_THRESHOLD: String(threshold) }),
+  },
+  config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 0 }] },
+  providers: ['provider_a'],
+});
+const embedder = new OnnxEmbedder({ localModelPath: models, threads: 1 });
+
+async function cacheStats(): Promise<{ semantic_cache: { status: string; error?: string; embedder?: string; threshold?: number } }> {
+  const res = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } });
+  return (await res.json()) as never;
+}
+
+async function ask(key: string, content: string): Promise<{ cache: string; similarity?: number }> {
+  const res = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content }] }),
+  });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`HTTP ${res.status} for ${JSON.stringify(content.slice(0, 60))}: ${body.slice(0, 300)}`);
+  const similarity = res.headers.get('x-cache-similarity');
+  return { cache: res.headers.get('x-cache') ?? '?', ...(similarity === null ? {} : { similarity: Number(similarity) }) };
+}
+
+async function similarity(a: string, b: string): Promise<number> {
+  // One text per call, as the gateway embeds a lone request, so both sides compute the same vectors.
+  const [va] = await embedder.embed([a]);
+  const [vb] = await embedder.embed([b]);
+  let dot = 0;
+  for (let i = 0; i < (va as Float32Array).length; i++) dot += ((va as Float32Array)[i] as number) * ((vb as Float32Array)[i] as number);
+  return dot;
+}
+
+const outcomes: PairOutcome[] = [];
+const started = Date.now();
+try {
+  await waitFor(async () => ['ready', 'unavailable'].includes((await cacheStats()).semantic_cache.status), 120_000, 'the semantic cache to load the model');
+  const stats = (await cacheStats()).semantic_cache;
+  if (stats.status !== 'ready') throw new Error(`the gateway's semantic cache is ${stats.status}: ${stats.error ?? ''}`);
+  await embedder.ready();
+  for (const [i, pair] of pairs.entries()) {
+    const key = keyOf(i);
+    const first = await ask(key, pair.a);
+    const second = await ask(key, pair.b);
+    outcomes.push({
+      id: pair.id,
+      category: pair.category,
+      label: pair.label,
+      cacheA: first.cache,
+      cacheB: second.cache,
+      ...(second.similarity === undefined ? {} : { gatewaySimilarity: second.similarity }),
+      rawSimilarity: await similarity(pair.a, pair.b),
+      guardsAgree: guardSignatureOf(pair.a) === guardSignatureOf(pair.b),
+    });
+    if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
+  }
+  report(stats.embedder ?? '?');
+} finally {
+  await embedder.close();
+  await gateway.stop();
+  await upstream.close();
+  const redis = testRedis();
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+}
+
+function report(embedderId: string): void {
+  const rows = categoryRows(outcomes, threshold);
+  const total = totals(outcomes);
+  const points = curve(outcomes);
+  const out = process.stdout;
+  out.write(`\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards on, exact cache on\n`);
+  out.write(`${new Date().toISOString().slice(0, 10)}, ${hostname()}, Node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`);
+  out.write(`${formatCategoryTable(rows)}\n\n${formatTotals(total)}\n\n`);
+  out.write('Threshold curve (decision recomputed: exact hit, or raw similarity >= t and the guards agree):\n\n');
+  out.write(`${formatCurve(points)}\n`);
+  // Checks of the run itself: nothing leaked between pairs, and the recomputed decision is the gateway's.
+  const leaked = outcomes.filter((o) => o.cacheA !== 'MISS');
+  const differing = disagreements(outcomes, threshold);
+  const drift = outcomes.filter((o) => o.gatewaySimilarity !== undefined && Math.abs(o.gatewaySimilarity - o.rawSimilarity) > 0.0005);
+  out.write(`\nchecks: first request not a MISS: ${leaked.length}; recomputed decision differs from the gateway's: ${differing.length}; similarity header vs recomputed differ by > 0.0005: ${drift.length}\n`);
+  for (const o of [...leaked, ...differing, ...drift]) out.write(`  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree}\n`);
+  if (args.json) {
+    writeFileSync(args.json, JSON.stringify({ set, threshold, embedder: embedderId, date: new Date().toISOString(), categories: rows, totals: total, curve: points, pairs: outcomes }, null, 2));
+    out.write(`\nwritten ${args.json}\n`);
+  }
+}
