@@ -19,7 +19,7 @@ import {
 import { startFakeUpstream } from '../test/support/fake-upstream.ts';
 import { startGateway, waitFor } from '../test/support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts';
-import { MINILM, SHARED_MODELS } from '../test/support/tiny-onnx-model.ts';
+import { MINILM } from '../test/support/tiny-onnx-model.ts';
 
 /**
  * `npm run eval:semantic [-- --set dev|test] [--threshold 0.95] [--limit n] [--json out.json]`
@@ -62,11 +62,14 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-/** The first folder holding the q8 MiniLM weights: the gateway's variable, the tests' variable, the export script's default, shared/models. */
+/**
+ * The folder holding the q8 MiniLM weights: the one named by EMBEDDING_MODEL_PATH (the gateway's
+ * variable) or EMBEDDING_TEST_MODELS (the tests'), else the export script's default or shared/models.
+ * A folder named by a variable is the only one tried, so a wrong path is an error, not a silent fallback.
+ */
 function modelFolder(): string {
-  const candidates = [process.env.EMBEDDING_MODEL_PATH, process.env.EMBEDDING_TEST_MODELS, join(ROOT, '.tools/models'), SHARED_MODELS].filter(
-    (dir): dir is string => !!dir,
-  );
+  const named = process.env.EMBEDDING_MODEL_PATH || process.env.EMBEDDING_TEST_MODELS;
+  const candidates = named ? [named] : [join(ROOT, '.tools/models'), join(ROOT, '../shared/models')];
   const found = candidates.find((dir) => existsSync(join(dir, MINILM, 'onnx', 'model_quantized.onnx')));
   if (found) return resolve(found);
   return fail(
