@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'request_too_large'
   | 'not_found'
   | 'rate_limit_exceeded'
+  | 'too_many_failed_auth'
   | 'provider_error'
   | 'provider_timeout'
   | 'service_unavailable'
@@ -48,6 +49,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   request_too_large: { status: 413, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  too_many_failed_auth: { status: 429, type: 'rate_limit_error' },
   provider_error: { status: 502, type: 'provider_error', final: true },
   provider_timeout: { status: 504, type: 'provider_error', final: true },
   service_unavailable: { status: 503, type: 'api_error' },
@@ -125,6 +127,15 @@ export class NotFoundError extends GatewayError {
 export class RateLimitExceededError extends GatewayError {
   constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
     super('rate_limit_exceeded', `Rate limit exceeded. Retry after ${retryAfterSeconds} seconds.`, {
+      headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+}
+
+/** Too many failed authentications from one client address (src/auth/failed-auth-throttle.ts). */
+export class TooManyFailedAuthError extends GatewayError {
+  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super('too_many_failed_auth', `Too many failed authentication attempts from this address. Retry after ${retryAfterSeconds} seconds.`, {
       headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
     });
   }

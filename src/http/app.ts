@@ -5,7 +5,7 @@ import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
-import { authenticate } from './middleware/authenticate.ts';
+import { authenticate, type FailedAuthOptions } from './middleware/authenticate.ts';
 import { requireAdmin } from './middleware/require-admin.ts';
 import { awaitRateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -16,6 +16,8 @@ export interface AppOptions {
   authenticator: KeyAuthenticator;
   /** Paths served without a key. */
   publicPaths: readonly string[];
+  /** Throttle of failed authentications per client address. Default none (wrong keys are never throttled). */
+  failedAuth?: FailedAuthOptions;
   maxBodyBytes: number;
   /** Routers mounted after authentication and body parsing, in order, once the rate-limit decision is in. */
   routers: readonly Router[];
@@ -57,7 +59,7 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths)];
+  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths, options.failedAuth)];
   const prepare = [...(options.guards ?? []), jsonBody({ limit: options.maxBodyBytes })];
   const notFound = notFoundHandler();
   const onError = errorHandler(options.logger, options.maxBodyBytes);
