@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'model_not_found'
   | 'pii_detected'
   | 'request_too_large'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'not_found'
   | 'rate_limit_exceeded'
   | 'too_many_failed_auth'
@@ -47,6 +49,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   model_not_found: { status: 400, type: 'invalid_request_error' },
   pii_detected: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   too_many_failed_auth: { status: 429, type: 'rate_limit_error' },
@@ -115,6 +119,18 @@ export class PiiDetectedError extends GatewayError {
 export class RequestTooLargeError extends GatewayError {
   constructor(limitBytes: number) {
     super('request_too_large', `The request body exceeds the limit of ${limitBytes} bytes.`);
+  }
+}
+
+export class HeadersTooLargeError extends GatewayError {
+  constructor(message = 'The request headers are too large.') {
+    super('headers_too_large', message);
+  }
+}
+
+export class RequestTimeoutError extends GatewayError {
+  constructor(message = 'The request did not arrive in time.') {
+    super('request_timeout', message);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import { clientErrorListener } from './client-error.ts';
 import { directListener, type DirectRoute } from './direct-routes.ts';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -44,7 +45,11 @@ export interface GatewayHttp {
   listener: RequestListener;
   /** Request and response classes born with the app's prototypes (see {@link appMessageClasses}). */
   serverOptions: ServerOptions;
-  /** A new, not yet listening server: `listener` with `serverOptions` (without them every request pays the prototype swap). */
+  /**
+   * A new, not yet listening server: `listener` with `serverOptions` (without
+   * them every request pays the prototype swap), whose HTTP parser errors are
+   * answered in the error envelope ({@link clientErrorListener}).
+   */
   createServer(): Server;
 }
 
@@ -74,7 +79,8 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.use(onError);
   const listener = directListener(app, options.directRoutes ?? [], { before: [...identify, ...prepare], after: notFound, onError });
   const serverOptions = appMessageClasses(app);
-  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener) };
+  const onClientError = clientErrorListener(options.logger);
+  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener).on('clientError', onClientError) };
 }
 
 /**
