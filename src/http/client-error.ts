@@ -36,9 +36,10 @@ function responseOn(socket: Duplex): ServerResponse | null | undefined {
  * with the error envelope instead: a complete HTTP/1.1 response with a new
  * request id, then closes the connection, since the parser cannot tell where
  * the next request would start. A response to an earlier request of the same
- * connection that is still being written is let finish first (writing into it
- * would corrupt it); when the socket is no longer writable nothing is written
- * and it is destroyed. The raw bytes of the request (`err.rawPacket`) are
+ * connection is let finish first (writing into it would corrupt it); a
+ * request whose own body is malformed (a bad chunk) gets this answer at once
+ * if its response has not begun, since that request can never complete. When
+ * the socket is no longer writable nothing is written and it is destroyed. The raw bytes of the request (`err.rawPacket`) are
  * never logged: they may hold a key.
  */
 export function clientErrorListener(logger?: Logger) {
@@ -54,7 +55,9 @@ export function clientErrorListener(logger?: Logger) {
     const error = errorFor(err.code);
     const answer = (): void => {
       const inFlight = responseOn(socket);
-      if (inFlight) {
+      // A request whose own body broke the parser never completes: its response, not begun, is replaced by this one.
+      const ownBody = inFlight !== null && inFlight !== undefined && !inFlight.headersSent && inFlight.req?.complete === false;
+      if (inFlight && !ownBody) {
         // Node hands the socket to the next pipelined response on 'finish'; look again after that.
         inFlight.once('finish', () => setImmediate(answer));
         return;

@@ -92,6 +92,15 @@ describe('HTTP parser errors get the error envelope', () => {
     expectEnvelope(reply, '400 Bad Request', 'invalid_request');
   });
 
+  it('a malformed chunk in the body of a request being served: 400 invalid_request at once, not a hang', async () => {
+    const started = Date.now();
+    const reply = await raw(
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nzz\r\n`,
+    );
+    expectEnvelope(reply, '400 Bad Request', 'invalid_request');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('a request line that is not HTTP: 400 invalid_request', async () => {
     expectEnvelope(await raw('BREW /coffee HTCPCP/1.0\r\n\r\n'), '400 Bad Request', 'invalid_request');
   });
