@@ -16,10 +16,18 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-/** First 6 and last 4 characters: `gw_abc…wxyz`. Short keys show less. */
+/**
+ * First 6 and last 4 characters of a key of 20 characters or more
+ * (`gw_abc…wxyz`; an issued key keeps 36 of its 46 hidden). A shorter key
+ * shows at most half of its characters, rounded down, 3 in 5 of them at the
+ * start: at least half of any key stays hidden (`gw_user_key_1` shows as
+ * `gw_u…_1`).
+ */
 export function maskApiKey(key: string): string {
-  if (key.length <= 12) return `${key.slice(0, 2)}…`;
-  return `${key.slice(0, 6)}…${key.slice(-4)}`;
+  const shown = Math.min(10, Math.floor(key.length / 2));
+  const tail = Math.min(4, Math.floor((shown * 2) / 5));
+  const head = shown - tail;
+  return `${key.slice(0, head)}…${tail > 0 ? key.slice(-tail) : ''}`;
 }
 
 const WELL_FORMED_KEY = /^gw_[A-Za-z0-9_-]{43}$/;

@@ -4,6 +4,7 @@ import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
 import { openConfigLeniently } from '../admin/open-config.ts';
+import { FailedAuthThrottle } from '../auth/failed-auth-throttle.ts';
 import { GatewayAuthenticator } from '../auth/gateway-authenticator.ts';
 import { keyInvalidationChannel } from '../auth/key-invalidation.ts';
 import type { KeyStore } from '../auth/key-store.ts';
@@ -148,6 +149,19 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   reloader.start();
   const limiter = new SlidingWindowLimiter({ redis, prefix });
+  const failedAuth =
+    settings.AUTH_FAILURE_LIMIT > 0
+      ? {
+          throttle: new FailedAuthThrottle({
+            redis,
+            prefix,
+            limit: settings.AUTH_FAILURE_LIMIT,
+            windowMs: settings.AUTH_FAILURE_WINDOW * 1000,
+            onError: (err) => logger.debug({ err: err.message }, 'failed authentication counted in this process only'),
+          }),
+          trustedProxies: settings.TRUST_PROXY,
+        }
+      : undefined;
   const rateLimitStats = new RateLimitStats({ redis, prefix });
   const health = new HealthService({
     redis,
@@ -179,13 +193,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   ];
   const metricsHttp =
     metrics && settings.METRICS_PORT !== undefined && settings.METRICS_PORT !== settings.PORT
-      ? createApp({ logger, authenticator, publicPaths, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
+      ? createApp({ logger, authenticator, publicPaths, failedAuth, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
       : undefined;
 
   const http = createApp({
     logger,
     authenticator,
     publicPaths,
+    failedAuth,
     maxBodyBytes: settings.MAX_REQUEST_BYTES,
     observers,
     guards: [

@@ -63,6 +63,12 @@ const settingsSchema = z.object({
 
   RATE_LIMIT_REQUESTS: envNumber(10, { int: true, min: 1 }),
   RATE_LIMIT_WINDOW: envNumber(60, { int: true, min: 1 }),
+  /** Failed authentications (a wrong key) allowed per client address per AUTH_FAILURE_WINDOW; then 429 for every request from it. 0 turns the throttle off. Default 20. */
+  AUTH_FAILURE_LIMIT: envNumber(20, { int: true, min: 0 }),
+  /** Window of AUTH_FAILURE_LIMIT, seconds. Default 60. */
+  AUTH_FAILURE_WINDOW: envNumber(60, { int: true, min: 1 }),
+  /** Proxies in front of the API whose X-Forwarded-For entries name the client address; 0 uses the TCP peer. Default 0. */
+  TRUST_PROXY: envNumber(0, { int: true, min: 0, max: 10 }),
 
   DLP_ENABLED: envBoolean(true),
   DLP_CONFIDENCE_THRESHOLD: envNumber(0.8, { min: 0, max: 1 }),

@@ -16,8 +16,11 @@ export type ErrorCode =
   | 'model_not_found'
   | 'pii_detected'
   | 'request_too_large'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'not_found'
   | 'rate_limit_exceeded'
+  | 'too_many_failed_auth'
   | 'provider_error'
   | 'provider_timeout'
   | 'service_unavailable'
@@ -46,8 +49,11 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   model_not_found: { status: 400, type: 'invalid_request_error' },
   pii_detected: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
+  too_many_failed_auth: { status: 429, type: 'rate_limit_error' },
   provider_error: { status: 502, type: 'provider_error', final: true },
   provider_timeout: { status: 504, type: 'provider_error', final: true },
   service_unavailable: { status: 503, type: 'api_error' },
@@ -116,6 +122,18 @@ export class RequestTooLargeError extends GatewayError {
   }
 }
 
+export class HeadersTooLargeError extends GatewayError {
+  constructor(message = 'The request headers are too large.') {
+    super('headers_too_large', message);
+  }
+}
+
+export class RequestTimeoutError extends GatewayError {
+  constructor(message = 'The request did not arrive in time.') {
+    super('request_timeout', message);
+  }
+}
+
 export class NotFoundError extends GatewayError {
   constructor(message: string) {
     super('not_found', message);
@@ -125,6 +143,15 @@ export class NotFoundError extends GatewayError {
 export class RateLimitExceededError extends GatewayError {
   constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
     super('rate_limit_exceeded', `Rate limit exceeded. Retry after ${retryAfterSeconds} seconds.`, {
+      headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+}
+
+/** Too many failed authentications from one client address (src/auth/failed-auth-throttle.ts). */
+export class TooManyFailedAuthError extends GatewayError {
+  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super('too_many_failed_auth', `Too many failed authentication attempts from this address. Retry after ${retryAfterSeconds} seconds.`, {
       headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
     });
   }

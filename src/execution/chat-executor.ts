@@ -12,6 +12,7 @@ import { ReplyWriter } from '../streams/reply-writer.ts';
 import { ChunkEmitter } from './chunk-emitter.ts';
 import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
+import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
 
 /** Options of {@link ChatExecutor}. */
@@ -151,7 +152,7 @@ export class ChatExecutor {
         outcome.status = 'cancelled';
       } else {
         const gatewayError = err instanceof GatewayError ? err : new InternalError('The worker failed unexpectedly.', { cause: err });
-        if (!(err instanceof GatewayError)) this.options.logger.error({ err, jobId: job.jobId }, 'job failed unexpectedly');
+        if (!(err instanceof GatewayError)) this.logUnexpected(err, job.jobId);
         outcome.status = 'error';
         outcome.errorCode = gatewayError.code;
         writer.error(gatewayError);
@@ -169,6 +170,24 @@ export class ChatExecutor {
       this.options.onFinished?.(outcome);
     }
     return outcome;
+  }
+
+  /** Every provider key of the current configuration that is set here: what upstream text is scrubbed of. */
+  private readonly upstreamSecrets = (): string[] => {
+    const secrets: string[] = [];
+    for (const provider of this.options.config().providers) {
+      const key = this.env[provider.api_key_env];
+      if (key) secrets.push(key);
+    }
+    return secrets;
+  };
+
+  /** A bug, not an upstream failure; its message and stack still pass the scrubber, since either may quote what an upstream sent. */
+  private logUnexpected(err: unknown, jobId: string): void {
+    const secrets = this.upstreamSecrets();
+    const e = err as Error | undefined;
+    const scrub = (text: string | undefined) => (text === undefined ? undefined : scrubUpstreamText(text, secrets, { maxLength: 4_000 }));
+    this.options.logger.error({ err: { type: e?.name, message: scrub(e?.message ?? String(err)), stack: scrub(e?.stack) }, jobId }, 'job failed unexpectedly');
   }
 
   /** Finishes an asynchronous job's record (a cancelled record stays cancelled). */
@@ -220,6 +239,7 @@ export class ChatExecutor {
       timeoutMs: run.provider.timeout_ms,
       idleTimeoutMs: run.provider.stream_idle_timeout_ms,
       send: this.send,
+      secrets: this.upstreamSecrets,
     };
   }
 

@@ -7,7 +7,7 @@ import {
   type ProviderEndpoint,
   type StreamEvent,
 } from '../providers/types.ts';
-import { AttemptTimeout, UpstreamFailure, isRetryableStatus, parseRetryAfter, scrubUpstreamMessage } from './upstream-failure.ts';
+import { AttemptTimeout, UpstreamFailure, isRetryableStatus, parseRetryAfter } from './upstream-failure.ts';
 import type { UpstreamResponse, UpstreamSend } from './upstream-http.ts';
 
 /** Everything one upstream attempt needs. */
@@ -22,6 +22,11 @@ export interface AttemptContext {
   /** Longest silence between streamed chunks, ms. */
   idleTimeoutMs: number;
   send: UpstreamSend;
+  /**
+   * Every provider key this process knows (not only this endpoint's), removed
+   * from upstream text before it leaves the attempt. Called on failures only.
+   */
+  secrets: () => readonly string[];
 }
 
 /** Thrown when the client cancelled; never retried, nothing is written. */
@@ -48,7 +53,7 @@ export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedComp
     }
     return ctx.adapter.parseResponse(body);
   } catch (err) {
-    throw classify(err, ctx.cancel, timer);
+    throw classify(err, ctx, timer);
   } finally {
     timer.clear();
   }
@@ -82,7 +87,7 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
           if (out.kind === 'delta') sink.delta(out);
           else if (out.kind === 'usage') usage = out.usage;
           else {
-            throw new UpstreamFailure(`reported an error mid-stream: ${scrubUpstreamMessage(out.message, [ctx.endpoint.apiKey])}`, 'stream', !sink.emitted());
+            throw new UpstreamFailure(`reported an error mid-stream: ${out.message}`, 'stream', !sink.emitted());
           }
         }
       }
@@ -92,7 +97,7 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
   } catch (err) {
     // A silence or a dropped connection after the upstream's own end marker is not a failure.
     if (decoder.finished && !ctx.cancel.aborted && !(err instanceof UpstreamFailure)) return usage;
-    throw classify(err, ctx.cancel, timer, sink.emitted());
+    throw classify(err, ctx, timer, sink.emitted());
   } finally {
     timer.clear();
   }
@@ -108,11 +113,23 @@ function statusFailure(res: UpstreamResponse, text: string, ctx: AttemptContext)
   const options: { status: number; retryAfterMs?: number; upstreamMessage?: string } = { status: res.status };
   const retryAfterMs = parseRetryAfter(res.header('retry-after') ?? null);
   if (retryAfterMs !== undefined) options.retryAfterMs = retryAfterMs;
-  if (upstreamMessage) options.upstreamMessage = scrubUpstreamMessage(upstreamMessage, [ctx.endpoint.apiKey]);
+  if (upstreamMessage) options.upstreamMessage = upstreamMessage;
   return new UpstreamFailure(`HTTP ${res.status}`, 'status', isRetryableStatus(res.status), options);
 }
 
-function classify(err: unknown, cancel: AbortSignal, timer: AttemptTimer, emitted = false): Error {
+/**
+ * Every error of an attempt leaves through here: as {@link CancelledError},
+ * or as an {@link UpstreamFailure} scrubbed of the process's provider keys and
+ * of anything shaped like a credential (src/execution/upstream-text.ts). This
+ * is the one place upstream text passes on its way to the client, the logs
+ * and Redis.
+ */
+function classify(err: unknown, ctx: AttemptContext, timer: AttemptTimer, emitted = false): Error {
+  const failure = toFailure(err, ctx.cancel, timer, emitted);
+  return failure instanceof UpstreamFailure ? failure.scrubbed(ctx.secrets()) : failure;
+}
+
+function toFailure(err: unknown, cancel: AbortSignal, timer: AttemptTimer, emitted: boolean): UpstreamFailure | CancelledError {
   if (err instanceof UpstreamFailure) return err;
   if (cancel.aborted) return new CancelledError();
   if (timer.timeout) {

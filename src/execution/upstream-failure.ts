@@ -4,10 +4,16 @@ import {
   ProviderError,
   ProviderTimeoutError,
 } from '../errors/catalog.ts';
+import { scrubUpstreamText } from './upstream-text.ts';
 
 /**
  * Why one upstream attempt failed, and whether another attempt may help.
  * Attempts throw these; the executor decides between retry and a client error.
+ *
+ * Attempts build them from raw upstream text; every one leaves its attempt
+ * through {@link UpstreamFailure.scrubbed} (see `classify` in
+ * upstream-attempt.ts), so what the executor logs, writes to Redis and turns
+ * into the client's error ({@link clientErrorFor}) is already scrubbed.
  */
 export class UpstreamFailure extends Error {
   readonly kind: 'status' | 'network' | 'timeout' | 'protocol' | 'stream';
@@ -25,6 +31,13 @@ export class UpstreamFailure extends Error {
     this.kind = kind;
     this.retryable = retryable;
     this.options = options;
+  }
+
+  /** The same failure with its message and the upstream's message passed through {@link scrubUpstreamText}. */
+  scrubbed(secrets: readonly string[]): UpstreamFailure {
+    const options = { ...this.options };
+    if (options.upstreamMessage !== undefined) options.upstreamMessage = scrubUpstreamText(options.upstreamMessage, secrets);
+    return new UpstreamFailure(scrubUpstreamText(this.message, secrets), this.kind, this.retryable, options);
   }
 }
 
@@ -51,19 +64,6 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-const MAX_UPSTREAM_MESSAGE = 300;
-
-/**
- * Makes an upstream's text safe to show: the upstream key and anything shaped
- * like a credential are removed, and the text is cut short.
- */
-export function scrubUpstreamMessage(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-  out = out.replace(/\b(sk|gw|AIza|key)[-_A-Za-z0-9]{12,}\b/g, '[redacted]');
-  return out.length > MAX_UPSTREAM_MESSAGE ? `${out.slice(0, MAX_UPSTREAM_MESSAGE)}…` : out;
 }
 
 /** The client-facing error for a final failure. */

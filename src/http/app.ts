@@ -1,11 +1,12 @@
 import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import { clientErrorListener } from './client-error.ts';
 import { directListener, type DirectRoute } from './direct-routes.ts';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
-import { authenticate } from './middleware/authenticate.ts';
+import { authenticate, type FailedAuthOptions } from './middleware/authenticate.ts';
 import { requireAdmin } from './middleware/require-admin.ts';
 import { awaitRateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -16,6 +17,8 @@ export interface AppOptions {
   authenticator: KeyAuthenticator;
   /** Paths served without a key. */
   publicPaths: readonly string[];
+  /** Throttle of failed authentications per client address. Default none (wrong keys are never throttled). */
+  failedAuth?: FailedAuthOptions;
   maxBodyBytes: number;
   /** Routers mounted after authentication and body parsing, in order, once the rate-limit decision is in. */
   routers: readonly Router[];
@@ -42,7 +45,11 @@ export interface GatewayHttp {
   listener: RequestListener;
   /** Request and response classes born with the app's prototypes (see {@link appMessageClasses}). */
   serverOptions: ServerOptions;
-  /** A new, not yet listening server: `listener` with `serverOptions` (without them every request pays the prototype swap). */
+  /**
+   * A new, not yet listening server: `listener` with `serverOptions` (without
+   * them every request pays the prototype swap), whose HTTP parser errors are
+   * answered in the error envelope ({@link clientErrorListener}).
+   */
   createServer(): Server;
 }
 
@@ -57,7 +64,7 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths)];
+  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths, options.failedAuth)];
   const prepare = [...(options.guards ?? []), jsonBody({ limit: options.maxBodyBytes })];
   const notFound = notFoundHandler();
   const onError = errorHandler(options.logger, options.maxBodyBytes);
@@ -72,7 +79,8 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.use(onError);
   const listener = directListener(app, options.directRoutes ?? [], { before: [...identify, ...prepare], after: notFound, onError });
   const serverOptions = appMessageClasses(app);
-  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener) };
+  const onClientError = clientErrorListener(options.logger);
+  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener).on('clientError', onClientError) };
 }
 
 /**

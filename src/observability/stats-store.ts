@@ -32,10 +32,16 @@ export interface CacheStatsSource {
   read(): Promise<{ exact: { hits: number; misses: number }; semantic: { hits: number; misses: number } }>;
 }
 
-/** Throttled requests and busiest keys, masked (src/ratelimit `RateLimitStats` fits). */
+/**
+ * Throttled requests and busiest keys, masked (src/ratelimit `RateLimitStats`
+ * fits); with `keyHash`, that key's entry alone.
+ */
 export interface RateLimitStatsSource {
-  read(options: { top?: number }): Promise<{ requests_throttled: number; top_users: TopUser[] }>;
+  read(options: { top?: number; keyHash?: string }): Promise<{ requests_throttled: number; top_users: TopUser[] }>;
 }
+
+/** Whose entries of `rate_limit_stats.top_users` a reader of /stats may see. */
+export type TopUsersView = { all: true } | { keyHash: string } | { none: true };
 
 /** One finished worker job, as the executor reports it (`ChatExecutor` `onFinished`). */
 export interface FinishedJob {
@@ -114,15 +120,19 @@ export class StatsStore {
     await this.counters.close();
   }
 
-  /** The statistics record; `providers` (from config.yaml) always appear, with zeros before their first request. */
-  async read(providers: readonly string[]): Promise<StatsRecord> {
+  /**
+   * The statistics record; `providers` (from config.yaml) always appear, with
+   * zeros before their first request. `topUsers` says whose entries of
+   * `rate_limit_stats.top_users` are included. Default: all.
+   */
+  async read(providers: readonly string[], topUsers: TopUsersView = { all: true }): Promise<StatsRecord> {
     await this.counters.flush();
     const zero = { hits: 0, misses: 0 };
     const [total, providerValues, cache, rateLimit] = await Promise.all([
       this.redis.hget(this.keys.counters, 'total_requests'),
       this.redis.hgetall(this.keys.providers),
       this.options.cache ? this.options.cache.read() : { exact: zero, semantic: zero },
-      this.options.rateLimit ? this.options.rateLimit.read({ top: this.topUsers }) : { requests_throttled: 0, top_users: [] },
+      this.readRateLimit(topUsers),
     ]);
 
     const providerStats: Record<string, ProviderStats> = {};
@@ -148,6 +158,14 @@ export class StatsStore {
         top_users: rateLimit.top_users.slice(0, this.topUsers).map((u) => ({ api_key: u.api_key.length > 16 ? maskApiKey(u.api_key) : u.api_key, requests: Math.trunc(u.requests) })),
       },
     };
+  }
+
+  private async readRateLimit(view: TopUsersView): Promise<{ requests_throttled: number; top_users: TopUser[] }> {
+    const source = this.options.rateLimit;
+    if (!source) return { requests_throttled: 0, top_users: [] };
+    if ('keyHash' in view) return source.read({ top: 1, keyHash: view.keyHash });
+    const record = await source.read({ top: this.topUsers });
+    return 'none' in view ? { ...record, top_users: [] } : record;
   }
 
   /** Deletes this store's counters (the cache's and the rate limiter's are theirs to reset). */

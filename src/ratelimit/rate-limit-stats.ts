@@ -30,8 +30,21 @@ export class RateLimitStats {
     this.keys = rateLimitKeys(options.prefix);
   }
 
-  /** The `rate_limit_stats` record; `top` users at most (default 10). */
-  async read(options: { top?: number } = {}): Promise<RateLimitStatsRecord> {
+  /**
+   * The `rate_limit_stats` record; `top` users at most (default 10). With
+   * `keyHash`, `top_users` holds that key's entry alone (none before its
+   * first counted request): what a non-admin key may see.
+   */
+  async read(options: { top?: number; keyHash?: string } = {}): Promise<RateLimitStatsRecord> {
+    if (options.keyHash !== undefined) {
+      const [throttled, score, label] = await Promise.all([
+        this.redis.hget(this.keys.stats, 'throttled'),
+        this.redis.zscore(this.keys.requestsByKey, options.keyHash),
+        this.redis.hget(this.keys.labels, options.keyHash),
+      ]);
+      const own = score === null ? [] : [{ api_key: label ?? 'unknown', requests: Number(score) }];
+      return { requests_throttled: Number(throttled ?? 0), top_users: own };
+    }
     const top = Math.max(1, options.top ?? 10);
     const [throttled, ranked] = await Promise.all([
       this.redis.hget(this.keys.stats, 'throttled'),

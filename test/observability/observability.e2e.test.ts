@@ -14,6 +14,8 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 const KEY_A = 'gw_AAobs_key_alpha_0123456789abcdefghijklmAAAA';
 const KEY_B = 'gw_BBobs_key_bravo_0123456789abcdefghijklmBBBB';
+/** Sees every key's entry in /stats top_users (other keys see only their own). */
+const ADMIN_KEY = 'gw_CCobs_key_admin_0123456789abcdefghijklmCCCC';
 const UPSTREAM_KEY = 'sk-upstream-secret-observability-4242';
 const PII = 'jane.observability@example.com';
 const RATE_LIMIT = 8;
@@ -33,6 +35,7 @@ let api3Url: string;
 const env = {
   REDIS_KEY_PREFIX: prefix,
   API_KEYS: `${KEY_A},${KEY_B}`,
+  ADMIN_API_KEYS: ADMIN_KEY,
   PROVIDER_A_API_KEY: UPSTREAM_KEY,
   PROVIDER_C_API_KEY: 'sk-upstream-c-unused-9876',
   SEMANTIC_CACHE_ENABLED: 'false',
@@ -167,7 +170,7 @@ describe('/stats', () => {
   });
 
   it('has every field of the statistics record with the right figures', async () => {
-    const stats = (await (await get(`${gateway.baseUrl}/stats`)).json()) as Stats;
+    const stats = (await (await get(`${gateway.baseUrl}/stats`, ADMIN_KEY)).json()) as Stats;
     expect(stats.total_requests).toBe(expectedTotal);
 
     const exact = stats.cache_stats.exact_cache;

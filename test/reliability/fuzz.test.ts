@@ -237,6 +237,8 @@ beforeAll(async () => {
       API_KEYS: KEY,
       PROVIDER_A_API_KEY: 'up',
       RATE_LIMIT_REQUESTS: '100000000',
+      // Hundreds of wrong keys from one address would get it throttled, valid requests included (test/security/key-guessing.test.ts).
+      AUTH_FAILURE_LIMIT: '0',
       SEMANTIC_CACHE_ENABLED: 'false',
     },
     config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },

@@ -17,6 +17,16 @@ import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
  * on at runtime with {@link FakeUpstream.setBehavior}.
  */
 
+/** SSE event name of a mid-stream error, in formats that name their events; its data is the format's error body. */
+const ERROR_EVENT_NAMES: Partial<Record<WireFormat, string>> = { anthropic: 'error' };
+
+/** The request's headers as one line of `name=value` pairs, for `echoHeaders`. */
+function echoOf(headers: IncomingHttpHeaders): string {
+  return Object.entries(headers)
+    .map(([name, value]) => `${name}=${Array.isArray(value) ? value.join(',') : (value ?? '')}`)
+    .join(' ');
+}
+
 const DIALECTS: Record<WireFormat, FakeDialect> = {
   openai: openAiDialect,
   gemini: geminiDialect,
@@ -61,6 +71,16 @@ export interface FakeUpstreamBehavior {
   cutStreamAfterChunks?: number;
   /** Replace the data of stream event k (counted from 0) with invalid JSON. */
   malformedChunkAt?: number;
+  /** Replace stream event k (counted from 0) with the format's mid-stream error event (message from `failNext`'s defaults: 500). */
+  errorEventAt?: number;
+  /**
+   * Quote the request's headers (`name=value ...`, auth headers included) in
+   * the upstream's own texts: the malformed event of `malformedChunkAt`, the
+   * message of `failNext`'s error body (unless it sets `body`) and of
+   * `errorEventAt`'s event. As an upstream or proxy that echoes the request
+   * in its diagnostics: the key the gateway sent comes back in the reply.
+   */
+  echoHeaders?: boolean;
   /** Reply text instead of the echo (still prefixed `[i] ` per choice when n > 1). */
   replyText?: string;
 }
@@ -213,7 +233,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
         sendJson(res, failure.status, failure.body, headers);
       } else {
         const message = failure.message ?? DEFAULT_STATUS_MESSAGES[failure.status] ?? `Fake upstream failure (${failure.status}).`;
-        sendError(res, failure.status, message, headers);
+        sendError(res, failure.status, current.echoHeaders ? `${message} Request headers: ${echoOf(req.headers)}` : message, headers);
       }
       return;
     }
@@ -236,9 +256,16 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
 
     const reply = buildReply(prompt, current.replyText);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
-    const frames = dialect.streamFrames(reply, prompt).map((frame, i) =>
-      serializeSseFrame(i === current.malformedChunkAt ? { ...frame, data: MALFORMED_DATA } : frame),
-    );
+    const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
+    const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {
+      if (i === current.malformedChunkAt) return serializeSseFrame({ ...frame, data: MALFORMED_DATA + echo });
+      if (i === current.errorEventAt) {
+        const data = JSON.stringify(dialect.errorBody(500, `${DEFAULT_STATUS_MESSAGES[500]}${echo}`));
+        const event = ERROR_EVENT_NAMES[options.format];
+        return serializeSseFrame(event === undefined ? { data } : { event, data });
+      }
+      return serializeSseFrame(frame);
+    });
     await writeStream(res, frames, current);
   }
 

@@ -1,7 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { contextOf } from '../request-context.ts';
+import type { FailedAuthThrottle, FailedAuthVerdict } from '../../auth/failed-auth-throttle.ts';
 import type { KeyAuthenticator } from '../../auth/principal.ts';
-import { InvalidApiKeyError } from '../../errors/catalog.ts';
+import { InvalidApiKeyError, TooManyFailedAuthError, type GatewayError } from '../../errors/catalog.ts';
+import { clientAddress } from '../client-address.ts';
 
 /** Longest key we bother hashing; anything longer is invalid outright. */
 const MAX_KEY_LENGTH = 512;
@@ -18,19 +20,56 @@ export function presentedKey(req: Request): string | undefined {
   return undefined;
 }
 
+/** Key guessing protection of {@link authenticate}. */
+export interface FailedAuthOptions {
+  throttle: FailedAuthThrottle;
+  /**
+   * Proxies in front of the gateway whose `X-Forwarded-For` entries are
+   * trusted (`TRUST_PROXY`, see {@link clientAddress}).
+   * @defaultValue 0
+   */
+  trustedProxies?: number;
+}
+
 /**
  * Requires a valid gateway key on every path except `publicPaths`, and puts
  * the principal on the request's context.
+ *
+ * With `failedAuth`, a presented key that is wrong counts against the client
+ * address, and an address with no failures left gets 429
+ * `too_many_failed_auth` for every request (see failed-auth-throttle.ts for
+ * why a correct key is refused too). A request without any key is not a
+ * guess and is not counted. A valid key's request only pays a `Map` size
+ * check unless some address is blocked right now.
  */
-export function authenticate(authenticator: KeyAuthenticator, publicPaths: readonly string[]) {
+export function authenticate(authenticator: KeyAuthenticator, publicPaths: readonly string[], failedAuth?: FailedAuthOptions) {
   const open = new Set(publicPaths);
+  const throttle = failedAuth?.throttle;
+  const trustedProxies = failedAuth?.trustedProxies ?? 0;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (open.has(req.path)) return next();
+    if (throttle?.blocking) {
+      const block = throttle.blockedFor(clientAddress(req, trustedProxies));
+      if (block) throw tooManyFailures(block);
+    }
     const key = presentedKey(req);
-    if (!key || key.length > MAX_KEY_LENGTH) throw new InvalidApiKeyError();
-    const principal = await authenticator.authenticate(key);
-    if (!principal) throw new InvalidApiKeyError();
+    if (!key) throw new InvalidApiKeyError();
+    const principal = key.length > MAX_KEY_LENGTH ? undefined : await authenticator.authenticate(key);
+    if (!principal) {
+      if (!throttle) throw new InvalidApiKeyError();
+      const verdict = await throttle.recordFailure(clientAddress(req, trustedProxies));
+      throw verdict.blocked ? tooManyFailures(verdict) : new InvalidApiKeyError();
+    }
     contextOf(res).principal = principal;
     next();
   };
+}
+
+function tooManyFailures(verdict: FailedAuthVerdict): GatewayError {
+  const seconds = Math.max(1, Math.ceil(verdict.resetMs / 1000));
+  return new TooManyFailedAuthError(seconds, {
+    'X-RateLimit-Limit': String(verdict.limit),
+    'X-RateLimit-Remaining': '0',
+    'X-RateLimit-Reset': String(seconds),
+  });
 }

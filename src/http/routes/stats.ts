@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { StatsRecord } from '../../observability/stats-schema.ts';
-import type { StatsStore } from '../../observability/stats-store.ts';
+import type { StatsStore, TopUsersView } from '../../observability/stats-store.ts';
+import { contextOf } from '../request-context.ts';
 
 /** Options of {@link statsRouter}. */
 export interface StatsRouterOptions {
@@ -9,11 +10,19 @@ export interface StatsRouterOptions {
   providers: () => readonly string[];
 }
 
-/** `GET /stats`: the statistics record, totals of every gateway process (read from Redis). */
+/**
+ * `GET /stats`: the statistics record, totals of every gateway process (read
+ * from Redis). `rate_limit_stats.top_users` lists every busy key for an admin
+ * key, the caller's own entry for any other key, and nothing when /stats is a
+ * public path called without a key: even masked, other keys' entries are not
+ * every caller's business.
+ */
 export function statsRouter(options: StatsRouterOptions): Router {
   const router = Router();
   router.get('/stats', async (_req, res) => {
-    const record: StatsRecord = await options.stats.read(options.providers());
+    const principal = contextOf(res).principal;
+    const view: TopUsersView = !principal ? { none: true } : principal.admin ? { all: true } : { keyHash: principal.keyHash };
+    const record: StatsRecord = await options.stats.read(options.providers(), view);
     res.setHeader('Cache-Control', 'no-store');
     res.json(record);
   });

@@ -52,6 +52,8 @@ type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' };
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
   #finished = false;
+  /** Events pushed so far: a protocol error names the event by number, never by its bytes. */
+  #events = 0;
   #promptTokens = 0;
   #completionTokens = 0;
   /** By content block index. */
@@ -63,11 +65,12 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   }
 
   push(event: SseEvent): StreamEvent[] {
+    this.#events++;
     let json: unknown;
     try {
       json = JSON.parse(event.data);
     } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in the Anthropic upstream stream: ${event.data.slice(0, 200)}`);
+      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the Anthropic upstream stream (${event.data.length} characters).`);
     }
     // The data repeats the event name in `type`; it is the one relied on, so
     // a proxy that drops `event:` lines does not break decoding.

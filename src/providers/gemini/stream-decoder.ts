@@ -31,6 +31,8 @@ interface CandidateState {
 
 export class GeminiStreamDecoder implements StreamDecoder {
   readonly #candidates = new Map<number, CandidateState>();
+  /** Events pushed so far: a protocol error names the event by number, never by its bytes. */
+  #events = 0;
   #promptBlocked = false;
 
   get finished(): boolean {
@@ -41,11 +43,12 @@ export class GeminiStreamDecoder implements StreamDecoder {
   }
 
   push(event: SseEvent): StreamEvent[] {
+    this.#events++;
     let json: unknown;
     try {
       json = JSON.parse(event.data);
     } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in the Gemini upstream stream: ${event.data.slice(0, 200)}`);
+      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the Gemini upstream stream (${event.data.length} characters).`);
     }
     const error = geminiErrorSchema.safeParse(json);
     if (error.success) {

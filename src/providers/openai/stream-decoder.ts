@@ -41,12 +41,15 @@ function toToolCallDelta(piece: z.infer<typeof toolCallDeltaSchema>): ToolCallDe
  */
 export class OpenAiStreamDecoder implements StreamDecoder {
   #finished = false;
+  /** Events pushed so far: a protocol error names the event by number, never by its bytes. */
+  #events = 0;
 
   get finished(): boolean {
     return this.#finished;
   }
 
   push(event: SseEvent): StreamEvent[] {
+    this.#events++;
     const data = event.data.trim();
     if (data === '[DONE]') {
       this.#finished = true;
@@ -56,7 +59,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     try {
       json = JSON.parse(data);
     } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in the OpenAI upstream stream: ${data.slice(0, 200)}`);
+      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the OpenAI upstream stream (${data.length} characters).`);
     }
     // The upstream reports failures after the 200 as an `{error}` data line.
     const error = openAiErrorSchema.safeParse(json);
