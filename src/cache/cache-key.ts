@@ -50,9 +50,18 @@ function sha256(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex');
 }
 
-/** Key of the exact cache: partition, model, parameters, all messages. */
-export function exactKeyOf(partition: string, request: ChatRequest): string {
-  return sha256(['x2', partition, request.model, parameters(request), request.messages.map(messageTuple)]);
+/**
+ * Key of the exact cache: partition, model, parameters, all messages. With
+ * `prompt`, the canonical form of the last user message (see
+ * `prompt-canonical.ts`) stands for it, so its trivial variants share a key.
+ */
+export function exactKeyOf(partition: string, request: ChatRequest, prompt?: string): string {
+  const messages = request.messages.map(messageTuple);
+  if (prompt !== undefined && lastUserIndex(request) >= 0) {
+    const last = request.messages.at(-1);
+    messages[messages.length - 1] = ['user~', last?.role === 'user' ? (last.name ?? null) : null, prompt];
+  }
+  return sha256(['x2', partition, request.model, parameters(request), messages]);
 }
 
 /**

@@ -11,10 +11,19 @@ import type { CachedReply } from './cached-reply.ts';
 import type { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
 import type { Embedder } from './embedders/embedder.ts';
 import type { ExactCache } from './exact-cache.ts';
+import { canonicalPrompt, type CanonicalPrompt } from './prompt-canonical.ts';
 import { guardSignatureOf } from './prompt-guards.ts';
+import { verifyCandidate, type VerifyReason } from './prompt-verifier.ts';
+import type { IndexMatch } from './vector-index.ts';
 import { ReplyAssembler } from './reply-assembler.ts';
 import type { RequestCoalescer } from './request-coalescer.ts';
 import type { SemanticCache } from './semantic-cache.ts';
+
+/** How many of the most similar entries the verifier may look at before the lookup counts as a miss. */
+const CANDIDATES = 4;
+
+/** What became of one semantic candidate. */
+export type VerifyOutcome = 'verified' | VerifyReason;
 
 /** The `X-Cache` value of a reply (also `res.locals.cacheStatus`). */
 export type CacheStatus = 'HIT' | 'SEMANTIC_HIT' | 'MISS' | 'BYPASS';
@@ -46,6 +55,8 @@ export interface ResponseCacheOptions {
   coalescer?: RequestCoalescer;
   /** Called on every lookup, hit or miss (the `gateway_cache_hits_total` metric). */
   onLookup?: (cacheType: CacheType, hit: boolean) => void;
+  /** Called for every semantic candidate verified: `verified`, or the reason it was rejected (a metric). */
+  onVerify?: (outcome: VerifyOutcome) => void;
 }
 
 interface LookupContext {
@@ -56,6 +67,8 @@ interface LookupContext {
   userIndex: number;
   semanticPartition?: string;
   guard?: string;
+  /** The last user message in canonical form: what is embedded, stored and verified. */
+  prompt?: CanonicalPrompt;
   vector?: Float32Array;
 }
 
@@ -143,15 +156,18 @@ export class ResponseCache {
       return new CacheLookup(this, await gate, 'BYPASS');
     }
     const partition = this.partitionOf(owner);
-    const exactKey = exactKeyOf(partition, request);
-    const context: LookupContext = { request, mode, exactKey, userIndex: lastUserIndex(request) };
-    if (semanticOn && context.userIndex >= 0 && this.options.embedder) {
+    const userIndex = lastUserIndex(request);
+    const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
+    const prompt = text === undefined ? undefined : canonicalPrompt(text);
+    const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request, prompt?.text), userIndex };
+    if (semanticOn && prompt && this.options.embedder) {
       context.semanticPartition = semanticPartitionOf(partition, this.options.embedder.id, request);
-      context.guard = guardSignatureOf(promptText(context.request, context.userIndex));
+      context.guard = guardSignatureOf(text as string);
+      context.prompt = prompt;
     }
     let admission: Admission;
     if (mode === 'use' && this.options.exactEnabled) {
-      const [admitted, hit] = await Promise.all([gate, this.options.exact.get(exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
+      const [admitted, hit] = await Promise.all([gate, this.options.exact.get(context.exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
       admission = admitted;
       this.counted('exact', hit !== undefined);
       if (hit) return new CacheLookup(this, admission, 'HIT', context, hit);
@@ -184,18 +200,31 @@ export class ResponseCache {
   }
 
   private async semanticLookup(context: LookupContext): Promise<CachedReply | undefined> {
-    const text = promptText(context.request, context.userIndex);
+    const prompt = context.prompt as CanonicalPrompt;
     try {
-      context.vector = await (this.options.batcher as EmbeddingBatcher).embed(text);
+      context.vector = await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
     } catch (err) {
       return this.lookupFailed('semantic', err as Error);
     }
     const { semantic, threshold } = this.options;
-    const result = semantic.search(context.semanticPartition as string, context.vector, threshold, context.guard as string);
+    const result = semantic.search(context.semanticPartition as string, context.vector, threshold, context.guard as string, CANDIDATES);
     let hit: CachedReply | undefined;
-    if (result.match) {
-      hit = await semantic.fetch(result.match.id).catch((err: Error) => this.lookupFailed('semantic', err));
-      if (hit) hit.similarity = Math.min(1, result.match.similarity);
+    if (result.matches.length > 0) {
+      const candidates = await semantic.fetch(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
+      // The most similar candidate whose prompt verifiably asks the same thing answers; the others say why not.
+      for (const [i, candidate] of (candidates ?? []).entries()) {
+        if (!candidate) continue;
+        const similarity = Math.min(1, (result.matches[i] as IndexMatch).similarity);
+        const verdict = verifyCandidate(candidate.tokens, prompt.tokens);
+        this.options.onVerify?.(verdict.ok ? 'verified' : verdict.reason);
+        if (!verdict.ok) {
+          this.options.logger.debug({ similarity, reason: verdict.reason }, 'semantic candidate rejected');
+          continue;
+        }
+        this.options.logger.debug({ similarity }, 'semantic candidate verified');
+        hit = { completion: candidate.completion, storedAt: candidate.storedAt, similarity };
+        break;
+      }
     }
     this.counted('semantic', hit !== undefined, hit?.similarity);
     return hit;
@@ -209,9 +238,8 @@ export class ResponseCache {
       if (context.vector) writes.push(this.storeSemantic(context, context.vector, completion));
       else {
         // Refresh requests skipped the lookup, so no embedding yet: store in the background, the reply does not wait.
-        const text = promptText(context.request, context.userIndex);
         (this.options.batcher as EmbeddingBatcher)
-          .embed(text)
+          .embed((context.prompt as CanonicalPrompt).text)
           .then((vector) => this.storeSemantic(context, vector, completion))
           .catch((err: Error) => this.warnRarely('store', err, 'semantic cache store failed'));
       }
@@ -222,9 +250,11 @@ export class ResponseCache {
   }
 
   private storeSemantic(context: LookupContext, vector: Float32Array, completion: string): Promise<string> {
+    const prompt = context.prompt as CanonicalPrompt;
     return this.options.semantic.store({
       partition: context.semanticPartition as string,
-      text: promptText(context.request, context.userIndex),
+      text: prompt.text,
+      tokens: prompt.tokens,
       guard: context.guard as string,
       vector,
       completion,

@@ -22,11 +22,19 @@ export interface SemanticCacheOptions {
   logger: Logger;
 }
 
+/** A stored entry as the verifier needs it. */
+export interface SemanticCandidate extends CachedReply {
+  /** The canonical tokens of the prompt the reply answered (`prompt-canonical.ts`). */
+  tokens: string[];
+}
+
 /** A new entry. */
 export interface SemanticEntryInput {
   partition: string;
-  /** The compared text (the last user message); only its hash is kept, as the entry id. */
+  /** The compared text (the last user message, canonical); its hash is the entry id. */
   text: string;
+  /** Its canonical tokens, kept so that a later candidate can be verified against them. */
+  tokens: readonly string[];
   guard: string;
   /** Unit-length embedding of `text`. */
   vector: Float32Array;
@@ -181,18 +189,26 @@ export class SemanticCache {
     return this.options.redis.publish(this.options.keys.semanticEvents, JSON.stringify(event));
   }
 
-  search(partition: string, vector: Float32Array, threshold: number, guard: string): SearchResult {
-    return this.index.search(partition, vector, threshold, guard);
+  search(partition: string, vector: Float32Array, threshold: number, guard: string, limit = 1): SearchResult {
+    return this.index.search(partition, vector, threshold, guard, { limit });
   }
 
-  /** The reply of an entry; undefined (and the entry leaves the index) when it is gone from Redis. */
-  async fetch(id: string): Promise<CachedReply | undefined> {
-    const [completion, storedAt] = await this.options.redis.hmget(this.options.keys.semanticEntry(id), 'c', 't');
-    if (completion === null || completion === undefined) {
-      this.index.remove(id);
-      return undefined;
-    }
-    return { completion, storedAt: Number(storedAt) };
+  /**
+   * The replies and prompt tokens of entries, in one round trip; an entry gone
+   * from Redis is undefined (and leaves the index).
+   */
+  async fetch(ids: readonly string[]): Promise<Array<SemanticCandidate | undefined>> {
+    const pipeline = this.options.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.options.keys.semanticEntry(id), 'c', 't', 'q');
+    const rows = (await pipeline.exec()) ?? [];
+    return rows.map(([err, row], i) => {
+      const [completion, storedAt, tokens] = (err ? [] : row) as Array<string | null>;
+      if (completion === null || completion === undefined) {
+        this.index.remove(ids[i] as string);
+        return undefined;
+      }
+      return { completion, storedAt: Number(storedAt), tokens: tokens ? (JSON.parse(tokens) as string[]) : [] };
+    });
   }
 
   /**
@@ -208,7 +224,7 @@ export class SemanticCache {
     const entryKey = keys.semanticEntry(id);
     const results = await redis
       .multi()
-      .hset(entryKey, { p: input.partition, g: input.guard, x: String(expiresAt), t: String(now), v: toBuffer(input.vector), c: input.completion })
+      .hset(entryKey, { p: input.partition, g: input.guard, x: String(expiresAt), t: String(now), v: toBuffer(input.vector), c: input.completion, q: JSON.stringify(input.tokens) })
       .expire(entryKey, ttlSeconds)
       .zadd(keys.semanticIndex, expiresAt, id)
       .zremrangebyscore(keys.semanticIndex, '-inf', now)

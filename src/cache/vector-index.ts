@@ -29,7 +29,10 @@ export interface IndexMatch {
 
 /** What a search saw, for statistics even when nothing matched. */
 export interface SearchResult {
+  /** The best acceptable match (the first of {@link matches}). */
   match?: IndexMatch;
+  /** Every acceptable match up to the search's limit, most similar first. */
+  matches: IndexMatch[];
   /** Highest similarity in the partition, guard or not; undefined when the partition is empty. */
   best?: number;
 }
@@ -147,26 +150,33 @@ export class VectorIndex {
   }
 
   /**
-   * The most similar live entry of `partition` with similarity >= `threshold`
-   * whose guard signature equals `guard`.
+   * The `limit` most similar live entries of `partition` with similarity >=
+   * `threshold` whose guard signature equals `guard`, most similar first.
    */
-  search(partition: string, query: Float32Array, threshold: number, guard: string, now = Date.now()): SearchResult {
+  search(partition: string, query: Float32Array, threshold: number, guard: string, options: { limit?: number; now?: number } = {}): SearchResult {
+    const limit = options.limit ?? 1;
+    const now = options.now ?? Date.now();
     const p = this.partitions.get(partition);
-    if (!p || p.dims !== query.length || p.size === 0) return {};
+    if (!p || p.dims !== query.length || p.size === 0) return { matches: [] };
     const { vectors, dims } = p;
     let best = -Infinity;
-    let match: IndexMatch | undefined;
+    const matches: IndexMatch[] = [];
     for (let slot = 0; slot < p.size; slot++) {
       if ((p.expiresAt[slot] as number) <= now) continue;
       let dot = 0;
       const offset = slot * dims;
       for (let i = 0; i < dims; i++) dot += (vectors[offset + i] as number) * (query[i] as number);
       if (dot > best) best = dot;
-      if (dot >= threshold && (match === undefined || dot > match.similarity) && p.guards[slot] === guard) {
-        match = { id: p.ids[slot] as string, similarity: dot };
-      }
+      if (dot < threshold || p.guards[slot] !== guard) continue;
+      if (matches.length === limit && dot <= (matches.at(-1) as IndexMatch).similarity) continue;
+      // Insertion into a list of at most `limit` (a handful): cheaper than sorting every candidate.
+      let at = matches.length;
+      while (at > 0 && (matches[at - 1] as IndexMatch).similarity < dot) at--;
+      matches.splice(at, 0, { id: p.ids[slot] as string, similarity: dot });
+      if (matches.length > limit) matches.pop();
     }
-    return best === -Infinity ? {} : match ? { match, best } : { best };
+    if (best === -Infinity) return { matches: [] };
+    return matches[0] ? { match: matches[0], matches, best } : { matches, best };
   }
 }
 

@@ -98,7 +98,7 @@ describe('cache shared by API replicas', () => {
   it('shares entries across keys when CACHE_SCOPE=shared', async () => {
     await ask(gateway.baseUrl, 'Shared scope probe about tulips.');
     expect((await ask(secondUrl, 'Shared scope probe about tulips.', OTHER_KEY)).xCache).toBe('HIT');
-    expect((await ask(secondUrl, 'Tulips: shared scope probe.', OTHER_KEY)).xCache).toBe('SEMANTIC_HIT');
+    expect((await ask(secondUrl, 'About tulips, shared scope probe.', OTHER_KEY)).xCache).toBe('SEMANTIC_HIT');
   });
 
   it('coalesces identical concurrent misses arriving at different replicas', async () => {
@@ -134,6 +134,6 @@ describe('cache shared by API replicas', () => {
       await waitFor(async () => (await stats(url)).semantic_cache.collection_size === 0, 5_000, `replica ${url} to drop its index`);
     }
     expect((await ask(gateway.baseUrl, 'Which river flows through Paris?')).xCache).toBe('MISS');
-    expect((await ask(third, 'Tulips: shared scope probe.')).xCache).toBe('MISS');
+    expect((await ask(third, 'About tulips, shared scope probe.')).xCache).toBe('MISS');
   });
 });

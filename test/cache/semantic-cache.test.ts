@@ -29,7 +29,7 @@ function vec(seed: number, dims = 16): Float32Array {
 }
 
 function entry(text: string, seed: number, partition = 'p1') {
-  return { partition, text, guard: '[[],[],0]', vector: vec(seed), completion: JSON.stringify({ text }) };
+  return { partition, text, tokens: text.split(' '), guard: '[[],[],0]', vector: vec(seed), completion: JSON.stringify({ text }) };
 }
 
 beforeAll(async () => {
@@ -57,12 +57,13 @@ describe('SemanticCache', () => {
     expect(await redis.zscore(keys.semanticIndex, id)).not.toBeNull();
     const result = a.search('p1', vec(1), 0.99, '[[],[],0]');
     expect(result.match?.id).toBe(id);
-    const reply = await a.fetch(id);
+    const [reply] = await a.fetch([id]);
     expect(JSON.parse(reply?.completion ?? '{}')).toEqual({ text: 'capital of France' });
     expect(Date.now() - (reply?.storedAt ?? 0)).toBeLessThan(5_000);
-    // Nothing of the prompt text is stored: only its hash names the entry.
+    // The canonical tokens are kept for the verifier; the entry is named by a hash.
+    expect(reply?.tokens).toEqual(['capital', 'of', 'France']);
     const fields = await redis.hkeys(keys.semanticEntry(id));
-    expect(fields.sort()).toEqual(['c', 'g', 'p', 't', 'v', 'x']);
+    expect(fields.sort()).toEqual(['c', 'g', 'p', 'q', 't', 'v', 'x']);
   });
 
   it('loads existing entries at start and mirrors other replicas through pub/sub', async () => {
@@ -120,7 +121,7 @@ describe('SemanticCache', () => {
     await a.start();
     const id = await a.store(entry('x', 1));
     await redis.del(keys.semanticEntry(id));
-    expect(await a.fetch(id)).toBeUndefined();
+    expect(await a.fetch([id])).toEqual([undefined]);
     expect(a.size).toBe(0);
   });
 

@@ -10,6 +10,18 @@ function item(id: string, vector: Float32Array, overrides: Partial<IndexItem> = 
 }
 
 describe('VectorIndex', () => {
+  it('returns the most similar matches up to the limit, most similar first', () => {
+    const index = new VectorIndex();
+    index.add({ id: 'far', partition: 'p', guard: 'g', expiresAt: Date.now() + 60_000, vector: vec(1, 1, 0) });
+    index.add({ id: 'near', partition: 'p', guard: 'g', expiresAt: Date.now() + 60_000, vector: vec(1, 0.1, 0) });
+    index.add({ id: 'mid', partition: 'p', guard: 'g', expiresAt: Date.now() + 60_000, vector: vec(1, 0.5, 0) });
+    index.add({ id: 'other-guard', partition: 'p', guard: 'h', expiresAt: Date.now() + 60_000, vector: vec(1, 0, 0) });
+    const top = index.search('p', vec(1, 0, 0), 0.5, 'g', { limit: 2 });
+    expect(top.matches.map((m) => m.id)).toEqual(['near', 'mid']);
+    expect(top.match?.id).toBe('near');
+    expect(index.search('p', vec(1, 0, 0), 0.5, 'g', { limit: 5 }).matches.map((m) => m.id)).toEqual(['near', 'mid', 'far']);
+  });
+
   it('returns the most similar entry above the threshold', () => {
     const index = new VectorIndex();
     index.add(item('a', vec(1, 0, 0)));
@@ -18,13 +30,13 @@ describe('VectorIndex', () => {
     const result = index.search('p1', vec(1, 0.25, 0), 0.9, 'g');
     expect(result.match?.id).toBe('b');
     expect(result.match?.similarity).toBeGreaterThan(0.99);
-    expect(index.search('p1', vec(0, 0, 1), 0.5, 'g')).toEqual({ best: expect.closeTo(0, 5) });
+    expect(index.search('p1', vec(0, 0, 1), 0.5, 'g')).toEqual({ matches: [], best: expect.closeTo(0, 5) });
   });
 
   it('never matches across partitions, below the threshold, or with another guard', () => {
     const index = new VectorIndex();
     index.add(item('a', vec(1, 0, 0)));
-    expect(index.search('p2', vec(1, 0, 0), 0.5, 'g')).toEqual({});
+    expect(index.search('p2', vec(1, 0, 0), 0.5, 'g')).toEqual({ matches: [] });
     expect(index.search('p1', vec(1, 1, 0), 0.8, 'g').match).toBeUndefined();
     const guarded = index.search('p1', vec(1, 0, 0), 0.5, 'other');
     expect(guarded.match).toBeUndefined();
@@ -70,6 +82,6 @@ describe('VectorIndex', () => {
     const index = new VectorIndex();
     expect(index.add(item('a', vec(1, 0, 0)))).toBe(true);
     expect(index.add(item('b', vec(1, 0)))).toBe(false);
-    expect(index.search('p1', vec(1, 0), 0, 'g')).toEqual({});
+    expect(index.search('p1', vec(1, 0), 0, 'g')).toEqual({ matches: [] });
   });
 });

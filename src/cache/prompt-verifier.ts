@@ -1,0 +1,196 @@
+/**
+ * The second stage of a semantic hit: the vector search proposes a cached
+ * prompt, and this decides whether its answer answers the new prompt. The
+ * embedding is blind to what flips an answer while keeping the words (a
+ * swapped direction, a case-sensitive payload, the last sentence of a long
+ * document); this compares the two canonical token sequences (see
+ * `prompt-canonical.ts`) and accepts only differences that cannot change the
+ * answer:
+ *
+ * - function words that carry no content (`a`, `the`, `is`, `my`...);
+ * - a typo: two words of 4+ letters with the same first letter, one edit
+ *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`);
+ * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
+ * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
+ *   with relation words (`to`, `from`, `than`, `before`...) kept in place, so
+ *   "USD to EUR" never matches "EUR to USD".
+ *
+ * Everything else rejects: a different content word (an entity, an antonym, a
+ * time word, a tone or format instruction), a different payload (code, a
+ * quoted string, a symbol, a word whose case matters), or any other order.
+ * Synonyms are not matched: a synonym table would be tuned to the words its
+ * author thought of, and a missed hit costs only an upstream call.
+ */
+
+/** Why a candidate was rejected (the `reason` label of the rejection metric). */
+export type VerifyReason = 'payload' | 'content' | 'order';
+
+export type Verdict = { ok: true } | { ok: false; reason: VerifyReason };
+
+/** Words that carry no content of their own. Tense, negation, quantity, time and relation words are not here. */
+const FUNCTION_WORDS = new Set([
+  'a', 'an', 'the', 'is', 'are', 'am', 'be', 'been', 'being', 'do', 'does', 'i', 'me', 'my', 'mine', 'myself',
+  'you', 'your', 'yours', 'we', 'us', 'our', 'ours', 'it', 'its', 'of', 'for', 'some', 'any', 'just', 'also',
+  'so', 'well', 'ok', 'okay', 'um', 'oh', 'actually', 'basically', 'there', 'what', "'s",
+]);
+
+/** Interchangeable question words. */
+const SAME_WORD: Readonly<Record<string, string>> = { which: 'what' };
+
+/** Prefixes that turn a word into its opposite: never a typo. */
+const NEGATING_PREFIXES = ['un', 'in', 'im', 'il', 'ir', 'dis', 'non', 'de', 'anti', 'mis'];
+
+/** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
+function isPayload(token: string): boolean {
+  return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
+}
+
+function contentOf(tokens: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const token of tokens) {
+    const word = SAME_WORD[token] ?? token;
+    if (FUNCTION_WORDS.has(word)) continue;
+    // "how to" asks for a method; its "to" relates nothing.
+    if (word === 'to' && out.at(-1) === 'how') out[out.length - 1] = 'how-to';
+    else out.push(word);
+  }
+  return out;
+}
+
+/** Damerau-Levenshtein distance (adjacent transpositions count one), bounded by `max` + 1. */
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) {
+    rows.push([i]);
+    for (let j = 1; j <= b.length; j++) {
+      if (i === 0) {
+        (rows[0] as number[])[j] = j;
+        continue;
+      }
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const row = rows[i] as number[];
+      const up = rows[i - 1] as number[];
+      let value = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = value;
+    }
+  }
+  return (rows[a.length] as number[])[b.length] as number;
+}
+
+function negates(a: string, b: string): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  return NEGATING_PREFIXES.some((prefix) => long === prefix + short);
+}
+
+function isTypo(a: string, b: string): boolean {
+  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b)) return false;
+  const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
+  return editDistance(a, b, allowed) <= allowed;
+}
+
+/** Removes one occurrence of each of `remove` from `list` (multiset difference). */
+function without(list: readonly string[], remove: readonly string[]): string[] {
+  const counts = new Map<string, number>();
+  for (const token of remove) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return list.filter((token) => {
+    const n = counts.get(token) ?? 0;
+    if (n === 0) return true;
+    counts.set(token, n - 1);
+    return false;
+  });
+}
+
+/**
+ * Rewrites `sequence` so the words of `other` it spells out or misspells read
+ * as in `other`: a typo becomes the word it misspells, the words of an acronym
+ * become the acronym. Returns the rewritten sequence and the words of `other`
+ * still unexplained.
+ */
+function explain(sequence: readonly string[], other: readonly string[]): { sequence: string[]; unexplained: string[] } {
+  let onlyHere = without(sequence, other);
+  let onlyThere = without(other, sequence);
+  const out = [...sequence];
+  for (const word of [...onlyThere]) {
+    const typo = onlyHere.find((candidate) => isTypo(candidate, word));
+    if (typo !== undefined) {
+      out[out.indexOf(typo)] = word;
+      onlyHere = without(onlyHere, [typo]);
+      onlyThere = without(onlyThere, [word]);
+    }
+  }
+  // An acronym on one side, its words on the other, either way round.
+  for (const acronym of [...onlyThere]) {
+    const words = spelledOut(acronym, out, onlyHere);
+    if (!words) continue;
+    const spelled = out.splice(words.start, words.length, acronym);
+    onlyHere = without(onlyHere, spelled);
+    onlyThere = without(onlyThere, [acronym]);
+  }
+  for (const acronym of [...onlyHere]) {
+    const words = spelledOut(acronym, other, onlyThere);
+    if (!words) continue;
+    const spelled = other.slice(words.start, words.start + words.length);
+    out.splice(out.indexOf(acronym), 1, ...spelled);
+    onlyHere = without(onlyHere, [acronym]);
+    onlyThere = without(onlyThere, spelled);
+  }
+  return { sequence: out, unexplained: [...onlyHere, ...onlyThere] };
+}
+
+/** Where `list` spells out `acronym` with words all still unexplained (`loose`): `CEO` = `chief executive officer`. */
+function spelledOut(acronym: string, list: readonly string[], loose: readonly string[]): { start: number; length: number } | undefined {
+  if (!/^\p{Lu}{2,6}s?$/u.test(acronym)) return undefined;
+  const letters = acronym.replace(/s$/, '').toLowerCase();
+  for (let start = 0; start + letters.length <= list.length; start++) {
+    const words = list.slice(start, start + letters.length);
+    if (words.every((w, k) => loose.includes(w) && w[0]?.toLowerCase() === letters[k])) return { start, length: letters.length };
+  }
+  return undefined;
+}
+
+/** Words whose neighbours say who does what to whom: a block move may not carry one across the others. */
+const RELATIONS = new Set([
+  'to', 'from', 'into', 'onto', 'than', 'vs', 'versus', 'over', 'under', 'before', 'after', 'then', 'by', 'per',
+  'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
+]);
+
+/** True when `b` is `a` with one contiguous block moved elsewhere, and either the block or what it moved across holds no relation word. */
+function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
+  const n = a.length;
+  if (n !== b.length) return false;
+  let start = 0;
+  while (start < n && a[start] === b[start]) start++;
+  let end = n - 1;
+  while (end >= start && a[end] === b[end]) end--;
+  if (start > end) return true;
+  const region = a.slice(start, end + 1);
+  const target = b.slice(start, end + 1);
+  // Within the differing region, `target` must be `region` rotated: a block from its front moved to its back, or back to front.
+  for (let k = 1; k < region.length; k++) {
+    const rotated = [...region.slice(k), ...region.slice(0, k)];
+    if (rotated.every((token, i) => token === target[i])) {
+      const moved = region.slice(0, k);
+      const stayed = region.slice(k);
+      const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
+      return movable(moved) || movable(stayed);
+    }
+  }
+  return false;
+}
+
+/** Whether a cached prompt's answer answers `next`: both as canonical tokens. */
+export function verifyCandidate(cached: readonly string[], next: readonly string[]): Verdict {
+  if (cached.length === next.length && cached.every((token, i) => token === next[i])) return { ok: true };
+  const a = contentOf(cached);
+  const b = contentOf(next);
+  const payloadA = a.filter(isPayload).sort();
+  const payloadB = b.filter(isPayload).sort();
+  const { sequence, unexplained } = explain(b, a);
+  if (unexplained.length > 0) {
+    const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
+    return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
+  }
+  return isBlockMove(a, sequence) ? { ok: true } : { ok: false, reason: 'order' };
+}
