@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { ChatExecutor } from '../execution/chat-executor.ts';
+import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
@@ -60,6 +61,8 @@ export async function createWorkerRoot(
 
   // provider_stats of /stats are counted where the upstream calls happen.
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
+  // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
+  const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -67,6 +70,7 @@ export async function createWorkerRoot(
     config: () => configStore.current,
     logger,
     onFinished: (outcome) => stats.recordJob(outcome),
+    readerWatch,
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
@@ -148,6 +152,7 @@ export async function createWorkerRoot(
       const jobsUntil = deadline.endsAt - Math.min(CLOSE_RESERVE_MS, deadline.remainingMs / 4);
       // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
       await deadline.step('job queues (active jobs, then BullMQ close)', () => Promise.all(workers.map((w) => w.close())), jobsUntil);
+      readerWatch.close();
       await deadline.step('statistics flush', () => stats.close());
       await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
       // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.
