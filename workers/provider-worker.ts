@@ -2,6 +2,10 @@ import { createWorkerRoot } from '../src/composition/worker-root.ts';
 import { loadSettings } from '../src/config/settings.ts';
 import { EnvFile } from '../src/admin/env-file.ts';
 import { handleSignals } from '../src/process/signals.ts';
+import { ShutdownDeadline } from '../src/process/shutdown-deadline.ts';
+
+/** How long after the grace the last-resort exit fires, ms: close() is bounded by the grace itself, this only catches a bug in it. */
+const HARD_EXIT_SLACK_MS = 250;
 
 /**
  * Provider worker entry point:
@@ -18,9 +22,17 @@ async function main(): Promise<void> {
   const root = await createWorkerRoot(settings, providers, envFile ? { envFile } : {});
 
   const stop = async (signal: string) => {
-    root.logger.info({ signal, active: root.executor.active }, 'worker shutting down: finishing active jobs');
-    await root.close();
-    process.exit(0);
+    const deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS);
+    root.logger.info({ signal, active: root.executor.active, graceMs: settings.SHUTDOWN_GRACE_MS }, 'worker shutting down: finishing active jobs');
+    setTimeout(() => {
+      root.logger.error({ unfinished: deadline.unfinished, active: root.executor.active }, 'worker shutdown: grace over, exiting with work still pending');
+      process.exit(1);
+    }, settings.SHUTDOWN_GRACE_MS + HARD_EXIT_SLACK_MS);
+    const unfinished = await root.close(deadline);
+    if (unfinished.length === 0) process.exit(0);
+    // Exit 1: something was abandoned (an active job's reply, counters, a clean goodbye to Redis).
+    root.logger.warn({ unfinished, active: root.executor.active }, 'worker stopped at the end of its grace: gave up on what was still pending');
+    process.exit(1);
   };
   handleSignals({ stop, reloader: root.reloader, logger: root.logger });
 }

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config/gateway-config.ts';
 import type { Settings } from '../config/settings.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
+import type { ReaderIdentity } from '../streams/reader-liveness.ts';
 import { CacheStats, type CacheType } from './cache-stats.ts';
 import { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
 import type { Embedder } from './embedders/embedder.ts';
@@ -28,6 +29,8 @@ export interface ResponseCacheDeps {
   env?: NodeJS.ProcessEnv;
   /** Called on every lookup (the `gateway_cache_hits_total{cache_type}` metric). */
   onLookup?: (cacheType: CacheType, hit: boolean) => void;
+  /** This process as a reader of reply streams, for coalesced requests (see `RequestCoalescerOptions.liveness`). */
+  liveness?: ReaderIdentity;
 }
 
 /** The embedder the settings ask for (not started). */
@@ -79,7 +82,15 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     scope: settings.CACHE_SCOPE,
     ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),
     ...(settings.CACHE_COALESCE
-      ? { coalescer: new RequestCoalescer({ redis, keys, prefix: settings.REDIS_KEY_PREFIX }) }
+      ? {
+          coalescer: new RequestCoalescer({
+            redis,
+            keys,
+            prefix: settings.REDIS_KEY_PREFIX,
+            replyTtlMs: settings.RESPONSE_STREAM_TTL * 1000,
+            ...(deps.liveness ? { liveness: deps.liveness } : {}),
+          }),
+        }
       : {}),
     ...(deps.onLookup ? { onLookup: deps.onLookup } : {}),
   });

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError } from '../errors/catalog.ts';
 import { responseStreamKey } from '../streams/protocol.ts';
+import { HAS_LIVE_READER_LUA, jobReadersKey, readerLivenessKey, type ReaderIdentity } from '../streams/reader-liveness.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
 import type { CacheKeys } from './redis-keys.ts';
 
@@ -14,6 +15,20 @@ export interface RequestCoalescerOptions {
   prefix: string;
   /** Extra life of a claim beyond the provider's deadlines, as the dispatcher allows. Default 1000 ms. */
   graceMs?: number;
+  /**
+   * This process as a reader of reply streams. With it, a claim names the
+   * leader's process and a follower adds its own to the job's readers, so a
+   * worker never gives up a job a follower still reads, and a claim whose
+   * job nobody reads any more is taken over instead of followed.
+   * @defaultValue none: claims are followed as long as they exist
+   */
+  liveness?: ReaderIdentity;
+  /**
+   * How long a reply stream lives (`RESPONSE_STREAM_TTL`), ms: a job's
+   * followers are remembered that long beyond the claim, as long as its reply
+   * can be read. @defaultValue 300000
+   */
+  replyTtlMs?: number;
 }
 
 /** The result of {@link RequestCoalescer.joinOrLead}. */
@@ -23,14 +38,26 @@ export type CoalesceRole =
   /** An identical request is in flight: read its reply stream. */
   | { role: 'follower'; jobId: string };
 
-// KEYS[1] inflight hash; ARGV: job id, ttl ms. Returns the leader's job id when there is one (and counts a follower), else claims.
-const JOIN_OR_LEAD = `
+// KEYS[1] inflight hash. ARGV: job id, claim ttl ms, liveness key prefix, this process's reader id ('' for none),
+// readers set prefix, readers set ttl ms. Returns the leader's job id when there is one that someone still reads (and
+// counts this request among its followers and readers), else claims for ARGV[1]. A claim without a reader ('r')
+// predates reader liveness, or comes from a process without it: it is followed as long as it exists.
+const JOIN_OR_LEAD = `${HAS_LIVE_READER_LUA}
 local leader = redis.call('HGET', KEYS[1], 'j')
 if leader then
-  redis.call('HINCRBY', KEYS[1], 'f', 1)
-  return leader
+  local reader = redis.call('HGET', KEYS[1], 'r')
+  if not reader or has_live_reader(ARGV[3], reader, ARGV[5] .. leader) then
+    redis.call('HINCRBY', KEYS[1], 'f', 1)
+    if ARGV[4] ~= '' then
+      redis.call('SADD', ARGV[5] .. leader, ARGV[4])
+      redis.call('PEXPIRE', ARGV[5] .. leader, ARGV[6])
+    end
+    return leader
+  end
+  redis.call('DEL', KEYS[1])
 end
 redis.call('HSET', KEYS[1], 'j', ARGV[1], 'f', 0)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'r', ARGV[4]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return false`;
 
@@ -49,7 +76,10 @@ return -1`;
  * ones that find the claim read that job's reply stream from the start
  * instead of enqueuing their own (`ChatDispatcher.follow`), so the provider is called once. The leader
  * releases the claim once the reply is stored (or failed). When the leader's
- * client goes away, the job is cancelled only if nobody follows it.
+ * client goes away, the job is cancelled only if nobody follows it. When the
+ * leader's API process dies (no release), followers keep the job read (see
+ * `src/streams/reader-liveness.ts`), and once nobody reads it the claim is
+ * taken over by the next identical request instead of followed.
  */
 export class RequestCoalescer {
   private readonly graceMs: number;
@@ -64,7 +94,20 @@ export class RequestCoalescer {
   async joinOrLead(key: string, provider: ProviderConfig, jobId: string): Promise<CoalesceRole> {
     // The claim outlives the longest wait for a first entry; a slow stream beyond that just stops coalescing.
     const ttlMs = provider.queue_timeout_ms + provider.timeout_ms + this.graceMs;
-    const leader = (await this.options.redis.eval(JOIN_OR_LEAD, 1, this.options.keys.inflight(key), jobId, ttlMs)) as string | null;
+    const { redis, prefix, liveness } = this.options;
+    // Sent before the claim, on the same connection: whoever finds the claim finds this process's liveness key too.
+    liveness?.touch();
+    const leader = (await redis.eval(
+      JOIN_OR_LEAD,
+      1,
+      this.options.keys.inflight(key),
+      jobId,
+      ttlMs,
+      readerLivenessKey(prefix, ''),
+      liveness?.id ?? '',
+      jobReadersKey(prefix, ''),
+      ttlMs + (this.options.replyTtlMs ?? 300_000),
+    )) as string | null;
     return leader ? { role: 'follower', jobId: leader } : { role: 'leader', jobId };
   }
 

@@ -44,6 +44,7 @@ import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
+import { ReaderLiveness } from '../streams/reader-liveness.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
 /** Everything the API process is made of. */
@@ -80,12 +81,16 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
+  // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
+  const liveness = new ReaderLiveness({ redis, prefix: settings.REDIS_KEY_PREFIX, reading: () => reader.size > 0, logger });
+  liveness.start();
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,
     reader,
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
+    liveness,
   });
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
@@ -120,6 +125,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),
     config: () => configStore.current,
     logger,
+    liveness,
   });
   // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
   void cache.start();
@@ -245,6 +251,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       await stats.close();
       await cache.close();
       await reader.close();
+      await liveness.close();
       await queues.close();
       redis.disconnect();
     },

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { ChatExecutor } from '../execution/chat-executor.ts';
+import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
@@ -12,6 +13,10 @@ import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
 import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
+import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
+
+/** Most of the grace kept back from active jobs for the last steps of a shutdown, ms. */
+const CLOSE_RESERVE_MS = 1_000;
 
 /** Everything a worker process is made of. */
 export interface WorkerRoot {
@@ -20,8 +25,12 @@ export interface WorkerRoot {
   workers: Worker<ChatJobData>[];
   /** Reloads config.yaml and ENV_FILE here and everywhere (SIGHUP). */
   reloader: ConfigReloader;
-  /** Stops taking jobs, lets active ones finish (up to the grace time), disconnects. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs, lets active ones finish, disconnects; all within
+   * `deadline` (default: `SHUTDOWN_GRACE_MS` from now), whatever Redis does.
+   * Resolves with the steps it gave up on (empty after a clean stop).
+   */
+  close(deadline?: ShutdownDeadline): Promise<string[]>;
 }
 
 /**
@@ -52,6 +61,8 @@ export async function createWorkerRoot(
 
   // provider_stats of /stats are counted where the upstream calls happen.
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
+  // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
+  const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -59,6 +70,7 @@ export async function createWorkerRoot(
     config: () => configStore.current,
     logger,
     onFinished: (outcome) => stats.recordJob(outcome),
+    readerWatch,
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
@@ -68,11 +80,14 @@ export async function createWorkerRoot(
     }
   });
 
+  const bullConnections: Redis[] = [];
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
+    const connection = createRedis(settings, 'bullmq', `worker-${name}`);
+    bullConnections.push(connection);
     // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
     const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data, { first: job.attemptsStarted <= 1 }), {
-      connection: createRedis(settings, 'bullmq', `worker-${name}`),
+      connection,
       prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
       concurrency: provider.concurrency,
       lockDuration: settings.WORKER_LOCK_DURATION_MS,
@@ -128,17 +143,21 @@ export async function createWorkerRoot(
     executor,
     workers,
     reloader,
-    async close() {
+    async close(deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS)) {
       // Leave /health first, so no new work is routed here while active jobs finish.
-      await heartbeat.stop(providers);
+      await deadline.step('heartbeat removal', () => heartbeat.stop(providers));
       await bus.close();
       control.disconnect();
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.SHUTDOWN_GRACE_MS).unref());
-      await Promise.race([Promise.all(workers.map((w) => w.close())), grace]);
-      await Promise.allSettled(workers.map((w) => w.close(true)));
-      await stats.close();
-      await subscriber.quit().catch(() => {});
-      await writer.quit().catch(() => {});
+      // Active jobs get the grace but a last moment, kept to flush counters and say goodbye to Redis.
+      const jobsUntil = deadline.endsAt - Math.min(CLOSE_RESERVE_MS, deadline.remainingMs / 4);
+      // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
+      await deadline.step('job queues (active jobs, then BullMQ close)', () => Promise.all(workers.map((w) => w.close())), jobsUntil);
+      readerWatch.close();
+      await deadline.step('statistics flush', () => stats.close());
+      await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
+      // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.
+      for (const conn of [subscriber, writer, ...bullConnections]) conn.disconnect();
+      return deadline.unfinished;
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { GatewayError, InternalError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import { GatewayError, InternalError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
 import type { ParsedCompletion, ProviderAdapter, StreamDelta } from '../providers/types.ts';
@@ -10,6 +10,7 @@ import type { ChatJobData } from '../queue/job-contract.ts';
 import { cancelKey, isTerminal } from '../streams/protocol.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
 import { ChunkEmitter } from './chunk-emitter.ts';
+import type { ReaderWatch } from './reader-watch.ts';
 import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
@@ -36,6 +37,12 @@ export interface ChatExecutorOptions {
   backoffMaxMs?: number;
   /** Called once per finished job (metrics). */
   onFinished?: (outcome: JobOutcome) => void;
+  /**
+   * Cancels the upstream call of an interactive job once nobody reads its
+   * reply any more (the API process that reads it is gone).
+   * @defaultValue none: a job runs to its end whoever reads it
+   */
+  readerWatch?: ReaderWatch;
 }
 
 /** What happened to one job. */
@@ -111,6 +118,14 @@ export class ChatExecutor {
     };
     const controller = new AbortController();
     this.inflight.set(job.jobId, controller);
+    let unread = false;
+    const stopWatching =
+      job.readerId !== undefined && !job.record
+        ? this.options.readerWatch?.watch(job.jobId, job.readerId, () => {
+            unread = true;
+            controller.abort();
+          })
+        : undefined;
     let resultJson: string | undefined;
     let failure: GatewayError | undefined;
     const writer = new ReplyWriter({
@@ -150,6 +165,11 @@ export class ChatExecutor {
     } catch (err) {
       if (err instanceof CancelledError || controller.signal.aborted) {
         outcome.status = 'cancelled';
+        if (unread) {
+          this.options.logger.warn({ jobId: job.jobId, readerId: job.readerId, provider: job.provider }, 'upstream call cancelled: nobody reads its reply any more');
+          // Ends the stream, so a reader that comes back (an API process that stalled past its liveness) is not left waiting.
+          writer.error(new ServiceUnavailableError('The request was cancelled: nobody read its reply for several seconds. Retry it.'));
+        }
       } else {
         const gatewayError = err instanceof GatewayError ? err : new InternalError('The worker failed unexpectedly.', { cause: err });
         if (!(err instanceof GatewayError)) this.logUnexpected(err, job.jobId);
@@ -159,6 +179,7 @@ export class ChatExecutor {
         failure = gatewayError;
       }
     } finally {
+      stopWatching?.();
       this.inflight.delete(job.jobId);
       outcome.upstreamMs = Date.now() - startedAt;
       try {

@@ -5,6 +5,7 @@ import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts'
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ServiceUnavailableError } from '../errors/catalog.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
+import type { ReaderIdentity } from '../streams/reader-liveness.ts';
 import type { StreamReader } from '../streams/stream-reader.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
@@ -22,6 +23,12 @@ export interface ChatDispatcherOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra wait beyond the worker's own deadlines, so its error arrives first. Default 1000 ms. */
   graceMs?: number;
+  /**
+   * This process as the reader of its jobs' replies: its id goes with every
+   * interactive job, so a worker can tell when nobody reads a reply any more.
+   * @defaultValue none: jobs carry no reader and are never given up for lack of one
+   */
+  liveness?: ReaderIdentity;
 }
 
 /** A request matched to its provider: see {@link ChatDispatcher.route}. */
@@ -114,6 +121,12 @@ export class ChatDispatcher {
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const deadlineAt = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, deadlineAt };
+    const liveness = this.options.liveness;
+    if (liveness) {
+      job.readerId = liveness.id;
+      // Sent before the enqueue (one command connection in the API): no worker sees the job before the liveness key.
+      liveness.touch();
+    }
     await this.options.queues.enqueue(job, context.priority);
     return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, deadlineAt, provider, context.signal) };
   }

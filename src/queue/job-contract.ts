@@ -24,6 +24,15 @@ export interface ChatJobData {
   /** Epoch ms after which nobody waits for the reply: a worker skips the job. */
   deadlineAt: number;
   /**
+   * Id of the API process that reads the reply stream (interactive jobs):
+   * while the job runs, the worker cancels its upstream call once neither
+   * that process nor any process following the job keeps its liveness key
+   * (`src/streams/reader-liveness.ts`). Absent for asynchronous jobs and from
+   * API processes that predate it: such a job is never given up for lack of
+   * readers. Added without a version bump: older workers ignore it.
+   */
+  readerId?: string;
+  /**
    * Set for asynchronous jobs: the Redis hash of the job's record, which the
    * worker moves to `in_progress`, then `completed` (with the result) or
    * `failed` (see `src/queue/async-job-record.ts`).
