@@ -3,7 +3,9 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { OnnxEmbedder } from '../src/cache/embedders/onnx-embedder.ts';
+import { canonicalPrompt } from '../src/cache/prompt-canonical.ts';
 import { guardSignatureOf } from '../src/cache/prompt-guards.ts';
+import { verifyCandidate } from '../src/cache/prompt-verifier.ts';
 import { loadSettings } from '../src/config/settings.ts';
 import { readPairSet, type Pair, type SetName } from '../eval/semantic/pair-set.ts';
 import {
@@ -164,8 +166,10 @@ try {
       cacheA: first.cache,
       cacheB: second.cache,
       ...(second.similarity === undefined ? {} : { gatewaySimilarity: second.similarity }),
-      rawSimilarity: await similarity(pair.a, pair.b),
+      // The gateway embeds and verifies the canonical form of each prompt; so does the recomputation.
+      rawSimilarity: await similarity(canonicalPrompt(pair.a).text, canonicalPrompt(pair.b).text),
       guardsAgree: guardSignatureOf(pair.a) === guardSignatureOf(pair.b),
+      verified: verifyCandidate(canonicalPrompt(pair.a).tokens, canonicalPrompt(pair.b).tokens).ok,
     });
     if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
   }
@@ -184,17 +188,17 @@ function report(embedderId: string): void {
   const total = totals(outcomes);
   const points = curve(outcomes);
   const out = process.stdout;
-  out.write(`\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards on, exact cache on\n`);
+  out.write(`\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards and verifier on, exact cache on\n`);
   out.write(`${new Date().toISOString().slice(0, 10)}, ${hostname()}, Node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`);
   out.write(`${formatCategoryTable(rows)}\n\n${formatTotals(total)}\n\n`);
-  out.write('Threshold curve (decision recomputed: exact hit, or raw similarity >= t and the guards agree):\n\n');
+  out.write('Threshold curve (decision recomputed: exact hit, or similarity >= t, the guards agree and the verifier accepts):\n\n');
   out.write(`${formatCurve(points)}\n`);
   // Checks of the run itself: nothing leaked between pairs, and the recomputed decision is the gateway's.
   const leaked = outcomes.filter((o) => o.cacheA !== 'MISS');
   const differing = disagreements(outcomes, threshold);
   const drift = outcomes.filter((o) => o.gatewaySimilarity !== undefined && Math.abs(o.gatewaySimilarity - o.rawSimilarity) > 0.0005);
   out.write(`\nchecks: first request not a MISS: ${leaked.length}; recomputed decision differs from the gateway's: ${differing.length}; similarity header vs recomputed differ by > 0.0005: ${drift.length}\n`);
-  for (const o of [...leaked, ...differing, ...drift]) out.write(`  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree}\n`);
+  for (const o of [...leaked, ...differing, ...drift]) out.write(`  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree} verified=${o.verified}\n`);
   if (args.json) {
     writeFileSync(args.json, JSON.stringify({ set, threshold, embedder: embedderId, date: new Date().toISOString(), categories: rows, totals: total, curve: points, pairs: outcomes }, null, 2));
     out.write(`\nwritten ${args.json}\n`);

@@ -21,15 +21,17 @@ export interface PairOutcome {
   rawSimilarity: number;
   /** The prompt guards (src/cache/prompt-guards.ts) of `a` and `b` agree. */
   guardsAgree: boolean;
+  /** The verifier (src/cache/prompt-verifier.ts) accepts `b` against a cached `a`. */
+  verified: boolean;
 }
 
 export function gatewayHit(o: PairOutcome): boolean {
   return o.cacheB === 'HIT' || o.cacheB === 'SEMANTIC_HIT';
 }
 
-/** The decision the gateway would take at threshold `t`, guards as today: an exact hit, or a similar enough prompt with the same guards. */
+/** The decision the gateway would take at threshold `t`: an exact hit, or a similar enough prompt with the same guards that the verifier accepts. */
 export function hitAt(o: PairOutcome, t: number): boolean {
-  return o.cacheB === 'HIT' || (o.rawSimilarity >= t && o.guardsAgree);
+  return o.cacheB === 'HIT' || (o.rawSimilarity >= t && o.guardsAgree && o.verified);
 }
 
 export interface CategoryRow {
@@ -40,7 +42,7 @@ export interface CategoryRow {
   hits: number;
   hitRate: number;
   medianSimilarity: number;
-  /** Pairs at or above the threshold that only the guards turned into misses. */
+  /** Pairs at or above the threshold that the guards or the verifier turned into misses. */
   blockedByGuards: number;
 }
 
@@ -62,7 +64,7 @@ export function categoryRows(outcomes: readonly PairOutcome[], threshold: number
       hits,
       hitRate: hits / list.length,
       medianSimilarity: median(list.map((o) => o.rawSimilarity)),
-      blockedByGuards: list.filter((o) => o.cacheB === 'MISS' && o.rawSimilarity >= threshold && !o.guardsAgree).length,
+      blockedByGuards: list.filter((o) => o.cacheB === 'MISS' && o.rawSimilarity >= threshold && !(o.guardsAgree && o.verified)).length,
     };
   });
 }
@@ -116,7 +118,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 export function formatCategoryTable(rows: readonly CategoryRow[]): string {
   const lines = [
-    '| category | kind | pairs | hits | hit rate | median similarity | ≥ threshold, stopped by guards |',
+    '| category | kind | pairs | hits | hit rate | median similarity | ≥ threshold, stopped by guards or verifier |',
     '|---|---|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
