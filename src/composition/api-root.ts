@@ -43,6 +43,7 @@ import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
+import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
 /** Everything the API process is made of. */
@@ -77,6 +78,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const redis = createRedis(settings, 'command', 'api');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
+  // Said before the API listens, so no job is accepted before the operator could know it may be lost.
+  await warnIfRedisMayLoseJobs(redis, logger);
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
   const dispatcher = new ChatDispatcher({
