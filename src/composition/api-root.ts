@@ -25,6 +25,7 @@ import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { modelsRouter } from '../http/routes/models.ts';
+import { AsyncJobIds } from '../queue/async-job-id.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { publicAssetPaths, resolveDocAssets } from '../docs/assets.ts';
@@ -207,7 +208,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
       chatJobsRouter({
         dispatcher,
-        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL }),
+        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
         dlp,
       }),

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'pii_detected'
   | 'request_too_large'
   | 'not_found'
+  | 'job_lost'
   | 'rate_limit_exceeded'
   | 'provider_error'
   | 'provider_timeout'
@@ -47,6 +48,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   pii_detected: { status: 400, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
+  // The gateway's store failed, not the client: a 410 so that no SDK retries a read that cannot succeed.
+  job_lost: { status: 410, type: 'api_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   provider_error: { status: 502, type: 'provider_error', final: true },
   provider_timeout: { status: 504, type: 'provider_error', final: true },
@@ -119,6 +122,20 @@ export class RequestTooLargeError extends GatewayError {
 export class NotFoundError extends GatewayError {
   constructor(message: string) {
     super('not_found', message);
+  }
+}
+
+/**
+ * An asynchronous job the gateway accepted (its id proves it, see
+ * `src/queue/async-job-id.ts`) whose Redis record is gone before its time:
+ * Redis restarted without persistence, evicted it, or was flushed.
+ */
+export class JobLostError extends GatewayError {
+  constructor(id: string, createdAt: Date) {
+    super(
+      'job_lost',
+      `The asynchronous job '${id}', accepted at ${createdAt.toISOString()}, was lost by the gateway's Redis (a restart without persistence, an eviction or a flush); its status and result cannot be recovered: resubmit the request.`,
+    );
   }
 }
 
