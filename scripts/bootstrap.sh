@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes this checkout runnable: Node 22+ on PATH (from the npm registry's `node`
 # package into .tools/ when the system Node is older), dependencies installed
-# with `npm ci`, and Redis running on REDIS_HOST:REDIS_PORT (started locally if
+# with `npm ci --ignore-scripts`, and Redis running on REDIS_HOST:REDIS_PORT (started locally if
 # it is not). Source it to keep the PATH:  . scripts/bootstrap.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,10 +30,10 @@ fi
 echo "bootstrap: node $(node --version)" >&2
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # npm ci rejects a lock that lacks off-platform optional builds (npm/cli#4828), and a registry
-  # mirror without them cannot produce such records; npm install then still follows the lock.
-  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2 \
-    || ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund --no-save >&2
+  # Exactly the lock or nothing (no `npm install` fallback), and no dependency's install script:
+  # none is needed (docs/reliability.md#persistence-and-the-supply-chain). One that comes to be
+  # needed gets its own line here: npm rebuild <package> --ignore-scripts=false
+  npm ci --ignore-scripts --no-audit --no-fund >&2
 fi
 
 REDIS_HOST="${REDIS_HOST:-127.0.0.1}"

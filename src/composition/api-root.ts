@@ -26,6 +26,7 @@ import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { modelsRouter } from '../http/routes/models.ts';
+import { AsyncJobIds } from '../queue/async-job-id.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { publicAssetPaths, resolveDocAssets } from '../docs/assets.ts';
@@ -44,6 +45,7 @@ import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
+import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
@@ -79,6 +81,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const redis = createRedis(settings, 'command', 'api');
   redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
+  // Said before the API listens, so no job is accepted before the operator could know it may be lost.
+  await warnIfRedisMayLoseJobs(redis, logger);
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
   // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
@@ -225,7 +229,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
       chatJobsRouter({
         dispatcher,
-        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL }),
+        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
         dlp,
       }),

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
+import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { cancelChannel } from '../streams/protocol.ts';
 import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
@@ -135,6 +136,7 @@ export async function createWorkerRoot(
   });
   // The first beat must not be lost to a connection still coming up: /health would call this worker's providers unavailable until the next one.
   await waitForReady(control, 2_000);
+  await warnIfRedisMayLoseJobs(control, logger);
   heartbeat.start();
   logger.info({ providers }, 'worker started');
 

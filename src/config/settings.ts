@@ -115,6 +115,12 @@ const settingsSchema = z.object({
   ASYNC_JOB_TTL: envNumber(86_400, { int: true, min: 60 }),
   /** How long an asynchronous job may wait in its queue before it fails, ms. Default 3600000 (1 h). */
   ASYNC_JOB_MAX_WAIT_MS: envNumber(3_600_000, { int: true, min: 1_000 }),
+  /**
+   * Key of the tags in asynchronous job ids, which let the API tell a job Redis
+   * lost (410 job_lost) from one that never existed (404). The same in every API
+   * process. Default none: a public key, so tags can be forged (docs/reliability.md).
+   */
+  JOB_ID_SECRET: envOptionalString(),
 
   DATABASE_URL: envOptionalString(),
   /** SQLite file of the key store when DATABASE_URL is unset. Default ./data/gateway.sqlite. */

@@ -131,6 +131,7 @@ const ERROR_RESPONSES: Record<number, string> = {
   401: 'Missing or invalid API key (`invalid_api_key`).',
   403: 'A valid key that is not an admin key (`admin_required`).',
   404: 'No such route or resource (`not_found`).',
+  410: 'An asynchronous job the gateway accepted whose record its Redis lost (`job_lost`); resubmit it.',
   413: 'Body larger than MAX_REQUEST_BYTES (`request_too_large`).',
   429: 'Rate limit exceeded (`rate_limit_exceeded`); see Retry-After.',
   500: 'Internal error (`internal_error`).',
@@ -194,13 +195,13 @@ function paths(): JsonObject {
         operationId: 'retrieveChatCompletionJob',
         tags: ['chat'],
         summary: 'Status of an asynchronous job, with its result once completed',
-        responses: { '200': { description: 'The job.', content: json('ChatCompletionJob') }, ...errors(401, 404, 429) },
+        responses: { '200': { description: 'The job.', content: json('ChatCompletionJob') }, ...errors(401, 404, 410, 429) },
       },
       delete: {
         operationId: 'deleteChatCompletionJob',
         tags: ['chat'],
         summary: 'Forget a job and its result (cancels it if still queued or running)',
-        responses: { '200': { description: 'Deleted.', content: json('ChatCompletionJobDeleted') }, ...errors(401, 404, 429) },
+        responses: { '200': { description: 'Deleted.', content: json('ChatCompletionJobDeleted') }, ...errors(401, 404, 410, 429) },
       },
     },
     '/v1/chat/completions/jobs/{id}/cancel': {
@@ -209,7 +210,7 @@ function paths(): JsonObject {
         operationId: 'cancelChatCompletionJob',
         tags: ['chat'],
         summary: 'Cancel a queued or running job',
-        responses: { '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') }, ...errors(400, 401, 404, 429) },
+        responses: { '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') }, ...errors(400, 401, 404, 410, 429) },
       },
     },
     '/v1/models': {

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'headers_too_large'
   | 'request_timeout'
   | 'not_found'
+  | 'job_lost'
   | 'rate_limit_exceeded'
   | 'too_many_failed_auth'
   | 'provider_error'
@@ -52,6 +53,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   request_timeout: { status: 408, type: 'invalid_request_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
+  // The gateway's store failed, not the client: a 410 so that no SDK retries a read that cannot succeed.
+  job_lost: { status: 410, type: 'api_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   too_many_failed_auth: { status: 429, type: 'rate_limit_error' },
   provider_error: { status: 502, type: 'provider_error', final: true },
@@ -137,6 +140,20 @@ export class RequestTimeoutError extends GatewayError {
 export class NotFoundError extends GatewayError {
   constructor(message: string) {
     super('not_found', message);
+  }
+}
+
+/**
+ * An asynchronous job the gateway accepted (its id proves it, see
+ * `src/queue/async-job-id.ts`) whose Redis record is gone before its time:
+ * Redis restarted without persistence, evicted it, or was flushed.
+ */
+export class JobLostError extends GatewayError {
+  constructor(id: string, createdAt: Date) {
+    super(
+      'job_lost',
+      `The asynchronous job '${id}', accepted at ${createdAt.toISOString()}, was lost by the gateway's Redis (a restart without persistence, an eviction or a flush); its status and result cannot be recovered: resubmit the request.`,
+    );
   }
 }
 

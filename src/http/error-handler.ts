@@ -43,6 +43,9 @@ export function toGatewayError(err: unknown, maxBodyBytes: number): GatewayError
   if (isRedisUnavailable(err)) {
     return new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.', { cause: err });
   }
+  if (isRedisFull(err)) {
+    return new ServiceUnavailableError("The gateway's Redis store is full (maxmemory); it keeps what it holds and takes no new work until memory is freed.", { cause: err });
+  }
   return new InternalError(undefined, { cause: err });
 }
 
@@ -71,6 +74,17 @@ export function isRedisUnavailable(err: unknown): boolean {
     message === 'Command timed out' ||
     message.includes('ECONNREFUSED')
   );
+}
+
+/**
+ * Redis at `maxmemory` under `noeviction` refuses writes with `OOM ...`
+ * (inside MULTI: `EXECABORT` with the OOM among its previous errors): a full
+ * store, not a bug, so 503 rather than 500.
+ */
+export function isRedisFull(err: unknown): boolean {
+  const e = err as { message?: string; previousErrors?: Array<{ message?: string }> } | undefined;
+  const oom = (message: string | undefined) => message?.startsWith('OOM ') === true;
+  return oom(e?.message) || (e?.previousErrors ?? []).some((previous) => oom(previous.message));
 }
 
 /** Writes an error in the error envelope. Used by the error middleware and by streaming routes. */

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatCompletion } from '../chat/types.ts';
-import { InvalidRequestError, NotFoundError } from '../errors/catalog.ts';
+import { InvalidRequestError, JobLostError, NotFoundError } from '../errors/catalog.ts';
+import type { AsyncJobIds } from './async-job-id.ts';
 import { asyncJobKey, FINAL_STATUSES, transitionAsyncJob, type AsyncJobStatus } from './async-job-record.ts';
 
 /** What clients see of an asynchronous job (`object: "chat.completion.job"`). */
@@ -28,12 +28,15 @@ export interface AsyncJobStoreOptions {
   prefix: string;
   /** How long records (and results) are kept, seconds. */
   ttlSeconds: number;
+  /** Mints ids that still vouch for a job once its record is gone. */
+  ids: AsyncJobIds;
 }
 
 /**
  * API side of asynchronous jobs: records live in Redis hashes with a TTL and
  * are visible only to the key owner that created them (others get 404, so ids
- * cannot be probed).
+ * cannot be probed). A record missing although its id says it cannot have
+ * expired yet was lost by Redis: its owner gets 410 `job_lost`.
  */
 export class AsyncJobStore {
   private readonly options: AsyncJobStoreOptions;
@@ -46,8 +49,8 @@ export class AsyncJobStore {
     return this.options.ttlSeconds;
   }
 
-  newId(): string {
-    return `cjob_${randomUUID().replaceAll('-', '')}`;
+  newId(owner: string): string {
+    return this.options.ids.mint(owner);
   }
 
   key(id: string): string {
@@ -65,12 +68,18 @@ export class AsyncJobStore {
     return this.view({ id, status: 'queued', owner, model, created_at: String(now) }, this.options.ttlSeconds);
   }
 
-  /** The record, if it exists and belongs to `owner`; 404 otherwise. */
+  /** The record, if it exists and belongs to `owner`; 410 if Redis lost it; 404 otherwise. */
   async get(id: string, owner: string): Promise<AsyncJobView> {
     const key = this.key(id);
     const [fields, ttl] = await Promise.all([this.options.redis.hgetall(key), this.options.redis.ttl(key)]);
-    if (!fields.status || fields.owner !== owner) throw new NotFoundError(`No asynchronous job '${id}'.`);
-    return this.view(fields, ttl);
+    if (fields.status && fields.owner === owner) return this.view(fields, ttl);
+    // Another owner's record, or the tombstone of a deleted one.
+    if (fields.owner !== undefined) throw new NotFoundError(`No asynchronous job '${id}'.`);
+    const createdAt = this.options.ids.createdAt(id, owner);
+    if (createdAt === undefined) throw new NotFoundError(`No asynchronous job '${id}'.`);
+    // Every write renews the TTL, so a record cannot expire within ttlSeconds of its creation.
+    if (Date.now() / 1000 - createdAt < this.options.ttlSeconds) throw new JobLostError(id, new Date(createdAt * 1000));
+    throw new NotFoundError(`No asynchronous job '${id}': records are kept ${this.options.ttlSeconds} seconds after their last change.`);
   }
 
   /** Cancels a queued or running job; 400 when it already finished. */
@@ -85,10 +94,14 @@ export class AsyncJobStore {
     return this.get(id, owner);
   }
 
-  /** Deletes the record; resolves with what it held. */
+  /**
+   * Deletes the record, leaving a tombstone (the owner only) for the TTL, so
+   * that the id answers 404 rather than `job_lost`; resolves with what it held.
+   */
   async delete(id: string, owner: string): Promise<AsyncJobView> {
     const job = await this.get(id, owner);
-    await this.options.redis.del(this.key(id));
+    const key = this.key(id);
+    await this.options.redis.multi().del(key).hset(key, { owner, deleted: '1' }).expire(key, this.options.ttlSeconds).exec();
     return job;
   }
 

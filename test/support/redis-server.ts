@@ -5,20 +5,30 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort, waitFor } from './processes.ts';
 
-/** A private `redis-server` a test may stop and start again, on a fixed port. */
+/** A private `redis-server` a test may stop and start again, on a fixed port and data folder. */
 export interface RedisServer {
   port: number;
-  stop(): Promise<void>;
+  /** Its working folder (`--dir`): AOF and RDB files land here and are read again by {@link start}. */
+  dir: string;
+  /** SIGKILL by default: a crash, nothing flushed; SIGTERM is a clean shutdown. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
+/** Options of {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /** Persistence and memory flags. Default `--save '' --appendonly no`: nothing survives a stop. */
+  args?: readonly string[];
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = await freePort();
   // Its own working directory, so nothing it might write lands in the checkout.
   const dir = mkdtempSync(join(tmpdir(), 'gw-redis-'));
+  const args = options.args ?? ['--save', '', '--appendonly', 'no'];
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--dir', dir], { stdio: 'ignore' });
     await waitFor(
       async () => {
         const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -34,15 +44,15 @@ export async function startRedisServer(): Promise<RedisServer> {
       `redis-server on ${port}`,
     );
   };
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
     const c = child;
     child = undefined;
     if (!c || c.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
-      c.kill('SIGKILL');
+      c.kill(signal);
     });
   };
   await start();
-  return { port, start, stop };
+  return { port, dir, start, stop };
 }

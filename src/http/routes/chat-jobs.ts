@@ -46,7 +46,7 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     context.provider = provider.name;
     // Routes mounted here run after the rate-limit decision; this only picks up its proof.
     const admission = await settleRateLimit(res);
-    const id = deps.store.newId();
+    const id = deps.store.newId(owner(res));
     const job = await deps.store.create(id, owner(res), request.model);
     await deps.dispatcher.submit(request, provider, {
       requestId: context.requestId,
