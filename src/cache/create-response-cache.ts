@@ -13,7 +13,7 @@ import { OnnxEmbedder } from './embedders/onnx-embedder.ts';
 import { ExactCache } from './exact-cache.ts';
 import { cacheKeys } from './redis-keys.ts';
 import { RequestCoalescer } from './request-coalescer.ts';
-import { ResponseCache } from './response-cache.ts';
+import { ResponseCache, type VerifyOutcome } from './response-cache.ts';
 import { SemanticCache } from './semantic-cache.ts';
 
 /** What {@link createResponseCache} is built from. */
@@ -29,6 +29,8 @@ export interface ResponseCacheDeps {
   env?: NodeJS.ProcessEnv;
   /** Called on every lookup (the `gateway_cache_hits_total{cache_type}` metric). */
   onLookup?: (cacheType: CacheType, hit: boolean) => void;
+  /** Called for every semantic candidate the verifier looked at (the `gateway_semantic_candidates_total` metric). */
+  onVerify?: (outcome: VerifyOutcome) => void;
   /** This process as a reader of reply streams, for coalesced requests (see `RequestCoalescerOptions.liveness`). */
   liveness?: ReaderIdentity;
 }
@@ -93,5 +95,6 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
         }
       : {}),
     ...(deps.onLookup ? { onLookup: deps.onLookup } : {}),
+    ...(deps.onVerify ? { onVerify: deps.onVerify } : {}),
   });
 }

@@ -124,6 +124,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     onLookup: (cacheType, hit) => {
       if (hit) metrics?.cacheHit(cacheType);
     },
+    onVerify: (outcome) => metrics?.semanticCandidate(outcome),
     settings,
     redis,
     subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),

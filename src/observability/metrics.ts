@@ -17,7 +17,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * Added for operating the queue: gateway_queue_depth{provider} (read from
  * BullMQ at scrape time), gateway_queue_wait_seconds{provider},
  * gateway_time_to_first_token_seconds{provider},
- * gateway_dlp_findings_total{entity_type,action}, and prom-client's process
+ * gateway_dlp_findings_total{entity_type,action},
+ * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
+ * verifier rejected a candidate: `payload`, `content`, `order`), and prom-client's process
  * defaults (`process_*`, `nodejs_*`).
  *
  * Every label value is bounded: endpoints are route patterns (or
@@ -79,6 +81,7 @@ export class GatewayMetrics {
   private readonly requestsTotal: Counter<'method' | 'endpoint' | 'status'>;
   private readonly requestDuration: Histogram;
   private readonly cacheHits: Counter<'cache_type'>;
+  private readonly semanticCandidates: Counter<'outcome'>;
   private readonly tokensUsed: Counter<'provider' | 'model' | 'type'>;
   private readonly queueWait: Histogram<'provider'>;
   private readonly timeToFirstToken: Histogram<'provider'>;
@@ -110,6 +113,12 @@ export class GatewayMetrics {
     // Both series exist from the start, so rate() works before the first hit.
     this.cacheHits.inc({ cache_type: 'exact' }, 0);
     this.cacheHits.inc({ cache_type: 'semantic' }, 0);
+    this.semanticCandidates = new Counter({
+      name: 'gateway_semantic_candidates_total',
+      help: 'Semantic-cache candidates above the threshold, by what the verifier made of them: verified (served), or the reason it rejected them.',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
     this.tokensUsed = new Counter({
       name: 'gateway_tokens_used_total',
       help: 'Tokens reported by upstream providers, by provider, model and type (prompt or completion).',
@@ -172,6 +181,10 @@ export class GatewayMetrics {
 
   cacheHit(cacheType: 'exact' | 'semantic'): void {
     this.cacheHits.inc({ cache_type: cacheType });
+  }
+
+  semanticCandidate(outcome: 'verified' | 'payload' | 'content' | 'order'): void {
+    this.semanticCandidates.inc({ outcome });
   }
 
   tokens(provider: string, model: string, promptTokens: number, completionTokens: number): void {

@@ -210,6 +210,10 @@ describe('semantic cache', () => {
     const swapped = await ask('Convert EUR to USD');
     expect(swapped.xCache).toBe('MISS');
     expect(chatCalls()).toBe(before + 4);
+    // The verifier's outcomes are counted: the paraphrase verified, the swapped direction rejected for its order.
+    const metrics = await (await fetch(`${gateway.baseUrl}/metrics`, { headers: { 'x-api-key': ADMIN_KEY } })).text();
+    expect(Number(/gateway_semantic_candidates_total\{outcome="verified"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/gateway_semantic_candidates_total\{outcome="order"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('streams a semantic hit as SSE', async () => {
