@@ -103,7 +103,11 @@ export interface CurvePoint extends Totals {
 }
 
 /** Thresholds 0.80 to 0.99 by 0.01. */
-export const CURVE_THRESHOLDS: readonly number[] = Array.from({ length: 20 }, (_, i) => Math.round((0.8 + i * 0.01) * 100) / 100);
+/** 0.50 to 0.75 by 0.05 (with verification, low thresholds are worth seeing), then 0.80 to 0.99 by 0.01. */
+export const CURVE_THRESHOLDS: readonly number[] = [
+  ...Array.from({ length: 6 }, (_, i) => Math.round((0.5 + i * 0.05) * 100) / 100),
+  ...Array.from({ length: 20 }, (_, i) => Math.round((0.8 + i * 0.01) * 100) / 100),
+];
 
 export function curve(outcomes: readonly PairOutcome[], thresholds: readonly number[] = CURVE_THRESHOLDS): CurvePoint[] {
   return thresholds.map((threshold) => ({ threshold, ...totalsOf(outcomes, (o) => hitAt(o, threshold)) }));

@@ -4,7 +4,7 @@ import type { ProviderConfig } from '../config/gateway-config.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import { isTerminal, type StreamEntry } from '../streams/protocol.ts';
-import { cacheModeOf, type CacheMode } from './cache-control.ts';
+import { cacheModeOf, type CacheMode, type SemanticControl } from './cache-control.ts';
 import { exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from './cache-key.ts';
 import type { CacheStats, CacheType } from './cache-stats.ts';
 import type { CachedReply } from './cached-reply.ts';
@@ -147,11 +147,13 @@ export class ResponseCache {
    * Looks `request` up for the key owner `owner`; `cacheControl` is the
    * request's `Cache-Control` header. `gate` (the rate-limit decision) is
    * awaited together with the first cache read: when it rejects, so does the
-   * lookup, and nothing is counted.
+   * lookup, and nothing is counted. `control` turns the semantic cache off
+   * for this request or asks it for a higher similarity
+   * (`X-Semantic-Cache`, or the provider's `semantic_cache: false`).
    */
-  async lookup(request: ChatRequest, owner: string, cacheControl: string | string[] | undefined, gate: Promise<Admission>): Promise<CacheLookup> {
+  async lookup(request: ChatRequest, owner: string, cacheControl: string | string[] | undefined, gate: Promise<Admission>, control: SemanticControl = { semantic: 'on' }): Promise<CacheLookup> {
     const mode = cacheModeOf(cacheControl);
-    const semanticOn = this.semanticState === 'ready';
+    const semanticOn = this.semanticState === 'ready' && control.semantic === 'on';
     if (mode === 'bypass' || (!this.options.exactEnabled && !semanticOn)) {
       return new CacheLookup(this, await gate, 'BYPASS');
     }
@@ -175,7 +177,8 @@ export class ResponseCache {
       admission = await gate;
     }
     if (mode === 'use' && context.semanticPartition) {
-      const hit = await this.semanticLookup(context);
+      const threshold = Math.max(this.options.threshold, control.semantic === 'on' ? (control.minSimilarity ?? 0) : 1);
+      const hit = await this.semanticLookup(context, threshold);
       if (hit) return new CacheLookup(this, admission, 'SEMANTIC_HIT', context, hit);
     }
     return new CacheLookup(this, admission, 'MISS', context);
@@ -199,14 +202,14 @@ export class ResponseCache {
     this.options.logger.warn({ err: err.message }, message);
   }
 
-  private async semanticLookup(context: LookupContext): Promise<CachedReply | undefined> {
+  private async semanticLookup(context: LookupContext, threshold: number): Promise<CachedReply | undefined> {
     const prompt = context.prompt as CanonicalPrompt;
     try {
       context.vector = await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
     } catch (err) {
       return this.lookupFailed('semantic', err as Error);
     }
-    const { semantic, threshold } = this.options;
+    const { semantic } = this.options;
     const result = semantic.search(context.semanticPartition as string, context.vector, threshold, context.guard as string, CANDIDATES);
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {

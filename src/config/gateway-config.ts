@@ -42,6 +42,8 @@ const providerSchema = z.strictObject({
    * `X-Gateway-Dropped-Params`. Default false.
    */
   drop_unsupported_params: z.boolean().default(false),
+  /** Let the semantic cache answer for this provider's models (the exact cache always may). Default true. */
+  semantic_cache: z.boolean().default(true),
 });
 
 const configSchema = z.strictObject({

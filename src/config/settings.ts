@@ -32,7 +32,7 @@ const settingsSchema = z.object({
   PUBLIC_PATHS: envList(),
 
   CACHE_TTL: envNumber(3600, { int: true, min: 1 }),
-  SEMANTIC_CACHE_THRESHOLD: envNumber(0.95, { min: 0, max: 1 }),
+  SEMANTIC_CACHE_THRESHOLD: envNumber(0.75, { min: 0, max: 1 }),
   SEMANTIC_CACHE_ENABLED: envBoolean(true),
   /** Exact-match response cache on/off. Default true. */
   CACHE_ENABLED: envBoolean(true),

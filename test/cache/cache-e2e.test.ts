@@ -68,9 +68,11 @@ beforeAll(async () => {
     config: {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 0 },
+        // The same upstream with the semantic cache switched off for its models.
+        { name: 'provider_exact', format: 'openai', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-exact-only'], semantic_cache: false, max_retries: 0 },
       ],
     },
-    providers: ['provider_a'],
+    providers: ['provider_a', 'provider_exact'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
   other = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: OTHER_KEY, maxRetries: 0, timeout: 20_000 });
@@ -234,6 +236,27 @@ describe('semantic cache', () => {
     expect(chatCalls()).toBe(before + 5);
     // Same guards, other wording: a hit.
     expect((await ask('To miles, convert 5 km')).xCache).toBe('SEMANTIC_HIT');
+  });
+
+  it('obeys X-Semantic-Cache (off, a higher similarity, nonsense) and a provider configured without it', async () => {
+    // Twelve content words, so a one-word typo keeps a bag-of-words similarity of 11/12 (above 0.9, below 1).
+    const base = 'Name the largest moon orbiting the ringed gas giant planet Saturn in the outer solar system.';
+    await ask(base);
+    expect((await ask(base.replace('Saturn', 'Saturnn'), { headers: { 'X-Semantic-Cache': '0.99999' } })).xCache).toBe('MISS');
+    expect((await ask(base.replace('ringed', 'rigned'), { headers: { 'X-Semantic-Cache': 'off' } })).xCache).toBe('MISS');
+    // A lower similarity than the configured one changes nothing; the exact cache still answers with the semantic one off.
+    expect((await ask(base, { headers: { 'X-Semantic-Cache': 'off' } })).xCache).toBe('HIT');
+    const paraphrase = base.replace('system', 'sytem');
+    const bad = await client.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: paraphrase }] }, { headers: { 'X-Semantic-Cache': 'sometimes' } })
+      .catch((err: unknown) => err);
+    expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((bad as Error).message).toContain('X-Semantic-Cache');
+    expect((await ask(paraphrase, { headers: { 'X-Semantic-Cache': '0.5' } })).xCache).toBe('SEMANTIC_HIT');
+
+    await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } });
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-exact-only' } })).xCache).toBe('MISS');
+    expect((await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } })).xCache).toBe('HIT');
   });
 
   it('compares only within the same key owner, system prompt and parameters', async () => {

@@ -36,7 +36,7 @@ describe('environment settings', () => {
     expect(s.PORT).toBe(8000);
     expect(s.REDIS_HOST).toBe('localhost');
     expect(s.CACHE_TTL).toBe(3600);
-    expect(s.SEMANTIC_CACHE_THRESHOLD).toBe(0.95);
+    expect(s.SEMANTIC_CACHE_THRESHOLD).toBe(0.75);
     expect(s.RATE_LIMIT_REQUESTS).toBe(10);
     expect(s.RATE_LIMIT_WINDOW).toBe(60);
     expect(s.DLP_CONFIDENCE_THRESHOLD).toBe(0.8);
