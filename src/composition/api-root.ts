@@ -93,7 +93,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({
               provider: name,
-              depth: await queues.queueFor(name).getJobCountByTypes('wait', 'prioritized'),
+              depth: await queues.waiting(name),
             })),
           ),
       })
@@ -155,7 +155,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     keyStore,
     config: () => configStore.current,
     configError: () => reloader.configError,
-    waitingJobs: (provider) => queues.queueFor(provider).getJobCountByTypes('wait', 'prioritized'),
+    waitingJobs: (provider) => queues.waiting(provider),
+    probeQueues: (providers) => queues.probe(providers),
     backlogThreshold: settings.HEALTH_QUEUE_BACKLOG,
     version: serviceVersion(),
   });

@@ -151,6 +151,7 @@ export const readinessSchema = z
       cache_store: connection,
       config: z.enum(['loaded', 'failed']),
       database: connection,
+      queues: z.enum(['ready', 'failed']).describe('Whether a job can be added to every provider\'s queue.'),
     }),
     config_error: z.string().optional().describe('Why the configuration is not loaded.'),
   })

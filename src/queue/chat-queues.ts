@@ -27,13 +27,19 @@ export class ChatQueues {
     this.options = options;
   }
 
-  queueFor(provider: string): Queue<ChatJobData> {
+  private queueFor(provider: string): Queue<ChatJobData> {
     let queue = this.queues.get(provider);
     if (!queue) {
       queue = new Queue<ChatJobData>(queueNameFor(provider), {
         connection: this.options.connection,
         prefix: this.options.prefix,
         skipWaitingForReady: true,
+        // BullMQ sets a queue's connection up once (an INFO for the version
+        // check) and keeps the outcome for the queue's life: on this fail-fast
+        // connection, a queue first used while Redis was down (by /health or a
+        // /metrics scrape) would refuse every job for good. Without the check,
+        // setting up sends nothing and cannot fail; the workers check the version.
+        skipVersionCheck: true,
       });
       // Errors surface on add(); the emitter must not crash the process.
       queue.on('error', () => {});
@@ -58,6 +64,19 @@ export class ChatQueues {
     return (await this.queueFor(provider).remove(jobId)) === 1;
   }
 
+  /** Jobs waiting in `provider`'s queue (every job has a priority, so they sit in its prioritized set). */
+  waiting(provider: string): Promise<number> {
+    return this.queueFor(provider).getJobCountByTypes('wait', 'prioritized');
+  }
+
+  /**
+   * Whether every queue of `providers` answers through the same path a job
+   * is added on (readiness: a job can be enqueued). Rejects when one does not.
+   */
+  async probe(providers: readonly string[]): Promise<void> {
+    await Promise.all(providers.map((provider) => this.waiting(provider)));
+  }
+
   /**
    * Jobs waiting on a provider's queue. Sampled at most every `depthCacheMs`,
    * so backpressure costs no Redis round trip on most requests.
@@ -67,8 +86,7 @@ export class ChatQueues {
     const cached = this.depths.get(provider);
     if (cached && now - cached.at < (this.options.depthCacheMs ?? 250)) return cached.value;
     if (cached?.pending) return cached.pending;
-    const pending = this.queueFor(provider)
-      .getJobCountByTypes('wait', 'prioritized')
+    const pending = this.waiting(provider)
       .then((value) => {
         this.depths.set(provider, { value, at: Date.now() });
         return value;

@@ -31,6 +31,7 @@ function service(options: Partial<ConstructorParameters<typeof HealthService>[0]
     config: () => config,
     configError: () => undefined,
     waitingJobs: (provider) => (provider === 'provider_a' ? queue.getJobCountByTypes('wait', 'prioritized') : Promise.resolve(0)),
+    probeQueues: () => Promise.resolve(),
     backlogThreshold: 3,
     version: '9.9.9',
     env: { HS_KEY_A: 'a', HS_KEY_B: 'b' },
@@ -91,6 +92,14 @@ describe('HealthService', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(ready).toMatchObject({ status: 'ready', checks: { database: 'disconnected', cache_store: 'connected' } });
     void hung.close();
+  });
+
+  it('is not ready while a job cannot be added to some queue, though Redis answers PING', async () => {
+    const probed: string[][] = [];
+    const stuck = service({ probeQueues: async (providers) => (probed.push([...providers]), Promise.reject(new Error("Stream isn't writeable"))) });
+    expect(await stuck.readiness()).toMatchObject({ status: 'not_ready', checks: { cache_store: 'connected', queues: 'failed' } });
+    expect(probed).toEqual([['provider_a', 'provider_b']]);
+    expect(await service().readiness()).toMatchObject({ status: 'ready', checks: { queues: 'ready' } });
   });
 
   it('no usable provider or no configuration is unhealthy; a missing key makes a provider unavailable', async () => {

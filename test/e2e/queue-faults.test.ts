@@ -1,0 +1,144 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+
+/**
+ * The queues under faults, through real API and worker processes on a private
+ * Redis (stopped and started again here): a Redis blip before the first job,
+ * backpressure under a simultaneous burst, the longest wait in a queue, and
+ * providers without a live worker.
+ */
+
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+if (!hasRedisServer) console.warn('\n*** SKIPPING queue-faults: no redis-server binary on PATH ***\n');
+
+const KEY = 'gw_queue_faults_key_0123456789';
+const ADMIN = 'gw_queue_faults_admin_0123456';
+
+/** provider_a: one job at a time, at most 5 waiting. provider_b: one job at a time, 1.5 s in the queue at most. provider_c: never a worker. */
+function configDoc(a: FakeUpstream, b: FakeUpstream, extra: object[] = []) {
+  return {
+    providers: [
+      { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: a.url, models: ['a-4o'], concurrency: 1, max_queue_depth: 5, queue_timeout_ms: 10_000, timeout_ms: 8_000 },
+      { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', format: 'openai', base_url: b.url, models: ['b-late'], concurrency: 1, queue_timeout_ms: 1_500, timeout_ms: 10_000, max_retries: 0 },
+      { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', format: 'openai', base_url: a.url, models: ['c-idle'], queue_timeout_ms: 3_000, timeout_ms: 3_000 },
+      ...extra,
+    ],
+  };
+}
+
+let redisServer: RedisServer;
+let upstreamA: FakeUpstream;
+let upstreamB: FakeUpstream;
+let gateway: Gateway;
+let replica: ApiReplica;
+let env: Record<string, string>;
+
+interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+  ms: number;
+}
+
+async function call(baseUrl: string, path: string, init: { method?: string; body?: unknown; key?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Reply> {
+  const started = Date.now();
+  const res = await fetch(`${baseUrl}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'content-type': 'application/json', 'x-api-key': init.key ?? KEY, ...init.headers },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    signal: AbortSignal.timeout(init.timeoutMs ?? 20_000),
+  });
+  const text = await res.text();
+  let body: any = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // SSE or Prometheus text
+  }
+  return { status: res.status, body, headers: res.headers, ms: Date.now() - started };
+}
+
+function chat(baseUrl: string, model: string, content: string, options: { stream?: boolean; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Reply> {
+  return call(baseUrl, '/v1/chat/completions', {
+    method: 'POST',
+    body: { model, stream: options.stream ?? false, messages: [{ role: 'user', content }] },
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+}
+
+function submitJob(baseUrl: string, model: string, content: string): Promise<Reply> {
+  return call(baseUrl, '/v1/chat/completions/jobs', { method: 'POST', body: { model, messages: [{ role: 'user', content }] } });
+}
+
+describe.skipIf(!hasRedisServer)('queues under faults', () => {
+  beforeAll(async () => {
+    redisServer = await startRedisServer();
+    upstreamA = await startFakeUpstream({ format: 'openai', apiKey: 'up-a' });
+    upstreamB = await startFakeUpstream({ format: 'openai', apiKey: 'up-b' });
+    env = {
+      REDIS_PORT: String(redisServer.port),
+      REDIS_KEY_PREFIX: 'gwqf',
+      API_KEYS: KEY,
+      ADMIN_API_KEYS: ADMIN,
+      PROVIDER_A_API_KEY: 'up-a',
+      PROVIDER_B_API_KEY: 'up-b',
+      PROVIDER_C_API_KEY: 'up-a',
+      PROVIDER_D_API_KEY: 'up-a',
+      DLP_ENABLED: 'false',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '1000000',
+      WORKER_HEARTBEAT_MS: '500',
+      PROMETHEUS_METRICS_ENABLED: 'true',
+    };
+    gateway = await startGateway({ env, config: configDoc(upstreamA, upstreamB), providers: ['provider_a', 'provider_b'] });
+    replica = await startApiReplica(env, gateway.configPath);
+  }, 60_000);
+
+  afterAll(async () => {
+    await replica?.stop();
+    await gateway?.stop();
+    await Promise.all([upstreamA?.close(), upstreamB?.close()]);
+    await redisServer?.stop();
+  });
+
+  // First: no queue may exist in the API processes before the outage.
+  describe('a Redis blip before the first job', () => {
+    it('after a /health or /metrics call during the outage, chat and jobs succeed within 2 s of Redis returning, and readiness says so', async () => {
+      await redisServer.stop();
+      expect((await call(gateway.baseUrl, '/health')).status).toBe(503);
+      await call(replica.baseUrl, '/metrics');
+      await redisServer.start();
+      const back = Date.now();
+
+      const jobs: string[] = [];
+      for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
+        let last: Reply[] = [];
+        await waitFor(
+          async () => {
+            const ready = await call(baseUrl, '/health/ready');
+            // Ready must mean a job can be enqueued: checked right after it says so.
+            if (ready.status !== 200) return false;
+            last = [ready, await chat(baseUrl, 'a-4o', `after the blip ${baseUrl}`), await submitJob(baseUrl, 'a-4o', `job after the blip ${baseUrl}`)];
+            return last[1]?.status === 200 && last[2]?.status === 202;
+          },
+          2_000 - (Date.now() - back),
+          `chat through ${baseUrl} after the blip`,
+        ).catch((err: Error) => {
+          throw new Error(`${err.message}; last replies: ${JSON.stringify(last.map((r) => [r.status, r.body]))}`);
+        });
+        expect(last[0]?.body.checks).toMatchObject({ cache_store: 'connected', queues: 'ready' });
+        jobs.push(last[2]?.body.id);
+      }
+      expect(Date.now() - back).toBeLessThan(2_000);
+      // The jobs run too (and are out of the way of what follows).
+      for (const id of jobs) {
+        await expect.poll(async () => (await call(gateway.baseUrl, `/v1/chat/completions/jobs/${id}`)).body.status, { timeout: 10_000 }).toBe('completed');
+      }
+    });
+  });
+});
