@@ -42,6 +42,7 @@ import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
+import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
@@ -82,9 +83,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,
+    places: new QueuePlaces({ redis, prefix: settings.REDIS_KEY_PREFIX }),
     reader,
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
+    streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
+    logger,
   });
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED

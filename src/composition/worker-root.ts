@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
@@ -6,6 +6,7 @@ import { ChatExecutor } from '../execution/chat-executor.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
+import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { cancelChannel } from '../streams/protocol.ts';
 import { ConfigReloader } from '../admin/config-reloader.ts';
@@ -68,10 +69,16 @@ export async function createWorkerRoot(
     }
   });
 
+  const places = new QueuePlaces({ redis: writer, prefix: settings.REDIS_KEY_PREFIX });
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
-    // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
-    const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data, { first: job.attemptsStarted <= 1 }), {
+    const run = (job: Job<ChatJobData>) => {
+      // The job has left the queue: its place (max_queue_depth) is free for the next one. Sent with the job's first commands.
+      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err: err.message, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
+      // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
+      return executor.run(job.data, { first: job.attemptsStarted <= 1 });
+    };
+    const worker = new Worker<ChatJobData>(queueNameFor(name), run, {
       connection: createRedis(settings, 'bullmq', `worker-${name}`),
       prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
       concurrency: provider.concurrency,

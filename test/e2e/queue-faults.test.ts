@@ -75,6 +75,10 @@ function submitJob(baseUrl: string, model: string, content: string): Promise<Rep
   return call(baseUrl, '/v1/chat/completions/jobs', { method: 'POST', body: { model, messages: [{ role: 'user', content }] } });
 }
 
+function sentTo(upstream: FakeUpstream, text: string): boolean {
+  return upstream.requests.some((r) => JSON.stringify(r.body).includes(text));
+}
+
 describe.skipIf(!hasRedisServer)('queues under faults', () => {
   beforeAll(async () => {
     redisServer = await startRedisServer();
@@ -139,6 +143,78 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       for (const id of jobs) {
         await expect.poll(async () => (await call(gateway.baseUrl, `/v1/chat/completions/jobs/${id}`)).body.status, { timeout: 10_000 }).toBe('completed');
       }
+    });
+  });
+
+  describe('backpressure', () => {
+    it.each([
+      ['claimed through the response cache', {}],
+      ['bypassing the response cache', { 'cache-control': 'no-store' }],
+    ])('a simultaneous burst of 30 into a queue of depth 5 admits exactly 5 (%s)', async (_, headers) => {
+      upstreamA.reset();
+      upstreamA.setBehavior({ latencyMs: 3_000 });
+      // The only job slot of provider_a is taken, so nothing leaves the queue during the burst.
+      const blocker = chat(gateway.baseUrl, 'a-4o', `blocker ${Math.random()}`);
+      await expect.poll(() => upstreamA.requests.length, { timeout: 5_000 }).toBe(1);
+      upstreamA.setBehavior({ latencyMs: 0 });
+      const tag = Math.random().toString(36).slice(2);
+      const burst = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => chat(i % 2 === 0 ? gateway.baseUrl : replica.baseUrl, 'a-4o', `burst ${tag} ${i}`, { headers })),
+      );
+      const refused = burst.filter((r) => r.status === 503);
+      const served = burst.filter((r) => r.status === 200);
+      expect(refused).toHaveLength(25);
+      expect(served).toHaveLength(5);
+      for (const r of refused) {
+        expect(r.body.error.code).toBe('service_unavailable');
+        expect(r.body.error.message).toContain('queue is full');
+        expect(r.headers.get('retry-after')).toBe('1');
+      }
+      expect((await blocker).status).toBe(200);
+      // Only the admitted ones ever reached the upstream.
+      expect(upstreamA.requests.filter((r) => JSON.stringify(r.body).includes(`burst ${tag}`))).toHaveLength(5);
+    });
+  });
+
+  describe('the longest wait in a queue is queue_timeout_ms', () => {
+    it('a request whose job no worker starts within queue_timeout_ms gets 504 provider_timeout then, and its prompt never reaches the upstream', async () => {
+      upstreamB.reset();
+      upstreamB.setBehavior({ latencyMs: 4_000 });
+      const blocker = chat(gateway.baseUrl, 'b-late', 'holds the only slot');
+      await expect.poll(() => upstreamB.requests.length, { timeout: 5_000 }).toBe(1);
+      const waiting = await Promise.all([
+        chat(gateway.baseUrl, 'b-late', 'waits too long, json'),
+        chat(replica.baseUrl, 'b-late', 'waits too long, stream', { stream: true }),
+      ]);
+      for (const r of waiting) {
+        expect(r.status).toBe(504);
+        expect(r.body.error.code).toBe('provider_timeout');
+        // queue_timeout_ms is 1500: answered then, not when the busy worker would have reached the job.
+        expect(r.ms).toBeGreaterThanOrEqual(1_400);
+        expect(r.ms).toBeLessThan(2_500);
+      }
+      expect((await blocker).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(upstreamB.requests).toHaveLength(1);
+    });
+
+    it('a worker refuses a job that waited longer than queue_timeout_ms even when its API process died and could not take it back', async () => {
+      const orphan = await startApiReplica(env, gateway.configPath);
+      upstreamB.reset();
+      upstreamB.setBehavior({ latencyMs: 3_000 });
+      const blocker = chat(gateway.baseUrl, 'b-late', 'holds the only slot again');
+      await expect.poll(() => upstreamB.requests.length, { timeout: 5_000 }).toBe(1);
+      const lost = chat(orphan.baseUrl, 'b-late', 'orphaned while waiting').catch((err: unknown) => err);
+      await new Promise((r) => setTimeout(r, 300));
+      await orphan.process.kill('SIGKILL');
+      await lost;
+      upstreamB.setBehavior({ latencyMs: 0 });
+      expect((await blocker).status).toBe(200);
+      // The worker is free again: it takes the orphan (which waited about 3 s) first and must refuse it.
+      const after = await chat(gateway.baseUrl, 'b-late', 'served after the orphan');
+      expect(after.status).toBe(200);
+      expect(sentTo(upstreamB, 'served after the orphan')).toBe(true);
+      expect(sentTo(upstreamB, 'orphaned while waiting')).toBe(false);
     });
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
@@ -100,7 +101,9 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
 /**
  * Gets the reply of a miss: follows an identical request in flight, or
  * enqueues this one (its reply passes through the cache, which stores it once
- * complete).
+ * complete). The place in the queue is taken in the same round trip as the
+ * claim, so enforcing max_queue_depth costs no extra wait; a follower gives
+ * its place back.
  */
 async function dispatchMiss(
   dispatcher: ChatDispatcher,
@@ -109,12 +112,19 @@ async function dispatchMiss(
   miss: { context: RequestContext; lookup: CacheLookup | undefined; admission: Admission; signal: AbortSignal },
 ): Promise<Dispatch> {
   const { lookup, signal } = miss;
-  const claim = lookup ? await lookup.claim(provider) : undefined;
-  if (claim?.role === 'follower') return dispatcher.follow(claim.jobId, provider, signal);
-  const context = { requestId: miss.context.requestId, signal, admission: miss.admission, priority: priorityFor(request.service_tier) };
+  const jobId = randomUUID();
+  const reserving = dispatcher.reserve(provider, miss.admission, { jobId });
+  // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
+  reserving.catch(() => {});
+  const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
+  if (claim?.role === 'follower') {
+    reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    return dispatcher.follow(claim.jobId, provider, signal);
+  }
   let dispatch: Dispatch;
   try {
-    dispatch = await dispatcher.dispatch(request, provider, claim ? { ...context, jobId: claim.jobId } : context);
+    const place = await reserving;
+    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier) });
   } catch (err) {
     await lookup?.leaderFailed(err);
     throw err;
