@@ -9,6 +9,7 @@ import { keyInvalidationChannel } from '../auth/key-invalidation.ts';
 import type { KeyStore } from '../auth/key-store.ts';
 import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
 import { HealthService } from '../health/health-service.ts';
+import { WorkerPresence } from '../health/worker-presence.ts';
 import { serviceVersion } from '../health/service-version.ts';
 import { rateLimit } from '../http/middleware/rate-limit.ts';
 import { requireConfig } from '../http/middleware/require-config.ts';
@@ -80,10 +81,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
   const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
+  // Off the request path: which providers have a live worker, read from the heartbeats every second.
+  const workerPresence = new WorkerPresence({ redis, prefix: settings.REDIS_KEY_PREFIX, providers: () => configStore.current.providers.map((p) => p.name) });
+  workerPresence.start();
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,
     places: new QueuePlaces({ redis, prefix: settings.REDIS_KEY_PREFIX }),
+    workers: workerPresence,
     reader,
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -147,6 +152,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix,
     logger,
     ackTimeoutMs: settings.RELOAD_ACK_TIMEOUT_MS,
+    withoutWorkers: (providers) => workerPresence.withoutWorkers(providers),
     ...(options.envFile ? { envFile: options.envFile } : {}),
     ...(startupError !== undefined ? { startupError } : {}),
   });
@@ -230,6 +236,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     metricsHttp,
     keyStore,
     async close() {
+      workerPresence.stop();
       await bus.close();
       await keyStore.close().catch(() => {});
       await stats.close();

@@ -204,6 +204,10 @@ export const reloadResultSchema = z
     status: z.literal('success'),
     message: z.string(),
     timestamp: z.iso.datetime(),
+    providers_without_workers: z
+      .array(z.string())
+      .optional()
+      .describe('Providers of the new configuration that no live worker serves; their requests answer 503 until one starts.'),
   })
   .meta({ id: 'ReloadResult' });
 

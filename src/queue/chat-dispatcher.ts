@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
@@ -19,6 +20,8 @@ export interface ChatDispatcherOptions {
   queues: ChatQueues;
   /** Places in the queues (`max_queue_depth`). */
   places: QueuePlaces;
+  /** Which providers have a live worker. */
+  workers: WorkerPresence;
   reader: StreamReader;
   /** Command connection (cancel marks). */
   redis: Redis;
@@ -129,11 +132,12 @@ export class ChatDispatcher {
 
   /**
    * Takes a place in `provider`'s queue for one job: 503
-   * `service_unavailable` at once when its queue holds max_queue_depth jobs
-   * already. The {@link Admission} is the rate limiter's word that this
-   * request may have effects at all.
+   * `service_unavailable` at once when no worker serves the provider, or when
+   * its queue holds max_queue_depth jobs already. The {@link Admission} is
+   * the rate limiter's word that this request may have effects at all.
    */
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
+    await this.options.workers.requireLiveWorker(provider.name);
     return this.options.places.take(provider.name, options.jobId ?? randomUUID(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
   }
 

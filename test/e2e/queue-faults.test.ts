@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
@@ -215,6 +217,72 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       expect(after.status).toBe(200);
       expect(sentTo(upstreamB, 'served after the orphan')).toBe(true);
       expect(sentTo(upstreamB, 'orphaned while waiting')).toBe(false);
+    });
+  });
+
+  describe('a provider without a live worker', () => {
+    it('answers 503 service_unavailable with Retry-After at once, for chat, streams and jobs', async () => {
+      for (const send of [
+        () => chat(gateway.baseUrl, 'c-idle', 'nobody serves this'),
+        () => chat(replica.baseUrl, 'c-idle', 'nobody streams this', { stream: true }),
+        () => submitJob(gateway.baseUrl, 'c-idle', 'nobody runs this'),
+      ]) {
+        const r = await send();
+        expect(r.status).toBe(503);
+        expect(r.body.error.code).toBe('service_unavailable');
+        expect(r.body.error.message).toContain('provider_c');
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(r.ms).toBeLessThan(1_000);
+      }
+    });
+
+    it('a provider added by a reload without a worker: the reload result names it, and its requests answer 503 at once', async () => {
+      writeFileSync(
+        gateway.configPath,
+        stringify(configDoc(upstreamA, upstreamB, [{ name: 'provider_d', api_key_env: 'PROVIDER_D_API_KEY', format: 'openai', base_url: upstreamA.url, models: ['d-new'] }])),
+      );
+      const reload = await call(gateway.baseUrl, '/admin/reload-config', { method: 'POST', key: ADMIN });
+      expect(reload.status).toBe(200);
+      expect(reload.body.providers_without_workers).toEqual(['provider_c', 'provider_d']);
+      expect(reload.body.message).toContain('provider_d');
+      const r = await chat(replica.baseUrl, 'd-new', 'a new provider');
+      expect(r.status).toBe(503);
+      expect(r.body.error.code).toBe('service_unavailable');
+      expect(r.ms).toBeLessThan(1_000);
+    });
+
+    it('a provider whose workers all die mid-traffic answers 503 within seconds, and serves again once a worker is back', async () => {
+      expect((await chat(gateway.baseUrl, 'a-4o', 'served before the kill')).status).toBe(200);
+      const [worker] = gateway.workers.get('provider_a') ?? [];
+      await worker!.kill('SIGKILL');
+      gateway.workers.set('provider_a', []);
+      const killedAt = Date.now();
+      // Heartbeats count for 3 x 500 ms, and each API process refreshes its view of them every second or so.
+      const flippedAt = new Map<string, number>();
+      while (flippedAt.size < 2 && Date.now() - killedAt < 6_000) {
+        for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
+          if (flippedAt.has(baseUrl)) continue;
+          const at = Date.now();
+          // A probe that still got enqueued gives up after 500 ms (and its job is cancelled).
+          const reply = await chat(baseUrl, 'a-4o', `probe ${at}`, { timeoutMs: 500 }).catch(() => undefined);
+          if (reply?.status === 503) {
+            expect(reply.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('provider_a') });
+            flippedAt.set(baseUrl, at);
+          }
+        }
+      }
+      expect([...flippedAt.keys()].sort(), 'API processes answering 503 within 6 s of the last worker dying').toEqual([gateway.baseUrl, replica.baseUrl].sort());
+      for (const at of flippedAt.values()) expect(at - killedAt).toBeLessThan(4_000);
+      for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
+        const r = await chat(baseUrl, 'a-4o', 'after the flip');
+        expect(r.status).toBe(503);
+        expect(r.ms).toBeLessThan(1_000);
+      }
+
+      await gateway.addWorker('provider_a');
+      for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
+        await waitFor(async () => (await chat(baseUrl, 'a-4o', `recovered ${Date.now()}`)).status === 200, 3_000, `provider_a to serve again through ${baseUrl}`);
+      }
     });
   });
 });

@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { WorkerHeartbeat } from '../../src/health/worker-heartbeat.ts';
+import { WorkerPresence } from '../../src/health/worker-presence.ts';
 import { placesKey, QueuePlaces } from '../../src/queue/queue-places.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
-// Places in a queue (max_queue_depth), on the real Redis.
+// Places in a queue (max_queue_depth) and the API's view of live workers, on the real Redis.
 const redis = testRedis();
 const prefix = uniquePrefix('queue-places');
 const places = new QueuePlaces({ redis, prefix });
@@ -37,5 +39,36 @@ describe('QueuePlaces', () => {
     await expect(places.take('lapse', 'next', 1, 60_000)).rejects.toMatchObject({ code: 'service_unavailable' });
     await expect.poll(() => places.take('lapse', 'next', 1, 60_000).then(() => true, () => false), { timeout: 3_000 }).toBe(true);
     expect(await redis.zrange(placesKey(prefix, 'lapse'), 0, -1)).toEqual(['next']);
+  });
+});
+
+describe('WorkerPresence', () => {
+  it('refuses a provider without a live worker with 503 and Retry-After, and lets it through as soon as one beats, without waiting for a refresh', async () => {
+    // No periodic refresh at all: a view that says "none" is confirmed by a fresh read before refusing.
+    const presence = new WorkerPresence({ redis, prefix, providers: () => ['served', 'idle'], retryAfterSeconds: 3 });
+    await expect(presence.requireLiveWorker('served')).rejects.toMatchObject({
+      code: 'service_unavailable',
+      headers: { 'Retry-After': '3' },
+      message: expect.stringContaining('served'),
+    });
+    const heartbeat = new WorkerHeartbeat({ redis, prefix, workerId: 'w1', providers: () => ['served'], intervalMs: 60_000 });
+    heartbeat.start();
+    try {
+      await expect.poll(() => presence.requireLiveWorker('served').then(() => true, () => false)).toBe(true);
+      await expect(presence.requireLiveWorker('idle')).rejects.toMatchObject({ code: 'service_unavailable' });
+      expect(await presence.withoutWorkers(['served', 'idle', 'added'])).toEqual(['idle', 'added']);
+    } finally {
+      await heartbeat.stop();
+    }
+    await expect(presence.requireLiveWorker('served').then(() => 'served', () => 'refused')).resolves.toBe('served'); // the view still says live...
+    const fresh = new WorkerPresence({ redis, prefix, providers: () => ['served'] });
+    await expect(fresh.requireLiveWorker('served')).rejects.toMatchObject({ code: 'service_unavailable' }); // ...until it is refreshed
+  });
+
+  it('lets requests through when the heartbeats cannot be read: they meet Redis trouble where they need Redis', async () => {
+    const down = testRedis();
+    down.disconnect();
+    const presence = new WorkerPresence({ redis: down, prefix, providers: () => ['served'] });
+    await expect(presence.requireLiveWorker('served')).resolves.toBeUndefined();
   });
 });

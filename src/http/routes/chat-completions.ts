@@ -102,8 +102,8 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
  * Gets the reply of a miss: follows an identical request in flight, or
  * enqueues this one (its reply passes through the cache, which stores it once
  * complete). The place in the queue is taken in the same round trip as the
- * claim, so enforcing max_queue_depth costs no extra wait; a follower gives
- * its place back.
+ * claim, so a full queue or a provider without workers costs no extra wait;
+ * a follower gives its place back.
  */
 async function dispatchMiss(
   dispatcher: ChatDispatcher,

@@ -58,7 +58,7 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
         priority: PRIORITIES.batch,
       });
     } catch (err) {
-      // Refused (queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
+      // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
       await deps.store.delete(id, owner(res)).catch(() => {});
       throw err;
     }
