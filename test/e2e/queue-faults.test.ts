@@ -141,6 +141,11 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
         jobs.push(last[2]?.body.id);
       }
       expect(Date.now() - back).toBeLessThan(2_000);
+      // Redis came back empty: the workers announce themselves again as soon as they reconnect, not a beat later.
+      await waitFor(async () => {
+        const health = await call(gateway.baseUrl, '/health');
+        return health.body.services?.providers.provider_a === 'available' && health.body.services?.providers.provider_b === 'available';
+      }, 3_000 - (Date.now() - back), 'the workers to be seen again');
       // The jobs run too (and are out of the way of what follows).
       for (const id of jobs) {
         await expect.poll(async () => (await call(gateway.baseUrl, `/v1/chat/completions/jobs/${id}`)).body.status, { timeout: 10_000 }).toBe('completed');

@@ -5,7 +5,7 @@ import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
 import { validateConfig } from '../../src/config/gateway-config.ts';
 import { HealthService } from '../../src/health/health-service.ts';
-import { countLiveWorkers, WorkerHeartbeat } from '../../src/health/worker-heartbeat.ts';
+import { countLiveWorkers, WorkerHeartbeat, workersKey } from '../../src/health/worker-heartbeat.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /** Health rules on the real Redis and real key stores: backlog, timeouts, heartbeat expiry. */
@@ -81,6 +81,21 @@ describe('HealthService', () => {
     await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_b'])).get('provider_b')).toBe(1);
     await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_b'])).get('provider_b'), { timeout: 2_000 }).toBe(0);
     await heartbeat.stop();
+  });
+
+  it('a worker beats again as soon as its connection is back, so heartbeats a restarted Redis lost return without waiting a period', async () => {
+    const connection = testRedis();
+    const heartbeat = new WorkerHeartbeat({ redis: connection, prefix, workerId: 'w-reconnect', providers: () => ['provider_c'], intervalMs: 60_000 });
+    heartbeat.start();
+    try {
+      await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c')).toBe(1);
+      await redis.del(workersKey(prefix, 'provider_c'));
+      connection.disconnect(true);
+      await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c'), { timeout: 5_000 }).toBe(1);
+    } finally {
+      await heartbeat.stop();
+      connection.disconnect();
+    }
   });
 
   it('a database that hangs is disconnected after the check timeout, without holding the probe', async () => {
