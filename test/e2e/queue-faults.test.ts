@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
@@ -75,6 +76,16 @@ function chat(baseUrl: string, model: string, content: string, options: { stream
 
 function submitJob(baseUrl: string, model: string, content: string): Promise<Reply> {
   return call(baseUrl, '/v1/chat/completions/jobs', { method: 'POST', body: { model, messages: [{ role: 'user', content }] } });
+}
+
+/** Keys of the private Redis matching `pattern`. */
+async function redisKeys(pattern: string): Promise<string[]> {
+  const redis = new Redis({ port: redisServer.port, maxRetriesPerRequest: 1 });
+  try {
+    return await redis.keys(pattern);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 function sentTo(upstream: FakeUpstream, text: string): boolean {
@@ -189,10 +200,18 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       upstreamB.setBehavior({ latencyMs: 4_000 });
       const blocker = chat(gateway.baseUrl, 'b-late', 'holds the only slot');
       await expect.poll(() => upstreamB.requests.length, { timeout: 5_000 }).toBe(1);
-      const waiting = await Promise.all([
+      const sent = Promise.all([
         chat(gateway.baseUrl, 'b-late', 'waits too long, json'),
+        // Identical: coalesced onto the job of the one before (whichever API process claims first), with no deadline of its own this short.
+        chat(replica.baseUrl, 'b-late', 'waits too long, json'),
         chat(replica.baseUrl, 'b-late', 'waits too long, stream', { stream: true }),
       ]);
+      // Two jobs wait, not three: the identical requests share one.
+      const waitingJobs = async () => (await call(gateway.baseUrl, '/health')).body.details.providers.provider_b.waiting_jobs as number;
+      await expect.poll(waitingJobs, { timeout: 1_000 }).toBeGreaterThanOrEqual(2);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await waitingJobs()).toBe(2);
+      const waiting = await sent;
       for (const r of waiting) {
         expect(r.status).toBe(504);
         expect(r.body.error.code).toBe('provider_timeout');
@@ -226,7 +245,9 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
   });
 
   describe('a provider without a live worker', () => {
-    it('answers 503 service_unavailable with Retry-After at once, for chat, streams and jobs', async () => {
+    it('answers 503 service_unavailable with Retry-After at once, for chat, streams and jobs (and leaves no job record)', async () => {
+      const records = async () => (await redisKeys('gwqf:async:*')).length;
+      const recordsBefore = await records();
       for (const send of [
         () => chat(gateway.baseUrl, 'c-idle', 'nobody serves this'),
         () => chat(replica.baseUrl, 'c-idle', 'nobody streams this', { stream: true }),
@@ -239,6 +260,7 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(r.ms).toBeLessThan(1_000);
       }
+      expect(await records()).toBe(recordsBefore);
     });
 
     it('a provider added by a reload without a worker: the reload result names it, and its requests answer 503 at once', async () => {
