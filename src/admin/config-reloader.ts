@@ -30,6 +30,11 @@ export interface ConfigReloaderOptions {
   ackTimeoutMs?: number;
   /** Providers whose missing key is worth a warning. Default: every provider of the configuration. */
   servedProviders?: readonly string[];
+  /**
+   * Those of `providers` that no live worker serves (`WorkerPresence.withoutWorkers`),
+   * named in the reload result. Default: not reported (worker processes).
+   */
+  withoutWorkers?: (providers: readonly string[]) => Promise<string[]>;
 }
 
 /** How the other processes took a broadcast reload. */
@@ -49,6 +54,8 @@ export interface ReloadResult {
   timestamp: string;
   config: { providers: number; models: number };
   processes: ReloadPropagation;
+  /** Providers of the new configuration that no live worker serves: their requests answer 503. Absent when it could not be read. */
+  providers_without_workers?: string[];
 }
 
 /** One process's answer to a broadcast reload. */
@@ -158,12 +165,15 @@ export class ConfigReloader {
         const silent = processes.notified - processes.reloaded - processes.failed.length;
         if (silent > 0) message += ` ${silent} did not answer within ${this.ackTimeoutMs} ms.`;
       }
+      const idle = await this.options.withoutWorkers?.(config.providers.map((p) => p.name)).catch(() => undefined);
+      if (idle && idle.length > 0) message += ` No live worker serves ${idle.join(', ')}: requests for ${idle.length > 1 ? 'them' : 'it'} answer 503 until one starts.`;
       return {
         status: 'success',
         message,
         timestamp: new Date().toISOString(),
         config: { providers: config.providers.length, models },
         processes,
+        ...(idle ? { providers_without_workers: idle } : {}),
       };
     });
   }

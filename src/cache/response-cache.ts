@@ -328,9 +328,9 @@ export class CacheLookup {
    * On a miss, claims the request across every API replica (same partition,
    * request and reply shape): the first one leads, the others follow its job.
    * A coalescer that cannot be reached leaves the request alone, never stuck.
+   * `jobId` is the job this request would enqueue.
    */
-  async claim(provider: ProviderConfig): Promise<MissClaim> {
-    const jobId = randomUUID();
+  async claim(provider: ProviderConfig, jobId: string = randomUUID()): Promise<MissClaim> {
     this.jobId = jobId;
     const coalescer = this.cache.coalescer;
     const context = this.context;

@@ -10,6 +10,7 @@ import { keyInvalidationChannel } from '../auth/key-invalidation.ts';
 import type { KeyStore } from '../auth/key-store.ts';
 import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
 import { HealthService } from '../health/health-service.ts';
+import { WorkerPresence } from '../health/worker-presence.ts';
 import { serviceVersion } from '../health/service-version.ts';
 import { rateLimit } from '../http/middleware/rate-limit.ts';
 import { requireConfig } from '../http/middleware/require-config.ts';
@@ -44,6 +45,7 @@ import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
+import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
@@ -88,13 +90,20 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
   const liveness = new ReaderLiveness({ redis, prefix: settings.REDIS_KEY_PREFIX, reading: () => reader.size > 0, logger });
   liveness.start();
+  // Off the request path: which providers have a live worker, read from the heartbeats every second.
+  const workerPresence = new WorkerPresence({ redis, prefix: settings.REDIS_KEY_PREFIX, providers: () => configStore.current.providers.map((p) => p.name) });
+  workerPresence.start();
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,
+    places: new QueuePlaces({ redis, prefix: settings.REDIS_KEY_PREFIX }),
+    workers: workerPresence,
     reader,
     redis,
     prefix: settings.REDIS_KEY_PREFIX,
     liveness,
+    streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
+    logger,
   });
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
@@ -103,7 +112,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({
               provider: name,
-              depth: await queues.queueFor(name).getJobCountByTypes('wait', 'prioritized'),
+              depth: await queues.waiting(name),
             })),
           ),
       })
@@ -155,6 +164,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix,
     logger,
     ackTimeoutMs: settings.RELOAD_ACK_TIMEOUT_MS,
+    withoutWorkers: (providers) => workerPresence.withoutWorkers(providers),
     ...(options.envFile ? { envFile: options.envFile } : {}),
     ...(startupError !== undefined ? { startupError } : {}),
   });
@@ -180,7 +190,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     keyStore,
     config: () => configStore.current,
     configError: () => reloader.configError,
-    waitingJobs: (provider) => queues.queueFor(provider).getJobCountByTypes('wait', 'prioritized'),
+    waitingJobs: (provider) => queues.waiting(provider),
+    probeQueues: (providers) => queues.probe(providers),
     backlogThreshold: settings.HEALTH_QUEUE_BACKLOG,
     version: serviceVersion(),
   });
@@ -251,6 +262,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     metricsHttp,
     keyStore,
     async close() {
+      workerPresence.stop();
       await bus.close();
       await keyStore.close().catch(() => {});
       await stats.close();

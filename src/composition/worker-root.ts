@@ -1,4 +1,4 @@
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
@@ -7,6 +7,7 @@ import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
+import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { cancelChannel } from '../streams/protocol.ts';
@@ -82,12 +83,18 @@ export async function createWorkerRoot(
   });
 
   const bullConnections: Redis[] = [];
+  const places = new QueuePlaces({ redis: writer, prefix: settings.REDIS_KEY_PREFIX });
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
     const connection = createRedis(settings, 'bullmq', `worker-${name}`);
     bullConnections.push(connection);
-    // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
-    const worker = new Worker<ChatJobData>(queueNameFor(name), (job) => executor.run(job.data, { first: job.attemptsStarted <= 1 }), {
+    const run = (job: Job<ChatJobData>) => {
+      // The job has left the queue: its place (max_queue_depth) is free for the next one. Sent with the job's first commands.
+      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err: err.message, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
+      // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
+      return executor.run(job.data, { first: job.attemptsStarted <= 1 });
+    };
+    const worker = new Worker<ChatJobData>(queueNameFor(name), run, {
       connection,
       prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
       concurrency: provider.concurrency,

@@ -151,6 +151,7 @@ export const readinessSchema = z
       cache_store: connection,
       config: z.enum(['loaded', 'failed']),
       database: connection,
+      queues: z.enum(['ready', 'failed']).describe('Whether a job can be added to every provider\'s queue.'),
     }),
     config_error: z.string().optional().describe('Why the configuration is not loaded.'),
   })
@@ -203,6 +204,10 @@ export const reloadResultSchema = z
     status: z.literal('success'),
     message: z.string(),
     timestamp: z.iso.datetime(),
+    providers_without_workers: z
+      .array(z.string())
+      .optional()
+      .describe('Providers of the new configuration that no live worker serves; their requests answer 503 until one starts.'),
   })
   .meta({ id: 'ReloadResult' });
 

@@ -147,8 +147,10 @@ export class ChatExecutor {
         }
         return outcome;
       }
-      if (startedAt > job.deadlineAt) {
-        throw new ProviderTimeoutError(`The request waited in the ${job.provider} queue past its deadline; no worker was free in time.`);
+      // A first delivery must start within the queue timeout (startBy); a re-delivery, whose first worker died, while anyone still waits.
+      const startBy = delivery.first === true ? (job.startBy ?? job.deadlineAt) : job.deadlineAt;
+      if (startedAt > startBy) {
+        throw new ProviderTimeoutError(`The request waited in the ${job.provider} queue longer than its queue timeout; no worker was free in time.`);
       }
       const provider = this.options.config().providerIndex.get(job.provider);
       if (!provider) throw new ProviderError(`Provider '${job.provider}' is no longer configured.`);

@@ -4,6 +4,8 @@ import type { GatewayConfig } from '../config/gateway-config.ts';
 import { countLiveWorkers } from './worker-heartbeat.ts';
 
 export type ConnectionState = 'connected' | 'disconnected';
+/** Whether jobs can be added to the providers' queues. */
+export type QueuesState = 'ready' | 'failed';
 export type ProviderState = 'available' | 'unavailable' | 'degraded';
 export type OverallState = 'healthy' | 'degraded' | 'unhealthy';
 
@@ -43,6 +45,8 @@ export interface ReadinessRecord {
     cache_store: ConnectionState;
     config: 'loaded' | 'failed';
     database: ConnectionState;
+    /** Every provider's queue answered through the path a job is added on. */
+    queues: QueuesState;
   };
   /** Why the configuration is not loaded. */
   config_error?: string;
@@ -59,6 +63,8 @@ export interface HealthServiceOptions {
   configError: () => string | undefined;
   /** Jobs waiting in a provider's queue. */
   waitingJobs: (provider: string) => Promise<number>;
+  /** Rejects unless a job can be added to every queue of `providers` (`ChatQueues.probe`). */
+  probeQueues: (providers: readonly string[]) => Promise<void>;
   /** Waiting jobs from which a provider with live workers is `degraded`; 0 turns it off (`HEALTH_QUEUE_BACKLOG`). */
   backlogThreshold: number;
   version: string;
@@ -159,15 +165,28 @@ export class HealthService {
     };
   }
 
-  /** Ready when Redis answers and a configuration is loaded; the database is reported, not required. */
+  /**
+   * Ready when Redis answers, a configuration is loaded and a job can be
+   * added to every provider's queue; the database is reported, not required.
+   * Whether workers serve the queues is not a condition: without them the
+   * API still answers at once (503), which is the point of keeping it in rotation.
+   */
   async readiness(): Promise<ReadinessRecord> {
-    const [cacheStore, database] = await Promise.all([this.cacheStore(), this.database()]);
+    const names = this.options.config().providers.map((p) => p.name);
+    const [cacheStore, database, queues] = await Promise.all([
+      this.cacheStore(),
+      this.database(),
+      this.withTimeout(this.options.probeQueues(names)).then(
+        (): QueuesState => 'ready',
+        (): QueuesState => 'failed',
+      ),
+    ]);
     const configError = this.options.configError();
-    const ready = cacheStore === 'connected' && configError === undefined;
+    const ready = cacheStore === 'connected' && queues === 'ready' && configError === undefined;
     const record: ReadinessRecord = {
       status: ready ? 'ready' : 'not_ready',
       timestamp: new Date().toISOString(),
-      checks: { cache_store: cacheStore, config: configError === undefined ? 'loaded' : 'failed', database },
+      checks: { cache_store: cacheStore, config: configError === undefined ? 'loaded' : 'failed', database, queues },
     };
     if (configError !== undefined) record.config_error = configError;
     return record;

@@ -57,6 +57,8 @@ export class WorkerHeartbeat {
   private readonly options: WorkerHeartbeatOptions;
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
+  // A Redis that restarted may have lost every heartbeat: beat as soon as the connection is back, not an interval later.
+  private readonly onReconnect = () => void this.beat();
 
   constructor(options: WorkerHeartbeatOptions) {
     this.options = options;
@@ -66,12 +68,13 @@ export class WorkerHeartbeat {
     return this.options.ttlMs ?? this.options.intervalMs * 3;
   }
 
-  /** Beats now, then every interval. */
+  /** Beats now, then every interval and whenever the connection to Redis is back. */
   start(): void {
     if (this.timer) return;
     void this.beat();
     this.timer = setInterval(() => void this.beat(), this.options.intervalMs);
     this.timer.unref();
+    this.options.redis.on('ready', this.onReconnect);
   }
 
   private async beat(): Promise<void> {
@@ -94,6 +97,7 @@ export class WorkerHeartbeat {
   async stop(providers: readonly string[] = this.options.providers()): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.options.redis.off('ready', this.onReconnect);
     await Promise.allSettled(providers.map((p) => this.options.redis.zrem(workersKey(this.options.prefix, p), this.options.workerId)));
   }
 }

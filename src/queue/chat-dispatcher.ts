@@ -2,19 +2,27 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { InvalidRequestError, ModelNotFoundError, ProviderError, ServiceUnavailableError } from '../errors/catalog.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import type { WorkerPresence } from '../health/worker-presence.ts';
+import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { ReaderIdentity } from '../streams/reader-liveness.ts';
+import { ReplyWriter } from '../streams/reply-writer.ts';
 import type { StreamReader } from '../streams/stream-reader.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
+import type { QueuePlace, QueuePlaces } from './queue-places.ts';
 
 /** Options of {@link ChatDispatcher}. */
 export interface ChatDispatcherOptions {
   config: () => GatewayConfig;
   queues: ChatQueues;
+  /** Places in the queues (`max_queue_depth`). */
+  places: QueuePlaces;
+  /** Which providers have a live worker. */
+  workers: WorkerPresence;
   reader: StreamReader;
   /** Command connection (cancel marks). */
   redis: Redis;
@@ -29,6 +37,13 @@ export interface ChatDispatcherOptions {
    * @defaultValue none: jobs carry no reader and are never given up for lack of one
    */
   liveness?: ReaderIdentity;
+  /**
+   * Expiry of a reply stream the API ends itself (a job taken back from its
+   * queue), seconds: only the requests reading it right then need it.
+   * @defaultValue 60
+   */
+  streamTtlSeconds?: number;
+  logger?: Logger;
 }
 
 /** A request matched to its provider: see {@link ChatDispatcher.route}. */
@@ -45,11 +60,21 @@ export interface DispatchContext {
   requestId: string;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
-  /** The rate limiter let this request through. */
-  admission: Admission;
   priority?: number;
-  /** Chosen by the caller when others must know it first (request coalescing). */
+}
+
+/** Options of {@link ChatDispatcher.reserve}. */
+export interface ReserveOptions {
+  /**
+   * The job's id, when others must know it first (request coalescing).
+   * @defaultValue a random UUID
+   */
   jobId?: string;
+  /**
+   * Longest the job may wait in the queue, ms: the place lapses then.
+   * @defaultValue the provider's queue_timeout_ms
+   */
+  waitMs?: number;
 }
 
 /** One request in flight through the queue. */
@@ -62,9 +87,11 @@ export interface Dispatch {
 }
 
 /**
- * The API side of the broker: routes a request to its provider, enqueues one
- * job and reads the reply stream. Deadlines: the first entry must arrive
- * within queue_timeout_ms + timeout_ms (+ grace); each later one within
+ * The API side of the broker: routes a request to its provider, takes a place
+ * in its queue, enqueues one job and reads the reply stream. Deadlines: a
+ * worker must start the job within queue_timeout_ms, or the API takes it back
+ * off the queue and answers 504; the first entry must arrive within
+ * queue_timeout_ms + timeout_ms (+ grace); each later one within
  * stream_idle_timeout_ms (+ grace).
  */
 export class ChatDispatcher {
@@ -111,30 +138,52 @@ export class ChatDispatcher {
   }
 
   /**
-   * Enqueues one job and reads its reply stream. The {@link Admission} is the
-   * rate limiter's word that this request may have effects at all.
+   * Takes a place in `provider`'s queue for one job: 503
+   * `service_unavailable` at once when no worker serves the provider, or when
+   * its queue holds max_queue_depth jobs already. The {@link Admission} is
+   * the rate limiter's word that this request may have effects at all.
    */
-  async dispatch(request: ChatRequest, provider: ProviderConfig, context: DispatchContext): Promise<Dispatch> {
-    await this.checkDepth(provider);
-    const jobId = context.jobId ?? randomUUID();
+  async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
+    await this.options.workers.requireLiveWorker(provider.name);
+    return this.options.places.take(provider.name, options.jobId ?? randomUUID(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
+  }
+
+  /** Gives back a place that will not be used (its request follows another's job instead). */
+  releasePlace(place: QueuePlace): void {
+    this.options.places.release(place.provider, place.jobId).catch(() => {});
+  }
+
+  /**
+   * Enqueues one job in the place taken for it ({@link reserve}) and reads
+   * its reply stream. A job no worker has started by queue_timeout_ms is
+   * taken back off the queue and its stream ends with `provider_timeout`,
+   * even when this request's client has left but coalesced ones still read it.
+   */
+  async dispatch(request: ChatRequest, provider: ProviderConfig, place: QueuePlace, context: DispatchContext): Promise<Dispatch> {
+    const jobId = place.jobId;
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
-    const deadlineAt = enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms;
-    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, deadlineAt };
+    const startBy = enqueuedAt + provider.queue_timeout_ms;
+    const deadlineAt = startBy + provider.timeout_ms;
+    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
     const liveness = this.options.liveness;
     if (liveness) {
       job.readerId = liveness.id;
       // Sent before the enqueue (one command connection in the API): no worker sees the job before the liveness key.
       liveness.touch();
     }
-    await this.options.queues.enqueue(job, context.priority);
-    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, deadlineAt, provider, context.signal) };
+    await this.enqueue(job, place, context.priority);
+    // One timer per job, cleared by its first reply entry: taking a job back costs nothing unless it is still waiting.
+    const takeBack = setTimeout(() => void this.takeBack(provider.name, jobId, streamKey), Math.max(0, startBy - Date.now()));
+    takeBack.unref();
+    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, deadlineAt, provider, context.signal, () => clearTimeout(takeBack)) };
   }
 
   /**
    * Reads the reply stream of a job another request enqueued (an identical
    * request in flight, see `src/cache/request-coalescer.ts`), with the same
-   * deadlines as if this request had enqueued it now.
+   * deadlines as if this request had enqueued it now. If that job waits too
+   * long, the request that enqueued it takes it back and ends the stream.
    */
   follow(jobId: string, provider: ProviderConfig, signal: AbortSignal): Dispatch {
     const enqueuedAt = Date.now();
@@ -143,24 +192,45 @@ export class ChatDispatcher {
   }
 
   /** Reply entries up to the terminal one: the first within the job's deadline (+ grace), each later one within the idle time. */
-  private async *readReply(streamKey: string, deadlineAt: number, provider: ProviderConfig, signal: AbortSignal): AsyncGenerator<StreamEntry> {
+  private async *readReply(streamKey: string, deadlineAt: number, provider: ProviderConfig, signal: AbortSignal, onEntry?: () => void): AsyncGenerator<StreamEntry> {
     let deadline = deadlineAt + this.graceMs;
     const idleMs = provider.stream_idle_timeout_ms + this.graceMs;
     for await (const entry of this.options.reader.read(streamKey, () => deadline, signal)) {
+      onEntry?.();
       deadline = Date.now() + idleMs;
       yield entry;
     }
   }
 
   /**
+   * A job no worker started within queue_timeout_ms: if it still waits in the
+   * queue, it leaves it, and its reply stream ends with `provider_timeout`
+   * (so every request reading it, coalesced ones included, gets the same
+   * answer). A job a worker already holds stays: its reply is on the way.
+   */
+  private async takeBack(provider: string, jobId: string, streamKey: string): Promise<void> {
+    try {
+      if (!(await this.options.queues.remove(provider, jobId))) return;
+      this.releasePlace({ provider, jobId });
+      const writer = new ReplyWriter({ redis: this.options.redis, key: streamKey, ttlSeconds: this.options.streamTtlSeconds ?? 60 });
+      writer.error(new ProviderTimeoutError(`No ${provider} worker was free within the queue timeout; the request was taken off the queue.`));
+      await writer.flush();
+    } catch (err) {
+      // The reader's own deadline still ends the request.
+      this.options.logger?.warn({ err: (err as Error).message, jobId, provider }, 'could not take a late job back from its queue');
+    }
+  }
+
+  /**
    * Enqueues an asynchronous job whose worker writes its outcome to `record`
    * instead of anyone reading the reply stream. It may wait in the queue up to
-   * `maxWaitMs` (batch work is tolerant of queuing).
+   * `maxWaitMs` (batch work is tolerant of queuing); a worker refuses it later.
    */
   async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
-    await this.checkDepth(provider);
+    const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs });
     const enqueuedAt = Date.now();
-    await this.options.queues.enqueue(
+    const startBy = enqueuedAt + context.maxWaitMs;
+    await this.enqueue(
       {
         v: 1,
         jobId: context.jobId,
@@ -169,17 +239,22 @@ export class ChatDispatcher {
         request,
         streamKey: responseStreamKey(this.options.prefix, context.jobId),
         enqueuedAt,
-        deadlineAt: enqueuedAt + context.maxWaitMs + provider.timeout_ms,
+        startBy,
+        deadlineAt: startBy + provider.timeout_ms,
         record: context.record,
       },
+      place,
       context.priority,
     );
   }
 
-  private async checkDepth(provider: ProviderConfig): Promise<void> {
-    const depth = await this.options.queues.depth(provider.name);
-    if (depth >= provider.max_queue_depth) {
-      throw new ServiceUnavailableError(`The ${provider.name} queue is full (${depth} waiting jobs); retry shortly.`, { headers: { 'Retry-After': '1' } });
+  /** Adds the job; its place is given back when it cannot be added. */
+  private async enqueue(job: ChatJobData, place: QueuePlace, priority?: number): Promise<void> {
+    try {
+      await this.options.queues.enqueue(job, place, priority);
+    } catch (err) {
+      this.releasePlace(place);
+      throw err;
     }
   }
 
@@ -192,7 +267,7 @@ export class ChatDispatcher {
     const { redis, prefix } = this.options;
     // The mark goes first: a job a worker takes between the two steps still sees it.
     await Promise.all([redis.set(cancelKey(prefix, jobId), '1', 'EX', 600), redis.publish(cancelChannel(prefix), jobId)]);
-    if (provider) await this.options.queues.remove(provider, jobId);
+    if (provider) await Promise.all([this.options.queues.remove(provider, jobId), this.options.places.release(provider, jobId)]);
   }
 
   /** The provider name serving `model`, if any (for {@link cancel}). */

@@ -21,7 +21,14 @@ export interface ChatJobData {
   streamKey: string;
   /** Epoch ms when the API enqueued the job. */
   enqueuedAt: number;
-  /** Epoch ms after which nobody waits for the reply: a worker skips the job. */
+  /**
+   * Epoch ms (API clock) by which a worker must start the job: enqueuedAt +
+   * queue_timeout_ms (ASYNC_JOB_MAX_WAIT_MS for asynchronous jobs). A worker
+   * that receives it later refuses it with `provider_timeout`. Absent from
+   * jobs of API processes older than this field; `deadlineAt` applies then.
+   */
+  startBy?: number;
+  /** Epoch ms after which nobody waits for the reply: a worker skips the job, retries stop. */
   deadlineAt: number;
   /**
    * Id of the API process that reads the reply stream (interactive jobs):

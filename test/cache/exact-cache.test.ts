@@ -64,7 +64,7 @@ describe('RequestCoalescer', () => {
   it('makes one leader; followers read its stream; release reports followers', async () => {
     const reader = new StreamReader({ connect: testRedis });
     const coalescer = new RequestCoalescer({ redis, keys, prefix, graceMs: 100 });
-    const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, reader, redis, prefix, graceMs: 100 });
+    const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, places: {} as never, workers: {} as never, reader, redis, prefix, graceMs: 100 });
     try {
       const leader = await coalescer.joinOrLead('same', provider, 'job-1');
       expect(leader).toEqual({ role: 'leader', jobId: 'job-1' });

@@ -91,7 +91,7 @@ async function writeReply(jobId: string, entries: [StreamEntry['t'], string][]):
 }
 
 /** Reads reply streams as the API does; only `follow` is used, so no queue is needed. */
-const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, reader, redis, prefix, graceMs: 200 });
+const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, places: {} as never, workers: {} as never, reader, redis, prefix, graceMs: 200 });
 
 function look(cache: ResponseCache, req: ChatRequest, owner: string, cacheControl?: string): Promise<CacheLookup> {
   return cache.lookup(req, owner, cacheControl, Promise.resolve(admit()));

@@ -58,7 +58,7 @@ beforeAll(async () => {
       API_KEYS: `${KEY},${OTHER_KEY}`,
       PROVIDER_A_API_KEY: 'up-a',
       PROVIDER_B_API_KEY: 'up-b',
-      PROVIDER_X_API_KEY: 'up-x',
+      PROVIDER_X_API_KEY: 'up-a',
       DLP_ENABLED: 'false',
       SEMANTIC_CACHE_ENABLED: 'false',
       RATE_LIMIT_REQUESTS: '100000',
@@ -68,12 +68,14 @@ beforeAll(async () => {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], concurrency: 1 },
         { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', format: 'openai', base_url: limited.url, models: ['b-limited'], rate_limit: { max: 2, duration_ms: 1000 } },
-        { name: 'provider_x', api_key_env: 'PROVIDER_X_API_KEY', format: 'openai', base_url: upstream.url, models: ['x-idle'], max_queue_depth: 2, queue_timeout_ms: 600000 },
+        { name: 'provider_x', api_key_env: 'PROVIDER_X_API_KEY', format: 'openai', base_url: upstream.url, models: ['x-idle'], max_queue_depth: 2, queue_timeout_ms: 600000, rate_limit: { max: 1, duration_ms: 600000 } },
       ],
     },
-    providers: ['provider_a', 'provider_b'],
+    providers: ['provider_a', 'provider_b', 'provider_x'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0 });
+  // provider_x's one upstream call per ten minutes, used up now: from here on its jobs wait in its queue.
+  await client.chat.completions.create({ model: 'x-idle', messages: [{ role: 'user', content: 'uses up the rate limit' }] });
 }, 60_000);
 
 afterAll(async () => {
@@ -165,7 +167,7 @@ describe('asynchronous jobs', () => {
   });
 
   it('cancelling a job that still waits takes it off the queue', async () => {
-    // provider_x has no worker: the job stays queued until cancelled.
+    // provider_x's rate limit is used up (beforeAll): the job stays queued until cancelled.
     const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'wait, then cancel' }] }) });
     expect(await waiting('provider_x')).toBe(1);
     expect((await api(`/v1/chat/completions/jobs/${(created.body as JobView).id}/cancel`, { method: 'POST' })).status).toBe(200);
@@ -208,12 +210,11 @@ describe('clients that give up', () => {
 
 describe('backpressure and upstream rate limits', () => {
   it('answers 503 with Retry-After once a queue is over its configured depth', async () => {
-    // provider_x has no worker: jobs stay queued.
+    // provider_x's rate limit is used up (beforeAll): its jobs stay queued.
     for (let i = 0; i < 2; i++) {
       const res = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: `fill ${i}` }] }) });
       expect(res.status).toBe(202);
     }
-    await new Promise((r) => setTimeout(r, 300)); // the sampled depth is refreshed every 250 ms
     const full = await api('/v1/chat/completions', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'one more' }] }) });
     expect(full.status).toBe(503);
     expect(full.body.error.code).toBe('service_unavailable');

@@ -5,7 +5,7 @@ import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
 import { validateConfig } from '../../src/config/gateway-config.ts';
 import { HealthService } from '../../src/health/health-service.ts';
-import { countLiveWorkers, WorkerHeartbeat } from '../../src/health/worker-heartbeat.ts';
+import { countLiveWorkers, WorkerHeartbeat, workersKey } from '../../src/health/worker-heartbeat.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /** Health rules on the real Redis and real key stores: backlog, timeouts, heartbeat expiry. */
@@ -31,6 +31,7 @@ function service(options: Partial<ConstructorParameters<typeof HealthService>[0]
     config: () => config,
     configError: () => undefined,
     waitingJobs: (provider) => (provider === 'provider_a' ? queue.getJobCountByTypes('wait', 'prioritized') : Promise.resolve(0)),
+    probeQueues: () => Promise.resolve(),
     backlogThreshold: 3,
     version: '9.9.9',
     env: { HS_KEY_A: 'a', HS_KEY_B: 'b' },
@@ -82,6 +83,21 @@ describe('HealthService', () => {
     await heartbeat.stop();
   });
 
+  it('a worker beats again as soon as its connection is back, so heartbeats a restarted Redis lost return without waiting a period', async () => {
+    const connection = testRedis();
+    const heartbeat = new WorkerHeartbeat({ redis: connection, prefix, workerId: 'w-reconnect', providers: () => ['provider_c'], intervalMs: 60_000 });
+    heartbeat.start();
+    try {
+      await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c')).toBe(1);
+      await redis.del(workersKey(prefix, 'provider_c'));
+      connection.disconnect(true);
+      await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c'), { timeout: 5_000 }).toBe(1);
+    } finally {
+      await heartbeat.stop();
+      connection.disconnect();
+    }
+  });
+
   it('a database that hangs is disconnected after the check timeout, without holding the probe', async () => {
     const address = blackhole.address();
     const port = typeof address === 'object' && address ? address.port : 0;
@@ -91,6 +107,14 @@ describe('HealthService', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(ready).toMatchObject({ status: 'ready', checks: { database: 'disconnected', cache_store: 'connected' } });
     void hung.close();
+  });
+
+  it('is not ready while a job cannot be added to some queue, though Redis answers PING', async () => {
+    const probed: string[][] = [];
+    const stuck = service({ probeQueues: async (providers) => (probed.push([...providers]), Promise.reject(new Error("Stream isn't writeable"))) });
+    expect(await stuck.readiness()).toMatchObject({ status: 'not_ready', checks: { cache_store: 'connected', queues: 'failed' } });
+    expect(probed).toEqual([['provider_a', 'provider_b']]);
+    expect(await service().readiness()).toMatchObject({ status: 'ready', checks: { queues: 'ready' } });
   });
 
   it('no usable provider or no configuration is unhealthy; a missing key makes a provider unavailable', async () => {

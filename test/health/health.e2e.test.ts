@@ -108,7 +108,7 @@ describe('health probes', () => {
 
     expect(await probe('/health/ready')).toEqual({
       status: 200,
-      body: { status: 'ready', timestamp: expect.any(String), checks: { cache_store: 'connected', config: 'loaded', database: 'connected' } },
+      body: { status: 'ready', timestamp: expect.any(String), checks: { cache_store: 'connected', config: 'loaded', database: 'connected', queues: 'ready' } },
     });
     expect(await probe('/health/live')).toEqual({ status: 200, body: { status: 'alive' } });
   });
@@ -179,7 +179,7 @@ describe('health probes', () => {
     expect(health.status).toBe(503);
     expect(health.body).toMatchObject({ status: 'unhealthy', services: { cache_store: 'disconnected', providers: { provider_a: 'unavailable' } } });
     const ready = await probe('/health/ready');
-    expect(ready).toMatchObject({ status: 503, body: { status: 'not_ready', checks: { cache_store: 'disconnected', config: 'loaded' } } });
+    expect(ready).toMatchObject({ status: 503, body: { status: 'not_ready', checks: { cache_store: 'disconnected', config: 'loaded', queues: 'failed' } } });
     expect(await probe('/health/live')).toEqual({ status: 200, body: { status: 'alive' } });
     const v1 = await probe('/v1/models');
     expect(v1.status).toBe(503);

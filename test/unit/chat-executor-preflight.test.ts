@@ -126,3 +126,25 @@ describe('ChatExecutor pre-flight', () => {
     expect(await entries(j.streamKey)).toHaveLength(0);
   });
 });
+
+describe('ChatExecutor queue timeout', () => {
+  it('refuses a first delivery that comes after its startBy with provider_timeout and no upstream call, streamed or not', async () => {
+    for (const stream of [false, true]) {
+      // Enqueued 5 s ago with a 1 s queue timeout: the API's own deadline (deadlineAt) is still ahead.
+      const j = { ...job(stream), enqueuedAt: Date.now() - 5_000, startBy: Date.now() - 4_000 };
+      upstream.reset();
+      const outcome = await executor.run(j, { first: true });
+      expect(outcome).toMatchObject({ status: 'error', errorCode: 'provider_timeout' });
+      expect(upstream.requests).toHaveLength(0);
+      const written = await entries(j.streamKey);
+      expect(written.map((e) => [e.t, JSON.parse(e.d).code])).toEqual([['error', 'provider_timeout']]);
+    }
+  });
+
+  it('runs a re-delivery of such a job while someone still waits for it (its first worker died after starting it in time)', async () => {
+    const j = { ...job(false), enqueuedAt: Date.now() - 5_000, startBy: Date.now() - 4_000 };
+    upstream.reset();
+    expect((await executor.run(j, { first: false })).status).toBe('ok');
+    expect(upstream.requests).toHaveLength(1);
+  });
+});

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
 import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '../../cache/cache-control.ts';
@@ -109,7 +110,9 @@ function semanticControl(req: Request, provider: ProviderConfig): SemanticContro
 /**
  * Gets the reply of a miss: follows an identical request in flight, or
  * enqueues this one (its reply passes through the cache, which stores it once
- * complete).
+ * complete). The place in the queue is taken in the same round trip as the
+ * claim, so a full queue or a provider without workers costs no extra wait;
+ * a follower gives its place back.
  */
 async function dispatchMiss(
   dispatcher: ChatDispatcher,
@@ -118,12 +121,19 @@ async function dispatchMiss(
   miss: { context: RequestContext; lookup: CacheLookup | undefined; admission: Admission; signal: AbortSignal },
 ): Promise<Dispatch> {
   const { lookup, signal } = miss;
-  const claim = lookup ? await lookup.claim(provider) : undefined;
-  if (claim?.role === 'follower') return dispatcher.follow(claim.jobId, provider, signal);
-  const context = { requestId: miss.context.requestId, signal, admission: miss.admission, priority: priorityFor(request.service_tier) };
+  const jobId = randomUUID();
+  const reserving = dispatcher.reserve(provider, miss.admission, { jobId });
+  // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
+  reserving.catch(() => {});
+  const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
+  if (claim?.role === 'follower') {
+    reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    return dispatcher.follow(claim.jobId, provider, signal);
+  }
   let dispatch: Dispatch;
   try {
-    dispatch = await dispatcher.dispatch(request, provider, claim ? { ...context, jobId: claim.jobId } : context);
+    const place = await reserving;
+    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier) });
   } catch (err) {
     await lookup?.leaderFailed(err);
     throw err;

@@ -48,14 +48,20 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const admission = await settleRateLimit(res);
     const id = deps.store.newId(owner(res));
     const job = await deps.store.create(id, owner(res), request.model);
-    await deps.dispatcher.submit(request, provider, {
-      requestId: context.requestId,
-      jobId: id,
-      admission,
-      record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
-      maxWaitMs: deps.maxWaitMs,
-      priority: PRIORITIES.batch,
-    });
+    try {
+      await deps.dispatcher.submit(request, provider, {
+        requestId: context.requestId,
+        jobId: id,
+        admission,
+        record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
+        maxWaitMs: deps.maxWaitMs,
+        priority: PRIORITIES.batch,
+      });
+    } catch (err) {
+      // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
+      await deps.store.delete(id, owner(res)).catch(() => {});
+      throw err;
+    }
     res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
   });
 
