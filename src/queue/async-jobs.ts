@@ -105,6 +105,11 @@ export class AsyncJobStore {
     return job;
   }
 
+  /** Removes the record of a job that was never accepted (the client got an error, never its id): no tombstone needed. */
+  async discard(id: string): Promise<void> {
+    await this.options.redis.del(this.key(id));
+  }
+
   private view(fields: Record<string, string>, ttl: number): AsyncJobView {
     const num = (v: string | undefined) => (v ? Number(v) : null);
     return {

@@ -59,7 +59,7 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
       });
     } catch (err) {
       // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
-      await deps.store.delete(id, owner(res)).catch(() => {});
+      await deps.store.discard(id).catch(() => {});
       throw err;
     }
     res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
