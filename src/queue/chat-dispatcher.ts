@@ -71,6 +71,12 @@ export interface ReserveOptions {
    */
   jobId?: string;
   /**
+   * Refuse at once when no live worker serves the provider. Interactive
+   * requests want to know now; batch work may wait for a worker to come.
+   * @defaultValue true
+   */
+  requireWorker?: boolean;
+  /**
    * Longest the job may wait in the queue, ms: the place lapses then.
    * @defaultValue the provider's queue_timeout_ms
    */
@@ -139,12 +145,13 @@ export class ChatDispatcher {
 
   /**
    * Takes a place in `provider`'s queue for one job: 503
-   * `service_unavailable` at once when no worker serves the provider, or when
-   * its queue holds max_queue_depth jobs already. The {@link Admission} is
+   * `service_unavailable` at once when no worker serves the provider (unless
+   * `requireWorker` is false), or when its queue holds max_queue_depth jobs
+   * already. The {@link Admission} is
    * the rate limiter's word that this request may have effects at all.
    */
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
-    await this.options.workers.requireLiveWorker(provider.name);
+    if (options.requireWorker !== false) await this.options.workers.requireLiveWorker(provider.name);
     return this.options.places.take(provider.name, options.jobId ?? randomUUID(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
   }
 
@@ -227,7 +234,8 @@ export class ChatDispatcher {
    * `maxWaitMs` (batch work is tolerant of queuing); a worker refuses it later.
    */
   async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
-    const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs });
+    // Batch work is tolerant of queuing: it waits for a worker up to its own longest wait.
+    const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs, requireWorker: false });
     const enqueuedAt = Date.now();
     const startBy = enqueuedAt + context.maxWaitMs;
     await this.enqueue(
