@@ -18,8 +18,12 @@ const apiPid = stack.gateway.api.child.pid;
 const workerPid = stack.gateway.workers.get('provider_a')?.[0]?.child.pid;
 const samples: { t: number; api: number; worker: number }[] = [];
 const started = Date.now();
-const sampler = setInterval(async () => {
-  samples.push({ t: Date.now() - started, api: await rssMiB(apiPid), worker: await rssMiB(workerPid) });
+// The sample in flight is awaited before the processes stop, so the last one never reads a process that has just exited.
+let sampling: Promise<void> = Promise.resolve();
+const sampler = setInterval(() => {
+  sampling = (async () => {
+    samples.push({ t: Date.now() - started, api: await rssMiB(apiPid), worker: await rssMiB(workerPid) });
+  })();
 }, sampleMs);
 
 let total = 0;
@@ -43,6 +47,7 @@ try {
   failures = result.errors + Object.values(result.statuses).reduce((a, b) => a + b, 0);
 } finally {
   clearInterval(sampler);
+  await sampling;
   await stack.stop();
 }
 
