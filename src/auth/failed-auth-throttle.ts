@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter.ts';
 
 /**
  * Throttles key guessing: at most `limit` failed authentications per client
@@ -11,7 +11,8 @@ import type { Redis } from 'ioredis';
  * would go on at full speed.
  *
  * Requests with a valid key cost nothing here but a `Map` size check: failures
- * are counted only on the failure path (one Lua script: trim, count, add),
+ * are counted only on the failure path (the rate limiter's sliding-window
+ * script: trim, count, add),
  * and the block is remembered in this process ({@link blockedFor}, no I/O) as
  * soon as the script reports it. A replica therefore learns of a block at the
  * address's first failure there, not before. Refused requests are not
@@ -19,26 +20,6 @@ import type { Redis } from 'ioredis';
  * While Redis is unreachable, failures are counted in this process instead,
  * with the same rule.
  */
-
-const SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local count = redis.call('ZCARD', KEYS[1])
-local counted = 0
-if count < limit then
-  redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
-  count = count + 1
-  counted = 1
-end
-local reset = window
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if oldest[2] then reset = tonumber(oldest[2]) + window - now end
-redis.call('PEXPIRE', KEYS[1], window)
-return {counted, count, reset}
-`;
 
 /** Options of {@link FailedAuthThrottle}. */
 export interface FailedAuthThrottleOptions {
@@ -82,10 +63,6 @@ export interface FailedAuthVerdict {
   resetMs: number;
 }
 
-interface ScriptRunner {
-  gatewayFailedAuth(key: string, limit: string, windowMs: string, member: string): Promise<[number, number, number]>;
-}
-
 export class FailedAuthThrottle {
   readonly limit: number;
   readonly windowMs: number;
@@ -96,8 +73,8 @@ export class FailedAuthThrottle {
   private readonly blocks = new Map<string, number>();
   /** Fallback while Redis is unreachable: address -> times of its failures. */
   private readonly localFailures = new Map<string, number[]>();
-  private readonly instance = randomBytes(4).toString('hex');
-  private sequence = 0;
+  /** The sliding-window log of the API-key rate limit, over addresses' failures. */
+  private readonly window: SlidingWindowLimiter;
 
   constructor(options: FailedAuthThrottleOptions) {
     this.options = options;
@@ -105,7 +82,7 @@ export class FailedAuthThrottle {
     this.windowMs = options.windowMs ?? 60_000;
     this.maxBlocked = options.maxBlockedAddresses ?? 10_000;
     this.now = options.now ?? Date.now;
-    if (!('gatewayFailedAuth' in options.redis)) options.redis.defineCommand('gatewayFailedAuth', { numberOfKeys: 1, lua: SCRIPT });
+    this.window = new SlidingWindowLimiter({ redis: options.redis, prefix: options.prefix, windowKey: (address) => this.key(address) });
   }
 
   /** True while this process knows of any blocked address: only then is a request's address worth looking up. */
@@ -131,9 +108,8 @@ export class FailedAuthThrottle {
     let count: number;
     let resetMs: number;
     try {
-      const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;
-      const runner = this.options.redis as unknown as ScriptRunner;
-      [counted, count, resetMs] = await runner.gatewayFailedAuth(this.key(address), String(this.limit), String(this.windowMs), member);
+      const decision = await this.window.consume(address, { limit: this.limit, windowMs: this.windowMs });
+      [counted, count, resetMs] = [decision.allowed ? 1 : 0, this.limit - decision.remaining, decision.resetMs];
     } catch (err) {
       this.options.onError?.(err as Error);
       [counted, count, resetMs] = this.countLocally(address);

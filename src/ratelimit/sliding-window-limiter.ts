@@ -60,6 +60,12 @@ export interface SlidingWindowLimiterOptions {
    * timing; replicas with different clocks would disagree. Default: Redis time.
    */
   now?: () => number;
+  /**
+   * Redis key of one subject's window, for limiters of other things than
+   * API keys (failed authentications per address).
+   * @defaultValue the rate limit's window key of the subject (`<prefix>:rl:win:<subject>`)
+   */
+  windowKey?: (subject: string) => string;
 }
 
 /** The limit applied to one request. */
@@ -111,7 +117,7 @@ export class SlidingWindowLimiter {
     const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const now = this.options.now ? String(Math.floor(this.options.now())) : '';
     const pending = (this.options.redis as unknown as ScriptRunner).gatewaySlidingWindow(
-      this.keys.window(subject),
+      this.windowKey(subject),
       this.keys.stats,
       this.keys.requestsByKey,
       this.keys.labels,
@@ -129,6 +135,11 @@ export class SlidingWindowLimiter {
 
   /** Forgets the window of `subject` (tests, admin tooling). */
   async reset(subject: string): Promise<void> {
-    await this.options.redis.del(this.keys.window(subject));
+    await this.options.redis.del(this.windowKey(subject));
+  }
+
+  /** Redis key of the window of `subject`. */
+  windowKey(subject: string): string {
+    return this.options.windowKey ? this.options.windowKey(subject) : this.keys.window(subject);
   }
 }
