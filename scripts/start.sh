@@ -45,6 +45,8 @@ if [ "${1:-}" = "--demo" ]; then
   echo "demo: loopback upstreams started; gateway key: $API_KEYS" >&2
 fi
 
+. scripts/embedding-model.sh
+
 for p in "${PROVIDERS[@]}"; do
   "${GATEWAY_NODE[@]}" workers/provider-worker.ts "$p" &
   pids+=($!)

@@ -74,7 +74,9 @@ export class OnnxEmbedder implements Embedder {
             loaded = true;
             resolve();
           } else {
-            reject(new EmbeddingError(`the ONNX model ${this.config.model} could not be loaded: ${message.message}`));
+            // Say how to get the model: the gateway never fetches it by itself unless allowed to.
+            const hint = `build it with 'bash scripts/export-minilm-onnx.sh ${this.config.localModelPath}' (./scripts/start.sh does this on first start), or set EMBEDDING_ALLOW_REMOTE=true where the Hugging Face hub is reachable`;
+            reject(new EmbeddingError(`the ONNX model ${this.config.model} could not be loaded: ${message.message}; ${hint}`));
             void worker.terminate();
           }
           return;
