@@ -23,7 +23,8 @@ PROVIDERS=(provider_a provider_b provider_c)
 if [ "${1:-}" = "--demo" ]; then
   DEMO_DIR="$(mktemp -d)"
   declare -A FORMAT=([provider_a]=openai [provider_b]=gemini [provider_c]=anthropic)
-  declare -A PORT_OF=([provider_a]=9101 [provider_b]=9102 [provider_c]=9103)
+  base="${DEMO_UPSTREAM_PORT:-9101}"
+  declare -A PORT_OF=([provider_a]=$base [provider_b]=$((base + 1)) [provider_c]=$((base + 2)))
   : > "$DEMO_DIR/config.yaml"
   echo "providers:" >> "$DEMO_DIR/config.yaml"
   for p in "${PROVIDERS[@]}"; do
@@ -42,6 +43,8 @@ if [ "${1:-}" = "--demo" ]; then
   export CONFIG_PATH="$DEMO_DIR/config.yaml"
   export API_KEYS="${API_KEYS:-gw_demo_local_key_change_me}"
   export DLP_ENABLED="${DLP_ENABLED:-true}"
+  # The pages and what they read open without a key in the demo, so a browser is never asked for one.
+  export PUBLIC_PATHS="${PUBLIC_PATHS:-/docs,/redoc,/openapi.json,/dashboard,/stats,/metrics,/health,/health/ready,/health/live}"
   echo "demo: loopback upstreams started; gateway key: $API_KEYS" >&2
 fi
 
@@ -54,4 +57,7 @@ done
 "${GATEWAY_NODE[@]}" src/server.ts &
 pids+=($!)
 echo "gateway: http://localhost:${PORT:-8000}/v1 (Ctrl-C to stop)" >&2
+if [ "${1:-}" = "--demo" ]; then
+  echo "docs: http://localhost:${PORT:-8000}/docs  dashboard: http://localhost:${PORT:-8000}/dashboard (no key needed in the demo)" >&2
+fi
 wait -n "${pids[@]}"
