@@ -57,9 +57,6 @@ export interface FakeReply {
   completionTokens: number[];
 }
 
-/** Defaults of the tool and format facts, for dialects that read none of them. */
-export const PLAIN_PROMPT_FACTS = { tools: [], toolChoice: 'auto', parallelToolCalls: true, toolResults: [], jsonMode: false, images: 0 } as const;
-
 /**
  * What the fake answers, the same in every format:
  * - tools declared, the choice not `none`, and no tool results in the last turn: a call of the named
