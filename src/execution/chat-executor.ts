@@ -15,6 +15,7 @@ import { attemptCompletion, attemptStream, CancelledError, type AttemptContext }
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
+import { proxySettingsFrom } from './upstream-proxy.ts';
 
 /** Options of {@link ChatExecutor}. */
 export interface ChatExecutorOptions {
@@ -77,7 +78,8 @@ export class ChatExecutor {
   constructor(options: ChatExecutorOptions) {
     this.options = options;
     this.env = options.env ?? process.env;
-    this.send = options.send ?? createUpstreamClient().send;
+    const proxy = proxySettingsFrom(this.env);
+    this.send = options.send ?? createUpstreamClient(proxy ? { proxy } : {}).send;
     this.backoffBaseMs = options.backoffBaseMs ?? 250;
     this.backoffMaxMs = options.backoffMaxMs ?? 5_000;
   }

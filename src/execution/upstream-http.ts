@@ -1,6 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type AgentOptions, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { UpstreamHttpRequest } from '../providers/types.ts';
+import { proxyAuthorization, proxyFor, TunnelingAgent, type ProxySettings } from './upstream-proxy.ts';
 
 /** An upstream reply: status, headers, and the body as text or as a stream of chunks. */
 export interface UpstreamResponse {
@@ -20,6 +21,11 @@ export interface UpstreamClientOptions {
   maxSockets?: number;
   /** Idle keep-alive sockets kept per host. Default 64. */
   maxFreeSockets?: number;
+  /**
+   * Outbound proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`; see {@link proxySettingsFrom}).
+   * @defaultValue none: every upstream is called directly
+   */
+  proxy?: ProxySettings;
 }
 
 /**
@@ -31,6 +37,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): { sen
   const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 256, maxFreeSockets: options.maxFreeSockets ?? 64, scheduling: 'lifo' as const };
   const http = new HttpAgent(agentOptions);
   const https = new HttpsAgent(agentOptions);
+  const proxied = options.proxy ? proxiedRoutes(options.proxy, agentOptions) : undefined;
 
   const send: UpstreamSend = (req, signal) =>
     new Promise((resolve, reject) => {
@@ -38,15 +45,11 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): { sen
       const url = new URL(req.url);
       const secure = url.protocol === 'https:';
       const body = Buffer.from(req.body);
-      const outgoing = (secure ? httpsRequest : httpRequest)(
-        url,
-        {
-          method: 'POST',
-          agent: secure ? https : http,
-          headers: { ...req.headers, 'content-length': String(body.length) },
-        },
-        (res) => resolve(wrap(res)),
-      );
+      const headers = { ...req.headers, 'content-length': String(body.length) };
+      const route = proxied?.(url);
+      const outgoing = route
+        ? route(url, headers, (res) => resolve(wrap(res)))
+        : (secure ? httpsRequest : httpRequest)(url, { method: 'POST', agent: secure ? https : http, headers }, (res) => resolve(wrap(res)));
       // Aborting destroys the request and with it the response being read. One listener,
       // removed when the exchange closes: the `signal` option's stream plumbing costs more per call.
       const onAbort = () => outgoing.destroy(abortError(signal));
@@ -61,8 +64,48 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): { sen
     close() {
       http.destroy();
       https.destroy();
+      proxied?.close();
     },
   };
+}
+
+type ProxiedRequest = (url: URL, headers: Record<string, string>, onResponse: (res: IncomingMessage) => void) => ClientRequest;
+
+/**
+ * How each upstream origin is reached when proxies are configured (decided once
+ * per origin): https through a CONNECT tunnel, http as an absolute-URL request
+ * to the proxy, or directly (undefined) for NO_PROXY hosts.
+ */
+function proxiedRoutes(settings: ProxySettings, agentOptions: AgentOptions): ((url: URL) => ProxiedRequest | undefined) & { close(): void } {
+  const tunnels = new Map<string, TunnelingAgent>();
+  const forwarder = new HttpAgent(agentOptions);
+  const routes = new Map<string, ProxiedRequest | undefined>();
+  const routeFor = (url: URL): ProxiedRequest | undefined => {
+    const proxy = proxyFor(settings, url);
+    if (!proxy) return undefined;
+    const auth = proxyAuthorization(proxy);
+    if (url.protocol === 'https:') {
+      let agent = tunnels.get(proxy.href);
+      if (!agent) tunnels.set(proxy.href, (agent = new TunnelingAgent(proxy, agentOptions)));
+      const tunnel = agent;
+      return (target, headers, onResponse) => httpsRequest(target, { method: 'POST', agent: tunnel, headers }, onResponse);
+    }
+    return (target, headers, onResponse) =>
+      httpRequest(
+        { host: proxy.hostname, port: Number(proxy.port || 80), path: target.href, method: 'POST', agent: forwarder, headers: { ...headers, host: target.host, ...(auth ? { 'proxy-authorization': auth } : {}) } },
+        onResponse,
+      );
+  };
+  const lookup = (url: URL) => {
+    if (!routes.has(url.origin)) routes.set(url.origin, routeFor(url));
+    return routes.get(url.origin);
+  };
+  return Object.assign(lookup, {
+    close() {
+      forwarder.destroy();
+      for (const agent of tunnels.values()) agent.destroy();
+    },
+  });
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WireFormat } from '../../src/providers/types.ts';
@@ -96,6 +97,8 @@ export interface FakeUpstreamOptions {
   record?: boolean;
   /** Initial behaviour, also what {@link FakeUpstream.reset} returns to. */
   behavior?: FakeUpstreamBehavior;
+  /** Serve https with this key and certificate (PEM); {@link FakeUpstream.url} is then https. */
+  tls?: { key: string; cert: string };
 }
 
 export interface RecordedRequest {
@@ -270,7 +273,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
   }
 
   let closedEarly = 0;
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     // A client that hangs up before the reply ended (e.g. the gateway aborting a cancelled call).
     res.once('close', () => {
       if (!res.writableFinished) closedEarly++;
@@ -279,7 +282,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       if (res.headersSent) res.destroy();
       else sendError(res, 500, `Fake upstream crashed: ${String(error)}`);
     });
-  });
+  };
+  const server = options.tls ? createHttpsServer(options.tls, listener) : createServer(listener);
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -292,7 +296,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
 
   return {
     format: options.format,
-    url: `http://${host}:${port}${BASE_PATHS[options.format]}`,
+    url: `${options.tls ? 'https' : 'http'}://${host}:${port}${BASE_PATHS[options.format]}`,
     port,
     apiKey,
     requests,
