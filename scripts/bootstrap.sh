@@ -36,21 +36,26 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --ignore-scripts --no-audit --no-fund >&2
 fi
 
-REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
-REDIS_PORT="${REDIS_PORT:-6379}"
-redis_up() { node -e '
-  const s = require("net").connect(+process.argv[2], process.argv[1]);
-  s.on("connect", () => { s.write("PING\r\n"); });
-  s.on("data", (d) => process.exit(String(d).startsWith("+PONG") ? 0 : 1));
-  s.on("error", () => process.exit(1));
-  setTimeout(() => process.exit(1), 1000);' "$REDIS_HOST" "$REDIS_PORT"; }
-if ! redis_up; then
-  if command -v redis-server >/dev/null 2>&1; then
-    echo "bootstrap: starting redis-server on port $REDIS_PORT" >&2
-    mkdir -p /tmp/gw-redis
-    redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
-      --dir /tmp/gw-redis --logfile /tmp/gw-redis/redis.log >&2
-    for _ in $(seq 50); do redis_up && break; sleep 0.1; done
+# A Redis named by REDIS_URL (a PaaS add-on, TLS, credentials) is the operator's: nothing is started for it.
+if [ -n "${REDIS_URL:-}" ]; then
+  echo "bootstrap: using the Redis of REDIS_URL" >&2
+else
+  REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
+  REDIS_PORT="${REDIS_PORT:-6379}"
+  redis_up() { node -e '
+    const s = require("net").connect(+process.argv[2], process.argv[1]);
+    s.on("connect", () => { s.write("PING\r\n"); });
+    s.on("data", (d) => process.exit(String(d).startsWith("+PONG") ? 0 : 1));
+    s.on("error", () => process.exit(1));
+    setTimeout(() => process.exit(1), 1000);' "$REDIS_HOST" "$REDIS_PORT"; }
+  if ! redis_up; then
+    if command -v redis-server >/dev/null 2>&1; then
+      echo "bootstrap: starting redis-server on port $REDIS_PORT" >&2
+      mkdir -p /tmp/gw-redis
+      redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+        --dir /tmp/gw-redis --logfile /tmp/gw-redis/redis.log >&2
+      for _ in $(seq 50); do redis_up && break; sleep 0.1; done
+    fi
+    redis_up || { echo "bootstrap: Redis is not reachable on $REDIS_HOST:$REDIS_PORT" >&2; exit 1; }
   fi
-  redis_up || { echo "bootstrap: Redis is not reachable on $REDIS_HOST:$REDIS_PORT" >&2; exit 1; }
 fi

@@ -23,6 +23,19 @@ const settingsSchema = z.object({
   REDIS_PORT: envNumber(6379, { int: true, min: 1, max: 65535 }),
   REDIS_PASSWORD: envOptionalString(),
   REDIS_DB: envNumber(0, { int: true, min: 0, max: 15 }),
+  /**
+   * `redis://` or `rediss://` (TLS) URL with optional user, password and db,
+   * as PaaS add-ons hand it out; takes precedence over REDIS_HOST/PORT/PASSWORD/DB.
+   */
+  REDIS_URL: envOptionalString(),
+  /** PEM files of the CA that signed Redis's certificate, and of this client's certificate and key (mutual TLS). */
+  REDIS_TLS_CA_FILE: envOptionalString(),
+  REDIS_TLS_CERT_FILE: envOptionalString(),
+  REDIS_TLS_KEY_FILE: envOptionalString(),
+  /** Name checked against Redis's certificate. Default: the host. */
+  REDIS_TLS_SERVERNAME: envOptionalString(),
+  /** Refuse a certificate that does not verify. Default true; false only for testing. */
+  REDIS_TLS_REJECT_UNAUTHORIZED: envBoolean(true),
   /** Prefix of every Redis key the gateway writes. Default `gw`. */
   REDIS_KEY_PREFIX: envString('gw'),
 

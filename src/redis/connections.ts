@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
 import { coalesceWrites } from './write-coalescing.ts';
@@ -20,15 +23,66 @@ export const COMMAND_TIMEOUT_MS = 2_000;
 
 export function redisBaseOptions(settings: Settings): RedisOptions {
   const options: RedisOptions = {
-    host: settings.REDIS_HOST,
-    port: settings.REDIS_PORT,
-    db: settings.REDIS_DB,
+    ...redisTarget(settings),
     lazyConnect: false,
     // Reconnect quickly but never faster than every 100 ms, at most every second.
     retryStrategy: (times) => Math.min(100 * times, 1_000),
   };
-  if (settings.REDIS_PASSWORD) options.password = settings.REDIS_PASSWORD;
+  const tls = redisTls(settings, options.tls !== undefined);
+  delete options.tls;
+  if (tls) {
+    // A name for SNI and the certificate check; an IP address is checked against the certificate's IP entries instead.
+    const servername = settings.REDIS_TLS_SERVERNAME ?? (isIP(options.host ?? '') ? undefined : options.host);
+    options.tls = servername ? { ...tls, servername } : tls;
+  }
   return options;
+}
+
+/**
+ * Where Redis is: `REDIS_URL` (`redis://[user[:password]@]host[:port][/db]`,
+ * `rediss://` for TLS) when set, else REDIS_HOST, REDIS_PORT, REDIS_PASSWORD
+ * and REDIS_DB. A bad URL stops the process with a message that never shows
+ * its password.
+ */
+export function redisTarget(settings: Settings): Pick<RedisOptions, 'host' | 'port' | 'db' | 'username' | 'password' | 'tls'> {
+  if (!settings.REDIS_URL) {
+    return { host: settings.REDIS_HOST, port: settings.REDIS_PORT, db: settings.REDIS_DB, ...(settings.REDIS_PASSWORD ? { password: settings.REDIS_PASSWORD } : {}) };
+  }
+  const shown = settings.REDIS_URL.replace(/\/\/[^@/]*@/, '//…@');
+  let url: URL;
+  try {
+    url = new URL(settings.REDIS_URL);
+  } catch {
+    throw new Error(`REDIS_URL '${shown}' is not a URL (redis://[user[:password]@]host[:port][/db], rediss:// for TLS)`);
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error(`REDIS_URL '${shown}' must start with redis:// or rediss://`);
+  const db = url.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d+$/.test(db)) throw new Error(`REDIS_URL '${shown}': the path must be a database number`);
+  const target: ReturnType<typeof redisTarget> = {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : 6379,
+    db: db === '' ? 0 : Number(db),
+  };
+  if (url.username) target.username = decodeURIComponent(url.username);
+  if (url.password) target.password = decodeURIComponent(url.password);
+  if (url.protocol === 'rediss:') target.tls = {};
+  return target;
+}
+
+/** TLS options from the REDIS_TLS_* files; undefined when TLS is not asked for (no rediss://, no file). */
+function redisTls(settings: Settings, required: boolean): ConnectionOptions | undefined {
+  const files = { ca: settings.REDIS_TLS_CA_FILE, cert: settings.REDIS_TLS_CERT_FILE, key: settings.REDIS_TLS_KEY_FILE };
+  if (!required && !files.ca && !files.cert && !files.key) return undefined;
+  const tls: ConnectionOptions = { rejectUnauthorized: settings.REDIS_TLS_REJECT_UNAUTHORIZED };
+  for (const [field, path] of Object.entries(files)) {
+    if (!path) continue;
+    try {
+      tls[field as 'ca' | 'cert' | 'key'] = readFileSync(path);
+    } catch (err) {
+      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  return tls;
 }
 
 export function createRedis(settings: Settings, role: RedisRole, name: string): Redis {
