@@ -1,6 +1,6 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -10,6 +10,7 @@ import { loadSettings } from '../../src/config/settings.ts';
 import { redisBaseOptions } from '../../src/redis/connections.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { freePort, startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import { selfSignedCert } from '../support/self-signed-cert.ts';
 
 /**
  * The PaaS path: the gateway finds its Redis through REDIS_URL alone, over
@@ -20,7 +21,8 @@ import { freePort, startGateway, waitFor, type Gateway } from '../support/proces
 
 const KEY = 'gw_e2e_redis_tls_key_0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'gw-redis-tls-'));
-const ca = join(dir, 'cert.pem');
+const certificate = selfSignedCert();
+const ca = certificate.certFile;
 let port = 0;
 let server: ChildProcess;
 let upstream: FakeUpstream;
@@ -28,13 +30,9 @@ let gateway: Gateway;
 let url = '';
 
 beforeAll(async () => {
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', ca,
-  ], { stdio: 'ignore' });
   port = await freePort();
   server = spawn('redis-server', [
-    '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', ca, '--tls-key-file', join(dir, 'key.pem'),
+    '--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', ca, '--tls-key-file', certificate.keyFile,
     '--tls-ca-cert-file', ca, '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir,
     '--user', 'default', 'off', '--user', 'gateway', 'on', '>pa ss%word', '~*', '&*', '+@all',
   ], { stdio: 'ignore' });
@@ -74,6 +72,7 @@ afterAll(async () => {
     await once(server, 'exit');
   }
   rmSync(dir, { recursive: true, force: true });
+  certificate.remove();
 });
 
 describe('Redis through REDIS_URL with TLS and an ACL user', () => {

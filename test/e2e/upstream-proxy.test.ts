@@ -1,12 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startHttpProxy, type HttpProxy } from '../support/http-proxy.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
+import { selfSignedCert } from '../support/self-signed-cert.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -19,7 +16,7 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 const KEY = 'gw_e2e_proxy_key_0123456789';
 const prefix = uniquePrefix('proxy');
 const redis = testRedis();
-const certDir = mkdtempSync(join(tmpdir(), 'gw-proxy-cert-'));
+const certificate = selfSignedCert();
 let proxy: HttpProxy;
 let secure: FakeUpstream;
 let plain: FakeUpstream;
@@ -28,12 +25,8 @@ let gateway: Gateway;
 let client: OpenAI;
 
 beforeAll(async () => {
-  // A certificate for 127.0.0.1, made here: the worker trusts it through NODE_EXTRA_CA_CERTS.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'),
-  ], { stdio: 'ignore' });
-  const tls = { key: readFileSync(join(certDir, 'key.pem'), 'utf8'), cert: readFileSync(join(certDir, 'cert.pem'), 'utf8') };
+  // The worker trusts the upstream's certificate through NODE_EXTRA_CA_CERTS.
+  const tls = { key: certificate.key, cert: certificate.cert };
   proxy = await startHttpProxy();
   secure = await startFakeUpstream({ format: 'openai', apiKey: 'upstream-tls-secret', tls });
   plain = await startFakeUpstream({ format: 'anthropic', apiKey: 'upstream-plain-secret' });
@@ -53,7 +46,7 @@ beforeAll(async () => {
       HTTP_PROXY: proxy.url,
       // Reached as "localhost": directly, past the proxy.
       NO_PROXY: 'example.internal,localhost',
-      NODE_EXTRA_CA_CERTS: join(certDir, 'cert.pem'),
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
     },
     config: {
       providers: [
@@ -72,7 +65,7 @@ afterAll(async () => {
   await Promise.all([proxy?.close(), secure?.close(), plain?.close(), direct?.close()]);
   await deletePrefix(redis, prefix);
   redis.disconnect();
-  rmSync(certDir, { recursive: true, force: true });
+  certificate.remove();
 });
 
 describe('upstream calls through a proxy', () => {
