@@ -6,6 +6,7 @@ import { loadSettings, type Settings } from '../config/settings.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { ControlBus } from './control-bus.ts';
 import type { EnvFile } from './env-file.ts';
+import { emptyRouting } from '../config/routing-config.ts';
 
 /** Options of {@link ConfigReloader}. */
 export interface ConfigReloaderOptions {
@@ -94,7 +95,7 @@ function ackKey(prefix: string, id: string): string {
 
 /** A configuration with no providers: what the API serves when config.yaml failed to load at start. */
 export function emptyConfig(): GatewayConfig {
-  return { providers: [], modelIndex: new Map(), providerIndex: new Map(), loadedAt: new Date() };
+  return { providers: [], modelIndex: new Map(), providerIndex: new Map(), deployments: new Map(), routing: emptyRouting(), loadedAt: new Date() };
 }
 
 /**

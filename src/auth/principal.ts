@@ -7,6 +7,12 @@ export interface Principal {
   /** Masked key for statistics (`gw_abc…wxyz`). */
   maskedKey: string;
   admin: boolean;
+  /**
+   * Whether this key may use a configured model (per-key model restrictions).
+   * Routing asks it before trying a fallback model, configured or passed by
+   * the client. Undefined: the key may use every configured model.
+   */
+  mayUseModel?: (model: string) => boolean;
 }
 
 /** Resolves a presented key to a principal; `undefined` when unknown or revoked. */

@@ -50,6 +50,8 @@ import { createRedis, waitForReady } from '../redis/connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
+import { CooldownView } from '../routing/cooldown-view.ts';
+import { ModelRouter } from '../routing/model-router.ts';
 
 /** Everything the API process is made of. */
 export interface ApiRoot {
@@ -105,9 +107,18 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
     logger,
   });
+  const prefix = settings.REDIS_KEY_PREFIX;
+  const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
+  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
+  // Off the request path: which deployments are in cooldown, announced by the workers; no Redis command while nothing is routed.
+  const cooldowns = new CooldownView({ redis, prefix, bus, config: () => configStore.current });
+  cooldowns.start();
+  const watchedCooldowns = () => new Map([...configStore.current.routing.cooledProviders].map((name) => [name, cooldowns.remainingMs(name)]));
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
+        cooldowns: watchedCooldowns,
         queueDepths: () =>
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({
@@ -143,10 +154,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
   void cache.start();
-  const prefix = settings.REDIS_KEY_PREFIX;
-  const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
-  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
-  const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
   const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err: err.message }, 'key store connection error') });
   keyStore.migrate().then(
     () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
@@ -194,6 +201,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     probeQueues: (providers) => queues.probe(providers),
     backlogThreshold: settings.HEALTH_QUEUE_BACKLOG,
     version: serviceVersion(),
+    cooldowns: () => cooldowns.snapshot(),
   });
   const openapi = buildOpenApiDocument({ version: serviceVersion() });
   const docAssets = resolveDocAssets();
@@ -233,7 +241,20 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
-    directRoutes: [chatCompletionsRoute({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp })],
+    directRoutes: [
+      chatCompletionsRoute({
+        dispatcher,
+        logger,
+        maxBodyBytes: settings.MAX_REQUEST_BYTES,
+        cache,
+        dlp,
+        routing: {
+          router: new ModelRouter({ config: () => configStore.current, cooldowns }),
+          cooldowns,
+          onFallback: (requested, answered) => metrics?.fallback(requested, answered),
+        },
+      }),
+    ],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),
@@ -263,6 +284,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     keyStore,
     async close() {
       workerPresence.stop();
+      cooldowns.stop();
       await bus.close();
       await keyStore.close().catch(() => {});
       await stats.close();

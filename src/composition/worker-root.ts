@@ -16,6 +16,7 @@ import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
 import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
 import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
+import { CooldownRecorder } from '../routing/cooldown-recorder.ts';
 
 /** Most of the grace kept back from active jobs for the last steps of a shutdown, ms. */
 const CLOSE_RESERVE_MS = 1_000;
@@ -65,6 +66,8 @@ export async function createWorkerRoot(
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
+  // Failures of deployments that can be fallen back from put them out for every API process (config.yaml `routing`).
+  const cooldowns = new CooldownRecorder({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, config: () => configStore.current, logger });
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -73,6 +76,7 @@ export async function createWorkerRoot(
     logger,
     onFinished: (outcome) => stats.recordJob(outcome),
     readerWatch,
+    onUpstreamFailure: (provider, failure) => cooldowns.note(provider, failure),
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));

@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defaultFormatFor } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/types.ts';
+import { resolveRouting, routingSchema, type RoutingConfig } from './routing-config.ts';
 
 /**
  * config.yaml: providers and their models. Parsed with `yaml`, validated with
@@ -14,8 +15,10 @@ const providerSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must be 1-64 characters of a-z, 0-9, _ or -'),
   /** Environment variable holding the upstream key. */
   api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
-  /** Model ids served by this provider. */
+  /** Model ids served by this provider; another provider entry may serve the same id (one more deployment of it). */
   models: z.array(z.string().min(1).max(256)).min(1),
+  /** Share of a model's traffic this entry takes among the entries serving the same model. Default 1. */
+  weight: z.int().min(1).max(1_000).default(1),
   /** Wire format; defaults by name for provider_a (openai), provider_b (gemini), provider_c (anthropic). */
   format: z.enum(['openai', 'gemini', 'anthropic']).optional(),
   /** Upstream base URL; default: the provider's public API. */
@@ -48,6 +51,8 @@ const providerSchema = z.strictObject({
 
 const configSchema = z.strictObject({
   providers: z.array(providerSchema).min(1),
+  /** Fallback models and cooldown of failing deployments (src/config/routing-config.ts). */
+  routing: routingSchema.optional(),
 });
 
 export type ProviderConfigInput = z.input<typeof providerSchema>;
@@ -61,8 +66,12 @@ export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'b
 /** The validated configuration with its model index. */
 export interface GatewayConfig {
   providers: readonly ProviderConfig[];
-  /** model id -> provider entry. */
+  /** model id -> the first provider entry serving it. */
   modelIndex: ReadonlyMap<string, ProviderConfig>;
+  /** model id -> every provider entry serving it (its deployments), in config order. */
+  deployments: ReadonlyMap<string, readonly ProviderConfig[]>;
+  /** Fallbacks and cooldown. */
+  routing: RoutingConfig;
   /** provider name -> provider entry. */
   providerIndex: ReadonlyMap<string, ProviderConfig>;
   /** When it was loaded. */
@@ -88,6 +97,7 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   }
   const providers: ProviderConfig[] = [];
   const modelIndex = new Map<string, ProviderConfig>();
+  const deployments = new Map<string, ProviderConfig[]>();
   const providerIndex = new Map<string, ProviderConfig>();
   parsed.data.providers.forEach((entry, i) => {
     const format = entry.format ?? defaultFormatFor(entry.name);
@@ -100,16 +110,19 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
     const provider: ProviderConfig = { ...entry, format };
     if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');
     for (const model of entry.models) {
-      const owner = modelIndex.get(model);
-      if (owner) {
-        throw new ConfigError(`${source} is invalid: providers.${i}.models: '${model}' is already served by '${owner.name}'`);
-      }
-      modelIndex.set(model, provider);
+      const served = deployments.get(model);
+      if (served?.at(-1) === provider) throw new ConfigError(`${source} is invalid: providers.${i}.models: lists '${model}' twice`);
+      if (served) served.push(provider);
+      else deployments.set(model, [provider]);
+      if (!modelIndex.has(model)) modelIndex.set(model, provider);
     }
     providers.push(provider);
     providerIndex.set(entry.name, provider);
   });
-  return { providers, modelIndex, providerIndex, loadedAt: new Date() };
+  const names = new Map([...deployments].map(([model, entries]) => [model, entries.map((p) => p.name)]));
+  const routing = resolveRouting(parsed.data.routing, names);
+  if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
+  return { providers, modelIndex, providerIndex, deployments, routing, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

@@ -44,6 +44,12 @@ export interface ChatExecutorOptions {
    * @defaultValue none: a job runs to its end whoever reads it
    */
   readerWatch?: ReaderWatch;
+  /**
+   * Told of every failed upstream attempt (deployment cooldowns); resolving
+   * true means the provider is out for a while, so the failure is not retried.
+   * @defaultValue none: failures are retried as `max_retries` says
+   */
+  onUpstreamFailure?: (provider: string, failure: UpstreamFailure) => Promise<boolean>;
 }
 
 /** What happened to one job. */
@@ -326,8 +332,9 @@ export class ChatExecutor {
         return await attempt();
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
+        const out = (await this.options.onUpstreamFailure?.(run.provider.name, err)) ?? false;
         const delay = Math.min(err.options.retryAfterMs ?? this.backoff(n), this.backoffMaxMs);
-        const canRetry = err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
+        const canRetry = !out && err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
         if (!canRetry) throw clientErrorFor(err, run.provider.name, n);
         this.options.logger.warn({ jobId: run.job.jobId, provider: run.provider.name, attempt: n, reason: err.message }, 'retrying upstream call');
         await sleep(delay, run.signal);

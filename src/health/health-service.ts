@@ -18,6 +18,8 @@ export interface ProviderDetail {
   live_workers: number;
   /** Jobs waiting in its queue; null when Redis could not say. */
   waiting_jobs: number | null;
+  /** Seconds it stays out after upstream failures (routed providers only; see config.yaml `routing`). */
+  cooldown_seconds?: number;
 }
 
 /** The health record, plus per-provider details. */
@@ -70,6 +72,8 @@ export interface HealthServiceOptions {
   version: string;
   /** Where provider keys are looked up. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Ms of cooldown left per provider in cooldown (this process's view); none: no provider is ever in cooldown. */
+  cooldowns?: () => ReadonlyMap<string, number>;
   /** Longest a single check may take before it counts as failed, ms. Default 1500. */
   checkTimeoutMs?: number;
 }
@@ -82,7 +86,7 @@ export interface HealthServiceOptions {
  *
  * Rules: a provider is `unavailable` when its key is unset in the API process
  * or no worker heart-beats for its queue, `degraded` when its waiting jobs
- * reach the backlog threshold, else `available`. Overall `unhealthy` when
+ * reach the backlog threshold or it is in cooldown, else `available`. Overall `unhealthy` when
  * Redis is unreachable, no configuration is loaded, or no provider is usable;
  * `degraded` when the database is unreachable or some provider is not
  * `available`; `healthy` otherwise.
@@ -134,14 +138,18 @@ export class HealthService {
 
     const providers: Record<string, ProviderState> = {};
     const details: Record<string, ProviderDetail> = {};
+    const cooling = this.options.cooldowns?.() ?? new Map<string, number>();
     config.providers.forEach((provider, i) => {
       const keyConfigured = Boolean(this.env[provider.api_key_env]);
       const liveWorkers = workers.get(provider.name) ?? 0;
       const waitingJobs = waiting[i] ?? null;
       const backlog = this.options.backlogThreshold > 0 && waitingJobs !== null && waitingJobs >= this.options.backlogThreshold;
-      const status: ProviderState = !keyConfigured || liveWorkers === 0 ? 'unavailable' : backlog ? 'degraded' : 'available';
+      const cooldownMs = cooling.get(provider.name) ?? 0;
+      const status: ProviderState = !keyConfigured || liveWorkers === 0 ? 'unavailable' : backlog || cooldownMs > 0 ? 'degraded' : 'available';
       providers[provider.name] = status;
-      details[provider.name] = { status, key_configured: keyConfigured, live_workers: liveWorkers, waiting_jobs: waitingJobs };
+      const detail: ProviderDetail = { status, key_configured: keyConfigured, live_workers: liveWorkers, waiting_jobs: waitingJobs };
+      if (cooldownMs > 0) detail.cooldown_seconds = Math.ceil(cooldownMs / 1000);
+      details[provider.name] = detail;
     });
 
     const configError = this.options.configError();

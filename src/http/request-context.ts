@@ -4,6 +4,7 @@ import type { DlpFindingCounts } from '../dlp/dlp-guard.ts';
 import type { ReplyFacts } from '../observability/reply-facts.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
+import type { AttemptRecord } from '../routing/fallback-dispatch.ts';
 
 /**
  * Everything one request's handlers learn about it, in one typed object
@@ -24,6 +25,8 @@ export interface RequestContext {
   cacheStatus?: CacheStatus;
   /** Findings per entity type (counts only). */
   dlpFindings?: DlpFindingCounts;
+  /** Deployments tried, when the model is routed (several deployments or fallbacks); `model` and `provider` are then the ones that answered. */
+  attempts?: AttemptRecord[];
   /** Present once the request was dispatched to a provider queue. */
   reply?: ReplyFacts;
   /** The code of the error the response carried. */

@@ -19,7 +19,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
- * verifier rejected a candidate: `payload`, `content`, `order`), and prom-client's process
+ * verifier rejected a candidate: `payload`, `content`, `order`),
+ * gateway_fallbacks_total{model,answered_by} (a fallback model answered),
+ * gateway_deployment_cooldown_seconds{provider} (time left in cooldown, 0
+ * when in service; routed providers only), and prom-client's process
  * defaults (`process_*`, `nodejs_*`).
  *
  * Every label value is bounded: endpoints are route patterns (or
@@ -63,6 +66,8 @@ export interface GatewayMetricsOptions {
   collectDefaults?: boolean;
   /** Longest wait for {@link queueDepths} during a scrape, ms. Default 1000. */
   queueDepthTimeoutMs?: number;
+  /** Ms of cooldown left per watched provider (0: in service), read at scrape time from this process's view. */
+  cooldowns?: () => ReadonlyMap<string, number>;
 }
 
 /** One finished HTTP request. */
@@ -86,6 +91,7 @@ export class GatewayMetrics {
   private readonly queueWait: Histogram<'provider'>;
   private readonly timeToFirstToken: Histogram<'provider'>;
   private readonly dlpFindings: Counter<'entity_type' | 'action'>;
+  private readonly fallbacks: Counter<'model' | 'answered_by'>;
 
   constructor(options: GatewayMetricsOptions = {}) {
     const registry = new Registry();
@@ -146,6 +152,26 @@ export class GatewayMetrics {
       registers: [registry],
     });
 
+    this.fallbacks = new Counter({
+      name: 'gateway_fallbacks_total',
+      help: 'Chat completions answered by a fallback model, by requested model and the model that answered.',
+      labelNames: ['model', 'answered_by'] as const,
+      registers: [registry],
+    });
+    const { cooldowns } = options;
+    if (cooldowns) {
+      new Gauge({
+        name: 'gateway_deployment_cooldown_seconds',
+        help: 'Seconds a deployment (provider entry) stays out after upstream failures; 0 when in service. Providers of routed models only.',
+        labelNames: ['provider'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [provider, ms] of cooldowns()) this.set({ provider }, ms / 1000);
+        },
+      });
+    }
+
     const { queueDepths } = options;
     if (queueDepths) {
       const timeoutMs = options.queueDepthTimeoutMs ?? 1_000;
@@ -198,6 +224,11 @@ export class GatewayMetrics {
 
   timeToFirstTokenSeconds(provider: string, seconds: number): void {
     this.timeToFirstToken.observe({ provider }, seconds);
+  }
+
+  /** Counts a request answered by `answered` instead of the `requested` model (both from config.yaml). */
+  fallback(requested: string, answered: string): void {
+    this.fallbacks.inc({ model: requested, answered_by: answered });
   }
 
   /** Counts DLP findings; shaped to be passed as the DLP guard's `onFindings` callback. */

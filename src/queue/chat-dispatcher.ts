@@ -113,14 +113,15 @@ export class ChatDispatcher {
   }
 
   /**
-   * The provider serving `request.model`, and the request as it can be sent
+   * The provider serving `request.model` (or `deployment`, one of the
+   * provider entries serving it, chosen by the router), and the request as it can be sent
    * there; throws the client's error when there is no usable provider or the
    * request cannot be expressed in its format. Parameters the format cannot
    * honour are a 400 naming them, unless the provider drops them
    * (`drop_unsupported_params`), which {@link RoutedRequest.dropped} reports.
    */
-  route(request: ChatRequest): RoutedRequest {
-    const provider = this.options.config().modelIndex.get(request.model);
+  route(request: ChatRequest, deployment?: ProviderConfig): RoutedRequest {
+    const provider = deployment ?? this.options.config().modelIndex.get(request.model);
     if (!provider) throw new ModelNotFoundError(request.model);
     if (!this.env[provider.api_key_env]) {
       throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);

@@ -1,27 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
-import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '../../cache/cache-control.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { ProviderConfig } from '../../config/gateway-config.ts';
-import { InvalidRequestError, ProviderTimeoutError } from '../../errors/catalog.ts';
+import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
-import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
+import { startReplyFacts } from '../../observability/reply-facts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { priorityFor } from '../../queue/priorities.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
-import { decodeError } from '../../streams/protocol.ts';
-import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
+import { FALLBACKS_HEADER } from '../../routing/model-router.ts';
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
-import { toGatewayError } from '../error-handler.ts';
-import { sendJsonText } from '../json-reply.ts';
 import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
-import { serverTiming } from '../server-timing.ts';
-import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
+import { answerDispatch } from './chat-reply.ts';
+import { MODEL_HEADER, replyRouted, type ChatRouting } from './chat-routed.ts';
+import { semanticControl } from './semantic-control.ts';
 
 /** Dependencies of the chat completions route. */
 export interface ChatCompletionsDeps {
@@ -32,6 +29,8 @@ export interface ChatCompletionsDeps {
   cache?: ResponseCache;
   /** DLP (src/dlp): redacts, blocks or counts personal data and secrets; without it nothing is scanned. */
   dlp?: DlpGuard;
+  /** Deployments, cooldowns and fallbacks; without it every model goes to its first provider entry. */
+  routing?: ChatRouting;
 }
 
 /** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
@@ -57,13 +56,19 @@ export function parseChatRequest(body: unknown): ChatRequest {
 export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
   const handler = async (req: Request, res: Response): Promise<void> => {
     const context = contextOf(res);
-    const routed = deps.dispatcher.route(parseChatRequest(req.body));
+    const parsed = parseChatRequest(req.body);
+    // One set lookup decides: models without deployments or fallbacks keep the path below unchanged.
+    if (deps.routing?.router.isRouted(parsed.model, req.headers[FALLBACKS_HEADER])) {
+      return replyRouted(req, res, parsed, { ...deps, routing: deps.routing, droppedHeader: DROPPED_PARAMS_HEADER });
+    }
+    const routed = deps.dispatcher.route(parsed);
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
     const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
+    res.setHeader(MODEL_HEADER, request.model);
 
     // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
     const owner = context.principal?.owner ?? 'anonymous';
@@ -80,31 +85,9 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     });
     const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abort.signal });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
-    // A coalesced job is cancelled only when nobody else reads it.
-    const cancel = () => {
-      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
-    };
-    try {
-      if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
-      else await replyOnce(res, dispatch);
-    } catch (err) {
-      if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
-      if (err instanceof StreamAbortedError) return;
-      if (err instanceof StreamDeadlineError) {
-        throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
-      }
-      throw err;
-    }
+    await answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
-}
-
-/** The semantic-cache control of this request: the provider's switch, then the client's `X-Semantic-Cache`. */
-function semanticControl(req: Request, provider: ProviderConfig): SemanticControl {
-  if (!provider.semantic_cache) return { semantic: 'off' };
-  const control = semanticControlOf(req.headers[SEMANTIC_CACHE_HEADER]);
-  if ('error' in control) throw new InvalidRequestError(control.error);
-  return control;
 }
 
 /**
@@ -139,46 +122,4 @@ async function dispatchMiss(
     throw err;
   }
   return lookup ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
-}
-
-async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
-  for await (const entry of dispatch.entries) {
-    noteReplyEntry(res, entry);
-    if (entry.t === 'error') throw decodeError(entry);
-    if (entry.t === 'result') {
-      sendJsonText(res, 200, entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
-      return;
-    }
-  }
-}
-
-async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps, cancel: () => void): Promise<void> {
-  let started = false;
-  try {
-    for await (const entry of dispatch.entries) {
-      noteReplyEntry(res, entry);
-      if (entry.t === 'error') {
-        if (!started) throw decodeError(entry);
-        failSse(res, decodeError(entry));
-        return;
-      }
-      if (!started) {
-        started = true;
-        startSse(res, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
-      }
-      if (entry.t === 'chunk') writeSseData(res, entry.d);
-      else if (entry.t === 'end') {
-        endSse(res);
-        return;
-      }
-    }
-  } catch (err) {
-    if (!started || err instanceof StreamAbortedError) throw err;
-    const gatewayError =
-      err instanceof StreamDeadlineError
-        ? new ProviderTimeoutError(`${dispatch.provider.name} stopped sending tokens.`)
-        : toGatewayError(err, deps.maxBodyBytes);
-    if (err instanceof StreamDeadlineError) cancel();
-    failSse(res, gatewayError);
-  }
 }

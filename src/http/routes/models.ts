@@ -9,7 +9,8 @@ export function modelsRouter(config: () => GatewayConfig): Router {
     const created = Math.floor(current.loadedAt.getTime() / 1000);
     res.json({
       object: 'list',
-      data: current.providers.flatMap((p) => p.models.map((id) => ({ id, object: 'model', created, owned_by: p.name }))),
+      // A model with several deployments is listed once, owned by its first provider entry.
+      data: [...current.modelIndex].map(([id, p]) => ({ id, object: 'model', created, owned_by: p.name })),
     });
   });
   router.get('/v1/models/:model', (req, res, next) => {

@@ -1,0 +1,96 @@
+import type { Request, Response } from 'express';
+import type { ResponseCache } from '../../cache/response-cache.ts';
+import type { ChatRequest } from '../../chat/types.ts';
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
+import { startReplyFacts } from '../../observability/reply-facts.ts';
+import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
+import { priorityFor } from '../../queue/priorities.ts';
+import type { CooldownView } from '../../routing/cooldown-view.ts';
+import { AttemptsFailedError, dispatchWithFallbacks, type AnsweredDispatch } from '../../routing/fallback-dispatch.ts';
+import { FALLBACKS_HEADER, type ModelRouter } from '../../routing/model-router.ts';
+import { StreamAbortedError } from '../../streams/stream-reader.ts';
+import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
+import { settleRateLimit } from '../middleware/rate-limit.ts';
+import { contextOf, elapsedMs } from '../request-context.ts';
+import { serverTiming } from '../server-timing.ts';
+import { answerDispatch } from './chat-reply.ts';
+import { semanticControl } from './semantic-control.ts';
+
+/** Names the model that answered: the requested one, or a fallback. */
+export const MODEL_HEADER = 'X-Gateway-Model';
+
+/** Routing of the chat route: deployments, cooldowns and fallbacks (config.yaml `routing`). */
+export interface ChatRouting {
+  router: ModelRouter;
+  cooldowns: CooldownView;
+  /** Called when a fallback model answered instead of the requested one (a metric). */
+  onFallback?: (requested: string, answered: string) => void;
+}
+
+/** What {@link replyRouted} needs. */
+export interface RoutedReplyDeps {
+  dispatcher: ChatDispatcher;
+  routing: ChatRouting;
+  maxBodyBytes: number;
+  cache?: ResponseCache | undefined;
+  dlp?: DlpGuard | undefined;
+  /** Sets `X-Gateway-Dropped-Params`. */
+  droppedHeader: string;
+}
+
+/**
+ * The chat pipeline for a routed model: screen, answer from the cache or
+ * take the deployments in the router's order until one answers before its
+ * first token. Identical requests are not coalesced here (the deployment
+ * that answers is known only once one does); a reply is stored in the cache
+ * only when the requested model gave it.
+ */
+export async function replyRouted(req: Request, res: Response, request: ChatRequest, deps: RoutedReplyDeps): Promise<void> {
+  const context = contextOf(res);
+  const candidates = deps.routing.router.plan(request.model, context.principal, req.headers[FALLBACKS_HEADER]);
+  const primary = candidates[0] as (typeof candidates)[number];
+  const screened = deps.dlp ? deps.dlp.screen(request, context) : request;
+  context.model = request.model;
+  context.provider = primary.provider.name;
+
+  const gate = settleRateLimit(res);
+  const owner = context.principal?.owner ?? 'anonymous';
+  const lookup = deps.cache ? await deps.cache.lookup(screened, owner, req.headers['cache-control'], gate, semanticControl(req, primary.provider)) : undefined;
+  const admission = lookup?.admission ?? (await gate);
+  context.cacheStatus = lookup?.status ?? 'BYPASS';
+  if (lookup?.hit) return sendCachedReply(res, screened, lookup, elapsedMs(context));
+  if (lookup) res.set(cacheHeaders(lookup));
+
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  let answered: AnsweredDispatch;
+  try {
+    answered = await dispatchWithFallbacks(candidates, screened, {
+      dispatcher: deps.dispatcher,
+      cooldowns: deps.routing.cooldowns,
+      admission,
+      requestId: context.requestId,
+      signal: abort.signal,
+      priority: priorityFor(request.service_tier),
+    });
+  } catch (err) {
+    if (err instanceof StreamAbortedError) return;
+    if (!(err instanceof AttemptsFailedError)) throw err;
+    context.attempts = [...err.attempts];
+    res.setHeader('Server-Timing', serverTiming({ total: elapsedMs(context), attempts: err.attempts }));
+    throw err.failure;
+  }
+  const { candidate, routed, dispatch, attempts } = answered;
+  context.model = candidate.model;
+  context.provider = candidate.provider.name;
+  context.attempts = attempts;
+  res.setHeader(MODEL_HEADER, candidate.model);
+  if (routed.dropped.length > 0) res.setHeader(deps.droppedHeader, routed.dropped.join(', '));
+  if (candidate.model !== request.model) deps.routing.onFallback?.(request.model, candidate.model);
+  startReplyFacts(res, { streamed: request.stream, coalesced: false });
+  // Another model's answer is not stored under this request.
+  const entries = lookup && candidate.model === request.model ? lookup.track(dispatch.entries) : dispatch.entries;
+  await answerDispatch(res, { ...dispatch, entries }, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
+}
