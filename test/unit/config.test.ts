@@ -22,9 +22,9 @@ describe('config.yaml', () => {
     expect(() => parseConfig('providers: [')).toThrowError(ConfigError);
   });
 
-  it('rejects a model served twice and a duplicate provider', () => {
+  it('takes a model served by two providers as two deployments, and rejects a duplicate provider', () => {
     const doc = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_b, api_key_env: B, models: [m]}\n';
-    expect(() => parseConfig(doc)).toThrowError(/'m' is already served by 'provider_a'/);
+    expect(parseConfig(doc).deployments.get('m')?.map((p) => p.name)).toEqual(['provider_a', 'provider_b']);
     const dup = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_a, api_key_env: B, models: [n]}\n';
     expect(() => parseConfig(dup)).toThrowError(/duplicate provider/);
   });
