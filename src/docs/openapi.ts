@@ -158,12 +158,21 @@ function paths(): JsonObject {
         tags: ['chat'],
         summary: 'Create a chat completion',
         description:
-          'Routes `model` to its provider, enqueues the request and answers with the completion, as JSON or, with `stream: true`, as Server-Sent Events of `chat.completion.chunk` objects ending with `data: [DONE]`. Cached answers carry `X-Cache: HIT` or `SEMANTIC_HIT`.',
+          'Routes `model` to its provider, enqueues the request and answers with the completion, as JSON or, with `stream: true`, as Server-Sent Events of `chat.completion.chunk` objects ending with `data: [DONE]`. Cached answers carry `X-Cache: HIT` or `SEMANTIC_HIT`. A model with several deployments or fallbacks (config.yaml `routing`) is tried deployment by deployment, then fallback by fallback, until one answers before its first token; `model` and `X-Gateway-Model` name the model that answered, `Server-Timing` lists every attempt.',
+        parameters: [
+          {
+            name: 'X-Gateway-Fallbacks',
+            in: 'header',
+            required: false,
+            description: 'Comma-separated model ids of config.yaml (that this key may use) to fall back to, in order, instead of the configured fallbacks; `none` for no fallback. Anything else is a 400.',
+            schema: { type: 'string', examples: ['c-sonnet-4-20250514, b-2.5-flash'] },
+          },
+        ],
         requestBody: { required: true, content: json('ChatCompletionRequest') },
         responses: {
           '200': {
             description: 'The completion (JSON), or the stream (SSE) when `stream` is true.',
-            headers: RATE_LIMIT_HEADERS,
+            headers: { ...RATE_LIMIT_HEADERS, 'X-Gateway-Model': { description: 'The model that answered: the requested one, or a fallback.', schema: { type: 'string' } } },
             content: {
               'application/json': { schema: ref('ChatCompletion') },
               'text/event-stream': {

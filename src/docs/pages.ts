@@ -84,6 +84,7 @@ ${chart('chart-provider-requests')}
 ${chart('chart-provider-tokens')}
 ${chart('chart-provider-latency')}
 ${chart('chart-queue-depth')}
+${chart('chart-cooldowns')}
 </section>
 <table><thead><tr><th>Top keys (masked)</th><th>Requests</th></tr></thead><tbody id="top-users"></tbody></table>
 </main>

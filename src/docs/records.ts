@@ -136,6 +136,7 @@ export const healthRecordSchema = z
             key_configured: z.boolean().describe('Whether its api_key_env variable is set in the API process.'),
             live_workers: z.int().min(0).describe('Worker processes heart-beating for its queue.'),
             waiting_jobs: z.int().min(0).nullable().describe('Jobs waiting in its queue; null when Redis could not say.'),
+            cooldown_seconds: z.int().min(1).optional().describe('Present while it is out after upstream failures (config.yaml `routing`): seconds left.'),
           }),
         ),
       })

@@ -143,8 +143,8 @@ describe('several deployments of one model', () => {
     expect(up.two.requests.length).toBeGreaterThan(0);
     expect(up.one.requests.every((r) => r.headers.authorization === 'Bearer upstream-one-secret' && (r.body as any).model === 'm-route')).toBe(true);
     expect(up.two.requests.every((r) => r.headers.authorization === 'Bearer upstream-two-secret' && (r.body as any).model === 'gpt-two')).toBe(true);
-    const models = await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).json();
-    expect(models.data.filter((m: { id: string }) => m.id === 'm-route')).toHaveLength(1);
+    const models = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).json()) as { data: { id: string }[] };
+    expect(models.data.filter((m) => m.id === 'm-route')).toHaveLength(1);
   });
 
   it('a 429 with Retry-After takes the deployment out for every API process at once, for as long as the upstream asked', async () => {
@@ -158,6 +158,8 @@ describe('several deployments of one model', () => {
     const metrics = await (await fetch(`${gateway.baseUrl}/metrics`, { headers: { 'x-api-key': KEY } })).text();
     expect(Number(/gateway_deployment_cooldown_seconds\{provider="dep_one"\} ([\d.]+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
     expect(metrics).toMatch(/gateway_deployment_cooldown_seconds\{provider="dep_two"\} 0/);
+    // The dashboard charts that gauge.
+    expect(await (await fetch(`${gateway.baseUrl}/dashboard`, { headers: { 'x-api-key': KEY } })).text()).toContain('chart-cooldowns');
     // Retry-After (3 s) is longer than the configured cooldown (2 s): it wins.
     expect((await expectBack()) - outAt).toBeGreaterThan(2_500);
   }, 60_000);

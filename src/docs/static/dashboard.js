@@ -52,6 +52,7 @@
     charts.providerTokens = barChart('chart-provider-tokens', 'Tokens per provider');
     charts.providerLatency = barChart('chart-provider-latency', 'Average provider latency (s)');
     charts.queueDepth = barChart('chart-queue-depth', 'Jobs waiting per provider queue');
+    charts.cooldowns = barChart('chart-cooldowns', 'Deployment cooldown left (s; routed providers)');
   }
 
   function setBars(chart, labels, datasets) {
@@ -62,15 +63,16 @@
     chart.update();
   }
 
-  function parseQueueDepths(text) {
+  /** One per-provider gauge of the Prometheus text: provider -> value. */
+  function parseProviderGauge(text, name) {
     var out = {};
-    var re = /^gateway_queue_depth\{provider="([^"]+)"\} ([0-9.eE+-]+)$/gm;
+    var re = new RegExp('^' + name + '\\{provider="([^"]+)"\\} ([0-9.eE+-]+)$', 'gm');
     var m;
     while ((m = re.exec(text))) out[m[1]] = Number(m[2]);
     return out;
   }
 
-  function render(stats, depths) {
+  function render(stats, gauges) {
     text('total-requests', String(stats.total_requests));
     text('requests-throttled', String(stats.rate_limit_stats.requests_throttled));
     text('exact-hit-rate', percent(stats.cache_stats.exact_cache.hit_rate));
@@ -103,9 +105,13 @@
     setBars(charts.providerRequests, providers, [{ label: 'requests', data: providers.map(function (p) { return ps[p].requests; }) }]);
     setBars(charts.providerTokens, providers, [{ label: 'tokens', data: providers.map(function (p) { return ps[p].tokens; }), color: palette[3] }]);
     setBars(charts.providerLatency, providers, [{ label: 'seconds', data: providers.map(function (p) { return ps[p].avg_latency; }), color: palette[4] }]);
-    if (depths) {
+    if (gauges) {
+      var depths = gauges.depths;
       var queued = Object.keys(depths).sort();
       setBars(charts.queueDepth, queued, [{ label: 'waiting jobs', data: queued.map(function (p) { return depths[p]; }), color: palette[5] }]);
+      var cooling = gauges.cooldowns;
+      var routed = Object.keys(cooling).sort();
+      setBars(charts.cooldowns, routed, [{ label: 'seconds left', data: routed.map(function (p) { return cooling[p]; }), color: palette[0] }]);
     }
 
     var body = document.getElementById('top-users');
@@ -125,16 +131,17 @@
   async function refresh() {
     try {
       var stats = await window.GatewayKey.load('stats', { message: 'Enter a gateway API key to read /stats.' });
-      var depths = null;
+      var gauges = null;
       if (metricsAvailable) {
         try {
-          depths = parseQueueDepths(await window.GatewayKey.load('metrics', { text: true, prompt: false }));
+          var metrics = await window.GatewayKey.load('metrics', { text: true, prompt: false });
+          gauges = { depths: parseProviderGauge(metrics, 'gateway_queue_depth'), cooldowns: parseProviderGauge(metrics, 'gateway_deployment_cooldown_seconds') };
         } catch (err) {
           // 404: metrics disabled on this gateway; stop asking.
           if (err.status === 404) metricsAvailable = false;
         }
       }
-      render(stats, depths);
+      render(stats, gauges);
       refreshes++;
       document.body.dataset.refreshes = String(refreshes);
       text('status', 'Updated ' + new Date().toLocaleTimeString() + ' · every ' + refreshSeconds + ' s');
