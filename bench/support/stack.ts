@@ -36,6 +36,11 @@ export interface StackOptions {
   shareUpstreamOf?: BenchStack;
   /** Checkout whose gateway code runs (A/B against another commit). Default: this repository. */
   root?: string;
+  /**
+   * config.yaml and the providers given a worker, from the upstream's URL.
+   * @defaultValue provider_a serving `a-4o` from the fake upstream
+   */
+  configure?: (upstreamUrl: string) => { config: unknown; providers: string[] };
 }
 
 export async function startStack(options: StackOptions = {}): Promise<BenchStack> {
@@ -52,12 +57,14 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
       LOG_LEVEL: 'error',
       ...options.env,
     },
-    config: {
-      providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreamUrl, models: ['a-4o'], concurrency: options.concurrency ?? 128 },
-      ],
-    },
-    providers: ['provider_a'],
+    ...(options.configure?.(upstreamUrl) ?? {
+      config: {
+        providers: [
+          { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreamUrl, models: ['a-4o'], concurrency: options.concurrency ?? 128 },
+        ],
+      },
+      providers: ['provider_a'],
+    }),
     workersPerProvider: options.workers ?? 1,
     ...(options.root ? { root: options.root } : {}),
   });

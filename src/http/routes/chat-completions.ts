@@ -13,12 +13,10 @@ import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { priorityFor } from '../../queue/priorities.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
 import { FALLBACKS_HEADER } from '../../routing/model-router.ts';
-import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
-import { settleRateLimit } from '../middleware/rate-limit.ts';
-import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
+import { contextOf, type RequestContext } from '../request-context.ts';
+import { abortOnClose, cacheStep } from './chat-cache-step.ts';
 import { answerDispatch } from './chat-reply.ts';
 import { MODEL_HEADER, replyRouted, type ChatRouting } from './chat-routed.ts';
-import { semanticControl } from './semantic-control.ts';
 
 /** Dependencies of the chat completions route. */
 export interface ChatCompletionsDeps {
@@ -70,20 +68,10 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     context.provider = provider.name;
     res.setHeader(MODEL_HEADER, request.model);
 
-    // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
-    const owner = context.principal?.owner ?? 'anonymous';
-    const gate = settleRateLimit(res);
-    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
-    const admission = lookup?.admission ?? (await gate);
-    context.cacheStatus = lookup?.status ?? 'BYPASS';
-    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
-    if (lookup) res.set(cacheHeaders(lookup));
-
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
-    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abort.signal });
+    const miss = await cacheStep(req, res, request, provider, deps.cache);
+    if (!miss) return;
+    const { lookup, admission } = miss;
+    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abortOnClose(res) });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
     await answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
   };

@@ -9,12 +9,10 @@ import type { CooldownView } from '../../routing/cooldown-view.ts';
 import { AttemptsFailedError, dispatchWithFallbacks, type AnsweredDispatch } from '../../routing/fallback-dispatch.ts';
 import { FALLBACKS_HEADER, type ModelRouter } from '../../routing/model-router.ts';
 import { StreamAbortedError } from '../../streams/stream-reader.ts';
-import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
-import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf, elapsedMs } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
+import { abortOnClose, cacheStep } from './chat-cache-step.ts';
 import { answerDispatch } from './chat-reply.ts';
-import { semanticControl } from './semantic-control.ts';
 
 /** Names the model that answered: the requested one, or a fallback. */
 export const MODEL_HEADER = 'X-Gateway-Model';
@@ -53,18 +51,9 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   context.model = request.model;
   context.provider = primary.provider.name;
 
-  const gate = settleRateLimit(res);
-  const owner = context.principal?.owner ?? 'anonymous';
-  const lookup = deps.cache ? await deps.cache.lookup(screened, owner, req.headers['cache-control'], gate, semanticControl(req, primary.provider)) : undefined;
-  const admission = lookup?.admission ?? (await gate);
-  context.cacheStatus = lookup?.status ?? 'BYPASS';
-  if (lookup?.hit) return sendCachedReply(res, screened, lookup, elapsedMs(context));
-  if (lookup) res.set(cacheHeaders(lookup));
-
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
+  const miss = await cacheStep(req, res, screened, primary.provider, deps.cache);
+  if (!miss) return;
+  const { lookup, admission } = miss;
   let answered: AnsweredDispatch;
   try {
     answered = await dispatchWithFallbacks(candidates, screened, {
@@ -72,7 +61,7 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
       cooldowns: deps.routing.cooldowns,
       admission,
       requestId: context.requestId,
-      signal: abort.signal,
+      signal: abortOnClose(res),
       priority: priorityFor(request.service_tier),
     });
   } catch (err) {
