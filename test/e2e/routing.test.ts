@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import { spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -21,6 +21,7 @@ const redis = testRedis();
 const up: Record<'one' | 'two' | 'claude' | 'primary' | 'plain', FakeUpstream> = {} as never;
 let gateway: Gateway;
 let replica: ApiReplica;
+let worker: GatewayProcess;
 let client: OpenAI;
 
 beforeAll(async () => {
@@ -64,13 +65,17 @@ beforeAll(async () => {
         cooldown: { seconds: 2, failures: 2, window_seconds: 30 },
       },
     },
-    providers: ['dep_one', 'dep_two', 'anth', 'primary', 'plain'],
+    providers: [],
   });
+  // One worker process for every provider entry but `dead` (fewer processes to start on a busy machine).
+  worker = spawnGatewayProcess('workers/provider-worker.ts', ['dep_one', 'dep_two', 'anth', 'primary', 'plain'], { ...env, CONFIG_PATH: gateway.configPath, LOG_LEVEL: 'info' });
+  await waitFor(() => worker.output().includes('worker started'), 60_000, `the worker to start:\n${worker.output()}`);
   replica = await startApiReplica(env, gateway.configPath);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
 }, 90_000);
 
 afterAll(async () => {
+  await worker?.kill();
   await replica?.stop();
   await gateway?.stop();
   await Promise.all(Object.values(up).map((u) => u.close()));
