@@ -19,8 +19,6 @@ export interface Candidate {
 export interface ModelRouterOptions {
   config: () => GatewayConfig;
   cooldowns: CooldownView;
-  /** Source of randomness of the weighted choice. @defaultValue Math.random */
-  random?: () => number;
 }
 
 /**
@@ -33,11 +31,9 @@ export interface ModelRouterOptions {
  */
 export class ModelRouter {
   private readonly options: ModelRouterOptions;
-  private readonly random: () => number;
 
   constructor(options: ModelRouterOptions) {
     this.options = options;
-    this.random = options.random ?? Math.random;
   }
 
   /** Whether a request for `model` takes the routed path: several deployments, fallbacks, or fallbacks named by the client. */
@@ -77,7 +73,7 @@ export class ModelRouter {
     const left = [...providers];
     const order: ProviderConfig[] = [];
     while (left.length > 0) {
-      let pick = this.random() * left.reduce((sum, p) => sum + p.weight, 0);
+      let pick = Math.random() * left.reduce((sum, p) => sum + p.weight, 0);
       let i = 0;
       while (i < left.length - 1 && pick >= (left[i] as ProviderConfig).weight) pick -= (left[i++] as ProviderConfig).weight;
       order.push(...left.splice(i, 1));
