@@ -85,7 +85,7 @@ export class StatsStore {
     this.options = options;
     this.redis = options.redis;
     this.topUsers = options.topUsers ?? 10;
-    const base = `${options.prefix}:stats`;
+    const base = `${options.prefix}:{stats}`;
     this.keys = { counters: `${base}:counters`, providers: `${base}:providers` };
     const onError = options.onError;
     this.counters = new CounterBuffer({ redis: options.redis, ...(onError ? { onError } : {}) });
