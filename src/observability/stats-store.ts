@@ -21,8 +21,8 @@ import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './st
  *
  * | key | type | fields |
  * |---|---|---|
- * | `<prefix>:stats:counters` | hash | total_requests |
- * | `<prefix>:stats:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
+ * | `<prefix>:{stats}:counters` | hash | total_requests |
+ * | `<prefix>:{stats}:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
  *
  * No key, key hash or request content is ever written.
  */

@@ -211,6 +211,11 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     expect(streamSlots.size).toBe(2);
     // A rate-limit window per key, in the key's own slot.
     expect(new Set(all.filter((k) => k.startsWith(`${PREFIX}:rl:win:{`)).map(keySlot)).size).toBe(2);
+    // /admin/cache/stats counts the keys of every master, not of one node.
+    const stats = (await (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } })).json()) as { cache_store: { connected: boolean; keys: number } };
+    const sizes = await Promise.all(masters.map((m) => m.dbsize()));
+    expect(stats.cache_store.connected).toBe(true);
+    expect(stats.cache_store.keys).toBeGreaterThan(Math.max(...sizes));
     // Every key sits on the master the cluster says serves its slot (the slot the gateway computed is the cluster's).
     for (const key of all.slice(0, 50)) expect(Number(await check.cluster('KEYSLOT', key))).toBe(keySlot(key));
   });
