@@ -3,6 +3,8 @@ import { connect, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { startRedisCluster, type RedisCluster } from '../test/support/redis-cluster.ts';
 import { startRedisServer, type RedisServer } from '../test/support/redis-server.ts';
+import { cpuMs, redisPid } from './support/cpu.ts';
+import { runLoad } from './support/load.ts';
 import { BENCH_KEY, startStack, type BenchStack } from './support/stack.ts';
 
 /**
@@ -16,13 +18,17 @@ import { BENCH_KEY, startStack, type BenchStack } from './support/stack.ts';
  * cluster, by shard. The background (heartbeats, BullMQ's idle polls,
  * liveness refreshes) is measured with no traffic over the same span and
  * subtracted. Requests go one at a time, so nothing is coalesced between
- * them.
+ * them. Then, with MONITOR off, each kind runs under load (BENCH_CONNECTIONS,
+ * default 32) and the CPU every Redis node, the API and the worker spend per
+ * request is read from /proc: the figures the capacity model divides by.
  *
  * `npm run bench -- redis-commands` (BENCH_SMOKE=1: 20 requests per kind).
  */
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const N = Number(process.env.BENCH_REQUESTS ?? (SMOKE ? 20 : 200));
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const LOAD_MS = Number(process.env.BENCH_DURATION_MS ?? (SMOKE ? 1_500 : 6_000));
 
 interface Counts {
   client: Map<string, number>;
@@ -99,15 +105,19 @@ class Monitor {
   }
 }
 
-async function send(stack: BenchStack, kind: Kind, i: number, runId: string): Promise<void> {
-  const content = kind === 'exact hit' ? `bench repeated question ${runId}` : `bench unique question ${runId} ${kind} ${i}`;
+function headersOf(kind: Kind): Record<string, string> {
   const headers: Record<string, string> = { authorization: `Bearer ${BENCH_KEY}`, 'content-type': 'application/json' };
   if (kind === 'miss, no-store') headers['cache-control'] = 'no-store';
-  const res = await fetch(`${stack.gateway.baseUrl}/v1/chat/completions`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ model: 'a-4o', stream: kind === 'streamed miss', messages: [{ role: 'user', content }] }),
-  });
+  return headers;
+}
+
+function bodyOf(kind: Kind, i: number, runId: string): string {
+  const content = kind === 'exact hit' ? `bench repeated question ${runId}` : `bench unique question ${runId} ${kind} ${i}`;
+  return JSON.stringify({ model: 'a-4o', stream: kind === 'streamed miss', messages: [{ role: 'user', content }] });
+}
+
+async function send(stack: BenchStack, kind: Kind, i: number, runId: string): Promise<void> {
+  const res = await fetch(`${stack.gateway.baseUrl}/v1/chat/completions`, { method: 'POST', headers: headersOf(kind), body: bodyOf(kind, i, runId) });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${kind}: ${res.status} ${text}`);
   if (kind === 'exact hit' && i >= 0 && res.headers.get('x-cache') !== 'HIT') throw new Error('expected an exact hit');
@@ -166,9 +176,31 @@ async function measure(label: string, ports: number[], env: Record<string, strin
       details.push(`- ${kind}: ${top.join(', ')}`);
     }
     process.stdout.write(`\nClient commands per request by process and command:\n\n${details.join('\n')}\n`);
+    monitor.stop();
+    await underLoad(stack, ports, runId);
   } finally {
     monitor.stop();
     await stack.stop();
+  }
+}
+
+/** Each kind under load, MONITOR off: req/s and CPU µs per request of Redis (all nodes, and the busiest), the API and the worker. */
+async function underLoad(stack: BenchStack, ports: number[], runId: string): Promise<void> {
+  const nodes = ports.map((port) => new Redis({ port, host: '127.0.0.1' }));
+  const redisPids = await Promise.all(nodes.map(redisPid));
+  for (const node of nodes) node.disconnect();
+  const pids = { api: stack.gateway.api.child.pid, worker: stack.gateway.workers.get('provider_a')?.[0]?.child.pid };
+  process.stdout.write(`\nUnder load (${CONNECTIONS} connections, ${LOAD_MS} ms per kind, MONITOR off), CPU µs per request:\n\n`);
+  process.stdout.write('| kind | req/s | Redis, all nodes | Redis, busiest node | API | worker |\n|---|---|---|---|---|---|\n');
+  for (const kind of KINDS) {
+    const read = async () => ({ redis: await Promise.all(redisPids.map(cpuMs)), api: await cpuMs(pids.api), worker: await cpuMs(pids.worker) });
+    const before = await read();
+    const result = await runLoad({ url: `${stack.gateway.baseUrl}/v1/chat/completions`, headers: headersOf(kind), body: (i) => bodyOf(kind, i, `${runId}-load`), connections: CONNECTIONS, durationMs: LOAD_MS });
+    const after = await read();
+    const per = (ms: number) => ((ms * 1000) / Math.max(1, result.finished)).toFixed(0);
+    const redis = after.redis.map((ms, i) => ms - (before.redis[i] ?? 0));
+    const errors = result.errors > 0 ? ` (${result.errors} errors)` : '';
+    process.stdout.write(`| ${kind} | ${result.rps.toFixed(0)}${errors} | ${per(redis.reduce((a, b) => a + b, 0))} | ${per(Math.max(...redis))} | ${per(after.api - before.api)} | ${per(after.worker - before.worker)} |\n`);
   }
 }
 
