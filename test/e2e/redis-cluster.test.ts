@@ -7,6 +7,8 @@ import { loadSettings } from '../../src/config/settings.ts';
 import { createRedis } from '../../src/redis/connections.ts';
 import { keySlot } from '../../src/redis/key-slot.ts';
 import { scanDelete } from '../../src/cache/scan-delete.ts';
+import { ReaderWatch } from '../../src/execution/reader-watch.ts';
+import { jobReadersKey, readerLivenessKey } from '../../src/streams/reader-liveness.ts';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
@@ -124,6 +126,44 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     const readers = await Promise.all(masters.map(async (m) => String(await m.client('LIST')).split('\n').filter((line) => line.includes(`name=${PREFIX}:api-reader`)).length));
     expect(readers.filter((n) => n > 0)).toHaveLength(1);
     expect(readers.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4);
+  });
+
+  it('coalesces identical misses of two API processes into one upstream call (claim and readers in the {flight} slot)', async () => {
+    upstreams.a.setBehavior({ latencyMs: 600 });
+    try {
+      const calls = () => upstreams.a.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+      const before = calls();
+      const ask = (baseUrl: string) => client(baseUrl).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'coalesced over the cluster' }] }).withResponse();
+      const replies = await Promise.all([ask(gateway.baseUrl), ask(replica.baseUrl), ask(gateway.baseUrl), ask(replica.baseUrl)]);
+      for (const reply of replies) expect(reply.data.choices[0]?.message.content).toBe('Echo: coalesced over the cluster');
+      expect(calls()).toBe(before + 1);
+      // Followers on the other process read the leader's stream: a slot of another process's tag.
+      expect(replies.map((r) => r.response.headers.get('x-cache'))).toContain('MISS');
+    } finally {
+      upstreams.a.setBehavior({ latencyMs: 0 });
+    }
+  });
+
+  it("tells a worker's reader check who still reads a job, over the cluster", async () => {
+    const redis = createRedis(loadSettings({ REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: PREFIX }), 'command', 'test-watch');
+    const watch = new ReaderWatch({ redis, prefix: PREFIX, intervalMs: 50, misses: 2 });
+    try {
+      await waitFor(() => redis.status === 'ready', 5_000, 'the cluster client');
+      await redis.set(readerLivenessKey(PREFIX, 'live-api'), '1', 'PX', 10_000);
+      await redis.sadd(jobReadersKey(PREFIX, '{t1}job-followed'), 'live-api');
+      const gone: string[] = [];
+      const stops = [
+        watch.watch('{t1}job-read', 'live-api', () => gone.push('read')),
+        watch.watch('{t1}job-followed', 'dead-api', () => gone.push('followed')),
+        watch.watch('{t2}job-orphan', 'dead-api', () => gone.push('orphan')),
+      ];
+      await waitFor(() => gone.length > 0, 5_000, 'the orphaned job to be given up');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(gone).toEqual(['orphan']);
+      for (const stop of stops) stop();
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('answers a paraphrase from the semantic cache, and clears both caches on every master', async () => {
