@@ -13,6 +13,7 @@ import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.ts';
+import { keysUnder } from '../support/redis.ts';
 
 /**
  * The gateway on a real Redis Cluster of three masters on loopback
@@ -44,19 +45,8 @@ const providers = (extraModel?: string) => ({
 const client = (baseUrl: string, apiKey = KEY) => new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 20_000 });
 
 /** Every key under the test's prefix, per master. */
-async function keysPerMaster(): Promise<string[][]> {
-  return Promise.all(
-    masters.map(async (master) => {
-      const out: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, keys] = await master.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-        cursor = next;
-        out.push(...keys);
-      } while (cursor !== '0');
-      return out;
-    }),
-  );
+function keysPerMaster(): Promise<string[][]> {
+  return Promise.all(masters.map((master) => keysUnder(master, PREFIX)));
 }
 
 beforeAll(async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { freePort, waitFor } from './processes.ts';
+import { redisAnswers } from './redis-server.ts';
 
 /** A Redis Cluster of masters on loopback, made for one test file. */
 export interface RedisCluster {
@@ -54,7 +55,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports) await waitFor(() => pingable(port), 10_000, `redis-server on ${port}`);
+    for (const port of ports) await waitFor(() => redisAnswers(port), 10_000, `redis-server on ${port}`);
     await promisify(execFile)('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
     for (const port of ports) {
       await waitFor(async () => {
@@ -78,17 +79,4 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     masters: () => ports.map(plain),
     stop,
   };
-}
-
-async function pingable(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
 }
