@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis';
+import { ReplyError, type Cluster, type Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { keySlot } from '../redis/key-slot.ts';
 import type { StreamEntry } from './protocol.ts';
@@ -23,7 +23,9 @@ export interface SlotStreamReadersOptions {
  * slot's reader talks to the master that serves the slot, on plain
  * connections, so `CLIENT UNBLOCK` reaches the connection it must wake. A
  * reader that fails (the slot moved, the node died) is dropped and the
- * cluster layout refreshed: the next read finds the slot's new master.
+ * cluster layout refreshed: a read that failed because its slot moved, before
+ * it got any entry, is read again on the slot's new master; other failures
+ * are the caller's 503.
  */
 export class SlotStreamReaders implements ReplyStreamReader {
   private readonly bySlot = new Map<number, StreamReader>();
@@ -46,12 +48,21 @@ export class SlotStreamReaders implements ReplyStreamReader {
 
   async *read(key: string, deadline: () => number, signal?: AbortSignal): AsyncGenerator<StreamEntry> {
     const slot = keySlot(key);
-    const reader = this.readerFor(slot);
-    try {
-      yield* reader.read(key, deadline, signal);
-    } catch (err) {
-      if (err instanceof ServiceUnavailableError) this.forget(slot, reader);
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      const reader = this.readerFor(slot);
+      let yielded = false;
+      try {
+        for await (const entry of reader.read(key, deadline, signal)) {
+          yielded = true;
+          yield entry;
+        }
+        return;
+      } catch (err) {
+        if (!(err instanceof ServiceUnavailableError)) throw err;
+        this.forget(slot, reader);
+        // The slot moved (MOVED/ASK): read again from the start on its new master, unless entries went out already.
+        if (yielded || attempt > 0 || !movedSlot(err)) throw err;
+      }
     }
   }
 
@@ -83,4 +94,10 @@ export class SlotStreamReaders implements ReplyStreamReader {
     void reader.close();
     (this.options.cluster as unknown as Cluster).refreshSlotsCache();
   }
+}
+
+/** True when a read failed because Redis said the slot is served elsewhere now. */
+function movedSlot(err: ServiceUnavailableError): boolean {
+  const cause: unknown = err.cause;
+  return cause instanceof ReplyError && /^(MOVED|ASK) /.test((cause as Error).message);
 }

@@ -47,7 +47,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const stop = async () => {
     await Promise.all(
       children.map(async (child) => {
-        if (child.exitCode !== null) return;
+        if (child.exitCode !== null || child.signalCode !== null) return;
         child.kill('SIGKILL');
         await once(child, 'exit');
       }),
