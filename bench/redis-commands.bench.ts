@@ -23,6 +23,8 @@ import { BENCH_KEY, startStack, type BenchStack } from './support/stack.ts';
  * request is read from /proc: the figures the capacity model divides by.
  *
  * `npm run bench -- redis-commands` (BENCH_SMOKE=1: 20 requests per kind).
+ * BENCH_COMPARE_CHECKOUT=<path of another checkout> counts that checkout's
+ * gateway instead, on one redis-server only (before/after a change).
  */
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
@@ -143,7 +145,8 @@ function perRequest(load: Counts, loadMs: number, idle: Counts, idleMs: number, 
 }
 
 async function measure(label: string, ports: number[], env: Record<string, string>): Promise<void> {
-  const stack = await startStack({ env: { ...env, SEMANTIC_CACHE_ENABLED: 'false', LOG_LEVEL: 'error' } });
+  const root = process.env.BENCH_COMPARE_CHECKOUT;
+  const stack = await startStack({ env: { ...env, SEMANTIC_CACHE_ENABLED: 'false', LOG_LEVEL: 'error' }, ...(root ? { root } : {}) });
   const prefix = env.REDIS_KEY_PREFIX as string;
   const monitor = new Monitor(ports, prefix);
   try {
@@ -210,10 +213,12 @@ try {
 } finally {
   await single.stop('SIGTERM');
 }
-const cluster: RedisCluster = await startRedisCluster(3);
-try {
-  await measure('a 3-master Redis Cluster', cluster.ports, { REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: 'gwcmd' });
-} finally {
-  await cluster.stop();
+if (!process.env.BENCH_COMPARE_CHECKOUT) {
+  const cluster: RedisCluster = await startRedisCluster(3);
+  try {
+    await measure('a 3-master Redis Cluster', cluster.ports, { REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: 'gwcmd' });
+  } finally {
+    await cluster.stop();
+  }
 }
 process.stdout.write(`\n${N} requests per kind, one at a time; background subtracted.\n`);
