@@ -43,13 +43,6 @@ export interface ChatDispatcherOptions {
    * @defaultValue 60
    */
   streamTtlSeconds?: number;
-  /**
-   * Redis Cluster hash tag of this process's job ids (`{tag}<uuid>`): its
-   * reply streams share one slot, so one XREAD reads them all, while other
-   * processes' streams land on other slots.
-   * @defaultValue 8 random hex digits per dispatcher
-   */
-  jobTag?: string;
   logger?: Logger;
 }
 
@@ -110,7 +103,12 @@ export interface Dispatch {
 export class ChatDispatcher {
   private readonly env: NodeJS.ProcessEnv;
   private readonly graceMs: number;
-  private readonly jobTag: string;
+  /**
+   * Redis Cluster hash tag of this process's job ids (`{tag}<uuid>`): its
+   * reply streams share one slot, so one XREAD reads them all, while other
+   * processes' streams land on other slots.
+   */
+  private readonly jobTag = randomBytes(4).toString('hex');
 
   private readonly options: ChatDispatcherOptions;
 
@@ -118,10 +116,9 @@ export class ChatDispatcher {
     this.options = options;
     this.env = options.env ?? process.env;
     this.graceMs = options.graceMs ?? 1_000;
-    this.jobTag = options.jobTag ?? randomBytes(4).toString('hex');
   }
 
-  /** A new job id of this process ({@link ChatDispatcherOptions.jobTag}). */
+  /** A new job id of this process, under its hash tag. */
   newJobId(): string {
     return `{${this.jobTag}}${randomUUID()}`;
   }

@@ -17,7 +17,7 @@ export function clusterConfigured(settings: Settings): boolean {
 }
 
 /** The seed nodes: REDIS_CLUSTER_NODES, else the one Redis the other settings name. */
-export function clusterSeeds(settings: Settings): ClusterNode[] {
+function clusterSeeds(settings: Settings): ClusterNode[] {
   const base = redisBaseOptions(settings);
   if (settings.REDIS_CLUSTER_NODES.length === 0) return [{ host: base.host ?? 'localhost', port: base.port ?? 6379 }];
   return settings.REDIS_CLUSTER_NODES.map((node) => {
