@@ -80,6 +80,6 @@ try {
   observed.server.close();
   bare.server.closeAllConnections();
   observed.server.closeAllConnections();
-  await redis.del(`${prefix}:stats:counters`, `${prefix}:stats:providers`);
+  await redis.del(`${prefix}:{stats}:counters`, `${prefix}:{stats}:providers`);
   redis.disconnect();
 }

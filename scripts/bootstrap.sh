@@ -36,9 +36,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --ignore-scripts --no-audit --no-fund >&2
 fi
 
-# A Redis named by REDIS_URL (a PaaS add-on, TLS, credentials) is the operator's: nothing is started for it.
+# A Redis named by REDIS_URL (a PaaS add-on, TLS, credentials) or a Redis Cluster is the operator's: nothing is started for it.
 if [ -n "${REDIS_URL:-}" ]; then
   echo "bootstrap: using the Redis of REDIS_URL" >&2
+elif [ -n "${REDIS_CLUSTER_NODES:-}" ]; then
+  echo "bootstrap: using the Redis Cluster of REDIS_CLUSTER_NODES" >&2
 else
   REDIS_HOST="${REDIS_HOST:-127.0.0.1}"
   REDIS_PORT="${REDIS_PORT:-6379}"

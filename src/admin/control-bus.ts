@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.ts';
 
 /** Options of {@link ControlBus}. */
@@ -69,8 +69,13 @@ export class ControlBus {
   }
 
   /** Publishes; resolves with the number of subscribed connections (this process included). */
-  publish(channel: string, message: string): Promise<number> {
-    return this.options.publisher.publish(channel, message);
+  async publish(channel: string, message: string): Promise<number> {
+    const publisher = this.options.publisher;
+    if (!publisher.isCluster) return publisher.publish(channel, message);
+    // A cluster's PUBLISH reaches every node's subscribers but counts only those of the node that took it.
+    const nodes = (publisher as unknown as Cluster).nodes('all');
+    const [, counts] = await Promise.all([publisher.publish(channel, message), Promise.all(nodes.map((node) => node.pubsub('NUMSUB', channel)))]);
+    return counts.reduce((sum: number, reply) => sum + Number((reply as [string, number])[1]), 0);
   }
 
   /** Called each time the subscriber reconnects after having been connected. */

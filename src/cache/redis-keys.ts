@@ -1,14 +1,16 @@
 /**
- * Redis key names of the response caches, all under the gateway's prefix:
+ * Redis key names of the response caches, all under the gateway's prefix
+ * `<p>`. Braces are Redis Cluster hash tags: keys that one script or MULTI
+ * touches together share a slot, exact entries spread over every shard.
  *
  * | key | type | holds |
  * |---|---|---|
- * | `{p}:cache:x:{hash}` | string | exact entry: `storedAtMs` + `\n` + `chat.completion` JSON |
- * | `{p}:cache:s:e:{id}` | hash | semantic entry: partition, guard, vector, reply, times |
- * | `{p}:cache:s:idx` | sorted set | semantic entry ids scored by expiry (ms) |
- * | `{p}:cache:s:events` | channel | index changes, so every API replica mirrors Redis |
- * | `{p}:cache:inflight:{hash}` | hash | the leader of identical in-flight misses |
- * | `{p}:cache:stats` | hash | lookup counters shared by every replica |
+ * | `<p>:cache:x:<hash>` | string | exact entry: `storedAtMs` + `\n` + `chat.completion` JSON |
+ * | `<p>:cache:{s}:e:<id>` | hash | semantic entry: partition, guard, vector, reply, times |
+ * | `<p>:cache:{s}:idx` | sorted set | semantic entry ids scored by expiry (ms) |
+ * | `<p>:cache:s:events` | channel | index changes, so every API replica mirrors Redis |
+ * | `<p>:{flight}:inflight:<hash>` | hash | the leader of identical in-flight misses (with the readers' liveness keys: one script) |
+ * | `<p>:cache:stats` | hash | lookup counters shared by every replica |
  */
 export interface CacheKeys {
   exact(hash: string): string;
@@ -28,11 +30,11 @@ export function cacheKeys(prefix: string): CacheKeys {
   return {
     exact: (hash) => `${base}:x:${hash}`,
     exactPattern: `${base}:x:*`,
-    semanticEntry: (id) => `${base}:s:e:${id}`,
-    semanticEntryPattern: `${base}:s:e:*`,
-    semanticIndex: `${base}:s:idx`,
+    semanticEntry: (id) => `${base}:{s}:e:${id}`,
+    semanticEntryPattern: `${base}:{s}:e:*`,
+    semanticIndex: `${base}:{s}:idx`,
     semanticEvents: `${base}:s:events`,
-    inflight: (hash) => `${base}:inflight:${hash}`,
+    inflight: (hash) => `${prefix}:{flight}:inflight:${hash}`,
     stats: `${base}:stats`,
   };
 }

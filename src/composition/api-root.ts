@@ -44,12 +44,13 @@ import { DlpGuard } from '../dlp/dlp-guard.ts';
 import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
-import { bullPrefix } from '../queue/job-contract.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
+import { createNodeRedis } from '../redis/cluster-connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
-import { StreamReader } from '../streams/stream-reader.ts';
+import { SlotStreamReaders } from '../streams/slot-stream-readers.ts';
+import { StreamReader, type ReplyStreamReader } from '../streams/stream-reader.ts';
 import { CooldownView } from '../routing/cooldown-view.ts';
 import { ModelRouter } from '../routing/model-router.ts';
 
@@ -87,8 +88,11 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
   await warnIfRedisMayLoseJobs(redis, logger);
-  const queues = new ChatQueues({ connection: redis, prefix: bullPrefix(settings.REDIS_KEY_PREFIX) });
-  const reader = new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
+  const queues = new ChatQueues({ connection: redis, prefix: settings.REDIS_KEY_PREFIX });
+  // A cluster's XREAD names keys of one slot only: one reader per slot, each on the slot's master.
+  const reader: ReplyStreamReader = redis.isCluster
+    ? new SlotStreamReaders({ cluster: redis, connectNode: (node) => createNodeRedis(settings, node, 'api-reader') })
+    : new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
   // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
   const liveness = new ReaderLiveness({ redis, prefix: settings.REDIS_KEY_PREFIX, reading: () => reader.size > 0, logger });
   liveness.start();

@@ -100,7 +100,7 @@ export async function createWorkerRoot(
     };
     const worker = new Worker<ChatJobData>(queueNameFor(name), run, {
       connection,
-      prefix: bullPrefix(settings.REDIS_KEY_PREFIX),
+      prefix: bullPrefix(settings.REDIS_KEY_PREFIX, name),
       concurrency: provider.concurrency,
       lockDuration: settings.WORKER_LOCK_DURATION_MS,
       stalledInterval: settings.WORKER_STALLED_INTERVAL_MS,

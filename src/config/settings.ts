@@ -36,6 +36,14 @@ const settingsSchema = z.object({
   REDIS_TLS_SERVERNAME: envOptionalString(),
   /** Refuse a certificate that does not verify. Default true; false only for testing. */
   REDIS_TLS_REJECT_UNAUTHORIZED: envBoolean(true),
+  /**
+   * Redis Cluster seed nodes, `host:port,host:port`: the gateway then speaks
+   * the cluster protocol (TLS, user and password from the REDIS_URL/REDIS_TLS_*
+   * settings apply to every node). Default none: one Redis.
+   */
+  REDIS_CLUSTER_NODES: envList(),
+  /** Treat REDIS_URL (or REDIS_HOST/PORT) as the seed of a Redis Cluster. Default false. */
+  REDIS_CLUSTER: envBoolean(false),
   /** Prefix of every Redis key the gateway writes. Default `gw`. */
   REDIS_KEY_PREFIX: envString('gw'),
 

@@ -34,7 +34,7 @@ return out
 
 /** Sorted set of the live workers of `provider`. */
 export function workersKey(prefix: string, provider: string): string {
-  return `${prefix}:workers:${provider}`;
+  return `${prefix}:{workers}:${provider}`;
 }
 
 /** Options of {@link WorkerHeartbeat}. */

@@ -21,8 +21,8 @@ import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './st
  *
  * | key | type | fields |
  * |---|---|---|
- * | `<prefix>:stats:counters` | hash | total_requests |
- * | `<prefix>:stats:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
+ * | `<prefix>:{stats}:counters` | hash | total_requests |
+ * | `<prefix>:{stats}:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
  *
  * No key, key hash or request content is ever written.
  */
@@ -85,7 +85,7 @@ export class StatsStore {
     this.options = options;
     this.redis = options.redis;
     this.topUsers = options.topUsers ?? 10;
-    const base = `${options.prefix}:stats`;
+    const base = `${options.prefix}:{stats}`;
     this.keys = { counters: `${base}:counters`, providers: `${base}:providers` };
     const onError = options.onError;
     this.counters = new CounterBuffer({ redis: options.redis, ...(onError ? { onError } : {}) });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
@@ -9,7 +9,7 @@ import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { ReaderIdentity } from '../streams/reader-liveness.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
-import type { StreamReader } from '../streams/stream-reader.ts';
+import type { ReplyStreamReader } from '../streams/stream-reader.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
@@ -23,7 +23,7 @@ export interface ChatDispatcherOptions {
   places: QueuePlaces;
   /** Which providers have a live worker. */
   workers: WorkerPresence;
-  reader: StreamReader;
+  reader: ReplyStreamReader;
   /** Command connection (cancel marks). */
   redis: Redis;
   prefix: string;
@@ -103,6 +103,12 @@ export interface Dispatch {
 export class ChatDispatcher {
   private readonly env: NodeJS.ProcessEnv;
   private readonly graceMs: number;
+  /**
+   * Redis Cluster hash tag of this process's job ids (`{tag}<uuid>`): its
+   * reply streams share one slot, so one XREAD reads them all, while other
+   * processes' streams land on other slots.
+   */
+  private readonly jobTag = randomBytes(4).toString('hex');
 
   private readonly options: ChatDispatcherOptions;
 
@@ -110,6 +116,11 @@ export class ChatDispatcher {
     this.options = options;
     this.env = options.env ?? process.env;
     this.graceMs = options.graceMs ?? 1_000;
+  }
+
+  /** A new job id of this process, under its hash tag. */
+  newJobId(): string {
+    return `{${this.jobTag}}${randomUUID()}`;
   }
 
   /**
@@ -153,7 +164,7 @@ export class ChatDispatcher {
    */
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
     if (options.requireWorker !== false) await this.options.workers.requireLiveWorker(provider.name);
-    return this.options.places.take(provider.name, options.jobId ?? randomUUID(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
+    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
   }
 
   /** Gives back a place that will not be used (its request follows another's job instead). */

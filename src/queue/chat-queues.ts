@@ -1,13 +1,13 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { CHAT_JOB_NAME, queueNameFor, type ChatJobData } from './job-contract.ts';
+import { bullPrefix, CHAT_JOB_NAME, queueNameFor, type ChatJobData } from './job-contract.ts';
 import type { QueuePlace } from './queue-places.ts';
 
 /** Options of {@link ChatQueues}. */
 export interface ChatQueuesOptions {
   /** Command connection (fail-fast). Shared by every queue. */
   connection: Redis;
-  /** BullMQ key prefix, e.g. `gw:bull`. */
+  /** The gateway's Redis key prefix; each queue has its own BullMQ prefix under it ({@link bullPrefix}). */
   prefix: string;
 }
 
@@ -30,7 +30,7 @@ export class ChatQueues {
     if (!queue) {
       queue = new Queue<ChatJobData>(queueNameFor(provider), {
         connection: this.options.connection,
-        prefix: this.options.prefix,
+        prefix: bullPrefix(this.options.prefix, provider),
         skipWaitingForReady: true,
         // BullMQ sets a queue's connection up once (an INFO for the version
         // check) and keeps the outcome for the queue's life: on this fail-fast

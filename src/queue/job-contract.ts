@@ -50,9 +50,13 @@ export interface ChatJobData {
 /** BullMQ job name used for chat jobs. */
 export const CHAT_JOB_NAME = 'chat';
 
-/** BullMQ's key prefix under the gateway's Redis key prefix. */
-export function bullPrefix(redisKeyPrefix: string): string {
-  return `${redisKeyPrefix}:bull`;
+/**
+ * BullMQ's key prefix of `provider`'s queue under the gateway's Redis key
+ * prefix. The hash tag keeps every key of one queue in one Redis Cluster slot
+ * (BullMQ's scripts touch several at once) while queues spread over shards.
+ */
+export function bullPrefix(redisKeyPrefix: string, provider: string): string {
+  return `${redisKeyPrefix}:bull:{${provider}}`;
 }
 
 /** The BullMQ queue name of a provider. */

@@ -15,6 +15,11 @@ import { rateLimitKeys, type RateLimitKeys } from './rate-limit-keys.ts';
  * trims, counts, admits and updates the statistics atomically. Throttled
  * requests are not logged, so a client that keeps retrying is not locked out
  * for longer than the window.
+ *
+ * On a Redis Cluster a key's window and the shared statistics are in
+ * different slots, which one script may not touch together: the script gets
+ * the window alone, and the statistics follow as one pipeline to the `{rl}`
+ * slot that the request does not wait for.
  */
 
 const SCRIPT = `
@@ -87,7 +92,8 @@ export interface RateLimitDecision {
 }
 
 interface ScriptRunner {
-  gatewaySlidingWindow(k1: string, k2: string, k3: string, k4: string, ...args: string[]): Promise<[number, number, number]>;
+  /** The number of keys (4, or 1 on a cluster), the keys, then the arguments. */
+  gatewaySlidingWindow(numberOfKeys: number, ...keysAndArgs: string[]): Promise<[number, number, number]>;
 }
 
 export class SlidingWindowLimiter {
@@ -102,7 +108,7 @@ export class SlidingWindowLimiter {
     this.keys = rateLimitKeys(options.prefix);
     // defineCommand sends EVALSHA and falls back to EVAL once per connection.
     if (!('gatewaySlidingWindow' in options.redis)) {
-      options.redis.defineCommand('gatewaySlidingWindow', { numberOfKeys: 4, lua: SCRIPT });
+      options.redis.defineCommand('gatewaySlidingWindow', { lua: SCRIPT });
     }
   }
 
@@ -116,21 +122,23 @@ export class SlidingWindowLimiter {
   async consume(subject: string, rule: RateLimitRule, statsLabel = '', options: { sendNow?: boolean } = {}): Promise<RateLimitDecision> {
     const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const now = this.options.now ? String(Math.floor(this.options.now())) : '';
-    const pending = (this.options.redis as unknown as ScriptRunner).gatewaySlidingWindow(
-      this.windowKey(subject),
-      this.keys.stats,
-      this.keys.requestsByKey,
-      this.keys.labels,
-      String(rule.limit),
-      String(rule.windowMs),
-      member,
-      statsLabel,
-      now,
-      subject,
-    );
+    const runner = this.options.redis as unknown as ScriptRunner;
+    const args = [String(rule.limit), String(rule.windowMs), member];
+    const cluster = this.options.redis.isCluster;
+    const pending = cluster
+      ? runner.gatewaySlidingWindow(1, this.windowKey(subject), ...args, '', now, subject)
+      : runner.gatewaySlidingWindow(4, this.windowKey(subject), this.keys.stats, this.keys.requestsByKey, this.keys.labels, ...args, statsLabel, now, subject);
     if (options.sendNow) sendHeldWrites(this.options.redis);
     const [allowed, count, resetMs] = await pending;
+    if (cluster && statsLabel !== '') this.countInStats(subject, statsLabel, allowed === 1);
     return { allowed: allowed === 1, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: Math.max(0, resetMs) };
+  }
+
+  /** What the script counts on one Redis, sent apart on a cluster; a lost count never fails the request. */
+  private countInStats(subject: string, statsLabel: string, allowed: boolean): void {
+    const pipeline = this.options.redis.pipeline().zincrby(this.keys.requestsByKey, 1, subject).hset(this.keys.labels, subject, statsLabel);
+    if (!allowed) pipeline.hincrby(this.keys.stats, 'throttled', 1);
+    pipeline.exec().catch(() => {});
   }
 
   /** Forgets the window of `subject` (tests, admin tooling). */

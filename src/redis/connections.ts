@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
+import { clusterConfigured, createClusterRedis } from './cluster-connections.ts';
 import { coalesceWrites } from './write-coalescing.ts';
 
 /**
@@ -86,6 +87,7 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
 }
 
 export function createRedis(settings: Settings, role: RedisRole, name: string): Redis {
+  if (clusterConfigured(settings)) return createClusterRedis(settings, role, name);
   const base = redisBaseOptions(settings);
   const connectionName = `${settings.REDIS_KEY_PREFIX}:${name}`;
   switch (role) {

@@ -74,15 +74,14 @@ export class CooldownView {
       if (providers === undefined) this.until = new Map();
       return true;
     }
-    const pipeline = this.options.redis.pipeline();
-    for (const name of names) pipeline.pttl(cooldownKey(this.options.prefix, name));
     try {
-      const replies = (await pipeline.exec()) ?? [];
+      // One command per provider, sent together: a pipeline would have to stay in one slot on a cluster.
+      const ttls = await Promise.all(names.map((name) => this.options.redis.pttl(cooldownKey(this.options.prefix, name))));
       const now = Date.now();
       const next = providers === undefined ? new Map<string, number>() : new Map(this.until);
       names.forEach((name, i) => {
-        const [err, ttl] = replies[i] ?? [];
-        if (!err && typeof ttl === 'number' && ttl > 0) next.set(name, now + ttl);
+        const ttl = ttls[i];
+        if (typeof ttl === 'number' && ttl > 0) next.set(name, now + ttl);
         else next.delete(name);
       });
       this.until = next;

@@ -30,12 +30,12 @@ export interface ReaderIdentity {
 
 /** The liveness key of API process `id`. */
 export function readerLivenessKey(prefix: string, id: string): string {
-  return `${prefix}:reader:${id}`;
+  return `${prefix}:{flight}:reader:${id}`;
 }
 
 /** The set of the API processes that follow job `jobId` (besides the one that enqueued it). */
 export function jobReadersKey(prefix: string, jobId: string): string {
-  return `${prefix}:readers:${jobId}`;
+  return `${prefix}:{flight}:readers:${jobId}`;
 }
 
 /**
@@ -43,7 +43,9 @@ export function jobReadersKey(prefix: string, jobId: string): string {
  * the job's own reader or any of its followers has a liveness key. Shared by
  * the workers' check and the coalescer's claim, so both agree on who reads.
  * Liveness keys are built from the prefix inside the script, as BullMQ's
- * scripts build job keys: the gateway runs on one Redis, not a cluster.
+ * scripts build job keys; on a Redis Cluster they share the `{flight}` hash
+ * tag with the readers sets and the coalescing claims, so they are in the
+ * slot of the script's declared keys.
  */
 export const HAS_LIVE_READER_LUA = `
 local function has_live_reader(liveness_prefix, reader_id, readers_key)

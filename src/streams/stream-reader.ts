@@ -23,6 +23,14 @@ export interface StreamReaderOptions {
   count?: number;
 }
 
+/** What the dispatcher reads replies with: a {@link StreamReader}, or one per cluster slot (`slot-stream-readers.ts`). */
+export interface ReplyStreamReader {
+  /** Reads in progress. */
+  readonly size: number;
+  read(key: string, deadline: () => number, signal?: AbortSignal): AsyncGenerator<StreamEntry>;
+  close(): Promise<void>;
+}
+
 /** Thrown when nothing arrived before the deadline. */
 export class StreamDeadlineError extends Error {
   constructor() {
@@ -60,7 +68,7 @@ interface Subscription {
  * same round trip. A read that starts while the XREAD is blocked interrupts
  * it (`CLIENT UNBLOCK`) so its stream is included at once.
  */
-export class StreamReader {
+export class StreamReader implements ReplyStreamReader {
   private readonly byKey = new Map<string, Set<Subscription>>();
   private readonly blockSliceMs: number;
   private readonly fallbackSliceMs: number;

@@ -291,7 +291,7 @@ describe('cache administration', () => {
     expect(body.cache_store.keys).toBeGreaterThan(0);
     expect(body.cache_store.hits).toBeGreaterThan(0);
     const semantic = body.semantic_cache;
-    expect(semantic.collection_size).toBe(await redis.zcard(`${prefix}:cache:s:idx`));
+    expect(semantic.collection_size).toBe(await redis.zcard(`${prefix}:cache:{s}:idx`));
     expect(semantic.collection_size).toBeGreaterThan(5);
     expect(semantic.index_size).toMatch(/^\d+(\.\d+)?(B|KiB|MiB)$/);
     expect(semantic.queries).toBeGreaterThan(5);
@@ -325,12 +325,12 @@ describe('cache administration', () => {
     expect(semantic.xCache).toBe('SEMANTIC_HIT');
     expect(Number(semantic.headers.get('x-cache-similarity'))).toBeCloseTo(1, 3);
 
-    const semanticEntries = await redis.zcard(`${prefix}:cache:s:idx`);
+    const semanticEntries = await redis.zcard(`${prefix}:cache:{s}:idx`);
     const all = await admin('/admin/cache/clear', { method: 'POST' });
     expect(all.body).toMatchObject({ status: 'success', cleared: { exact_cache: 0, semantic_cache: semanticEntries } });
     expect(semanticEntries).toBeGreaterThan(5);
     expect((await admin('/admin/cache/stats')).body.semantic_cache.collection_size).toBe(0);
-    expect(await keysUnder(redis, `${prefix}:cache:s:e`)).toEqual([]);
+    expect(await keysUnder(redis, `${prefix}:cache:{s}:e`)).toEqual([]);
     expect((await ask('Clear: the first probe.')).xCache).toBe('MISS');
   });
 

@@ -98,7 +98,7 @@ describe('SemanticCache', () => {
     expect(await b.clear()).toBe(6);
     expect(b.size).toBe(0);
     await waitFor(() => a.size === 0, 2_000, 'replica a to drop its index');
-    expect(await keysUnder(redis, `${prefix}:cache:s`)).toEqual([]);
+    expect(await keysUnder(redis, `${prefix}:cache:{s}`)).toEqual([]);
     expect(await b.clear()).toBe(0);
   });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { bullPrefix } from '../../src/queue/job-contract.ts';
 
 /**
  * Issue 7 through running processes: priorities, asynchronous jobs,
@@ -39,7 +40,7 @@ async function api(path: string, init: RequestInit & { key?: string } = {}): Pro
 
 /** Jobs waiting in a provider's BullMQ queue (every job has a priority, so they sit in its prioritized set). */
 async function waiting(provider: string): Promise<number> {
-  const queue = `${prefix}:bull:chat-${provider}`;
+  const queue = `${bullPrefix(prefix, provider)}:chat-${provider}`;
   const [prioritized, plain] = await Promise.all([redis.zcard(`${queue}:prioritized`), redis.llen(`${queue}:wait`)]);
   return prioritized + plain;
 }

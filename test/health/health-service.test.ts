@@ -7,12 +7,13 @@ import { validateConfig } from '../../src/config/gateway-config.ts';
 import { HealthService } from '../../src/health/health-service.ts';
 import { countLiveWorkers, WorkerHeartbeat, workersKey } from '../../src/health/worker-heartbeat.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { bullPrefix } from '../../src/queue/job-contract.ts';
 
 /** Health rules on the real Redis and real key stores: backlog, timeouts, heartbeat expiry. */
 
 const prefix = uniquePrefix('health-service');
 const redis = testRedis();
-const queue = new Queue('chat-provider_a', { connection: testRedis(), prefix: `${prefix}:bull` });
+const queue = new Queue('chat-provider_a', { connection: testRedis(), prefix: bullPrefix(prefix, 'provider_a') });
 const config = validateConfig({
   providers: [
     { name: 'provider_a', api_key_env: 'HS_KEY_A', models: ['a-4o'] },

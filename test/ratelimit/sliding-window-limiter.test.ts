@@ -112,7 +112,7 @@ describe('SlidingWindowLimiter', () => {
     expect((await limiter.consume(k1, rule)).allowed).toBe(true);
     expect((await limiter.consume(k2, rule)).allowed).toBe(true);
     expect((await limiter.consume(k1, rule)).allowed).toBe(false);
-    const ttl = await redis.pttl(`${prefix}:rl:win:${k1}`);
+    const ttl = await redis.pttl(`${prefix}:rl:win:{${k1}}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(2_000);
   });

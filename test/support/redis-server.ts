@@ -29,20 +29,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--dir', dir], { stdio: 'ignore' });
-    await waitFor(
-      async () => {
-        const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        probe.on('error', () => {});
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } finally {
-          probe.disconnect();
-        }
-      },
-      10_000,
-      `redis-server on ${port}`,
-    );
+    await waitFor(() => redisAnswers(port), 10_000, `redis-server on ${port}`);
   };
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
     const c = child;
@@ -55,4 +42,18 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   };
   await start();
   return { port, dir, start, stop };
+}
+
+/** True when a Redis on loopback `port` answers PING; false while it is not up yet. */
+export async function redisAnswers(port: number): Promise<boolean> {
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
@@ -92,7 +91,7 @@ async function dispatchMiss(
   miss: { context: RequestContext; lookup: CacheLookup | undefined; admission: Admission; signal: AbortSignal },
 ): Promise<Dispatch> {
   const { lookup, signal } = miss;
-  const jobId = randomUUID();
+  const jobId = dispatcher.newJobId();
   const reserving = dispatcher.reserve(provider, miss.admission, { jobId });
   // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
   reserving.catch(() => {});
