@@ -30,6 +30,8 @@ interface Running {
   /** Epoch ms before which lines that said "try later" are not retried. */
   retryAt: number;
   busy: boolean;
+  /** A line finished while a step was running: step again at once, so its slot does not idle until the next poll. */
+  again: boolean;
 }
 
 /**
@@ -71,7 +73,7 @@ export class BatchRunner {
           continue;
         }
         let run = this.running.get(id);
-        if (!run) this.running.set(id, (run = { lines: new Map(), retryAt: 0, busy: false }));
+        if (!run) this.running.set(id, (run = { lines: new Map(), retryAt: 0, busy: false, again: false }));
         if (!run.busy) void this.advance(id, run);
       }
       for (const id of this.running.keys()) if (!ids.includes(id)) this.drop(id);
@@ -85,6 +87,17 @@ export class BatchRunner {
   private async advance(id: string, run: Running): Promise<void> {
     run.busy = true;
     try {
+      do {
+        run.again = false;
+        await this.step(id, run);
+      } while (run.again && !this.stopped);
+    } finally {
+      run.busy = false;
+    }
+  }
+
+  private async step(id: string, run: Running): Promise<void> {
+    try {
       const state = await this.options.store.state(id);
       if (!state) return;
       if (state.status === 'validating') await this.validate(id, state.input_file_id);
@@ -96,8 +109,6 @@ export class BatchRunner {
       }
     } catch (err) {
       this.options.logger.warn({ err: (err as Error).message, batch: id }, 'batch runner: step failed; retried next poll');
-    } finally {
-      run.busy = false;
     }
   }
 
@@ -145,7 +156,9 @@ export class BatchRunner {
       .finally(() => {
         run.lines.delete(line.line_index);
         // The next line starts now, not at the next poll.
-        if (!run.busy && !abort.signal.aborted && this.running.get(batchId) === run) void this.advance(batchId, run);
+        if (abort.signal.aborted || this.running.get(batchId) !== run) return;
+        if (run.busy) run.again = true;
+        else void this.advance(batchId, run);
       });
   }
 

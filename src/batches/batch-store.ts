@@ -10,13 +10,8 @@ import {
   type FilePurpose,
   type ListPage,
 } from './batch-objects.ts';
+import { batchView, fileView, visible, type BatchRow, type FileRow, type Viewer } from './batch-rows.ts';
 import type { SqlDb, SqlValue } from './sql-db.ts';
-
-/** Who asks: an owner sees its own files and batches, an admin key everyone's. */
-export interface Viewer {
-  owner: string;
-  admin: boolean;
-}
 
 /** A request line as stored for execution. */
 export interface LineRow {
@@ -27,29 +22,8 @@ export interface LineRow {
   job_id: string | null;
 }
 
-type BatchRow = Record<keyof Omit<BatchObject, 'object' | 'errors' | 'metadata' | 'request_counts'>, unknown> & {
-  owner: string;
-  errors: string | null;
-  metadata: string | null;
-};
-
-interface FileRow {
-  id: string;
-  owner: string;
-  purpose: string;
-  filename: string;
-  bytes: unknown;
-  created_at: unknown;
-  batch_id: string | null;
-}
-
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Ids that sort by creation (epoch ms in 12 hex digits, then 64 random bits), so lists page by id alone. */
-function newId(prefix: string): string {
-  return `${prefix}${Date.now().toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
-}
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 /**
  * Files, batches and their lines in the key-store database (SQLite or
@@ -59,13 +33,24 @@ const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
  */
 export class BatchStore {
   private readonly db: SqlDb;
+  private lastMs = 0;
 
   constructor(db: SqlDb) {
     this.db = db;
   }
 
+  /**
+   * Ids that sort by creation, so lists page by id alone: a millisecond
+   * count in 12 hex digits (strictly increasing in this process), then 64
+   * random bits.
+   */
+  private newId(prefix: string): string {
+    this.lastMs = Math.max(Date.now(), this.lastMs + 1);
+    return `${prefix}${this.lastMs.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
+  }
+
   async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number }): Promise<FileObject> {
-    const id = newId('file-');
+    const id = this.newId('file-');
     const created = nowSeconds();
     await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)', [
       id, input.owner, input.purpose, input.filename, input.bytes, created, input.content,
@@ -103,7 +88,7 @@ export class BatchStore {
   }
 
   async createBatch(input: { owner: string; inputFileId: string; endpoint: string; completionWindow: string; windowSeconds: number; metadata: Record<string, string> | null }): Promise<BatchObject> {
-    const id = newId('batch_');
+    const id = this.newId('batch_');
     const created = nowSeconds();
     await this.db.run(
       'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -217,7 +202,7 @@ export class BatchStore {
       const lines = await this.outputLines(id, status);
       if (lines.length === 0) return null;
       const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
-      const fileId = newId('file-');
+      const fileId = this.newId('file-');
       await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?)', [
         fileId, owner, 'batch_output', `${id}_${name}.jsonl`, bytes, nowSeconds(), id,
       ]);
@@ -260,46 +245,6 @@ export class BatchStore {
   }
 
   private async batchView(row: BatchRow): Promise<BatchObject> {
-    const errors = row.errors ? (JSON.parse(row.errors) as BatchErrorItem[]) : null;
-    return {
-      id: String(row.id),
-      object: 'batch',
-      endpoint: String(row.endpoint),
-      errors: errors ? { object: 'list', data: errors } : null,
-      input_file_id: String(row.input_file_id),
-      completion_window: String(row.completion_window),
-      status: row.status as BatchStatus,
-      output_file_id: (row.output_file_id as string | null) ?? null,
-      error_file_id: (row.error_file_id as string | null) ?? null,
-      created_at: Number(row.created_at),
-      in_progress_at: num(row.in_progress_at),
-      expires_at: Number(row.expires_at),
-      finalizing_at: num(row.finalizing_at),
-      completed_at: num(row.completed_at),
-      failed_at: num(row.failed_at),
-      expired_at: num(row.expired_at),
-      cancelling_at: num(row.cancelling_at),
-      cancelled_at: num(row.cancelled_at),
-      request_counts: await this.counts(String(row.id)),
-      metadata: row.metadata ? (JSON.parse(row.metadata) as Record<string, string>) : null,
-    };
+    return batchView(row, await this.counts(String(row.id)));
   }
-}
-
-function visible(owner: string, viewer: Viewer): boolean {
-  return viewer.admin || owner === viewer.owner;
-}
-
-function fileView(row: FileRow): FileObject {
-  return {
-    id: row.id,
-    object: 'file',
-    bytes: Number(row.bytes),
-    created_at: Number(row.created_at),
-    expires_at: null,
-    filename: row.filename,
-    purpose: row.purpose as FilePurpose,
-    status: 'processed',
-    status_details: null,
-  };
 }

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchLine, pollBatch, readOutput, submitBatch, upstreamCallsByText } from '../support/batches.ts';
+import { batchLine, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
@@ -18,7 +18,7 @@ const OTHER_KEY = 'gw_e2e_batches_other_0123456789';
 const ADMIN_KEY = 'gw_e2e_batches_admin_0123456789';
 const prefix = uniquePrefix('batches');
 const redis = testRedis();
-const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
+const MODELS = TRIO_MODELS;
 let gateway: Gateway;
 let client: OpenAI;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
@@ -40,13 +40,7 @@ beforeAll(async () => {
       BATCH_CONCURRENCY: '3',
       BATCH_POLL_MS: '100',
     },
-    config: {
-      providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...provider },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...provider },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...provider },
-      ],
-    },
+    config: trioConfig(upstreams, provider),
     providers: ['provider_a', 'provider_b', 'provider_c'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });

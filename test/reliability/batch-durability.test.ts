@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBatchDb } from '../../src/batches/sql-db.ts';
-import { batchLine, pollBatch, readOutput, submitBatch, upstreamCallsByText } from '../support/batches.ts';
+import { batchLine, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
@@ -25,7 +25,7 @@ const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 if (!hasRedisServer) console.warn('\n*** SKIPPING batch-durability: no redis-server binary on PATH ***\n');
 
 const KEY = 'gw_batch_durable_key_0123456789';
-const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
+const MODELS = TRIO_MODELS;
 const LINES = 90;
 const CONCURRENCY = 4;
 
@@ -65,13 +65,7 @@ function start(database: Record<string, string>, prefix: string): Promise<Gatewa
       // The restarted API takes the batch over once the dead one's claim lapses.
       BATCH_LEASE_MS: '1500',
     },
-    config: {
-      providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...provider },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...provider },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...provider },
-      ],
-    },
+    config: trioConfig(upstreams, provider),
     providers: ['provider_a', 'provider_b', 'provider_c'],
   });
 }

@@ -1,6 +1,17 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import type { FakeUpstream } from './fake-upstream.ts';
+import type { FakeUpstream, ProviderLetter } from './fake-upstream.ts';
+
+/** A model of each default provider, one per wire format. */
+export const TRIO_MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
+
+/** config.yaml with provider_a/b/c in front of the fake upstream trio, each with `fields` (timeouts, concurrency). */
+export function trioConfig(upstreams: Record<ProviderLetter, FakeUpstream>, fields: Record<string, unknown>): unknown {
+  const letters: ProviderLetter[] = ['a', 'b', 'c'];
+  return {
+    providers: letters.map((l) => ({ name: `provider_${l}`, api_key_env: `PROVIDER_${l.toUpperCase()}_API_KEY`, base_url: upstreams[l].url, models: [TRIO_MODELS[l]], ...fields })),
+  };
+}
 
 /** One line of a batch input file for `/v1/chat/completions`. */
 export function batchLine(customId: string, model: string, text: string, extra: Record<string, unknown> = {}): string {

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
-import type { BatchStore, Viewer } from '../../batches/batch-store.ts';
+import type { Viewer } from '../../batches/batch-rows.ts';
+import type { BatchStore } from '../../batches/batch-store.ts';
 import { InvalidRequestError, RequestTooLargeError } from '../../errors/catalog.ts';
 import { readMultipart } from '../multipart.ts';
 import { contextOf } from '../request-context.ts';
