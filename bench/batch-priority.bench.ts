@@ -8,7 +8,7 @@ import { startStack } from './support/stack.ts';
  * one worker with 8 upstream slots in front of a fake upstream answering in
  * 20 ms; interactive requests on 4 connections, first alone, then while a
  * 10,000-line batch (32 lines in flight, so 24 always wait in the queue)
- * keeps every slot busy. Batch lines run at the lowest priority, so an
+ * keeps every slot busy, then alone again once the batch is cancelled. Batch lines run at the lowest priority, so an
  * interactive request waits for a free slot, never behind the queued lines.
  *
  * BENCH_SMOKE=1: 1,000 lines and short runs. BENCH_DURATION_MS tunes each phase.
@@ -58,6 +58,12 @@ try {
   if (after.status !== 'in_progress') throw new Error(`the batch was not running through the whole phase (${after.status}): raise the line count`);
   row(`interactive during a ${LINES}-line batch`, during, `${linesPerSecond.toFixed(0)} lines/s`);
   await client.batches.cancel(batch.id);
+  for (;;) {
+    if ((await client.batches.retrieve(batch.id)).status === 'cancelled') break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // Again without the batch: this machine's speed drifts, so the batch phase is bracketed by two quiet ones.
+  row('interactive alone, after the batch is cancelled', await interactive(), '-');
   process.stdout.write(`| phase | interactive requests | p50 ms | p90 ms | p99 ms | errors | batch progress |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
 } finally {
   await stack.stop();

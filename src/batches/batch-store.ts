@@ -176,11 +176,16 @@ export class BatchStore {
     await this.db.run("UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')", [jobId, id, index]);
   }
 
-  /** Records a line's outcome once; false when it was already answered. */
+  /**
+   * Records a line's outcome once, while its batch runs; false when the line
+   * was already answered or the batch stopped (a reply arriving after a
+   * cancel does not change files already written).
+   */
   async finishLine(id: string, index: number, outcome: 'succeeded' | 'failed', output: string): Promise<boolean> {
-    const changed = await this.db.run("UPDATE gateway_batch_lines SET status = ?, output = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')", [
-      outcome, output, id, index,
-    ]);
+    const changed = await this.db.run(
+      "UPDATE gateway_batch_lines SET status = ?, output = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched') AND EXISTS (SELECT 1 FROM gateway_batches WHERE id = ? AND status = 'in_progress')",
+      [outcome, output, id, index, id],
+    );
     return changed === 1;
   }
 

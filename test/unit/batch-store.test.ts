@@ -94,6 +94,14 @@ describe.each(backends)('on $name', (backend) => {
     expect((await store.file(done.output_file_id!, alice)).bytes).toBe(38);
     expect(await store.activeBatchIds()).not.toContain(batch.id);
     await expect(store.requestCancel(batch.id, alice)).rejects.toMatchObject({ code: 'invalid_request' });
+
+    // A reply arriving once the batch stopped is not recorded.
+    const other = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '1h', windowSeconds: 3600, metadata: null });
+    await store.start(other.id, [{ customId: 'late', body: '{}' }]);
+    expect((await store.requestCancel(other.id, alice)).status).toBe('cancelling');
+    expect(await store.finishLine(other.id, 0, 'succeeded', '{}')).toBe(false);
+    await store.finish(other.id, 'cancelling', 'cancelled', 'cancelled_at');
+    expect(await store.batch(other.id, alice)).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 1, completed: 0, failed: 0 } });
   });
 });
 
