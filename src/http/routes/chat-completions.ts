@@ -36,8 +36,6 @@ export interface ChatCompletionsDeps {
 /** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
 export const DROPPED_PARAMS_HEADER = 'X-Gateway-Dropped-Params';
 
-export { parseChatRequest } from '../../chat/request-schema.ts';
-
 /**
  * `POST /v1/chat/completions`, one pipeline: validate and route, screen
  * (DLP), then the cache answers or declines while the rate-limit decision
