@@ -207,9 +207,13 @@ export class BatchStore {
       const lines = await this.outputLines(id, status);
       if (lines.length === 0) return null;
       const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+      const filename = `${id}_${name}.jsonl`;
+      // A runner that died between writing the file and the status left it behind: reuse it.
+      const earlier = await this.db.all<{ id: string }>('SELECT id FROM gateway_files WHERE batch_id = ? AND filename = ?', [id, filename]);
+      if (earlier[0]) return earlier[0].id;
       const fileId = this.newId('file-');
       await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        fileId, owner, 'batch_output', `${id}_${name}.jsonl`, bytes, nowSeconds(), id,
+        fileId, owner, 'batch_output', filename, bytes, nowSeconds(), id,
       ]);
       return fileId;
     };

@@ -92,6 +92,10 @@ describe.each(backends)('on $name', (backend) => {
     expect(await store.fileContent(done.output_file_id!, alice)).toBe('{"custom_id":"c0"}\n{"custom_id":"c1"}\n');
     expect(await store.fileContent(done.error_file_id!, alice)).toBe('{"custom_id":"c2"}\n');
     expect((await store.file(done.output_file_id!, alice)).bytes).toBe(38);
+    // Finishing again (a runner that died before the status change) writes no second pair of files.
+    const outputs = (await store.listFiles(alice, { limit: 100, purpose: 'batch_output' })).data.length;
+    await store.finish(batch.id, 'finalizing', 'completed', 'completed_at');
+    expect((await store.listFiles(alice, { limit: 100, purpose: 'batch_output' })).data.length).toBe(outputs);
     expect(await store.activeBatchIds()).not.toContain(batch.id);
     await expect(store.requestCancel(batch.id, alice)).rejects.toMatchObject({ code: 'invalid_request' });
 
