@@ -11,11 +11,11 @@ import { startStack } from './support/stack.ts';
  * keeps every slot busy, then alone again once the batch is cancelled. Batch lines run at the lowest priority, so an
  * interactive request waits for a free slot, never behind the queued lines.
  *
- * BENCH_SMOKE=1: 1,000 lines and short runs. BENCH_DURATION_MS tunes each phase.
+ * BENCH_SMOKE=1: 3,000 lines (still running through the short phases on a fast machine) and short runs. BENCH_DURATION_MS tunes each phase.
  */
 const smoke = process.env.BENCH_SMOKE === '1';
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 1500 : 8000));
-const LINES = smoke ? 1_000 : 10_000;
+const LINES = smoke ? 3_000 : 10_000;
 const LATENCY_MS = 20;
 
 const stack = await startStack({
