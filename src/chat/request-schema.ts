@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InvalidRequestError } from '../errors/catalog.ts';
 import type { AssistantMessage, ChatMessage, ChatRequest, ContentPart, ToolCall } from './types.ts';
 
 /**
@@ -254,4 +255,14 @@ export function describeIssues(error: z.ZodError): string {
       return `${path}: ${message}`;
     })
     .join('; ');
+}
+
+/** Validates a body into a {@link ChatRequest}; 400 naming the bad fields otherwise. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
+  }
+  const parsed = chatCompletionRequestSchema.safeParse(body);
+  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
+  return normalizeChatRequest(parsed.data);
 }

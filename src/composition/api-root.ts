@@ -26,6 +26,12 @@ import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
+import { batchesRouter } from '../http/routes/batches.ts';
+import { filesRouter } from '../http/routes/files.ts';
+import { BatchRunner } from '../batches/batch-runner.ts';
+import { BatchStore } from '../batches/batch-store.ts';
+import { LineExecutor } from '../batches/line-executor.ts';
+import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
 import { AsyncJobIds } from '../queue/async-job-id.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
@@ -216,6 +222,27 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     rateLimit: rateLimitStats,
     onError: (err) => logger.debug({ err: err.message }, 'stats counter not written'),
   });
+  // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
+  const batchDb = openBatchDb(settings);
+  const batchStore = new BatchStore(batchDb);
+  const batchRunner = new BatchRunner({
+    store: batchStore,
+    executor: new LineExecutor({
+      dispatcher,
+      waitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
+      cache,
+      dlp,
+      onTokens: (provider, model, promptTokens, completionTokens) => metrics?.tokens(provider, model, promptTokens, completionTokens),
+    }),
+    check: (request) => void dispatcher.route(request),
+    maxLines: settings.BATCH_MAX_LINES,
+    maxLineBytes: settings.MAX_REQUEST_BYTES,
+    concurrency: settings.BATCH_CONCURRENCY,
+    pollMs: settings.BATCH_POLL_MS,
+    leaseMs: settings.BATCH_LEASE_MS,
+    logger,
+  });
+  batchRunner.start();
   const observers = [observeRequests({ logger, labeler: new EndpointLabeler(Object.keys(openapi.paths as object)), metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
@@ -270,6 +297,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
         dlp,
       }),
+      filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
+      batchesRouter({ store: batchStore }),
       ...observabilityRouters,
     ],
   });
@@ -287,6 +316,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     metricsHttp,
     keyStore,
     async close() {
+      await batchRunner.close();
+      await batchDb.close().catch(() => {});
       workerPresence.stop();
       cooldowns.stop();
       await bus.close();

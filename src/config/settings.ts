@@ -143,6 +143,17 @@ const settingsSchema = z.object({
    */
   JOB_ID_SECRET: envOptionalString(),
 
+  /** Largest file accepted by `POST /v1/files`, bytes. Default 52428800 (50 MiB). */
+  BATCH_MAX_FILE_BYTES: envNumber(50 * 1024 * 1024, { int: true, min: 1024 }),
+  /** Most request lines in one batch input file. Default 50000. */
+  BATCH_MAX_LINES: envNumber(50_000, { int: true, min: 1 }),
+  /** Lines of one batch in flight at once (per batch, across the API processes running it). Default 8. */
+  BATCH_CONCURRENCY: envNumber(8, { int: true, min: 1, max: 1_000 }),
+  /** How often each API process looks for batches to run, ms. Default 1000. */
+  BATCH_POLL_MS: envNumber(1_000, { int: true, min: 50 }),
+  /** How long an API process holds a batch without renewing its claim before another may take it over, ms. Default 15000. */
+  BATCH_LEASE_MS: envNumber(15_000, { int: true, min: 500 }),
+
   DATABASE_URL: envOptionalString(),
   /** SQLite file of the key store when DATABASE_URL is unset. Default ./data/gateway.sqlite. */
   KEY_DB_PATH: envString('data/gateway.sqlite'),

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { chatCompletionRequestSchema } from '../chat/request-schema.ts';
 import { clearBodySchema } from '../http/routes/admin-cache.ts';
+import { createBatchSchema } from '../http/routes/batches.ts';
+import { batchPaths } from './batch-paths.ts';
+import { batchListSchema, batchSchema, fileDeletedSchema, fileListSchema, fileSchema } from './batch-records.ts';
 import { cacheLookupStatsSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../observability/stats-schema.ts';
 import {
   asyncJobDeletedSchema,
@@ -46,6 +49,11 @@ const OUTPUT_SCHEMAS: readonly z.ZodType[] = [
   cacheStatsRecordSchema,
   cacheClearResultSchema,
   reloadResultSchema,
+  fileSchema,
+  fileListSchema,
+  fileDeletedSchema,
+  batchSchema,
+  batchListSchema,
 ];
 
 /**
@@ -55,6 +63,7 @@ const OUTPUT_SCHEMAS: readonly z.ZodType[] = [
 const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
   ['ChatCompletionRequest', chatCompletionRequestSchema],
   ['CacheClearRequest', clearBodySchema],
+  ['BatchCreateRequest', createBatchSchema],
 ];
 
 /** Options of {@link buildOpenApiDocument}. */
@@ -222,6 +231,7 @@ function paths(): JsonObject {
         responses: { '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') }, ...errors(400, 401, 404, 410, 429) },
       },
     },
+    ...batchPaths({ json, errors }),
     '/v1/models': {
       get: {
         operationId: 'listModels',
@@ -352,6 +362,7 @@ export function buildOpenApiDocument(options: OpenApiOptions): JsonObject {
     security: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
     tags: [
       { name: 'chat', description: 'OpenAI-compatible endpoints under /v1.' },
+      { name: 'batch', description: "OpenAI's Files and Batch APIs, run over the provider queues at the lowest priority." },
       { name: 'health', description: 'Probes.' },
       { name: 'observability', description: 'Metrics, statistics and dashboard.' },
       { name: 'admin', description: 'Admin key required (403 admin_required otherwise).' },

@@ -61,6 +61,18 @@ export interface DispatchContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   priority?: number;
+  /**
+   * Longest the job may wait in the queue before a worker starts it, ms.
+   * @defaultValue the provider's queue_timeout_ms
+   */
+  waitMs?: number;
+  /**
+   * Nobody may be reading when the reply arrives (batch lines, whose runner
+   * may restart and come back for it): the job names no reader, so a worker
+   * finishes it rather than giving it up when this process goes away.
+   * @defaultValue false
+   */
+  detached?: boolean;
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -118,9 +130,9 @@ export class ChatDispatcher {
     this.graceMs = options.graceMs ?? 1_000;
   }
 
-  /** A new job id of this process, under its hash tag. */
-  newJobId(): string {
-    return `{${this.jobTag}}${randomUUID()}`;
+  /** A new job id of this process, under its hash tag (`name` instead of a random UUID after it). */
+  newJobId(name: string = randomUUID()): string {
+    return `{${this.jobTag}}${name}`;
   }
 
   /**
@@ -182,11 +194,11 @@ export class ChatDispatcher {
     const jobId = place.jobId;
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
-    const startBy = enqueuedAt + provider.queue_timeout_ms;
+    const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
     const liveness = this.options.liveness;
-    if (liveness) {
+    if (liveness && context.detached !== true) {
       job.readerId = liveness.id;
       // Sent before the enqueue (one command connection in the API): no worker sees the job before the liveness key.
       liveness.touch();
@@ -288,6 +300,21 @@ export class ChatDispatcher {
     // The mark goes first: a job a worker takes between the two steps still sees it.
     await Promise.all([redis.set(cancelKey(prefix, jobId), '1', 'EX', 600), redis.publish(cancelChannel(prefix), jobId)]);
     if (provider) await Promise.all([this.options.queues.remove(provider, jobId), this.options.places.release(provider, jobId)]);
+  }
+
+  /**
+   * Where a job enqueued by an earlier process stands, for a reader that
+   * comes back to it: `withdrawn` when it still waited and is now off the
+   * queue (enqueue it again), `running` when a worker holds it or its reply
+   * stream exists (follow it), `gone` when Redis knows nothing of it.
+   */
+  async reclaim(provider: string, jobId: string): Promise<'withdrawn' | 'running' | 'gone'> {
+    if (await this.options.queues.remove(provider, jobId)) {
+      this.releasePlace({ provider, jobId });
+      return 'withdrawn';
+    }
+    const [streamed, held] = await Promise.all([this.options.redis.exists(responseStreamKey(this.options.prefix, jobId)), this.options.queues.has(provider, jobId)]);
+    return streamed === 1 || held ? 'running' : 'gone';
   }
 
   /** The provider name serving `model`, if any (for {@link cancel}). */

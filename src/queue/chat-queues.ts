@@ -62,6 +62,11 @@ export class ChatQueues {
     return (await this.queueFor(provider).remove(jobId)) === 1;
   }
 
+  /** Whether `provider`'s queue still holds the job (waiting or held by a worker). */
+  async has(provider: string, jobId: string): Promise<boolean> {
+    return (await this.queueFor(provider).getJob(jobId)) !== undefined;
+  }
+
   /** Jobs waiting in `provider`'s queue (every job has a priority, so they sit in its prioritized set). */
   waiting(provider: string): Promise<number> {
     return this.queueFor(provider).getJobCountByTypes('wait', 'prioritized');

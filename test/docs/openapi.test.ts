@@ -64,6 +64,15 @@ describe('the document', () => {
     const have = new Set(operations(doc).map((o) => `${o.method.toUpperCase()} ${o.path}`));
     for (const endpoint of [
       'POST /v1/chat/completions',
+      'POST /v1/files',
+      'GET /v1/files',
+      'GET /v1/files/{id}',
+      'DELETE /v1/files/{id}',
+      'GET /v1/files/{id}/content',
+      'POST /v1/batches',
+      'GET /v1/batches',
+      'GET /v1/batches/{id}',
+      'POST /v1/batches/{id}/cancel',
       'GET /health',
       'GET /health/ready',
       'GET /health/live',

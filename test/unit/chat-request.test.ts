@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseChatRequest } from '../../src/http/routes/chat-completions.ts';
+import { parseChatRequest } from '../../src/chat/request-schema.ts';
 import { InvalidRequestError } from '../../src/errors/catalog.ts';
 
 const base = { model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] };

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { DirectRoute } from '../direct-routes.ts';
-import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
-import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
+import type { ResponseCache } from '../../cache/response-cache.ts';
+import { parseChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { ProviderConfig } from '../../config/gateway-config.ts';
@@ -9,6 +9,7 @@ import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { startReplyFacts } from '../../observability/reply-facts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
+import { dispatchMiss } from '../../queue/dispatch-miss.ts';
 import { priorityFor } from '../../queue/priorities.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
 import { FALLBACKS_HEADER } from '../../routing/model-router.ts';
@@ -32,16 +33,6 @@ export interface ChatCompletionsDeps {
 
 /** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
 export const DROPPED_PARAMS_HEADER = 'X-Gateway-Dropped-Params';
-
-/** Validates a body into a {@link ChatRequest}; 400 naming the bad fields otherwise. */
-export function parseChatRequest(body: unknown): ChatRequest {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
-  }
-  const parsed = chatCompletionRequestSchema.safeParse(body);
-  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
-  return normalizeChatRequest(parsed.data);
-}
 
 /**
  * `POST /v1/chat/completions`, one pipeline: validate and route, screen
@@ -70,43 +61,9 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const miss = await cacheStep(req, res, request, provider, deps.cache);
     if (!miss) return;
     const { lookup, admission } = miss;
-    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abortOnClose(res) });
+    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier) });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
     await answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
-}
-
-/**
- * Gets the reply of a miss: follows an identical request in flight, or
- * enqueues this one (its reply passes through the cache, which stores it once
- * complete). The place in the queue is taken in the same round trip as the
- * claim, so a full queue or a provider without workers costs no extra wait;
- * a follower gives its place back.
- */
-async function dispatchMiss(
-  dispatcher: ChatDispatcher,
-  request: ChatRequest,
-  provider: ProviderConfig,
-  miss: { context: RequestContext; lookup: CacheLookup | undefined; admission: Admission; signal: AbortSignal },
-): Promise<Dispatch> {
-  const { lookup, signal } = miss;
-  const jobId = dispatcher.newJobId();
-  const reserving = dispatcher.reserve(provider, miss.admission, { jobId });
-  // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
-  reserving.catch(() => {});
-  const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
-  if (claim?.role === 'follower') {
-    reserving.then((place) => dispatcher.releasePlace(place), () => {});
-    return dispatcher.follow(claim.jobId, provider, signal);
-  }
-  let dispatch: Dispatch;
-  try {
-    const place = await reserving;
-    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier) });
-  } catch (err) {
-    await lookup?.leaderFailed(err);
-    throw err;
-  }
-  return lookup ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
 }

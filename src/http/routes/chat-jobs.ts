@@ -6,7 +6,8 @@ import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
 import { PRIORITIES } from '../../queue/priorities.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../request-context.ts';
-import { DROPPED_PARAMS_HEADER, parseChatRequest } from './chat-completions.ts';
+import { parseChatRequest } from '../../chat/request-schema.ts';
+import { DROPPED_PARAMS_HEADER } from './chat-completions.ts';
 
 /** Dependencies of the asynchronous jobs routes. */
 export interface ChatJobsDeps {

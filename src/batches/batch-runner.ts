@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import type { ChatRequest } from '../chat/types.ts';
+import type { Logger } from '../observability/logger.ts';
+import { validateBatchInput } from './batch-input.ts';
+import type { BatchStore, LineRow } from './batch-store.ts';
+import { notRun, type LineAbort, type LineExecutor } from './line-executor.ts';
+
+/** Options of {@link BatchRunner}. */
+export interface BatchRunnerOptions {
+  store: BatchStore;
+  executor: LineExecutor;
+  /** Throws the client's error when a request cannot run (unknown model, unsupported parameters). */
+  check: (request: ChatRequest) => void;
+  /** Most lines per input file (`BATCH_MAX_LINES`). */
+  maxLines: number;
+  /** Largest line, bytes (`MAX_REQUEST_BYTES`). */
+  maxLineBytes: number;
+  /** Lines of one batch in flight at once (`BATCH_CONCURRENCY`). */
+  concurrency: number;
+  /** How often the runner looks for work, ms (`BATCH_POLL_MS`). */
+  pollMs: number;
+  /** How long a claim on a batch lasts unless renewed, ms (`BATCH_LEASE_MS`). */
+  leaseMs: number;
+  logger: Logger;
+}
+
+interface Running {
+  /** Lines in flight, by index. */
+  lines: Map<number, AbortController>;
+  /** Epoch ms before which lines that said "try later" are not retried. */
+  retryAt: number;
+  busy: boolean;
+  /** A line finished while a step was running: step again at once, so its slot does not idle until the next poll. */
+  again: boolean;
+}
+
+/**
+ * Runs batches: every API process has one, and each batch is held by one of
+ * them at a time through a lease in the database (renewed every poll; a dead
+ * process's batches are taken over once its lease lapses). A held batch is
+ * validated, then its open lines run up to the concurrency cap; when all are
+ * answered it is finalized with its output and error files. Cancelling and
+ * expiry stop the lines in flight. Everything a batch is lives in the
+ * database, so any runner resumes it where it stood.
+ */
+export class BatchRunner {
+  readonly id = `runner_${randomBytes(6).toString('hex')}`;
+  private readonly options: BatchRunnerOptions;
+  private readonly running = new Map<string, Running>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private stopped = false;
+
+  constructor(options: BatchRunnerOptions) {
+    this.options = options;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.options.pollMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** One pass: claim what is free, renew what is held, advance each held batch. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const ids = await this.options.store.activeBatchIds();
+      for (const id of ids) {
+        if (!(await this.options.store.claim(id, this.id, this.options.leaseMs))) {
+          this.drop(id);
+          continue;
+        }
+        let run = this.running.get(id);
+        if (!run) this.running.set(id, (run = { lines: new Map(), retryAt: 0, busy: false, again: false }));
+        if (!run.busy) void this.advance(id, run);
+      }
+      for (const id of this.running.keys()) if (!ids.includes(id)) this.drop(id);
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'batch runner: the database is not reachable; batches wait');
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async advance(id: string, run: Running): Promise<void> {
+    run.busy = true;
+    try {
+      do {
+        run.again = false;
+        await this.step(id, run);
+      } while (run.again && !this.stopped);
+    } finally {
+      run.busy = false;
+    }
+  }
+
+  private async step(id: string, run: Running): Promise<void> {
+    try {
+      const state = await this.options.store.state(id);
+      if (!state) return;
+      if (state.status === 'validating') await this.validate(id, state.input_file_id);
+      else if (state.status === 'cancelling') await this.cancel(id, run);
+      else if (state.status === 'finalizing') await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
+      else if (state.status === 'in_progress') {
+        if (Date.now() / 1000 >= state.expires_at) await this.expire(id, run);
+        else await this.fill(id, state.owner, run);
+      }
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message, batch: id }, 'batch runner: step failed; retried next poll');
+    }
+  }
+
+  private async validate(id: string, fileId: string): Promise<void> {
+    const content = await this.options.store.inputContent(fileId);
+    if (content === undefined) {
+      await this.options.store.failValidation(id, [{ code: 'file_not_found', message: `Input file '${fileId}' no longer exists.`, param: 'input_file_id', line: null }]);
+      return;
+    }
+    const checked = validateBatchInput(content, {
+      endpoint: '/v1/chat/completions',
+      maxLines: this.options.maxLines,
+      maxLineBytes: this.options.maxLineBytes,
+      check: this.options.check,
+    });
+    if ('errors' in checked) await this.options.store.failValidation(id, checked.errors);
+    else await this.options.store.start(id, checked.lines);
+  }
+
+  /** Starts open lines up to the cap; finalizes once none is open and none in flight. */
+  private async fill(id: string, owner: string, run: Running): Promise<void> {
+    const free = this.options.concurrency - run.lines.size;
+    if (free <= 0 || Date.now() < run.retryAt) return;
+    const lines = await this.options.store.openLines(id, free, new Set(run.lines.keys()));
+    if (lines.length === 0 && run.lines.size === 0) {
+      if (await this.options.store.setStatus(id, ['in_progress'], 'finalizing', 'finalizing_at')) await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
+      return;
+    }
+    for (const line of lines) this.runLine(id, owner, run, line);
+  }
+
+  private runLine(batchId: string, owner: string, run: Running, line: LineRow): void {
+    const abort = new AbortController();
+    run.lines.set(line.line_index, abort);
+    const store = this.options.store;
+    this.options.executor
+      .run({ batchId, owner, line, signal: abort.signal, markDispatched: (jobId) => store.markDispatched(batchId, line.line_index, jobId) })
+      .then((outcome) => store.finishLine(batchId, line.line_index, outcome.status, JSON.stringify(outcome.output)))
+      .catch((err: unknown) => {
+        if (abort.signal.aborted) return;
+        // The line stays open; the batch pauses briefly rather than spinning against an unavailable Redis or a full queue.
+        run.retryAt = Date.now() + this.options.pollMs * 2;
+        this.options.logger.warn({ err: (err as Error).message, batch: batchId, line: line.line_index + 1 }, 'batch line not answered; retried later');
+      })
+      .finally(() => {
+        run.lines.delete(line.line_index);
+        // The next line starts now, not at the next poll.
+        if (abort.signal.aborted || this.running.get(batchId) !== run) return;
+        if (run.busy) run.again = true;
+        else void this.advance(batchId, run);
+      });
+  }
+
+  private async expire(id: string, run: Running): Promise<void> {
+    this.abortLines(run);
+    for (const line of await this.options.store.unansweredLines(id)) {
+      await this.options.store.finishLine(id, line.line_index, 'failed', JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
+    }
+    await this.options.store.finish(id, 'in_progress', 'expired', 'expired_at');
+  }
+
+  /** Lines answered so far make the output and error files; the others never run. */
+  private async cancel(id: string, run: Running): Promise<void> {
+    this.abortLines(run);
+    await this.options.store.finish(id, 'cancelling', 'cancelled', 'cancelled_at');
+  }
+
+  /** `stop`: the lines' jobs are cancelled too (cancel, expiry); `leave`: they run on for whoever resumes the batch. */
+  private abortLines(run: Running, reason: LineAbort = 'stop'): void {
+    for (const abort of run.lines.values()) abort.abort(reason);
+    run.lines.clear();
+  }
+
+  /** Lets go of a batch another runner took over, or that needs nothing more. */
+  private drop(id: string): void {
+    const run = this.running.get(id);
+    if (!run) return;
+    this.abortLines(run, 'leave');
+    this.running.delete(id);
+  }
+
+  /** Stops running: lines in flight are left as they are (their jobs finish; the next runner follows them), leases are given back. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    const ids = [...this.running.keys()];
+    for (const run of this.running.values()) this.abortLines(run, 'leave');
+    this.running.clear();
+    await Promise.allSettled(ids.map((id) => this.options.store.release(id, this.id)));
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Tables of the Batch API (files, batches and one row per request line), in
+ * the key-store database. They have their own migration track
+ * (`gateway_batch_schema_migrations`), so they evolve apart from the keys'.
+ *
+ * Times are epoch seconds, except `lease_until` (epoch ms). Input files keep
+ * their content; output and error files are rendered from the lines.
+ */
+export interface BatchMigration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+const TABLES = `
+  CREATE TABLE gateway_files (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    batch_id TEXT,
+    content TEXT
+  );
+  CREATE INDEX gateway_files_owner ON gateway_files (owner, id);
+  CREATE TABLE gateway_batches (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    input_file_id TEXT NOT NULL,
+    completion_window TEXT NOT NULL,
+    status TEXT NOT NULL,
+    output_file_id TEXT,
+    error_file_id TEXT,
+    errors TEXT,
+    metadata TEXT,
+    created_at BIGINT NOT NULL,
+    in_progress_at BIGINT,
+    expires_at BIGINT NOT NULL,
+    finalizing_at BIGINT,
+    completed_at BIGINT,
+    failed_at BIGINT,
+    expired_at BIGINT,
+    cancelling_at BIGINT,
+    cancelled_at BIGINT,
+    lease_owner TEXT,
+    lease_until BIGINT
+  );
+  CREATE INDEX gateway_batches_owner ON gateway_batches (owner, id);
+  CREATE INDEX gateway_batches_status ON gateway_batches (status);
+  CREATE TABLE gateway_batch_lines (
+    batch_id TEXT NOT NULL,
+    line_index INTEGER NOT NULL,
+    custom_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL,
+    job_id TEXT,
+    output TEXT,
+    PRIMARY KEY (batch_id, line_index)
+  );
+  CREATE INDEX gateway_batch_lines_status ON gateway_batch_lines (batch_id, status);`;
+
+export const BATCH_MIGRATIONS: readonly BatchMigration[] = [{ version: 1, description: 'files, batches and batch lines', sql: TABLES }];
+
+export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

@@ -1,0 +1,259 @@
+import { randomBytes } from 'node:crypto';
+import { InvalidRequestError, NotFoundError } from '../errors/catalog.ts';
+import {
+  FINAL_BATCH_STATUSES,
+  listPage,
+  type BatchErrorItem,
+  type BatchObject,
+  type BatchStatus,
+  type FileObject,
+  type FilePurpose,
+  type ListPage,
+} from './batch-objects.ts';
+import { batchView, fileView, visible, type BatchRow, type FileRow, type Viewer } from './batch-rows.ts';
+import type { SqlDb, SqlValue } from './sql-db.ts';
+
+/** A request line as stored for execution. */
+export interface LineRow {
+  line_index: number;
+  custom_id: string;
+  body: string;
+  status: 'pending' | 'dispatched' | 'succeeded' | 'failed';
+  job_id: string | null;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+
+/**
+ * Files, batches and their lines in the key-store database (SQLite or
+ * PostgreSQL), so a batch outlives Redis and every process. Records the API
+ * routes read and the batch runner advances; a line's outcome is written once
+ * (a line already answered is never answered again).
+ */
+export class BatchStore {
+  private readonly db: SqlDb;
+  private lastMs = 0;
+
+  constructor(db: SqlDb) {
+    this.db = db;
+  }
+
+  /**
+   * Ids that sort by creation, so lists page by id alone: a millisecond
+   * count in 12 hex digits (strictly increasing in this process), then 64
+   * random bits.
+   */
+  private newId(prefix: string): string {
+    this.lastMs = Math.max(Date.now(), this.lastMs + 1);
+    return `${prefix}${this.lastMs.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
+  }
+
+  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number }): Promise<FileObject> {
+    const id = this.newId('file-');
+    const created = nowSeconds();
+    await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      id, input.owner, input.purpose, input.filename, input.bytes, created, input.content,
+    ]);
+    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null });
+  }
+
+  async file(id: string, viewer: Viewer): Promise<FileObject & { batch_id: string | null }> {
+    const rows = await this.db.all<FileRow>('SELECT id, owner, purpose, filename, bytes, created_at, batch_id FROM gateway_files WHERE id = ?', [id]);
+    const row = rows[0];
+    if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No file with id '${id}'.`);
+    return { ...fileView(row), batch_id: row.batch_id };
+  }
+
+  /** The file's bytes: an uploaded file as it came, an output or error file rendered from its batch's lines. */
+  async fileContent(id: string, viewer: Viewer): Promise<string> {
+    const file = await this.file(id, viewer);
+    if (file.batch_id === null) {
+      const rows = await this.db.all<{ content: string }>('SELECT content FROM gateway_files WHERE id = ?', [id]);
+      return rows[0]?.content ?? '';
+    }
+    const batch = (await this.db.all<{ output_file_id: string | null }>('SELECT output_file_id FROM gateway_batches WHERE id = ?', [file.batch_id]))[0];
+    return (await this.outputLines(file.batch_id, batch?.output_file_id === id ? 'succeeded' : 'failed')).map((line) => `${line}\n`).join('');
+  }
+
+  async listFiles(viewer: Viewer, page: { after?: string; limit: number; purpose?: string }): Promise<ListPage<FileObject>> {
+    const rows = await this.page<FileRow>('gateway_files', 'id, owner, purpose, filename, bytes, created_at, batch_id', viewer, page, page.purpose ? ['purpose = ?', page.purpose] : undefined);
+    return listPage(rows.slice(0, page.limit).map(fileView), rows.length > page.limit);
+  }
+
+  async deleteFile(id: string, viewer: Viewer): Promise<{ id: string; object: 'file'; deleted: true }> {
+    await this.file(id, viewer);
+    await this.db.run('DELETE FROM gateway_files WHERE id = ?', [id]);
+    return { id, object: 'file', deleted: true };
+  }
+
+  async createBatch(input: { owner: string; inputFileId: string; endpoint: string; completionWindow: string; windowSeconds: number; metadata: Record<string, string> | null }): Promise<BatchObject> {
+    const id = this.newId('batch_');
+    const created = nowSeconds();
+    await this.db.run(
+      'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, input.owner, input.endpoint, input.inputFileId, input.completionWindow, 'validating', input.metadata ? JSON.stringify(input.metadata) : null, created, created + input.windowSeconds],
+    );
+    return this.batch(id, { owner: input.owner, admin: false });
+  }
+
+  async batch(id: string, viewer: Viewer): Promise<BatchObject> {
+    const row = (await this.db.all<BatchRow>('SELECT * FROM gateway_batches WHERE id = ?', [id]))[0];
+    if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
+    return this.batchView(row);
+  }
+
+  async listBatches(viewer: Viewer, page: { after?: string; limit: number }): Promise<ListPage<BatchObject>> {
+    const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page);
+    return listPage(await Promise.all(rows.slice(0, page.limit).map((row) => this.batchView(row))), rows.length > page.limit);
+  }
+
+  /** Asks for a batch to stop: `cancelling` until the runner has stopped its lines. */
+  async requestCancel(id: string, viewer: Viewer): Promise<BatchObject> {
+    const batch = await this.batch(id, viewer);
+    if (FINAL_BATCH_STATUSES.has(batch.status) && batch.status !== 'cancelled') {
+      throw new InvalidRequestError(`Batch '${id}' is already ${batch.status} and cannot be cancelled.`);
+    }
+    await this.db.run("UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE id = ? AND status IN ('validating', 'in_progress')", [nowSeconds(), id]);
+    return this.batch(id, viewer);
+  }
+
+  // ---- for the runner ----
+
+  /** Batches something still has to happen to. */
+  async activeBatchIds(): Promise<string[]> {
+    const rows = await this.db.all<{ id: string }>("SELECT id FROM gateway_batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') ORDER BY created_at, id");
+    return rows.map((row) => row.id);
+  }
+
+  /** Takes (or renews) the batch for `runner` until `leaseMs` from now, unless another runner holds a live lease. */
+  async claim(id: string, runner: string, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    const changed = await this.db.run('UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)', [
+      runner, now + leaseMs, id, runner, now,
+    ]);
+    return changed === 1;
+  }
+
+  async release(id: string, runner: string): Promise<void> {
+    await this.db.run('UPDATE gateway_batches SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?', [id, runner]);
+  }
+
+  async state(id: string): Promise<{ status: BatchStatus; owner: string; input_file_id: string; expires_at: number } | undefined> {
+    const row = (await this.db.all<BatchRow>('SELECT status, owner, input_file_id, expires_at FROM gateway_batches WHERE id = ?', [id]))[0];
+    return row ? { status: row.status as BatchStatus, owner: row.owner, input_file_id: String(row.input_file_id), expires_at: Number(row.expires_at) } : undefined;
+  }
+
+  async inputContent(fileId: string): Promise<string | undefined> {
+    return (await this.db.all<{ content: string }>("SELECT content FROM gateway_files WHERE id = ? AND purpose = 'batch'", [fileId]))[0]?.content;
+  }
+
+  async failValidation(id: string, errors: BatchErrorItem[]): Promise<void> {
+    await this.db.run("UPDATE gateway_batches SET status = 'failed', failed_at = ?, errors = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), JSON.stringify(errors), id]);
+  }
+
+  /** Stores the validated lines and moves the batch to `in_progress`. */
+  async start(id: string, lines: ReadonlyArray<{ customId: string; body: string }>): Promise<void> {
+    await this.db.run('DELETE FROM gateway_batch_lines WHERE batch_id = ?', [id]);
+    await this.db.runMany(
+      "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, ?, ?, ?, 'pending')",
+      lines.map((line, index) => [id, index, line.customId, line.body]),
+    );
+    await this.db.run("UPDATE gateway_batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), id]);
+  }
+
+  /** Lines not answered yet, in order, skipping `exclude` (lines this runner has in flight). */
+  async openLines(id: string, limit: number, exclude: ReadonlySet<number>): Promise<LineRow[]> {
+    const rows = await this.db.all<LineRow>(
+      `SELECT line_index, custom_id, body, status, job_id FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched') ORDER BY line_index LIMIT ?`,
+      [id, limit + exclude.size],
+    );
+    return rows.map((row) => ({ ...row, line_index: Number(row.line_index) })).filter((row) => !exclude.has(row.line_index)).slice(0, limit);
+  }
+
+  /** Notes the job a line was enqueued as, before it is enqueued, so a restarted runner can follow that job instead of calling again. */
+  async markDispatched(id: string, index: number, jobId: string): Promise<void> {
+    await this.db.run("UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')", [jobId, id, index]);
+  }
+
+  /**
+   * Records a line's outcome once, while its batch runs; false when the line
+   * was already answered or the batch stopped (a reply arriving after a
+   * cancel does not change files already written).
+   */
+  async finishLine(id: string, index: number, outcome: 'succeeded' | 'failed', output: string): Promise<boolean> {
+    const changed = await this.db.run(
+      "UPDATE gateway_batch_lines SET status = ?, output = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched') AND EXISTS (SELECT 1 FROM gateway_batches WHERE id = ? AND status = 'in_progress')",
+      [outcome, output, id, index, id],
+    );
+    return changed === 1;
+  }
+
+  /** Unanswered lines (for expiry: each gets an error line). */
+  async unansweredLines(id: string): Promise<Array<{ line_index: number; custom_id: string }>> {
+    const rows = await this.db.all<{ line_index: number; custom_id: string }>("SELECT line_index, custom_id FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')", [id]);
+    return rows.map((row) => ({ ...row, line_index: Number(row.line_index) }));
+  }
+
+  async setStatus(id: string, from: readonly BatchStatus[], to: BatchStatus, stampColumn: string): Promise<boolean> {
+    const placeholders = from.map(() => '?').join(', ');
+    return (await this.db.run(`UPDATE gateway_batches SET status = ?, ${stampColumn} = ? WHERE id = ? AND status IN (${placeholders})`, [to, nowSeconds(), id, ...from])) === 1;
+  }
+
+  /** Writes the output and error files of a batch whose lines are settled, then moves it to `to`. */
+  async finish(id: string, from: BatchStatus, to: BatchStatus, stampColumn: string): Promise<void> {
+    const owner = (await this.state(id))?.owner ?? '';
+    const fileOf = async (status: 'succeeded' | 'failed', name: string): Promise<string | null> => {
+      const lines = await this.outputLines(id, status);
+      if (lines.length === 0) return null;
+      const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+      const filename = `${id}_${name}.jsonl`;
+      // A runner that died between writing the file and the status left it behind: reuse it.
+      const earlier = await this.db.all<{ id: string }>('SELECT id FROM gateway_files WHERE batch_id = ? AND filename = ?', [id, filename]);
+      if (earlier[0]) return earlier[0].id;
+      const fileId = this.newId('file-');
+      await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        fileId, owner, 'batch_output', filename, bytes, nowSeconds(), id,
+      ]);
+      return fileId;
+    };
+    const output = await fileOf('succeeded', 'output');
+    const error = await fileOf('failed', 'error');
+    await this.db.run(`UPDATE gateway_batches SET status = ?, ${stampColumn} = ?, output_file_id = ?, error_file_id = ? WHERE id = ? AND status = ?`, [to, nowSeconds(), output, error, id, from]);
+  }
+
+  private async outputLines(batchId: string, status: 'succeeded' | 'failed'): Promise<string[]> {
+    const rows = await this.db.all<{ output: string }>('SELECT output FROM gateway_batch_lines WHERE batch_id = ? AND status = ? ORDER BY line_index', [batchId, status]);
+    return rows.map((row) => row.output);
+  }
+
+  private async counts(id: string): Promise<BatchObject['request_counts']> {
+    const rows = await this.db.all<{ status: string; n: unknown }>('SELECT status, COUNT(*) AS n FROM gateway_batch_lines WHERE batch_id = ? GROUP BY status', [id]);
+    const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
+    return { total: rows.reduce((sum, row) => sum + Number(row.n), 0), completed: count('succeeded'), failed: count('failed') };
+  }
+
+  /** Newest first (ids sort by creation); `after` is the last id of the previous page. One row more than asked tells `has_more`. */
+  private async page<R>(table: string, columns: string, viewer: Viewer, page: { after?: string; limit: number }, filter?: [string, SqlValue]): Promise<R[]> {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    if (!viewer.admin) {
+      where.push('owner = ?');
+      params.push(viewer.owner);
+    }
+    if (filter) {
+      where.push(filter[0]);
+      params.push(filter[1]);
+    }
+    if (page.after) {
+      where.push('id < ?');
+      params.push(page.after);
+    }
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    return this.db.all<R>(`SELECT ${columns} FROM ${table} ${clause} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
+  }
+
+  private async batchView(row: BatchRow): Promise<BatchObject> {
+    return batchView(row, await this.counts(String(row.id)));
+  }
+}

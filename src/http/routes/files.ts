@@ -1,0 +1,67 @@
+import { Router, type Request, type Response } from 'express';
+import type { Viewer } from '../../batches/batch-rows.ts';
+import type { BatchStore } from '../../batches/batch-store.ts';
+import { InvalidRequestError, RequestTooLargeError } from '../../errors/catalog.ts';
+import { readMultipart } from '../multipart.ts';
+import { contextOf } from '../request-context.ts';
+import { pageQuery } from './list-query.ts';
+
+/** Dependencies of the files routes. */
+export interface FilesDeps {
+  store: BatchStore;
+  /** Largest file accepted, bytes (`BATCH_MAX_FILE_BYTES`). */
+  maxFileBytes: number;
+}
+
+/** Room for the multipart framing around the file itself. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+/** Who asks: an admin key sees every owner's files and batches. */
+export function viewerOf(res: Response): Viewer {
+  const principal = contextOf(res).principal;
+  return { owner: principal?.owner ?? 'anonymous', admin: principal?.admin ?? false };
+}
+
+/**
+ * OpenAI's Files API, for batch input: `POST /v1/files` (multipart, `purpose`
+ * `batch`), `GET /v1/files`, `GET /v1/files/{id}`, `GET /v1/files/{id}/content`,
+ * `DELETE /v1/files/{id}`. Output and error files of batches are listed and
+ * read the same way (`purpose: "batch_output"`).
+ */
+export function filesRouter(deps: FilesDeps): Router {
+  const router = Router();
+
+  router.post('/v1/files', async (req: Request, res: Response) => {
+    const form = await readMultipart(req, deps.maxFileBytes + FORM_OVERHEAD_BYTES);
+    const purpose = form.fields.get('purpose');
+    if (purpose !== 'batch') throw new InvalidRequestError(`purpose: the gateway stores files for batches only; send purpose "batch"${purpose === undefined ? '' : `, not "${purpose.slice(0, 40)}"`}.`);
+    const file = form.files.get('file');
+    if (!file) throw new InvalidRequestError('file: the multipart body has no "file" part.');
+    if (file.data.length > deps.maxFileBytes) throw new RequestTooLargeError(deps.maxFileBytes);
+    const content = file.data.toString('utf8');
+    if (content.includes('\uFFFD')) throw new InvalidRequestError('file: a batch input file must be UTF-8 JSONL.');
+    res.json(await deps.store.createFile({ owner: viewerOf(res).owner, filename: file.filename || 'upload.jsonl', purpose: 'batch', content, bytes: file.data.length }));
+  });
+
+  router.get('/v1/files', async (req: Request, res: Response) => {
+    const page = pageQuery(req, { defaultLimit: 100, maxLimit: 10_000 });
+    const purpose = typeof req.query.purpose === 'string' ? req.query.purpose : undefined;
+    res.json(await deps.store.listFiles(viewerOf(res), { ...page, ...(purpose ? { purpose } : {}) }));
+  });
+
+  router.get('/v1/files/:id', async (req: Request<{ id: string }>, res: Response) => {
+    const { batch_id: _batch, ...file } = await deps.store.file(req.params.id, viewerOf(res));
+    res.json(file);
+  });
+
+  router.get('/v1/files/:id/content', async (req: Request<{ id: string }>, res: Response) => {
+    const content = await deps.store.fileContent(req.params.id, viewerOf(res));
+    res.status(200).type('application/jsonl').send(content);
+  });
+
+  router.delete('/v1/files/:id', async (req: Request<{ id: string }>, res: Response) => {
+    res.json(await deps.store.deleteFile(req.params.id, viewerOf(res)));
+  });
+
+  return router;
+}

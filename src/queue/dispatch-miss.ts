@@ -1,0 +1,61 @@
+import type { CacheLookup } from '../cache/response-cache.ts';
+import type { ChatRequest } from '../chat/types.ts';
+import type { ProviderConfig } from '../config/gateway-config.ts';
+import type { Admission } from '../ratelimit/admission.ts';
+import type { ChatDispatcher, Dispatch, DispatchContext } from './chat-dispatcher.ts';
+
+/** A request the caches did not answer, and how to queue it. */
+export interface Miss {
+  requestId: string;
+  lookup: CacheLookup | undefined;
+  admission: Admission;
+  signal: AbortSignal;
+  priority: number;
+  /** @defaultValue the dispatcher's {@link ChatDispatcher.newJobId} */
+  jobId?: string;
+  /** Longest wait in the queue, ms. @defaultValue the provider's queue_timeout_ms */
+  waitMs?: number;
+  /** Refuse at once without a live worker. @defaultValue true */
+  requireWorker?: boolean;
+  /** See {@link DispatchContext.detached}. @defaultValue false */
+  detached?: boolean;
+}
+
+/**
+ * Gets the reply of a miss (the chat route's and every batch line's):
+ * follows an identical request in flight, or enqueues this one (its reply
+ * passes through the cache, which stores it once complete). The place in the
+ * queue is taken in the same round trip as the claim, so a full queue or a
+ * provider without workers costs no extra wait; a follower gives its place back.
+ */
+export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequest, provider: ProviderConfig, miss: Miss): Promise<Dispatch> {
+  const { lookup, signal } = miss;
+  const jobId = miss.jobId ?? dispatcher.newJobId();
+  const reserving = dispatcher.reserve(provider, miss.admission, {
+    jobId,
+    ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
+    ...(miss.requireWorker !== undefined ? { requireWorker: miss.requireWorker } : {}),
+  });
+  // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
+  reserving.catch(() => {});
+  const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
+  if (claim?.role === 'follower') {
+    reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    return dispatcher.follow(claim.jobId, provider, signal);
+  }
+  let dispatch: Dispatch;
+  try {
+    const place = await reserving;
+    dispatch = await dispatcher.dispatch(request, provider, place, {
+      requestId: miss.requestId,
+      signal,
+      priority: miss.priority,
+      ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
+      ...(miss.detached !== undefined ? { detached: miss.detached } : {}),
+    });
+  } catch (err) {
+    await lookup?.leaderFailed(err);
+    throw err;
+  }
+  return lookup ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
+}

@@ -1,0 +1,100 @@
+import { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { validateBatchInput, type BatchInputRules } from '../../src/batches/batch-input.ts';
+import { ModelNotFoundError } from '../../src/errors/catalog.ts';
+import { readMultipart } from '../../src/http/multipart.ts';
+import { batchLine } from '../support/batches.ts';
+
+/** The up-front check of batch input files, and the multipart reader of uploads. */
+
+const rules: BatchInputRules = {
+  endpoint: '/v1/chat/completions',
+  maxLines: 5,
+  maxLineBytes: 600,
+  check: (request) => {
+    if (request.model !== 'a-4o') throw new ModelNotFoundError(request.model);
+  },
+};
+
+describe('validateBatchInput', () => {
+  it('accepts good lines, skipping blank ones, and keeps each body as JSON text', () => {
+    const result = validateBatchInput(`${batchLine('x', 'a-4o', 'hi')}\n\n${batchLine('y', 'a-4o', 'there', { temperature: 0 })}\r\n`, rules);
+    expect(result).toEqual({
+      lines: [
+        { customId: 'x', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] }) },
+        { customId: 'y', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'there' }], temperature: 0 }) },
+      ],
+    });
+  });
+
+  it('names every bad line with its 1-based number and a code', () => {
+    const content = [
+      batchLine('ok', 'a-4o', 'fine'),
+      'not json',
+      '[1, 2]',
+      JSON.stringify({ method: 'POST', url: '/v1/chat/completions', body: {} }),
+      batchLine('ok', 'a-4o', 'again'),
+    ].join('\n');
+    const result = validateBatchInput(content, rules);
+    expect('errors' in result && result.errors.map((e) => [e.line, e.code, e.param])).toEqual([
+      [2, 'invalid_json_line', null],
+      [3, 'invalid_json_line', null],
+      [4, 'missing_required_parameter', 'custom_id'],
+      [5, 'duplicate_custom_id', 'custom_id'],
+    ]);
+  });
+
+  it('refuses a wrong method or url, an invalid body, a streamed one, a model the key cannot use and an oversized line', () => {
+    const content = [
+      JSON.stringify({ custom_id: 'm', method: 'GET', url: '/v1/chat/completions', body: {} }),
+      JSON.stringify({ custom_id: 'u', method: 'POST', url: '/v1/responses', body: {} }),
+      JSON.stringify({ custom_id: 'b', method: 'POST', url: '/v1/chat/completions', body: { model: 'a-4o', messages: [] } }),
+      batchLine('s', 'a-4o', 'x', { stream: true }),
+      batchLine('k', 'other-model', 'x'),
+    ].join('\n');
+    const result = validateBatchInput(content, { ...rules, maxLines: 10 });
+    expect('errors' in result && result.errors.map((e) => [e.line, e.code])).toEqual([
+      [1, 'invalid_method'],
+      [2, 'mismatched_endpoint'],
+      [3, 'invalid_request'],
+      [4, 'invalid_request'],
+      [5, 'model_not_found'],
+    ]);
+    const big = validateBatchInput(batchLine('big', 'a-4o', 'x'.repeat(700)), rules);
+    expect('errors' in big && big.errors[0]).toMatchObject({ line: 1, code: 'request_too_large' });
+  });
+
+  it('refuses more lines than allowed, and a file without any', () => {
+    const many = Array.from({ length: 6 }, (_, i) => batchLine(`n${i}`, 'a-4o', 'x')).join('\n');
+    expect(validateBatchInput(many, rules)).toEqual({ errors: [expect.objectContaining({ code: 'too_many_requests_in_file', line: 6 })] });
+    expect(validateBatchInput('\n \n', rules)).toEqual({ errors: [expect.objectContaining({ code: 'empty_file', line: null })] });
+  });
+});
+
+function request(body: Buffer | string, contentType: string): IncomingMessage {
+  const stream = Readable.from([Buffer.from(body)]) as unknown as IncomingMessage;
+  stream.headers = { 'content-type': contentType };
+  return stream;
+}
+
+describe('readMultipart', () => {
+  it('reads fields and files as fetch sends them', async () => {
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob(['{"a":1}\n{"b":"é"}\n']), 'in.jsonl');
+    const built = new Response(form);
+    const parsed = await readMultipart(request(Buffer.from(await built.arrayBuffer()), built.headers.get('content-type')!), 10_000);
+    expect(parsed.fields.get('purpose')).toBe('batch');
+    expect(parsed.files.get('file')?.filename).toBe('in.jsonl');
+    expect(parsed.files.get('file')?.data.toString('utf8')).toBe('{"a":1}\n{"b":"é"}\n');
+  });
+
+  it('refuses a body over the limit, a missing boundary and a cut body', async () => {
+    const body = '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b--\r\n';
+    await expect(readMultipart(request(body, 'multipart/form-data; boundary=b'), 10)).rejects.toMatchObject({ code: 'request_too_large' });
+    await expect(readMultipart(request(body, 'application/json'), 10_000)).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(readMultipart(request(body.slice(0, 40), 'multipart/form-data; boundary=b'), 10_000)).rejects.toMatchObject({ code: 'invalid_request' });
+    expect((await readMultipart(request(body, 'multipart/form-data; boundary="b"'), 10_000)).fields.get('purpose')).toBe('batch');
+  });
+});
