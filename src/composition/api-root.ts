@@ -81,7 +81,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   warnUnconfiguredProviders(configStore, logger);
 
   const redis = createRedis(settings, 'command', 'api');
-  redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
+  redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
   await warnIfRedisMayLoseJobs(redis, logger);
@@ -145,12 +145,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   void cache.start();
   const prefix = settings.REDIS_KEY_PREFIX;
   const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
-  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  controlSubscriber.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
-  const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err: err.message }, 'key store connection error') });
+  const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err }, 'key store connection error') });
   keyStore.migrate().then(
     () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
-    (err: Error) => logger.error({ store: describeKeyStore(settings), err: err.message }, 'key store unavailable: issued keys answer 503 until it is reachable'),
+    (err: Error) => logger.error({ store: describeKeyStore(settings), err }, 'key store unavailable: issued keys answer 503 until it is reachable'),
   );
   const staticKeys = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
   const authenticator = new GatewayAuthenticator({ staticKeys, store: keyStore, cacheTtlMs: settings.AUTH_CACHE_TTL_MS, logger });
@@ -178,7 +178,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
             prefix,
             limit: settings.AUTH_FAILURE_LIMIT,
             windowMs: settings.AUTH_FAILURE_WINDOW * 1000,
-            onError: (err) => logger.debug({ err: err.message }, 'failed authentication counted in this process only'),
+            onError: (err) => logger.debug({ err }, 'failed authentication counted in this process only'),
           }),
           trustedProxies: settings.TRUST_PROXY,
         }
@@ -202,7 +202,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix,
     cache: cache.stats,
     rateLimit: rateLimitStats,
-    onError: (err) => logger.debug({ err: err.message }, 'stats counter not written'),
+    onError: (err) => logger.debug({ err }, 'stats counter not written'),
   });
   const observers = [observeRequests({ logger, labeler: new EndpointLabeler(Object.keys(openapi.paths as object)), metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.

@@ -59,10 +59,10 @@ export async function createWorkerRoot(
 
   const writer: Redis = createRedis(settings, 'bullmq', 'worker-writer');
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
-  for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
+  for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err }, 'redis connection error'));
 
   // provider_stats of /stats are counted where the upstream calls happen.
-  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
+  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err }, 'stats counter not written') });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
   const executor = new ChatExecutor({
@@ -90,7 +90,7 @@ export async function createWorkerRoot(
     bullConnections.push(connection);
     const run = (job: Job<ChatJobData>) => {
       // The job has left the queue: its place (max_queue_depth) is free for the next one. Sent with the job's first commands.
-      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err: err.message, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
+      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
       // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
       return executor.run(job.data, { first: job.attemptsStarted <= 1 });
     };
@@ -103,15 +103,15 @@ export async function createWorkerRoot(
       maxStalledCount: 2,
       ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
     });
-    worker.on('error', (err) => logger.debug({ err: err.message, provider: name }, 'worker error'));
+    worker.on('error', (err) => logger.debug({ err, provider: name }, 'worker error'));
     return worker;
   });
   // Heartbeats for /health, reloads broadcast by any process
   const controlSubscriber = createRedis(settings, 'subscriber', 'worker-control');
-  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  controlSubscriber.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   // Fail-fast commands for reloads and heartbeats: during an outage neither a SIGHUP nor a shutdown may wait on a dead connection.
   const control = createRedis(settings, 'command', 'worker-control-cmd');
-  control.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  control.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: control, logger });
   const reloader = new ConfigReloader({
     role: 'worker',

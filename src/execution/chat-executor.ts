@@ -190,7 +190,7 @@ export class ChatExecutor {
         await writer.flush();
         if (job.record) await this.recordOutcome(job.record, resultJson, failure);
       } catch (err) {
-        this.options.logger.error({ err: (err as Error).message, jobId: job.jobId }, 'could not write the reply stream');
+        this.options.logger.error({ err, jobId: job.jobId }, 'could not write the reply stream');
       }
       this.options.onFinished?.(outcome);
     }
@@ -234,7 +234,7 @@ export class ChatExecutor {
     try {
       if (await this.options.redis.exists(cancelKey(this.options.prefix, job.jobId))) controller.abort();
     } catch (err) {
-      this.options.logger.debug({ err: (err as Error).message, jobId: job.jobId }, 'cancel mark not read');
+      this.options.logger.debug({ err, jobId: job.jobId }, 'cancel mark not read');
     }
   }
 

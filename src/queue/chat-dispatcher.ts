@@ -224,7 +224,7 @@ export class ChatDispatcher {
       await writer.flush();
     } catch (err) {
       // The reader's own deadline still ends the request.
-      this.options.logger?.warn({ err: (err as Error).message, jobId, provider }, 'could not take a late job back from its queue');
+      this.options.logger?.warn({ err, jobId, provider }, 'could not take a late job back from its queue');
     }
   }
 
