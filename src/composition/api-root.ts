@@ -108,6 +108,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
+        knownModel: (model) => configStore.current.modelIndex.has(model),
         queueDepths: () =>
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({

@@ -6,6 +6,8 @@ import { ChatExecutor } from '../execution/chat-executor.ts';
 import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
+import { UpstreamMetrics } from '../observability/upstream-metrics.ts';
+import { serveWorkerMetrics } from '../observability/worker-metrics-server.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
@@ -65,6 +67,10 @@ export async function createWorkerRoot(
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err }, 'stats counter not written') });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
+  // Upstream attempts and retries on this worker's own /metrics, when WORKER_METRICS_PORT asks for it.
+  const metricsPort = settings.PROMETHEUS_METRICS_ENABLED ? settings.WORKER_METRICS_PORT : undefined;
+  const upstreamMetrics = metricsPort !== undefined ? new UpstreamMetrics({ providers }) : undefined;
+  const metricsServer = upstreamMetrics && metricsPort !== undefined ? await serveWorkerMetrics(upstreamMetrics.registry, { port: metricsPort, host: settings.HOST }) : undefined;
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -73,6 +79,7 @@ export async function createWorkerRoot(
     logger,
     onFinished: (outcome) => stats.recordJob(outcome),
     readerWatch,
+    ...(upstreamMetrics ? { upstreamMetrics } : {}),
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
@@ -162,6 +169,7 @@ export async function createWorkerRoot(
       // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
       await deadline.step('job queues (active jobs, then BullMQ close)', () => Promise.all(workers.map((w) => w.close())), jobsUntil);
       readerWatch.close();
+      metricsServer?.close();
       await deadline.step('statistics flush', () => stats.close());
       await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
       // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.

@@ -106,6 +106,12 @@ const settingsSchema = z.object({
    * scrape-only network.
    */
   METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
+  /**
+   * Port on which a worker serves its own /metrics (upstream attempts and
+   * retries, process defaults), without a key, on HOST. Unset (the default):
+   * no listener. Each worker process needs its own port.
+   */
+  WORKER_METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
 
   LOG_LEVEL: envEnum(LOG_LEVELS, 'info'),
   LOG_FORMAT: envEnum(['json', 'text'] as const, 'json'),

@@ -3,6 +3,7 @@ import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { AttemptOutcome } from '../observability/upstream-metrics.ts';
 import { adapterFor } from '../providers/registry.ts';
 import type { ParsedCompletion, ProviderAdapter, StreamDelta } from '../providers/types.ts';
 import { transitionAsyncJob } from '../queue/async-job-record.ts';
@@ -38,6 +39,8 @@ export interface ChatExecutorOptions {
   backoffMaxMs?: number;
   /** Called once per finished job (metrics). */
   onFinished?: (outcome: JobOutcome) => void;
+  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). Default none. */
+  upstreamMetrics?: { attempt(provider: string, outcome: AttemptOutcome): void; retry(provider: string, reason: AttemptOutcome): void };
   /**
    * Cancels the upstream call of an interactive job once nobody reads its
    * reply any more (the API process that reads it is gone).
@@ -321,15 +324,22 @@ export class ChatExecutor {
 
   private async withRetries<T>(run: JobRun, attempt: () => Promise<T>, emitted: () => boolean): Promise<T> {
     const maxAttempts = run.provider.max_retries + 1;
+    const metrics = this.options.upstreamMetrics;
+    const provider = run.provider.name;
     for (let n = 1; ; n++) {
       try {
-        return await attempt();
+        const result = await attempt();
+        metrics?.attempt(provider, 'ok');
+        return result;
       } catch (err) {
+        const outcome = attemptOutcome(err);
+        if (outcome) metrics?.attempt(provider, outcome);
         if (!(err instanceof UpstreamFailure)) throw err;
         const delay = Math.min(err.options.retryAfterMs ?? this.backoff(n), this.backoffMaxMs);
         const canRetry = err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
-        if (!canRetry) throw clientErrorFor(err, run.provider.name, n);
-        this.options.logger.warn({ jobId: run.job.jobId, provider: run.provider.name, attempt: n, reason: err.message }, 'retrying upstream call');
+        if (!canRetry) throw clientErrorFor(err, provider, n);
+        metrics?.retry(provider, outcome!);
+        this.options.logger.warn({ jobId: run.job.jobId, provider, attempt: n, reason: err.message }, 'retrying upstream call');
         await sleep(delay, run.signal);
       }
     }
@@ -351,6 +361,21 @@ interface JobRun {
   cancelChecked: Promise<void>;
   writer: ReplyWriter;
   outcome: JobOutcome;
+}
+
+const FAILURE_OUTCOMES: Record<UpstreamFailure['kind'], AttemptOutcome> = {
+  status: 'status',
+  network: 'connection_error',
+  timeout: 'timeout',
+  protocol: 'protocol_error',
+  stream: 'stream_error',
+};
+
+/** The metric outcome of a failed attempt; undefined for an error that is no attempt's (a bug). */
+function attemptOutcome(err: unknown): AttemptOutcome | undefined {
+  if (err instanceof CancelledError) return 'cancelled';
+  if (!(err instanceof UpstreamFailure)) return undefined;
+  return err.kind === 'status' && err.retryable ? 'retryable_status' : FAILURE_OUTCOMES[err.kind];
 }
 
 function completionId(job: ChatJobData): string {

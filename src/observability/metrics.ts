@@ -18,6 +18,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * BullMQ at scrape time), gateway_queue_wait_seconds{provider},
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
+ * gateway_model_requests_total{model,status} (chat requests per model: a
+ * model config.yaml does not list is counted as `other`),
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
  * verifier rejected a candidate: `payload`, `content`, `order`), and prom-client's process
  * defaults (`process_*`, `nodejs_*`).
@@ -63,6 +65,12 @@ export interface GatewayMetricsOptions {
   collectDefaults?: boolean;
   /** Longest wait for {@link queueDepths} during a scrape, ms. Default 1000. */
   queueDepthTimeoutMs?: number;
+  /**
+   * Whether config.yaml lists a model: only those get a series of their own
+   * in gateway_model_requests_total, every other is `other`.
+   * @defaultValue none: every model is `other`
+   */
+  knownModel?: (model: string) => boolean;
 }
 
 /** One finished HTTP request. */
@@ -86,6 +94,8 @@ export class GatewayMetrics {
   private readonly queueWait: Histogram<'provider'>;
   private readonly timeToFirstToken: Histogram<'provider'>;
   private readonly dlpFindings: Counter<'entity_type' | 'action'>;
+  private readonly modelRequests: Counter<'model' | 'status'>;
+  private readonly knownModel: (model: string) => boolean;
 
   constructor(options: GatewayMetricsOptions = {}) {
     const registry = new Registry();
@@ -146,6 +156,14 @@ export class GatewayMetrics {
       registers: [registry],
     });
 
+    this.modelRequests = new Counter({
+      name: 'gateway_model_requests_total',
+      help: 'Chat requests by model (one of config.yaml, or other) and status code.',
+      labelNames: ['model', 'status'] as const,
+      registers: [registry],
+    });
+    this.knownModel = options.knownModel ?? (() => false);
+
     const { queueDepths } = options;
     if (queueDepths) {
       const timeoutMs = options.queueDepthTimeoutMs ?? 1_000;
@@ -177,6 +195,11 @@ export class GatewayMetrics {
     const method = METHODS.has(observation.method) ? observation.method : 'OTHER';
     this.requestsTotal.inc({ method, endpoint: observation.endpoint, status: String(observation.status) });
     this.requestDuration.observe(observation.seconds);
+  }
+
+  /** One chat request for `model`, answered with `status`. */
+  modelRequest(model: string, status: number): void {
+    this.modelRequests.inc({ model: this.knownModel(model) ? model : 'other', status: String(status) });
   }
 
   cacheHit(cacheType: 'exact' | 'semantic'): void {

@@ -48,6 +48,17 @@ describe('EndpointLabeler', () => {
 });
 
 describe('GatewayMetrics', () => {
+  it('counts requests per model only for models config.yaml lists; every other is "other"', async () => {
+    const metrics = new GatewayMetrics({ collectDefaults: false, knownModel: (m) => m === 'a-4o' });
+    metrics.modelRequest('a-4o', 200);
+    metrics.modelRequest('made-up-model-1', 200);
+    metrics.modelRequest('made-up-model-2', 200);
+    const text = await metrics.render();
+    expect(text).toContain('gateway_model_requests_total{model="a-4o",status="200"} 1');
+    expect(text).toContain('gateway_model_requests_total{model="other",status="200"} 2');
+    expect(text).not.toContain('made-up-model');
+  });
+
   it('has the documented duration buckets and its own registry per instance', async () => {
     expect(REQUEST_DURATION_BUCKETS).toEqual(expect.arrayContaining([0.1, 0.5, 1.0]));
     const a = new GatewayMetrics({ collectDefaults: false });
