@@ -40,6 +40,8 @@ import { EndpointLabeler } from '../observability/endpoint-label.ts';
 import { GatewayMetrics } from '../observability/metrics.ts';
 import { observeRequests } from '../observability/request-observer.ts';
 import { StatsStore } from '../observability/stats-store.ts';
+import { openTracing } from '../observability/tracing/open-tracing.ts';
+import { traceRequests } from '../observability/tracing/request-tracing.ts';
 import { DlpGuard } from '../dlp/dlp-guard.ts';
 import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
@@ -75,7 +77,9 @@ export interface ApiRoot {
 
 /** The composition root of the API: builds every dependency once and wires the app. */
 export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
-  const logger = options.logger ?? createLogger(settings, 'gateway-api');
+  // OTEL_* decide; off, no SDK is loaded and every span is the no-op one.
+  const tracing = await openTracing(settings, 'llm-gateway-api');
+  const logger = options.logger ?? createLogger(settings, 'gateway-api', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
   warnUnconfiguredProviders(configStore, logger);
@@ -205,7 +209,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     rateLimit: rateLimitStats,
     onError: (err) => logger.debug({ err }, 'stats counter not written'),
   });
-  const observers = [observeRequests({ logger, labeler: new EndpointLabeler(Object.keys(openapi.paths as object)), metrics, stats })];
+  const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
+  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [
@@ -272,6 +277,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       await liveness.close();
       await queues.close();
       redis.disconnect();
+      await tracing.shutdown().catch(() => {});
     },
   };
 }

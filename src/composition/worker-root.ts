@@ -6,6 +6,7 @@ import { ChatExecutor } from '../execution/chat-executor.ts';
 import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
+import { openTracing } from '../observability/tracing/open-tracing.ts';
 import { UpstreamMetrics } from '../observability/upstream-metrics.ts';
 import { serveWorkerMetrics } from '../observability/worker-metrics-server.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
@@ -47,7 +48,8 @@ export async function createWorkerRoot(
   providers: readonly string[],
   options: { logger?: Logger; envFile?: EnvFile } = {},
 ): Promise<WorkerRoot> {
-  const logger = options.logger ?? createLogger(settings, 'gateway-worker');
+  const tracing = await openTracing(settings, 'llm-gateway-worker');
+  const logger = options.logger ?? createLogger(settings, 'gateway-worker', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
   for (const name of providers) {
     if (!configStore.current.providerIndex.has(name)) {
@@ -79,6 +81,7 @@ export async function createWorkerRoot(
     logger,
     onFinished: (outcome) => stats.recordJob(outcome),
     readerWatch,
+    tracing,
     ...(upstreamMetrics ? { upstreamMetrics } : {}),
   });
 
@@ -171,6 +174,7 @@ export async function createWorkerRoot(
       readerWatch.close();
       metricsServer?.close();
       await deadline.step('statistics flush', () => stats.close());
+      await deadline.step('span export', () => tracing.shutdown());
       await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
       // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.
       for (const conn of [subscriber, writer, ...bullConnections]) conn.disconnect();

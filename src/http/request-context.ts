@@ -4,6 +4,7 @@ import type { DlpFindingCounts } from '../dlp/dlp-guard.ts';
 import type { ReplyFacts } from '../observability/reply-facts.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
+import { NOOP_SPAN, type TraceSpan } from '../observability/tracing/trace-span.ts';
 
 /**
  * Everything one request's handlers learn about it, in one typed object
@@ -16,6 +17,8 @@ export interface RequestContext {
   readonly requestId: string;
   /** `performance.now()` when the request arrived. */
   readonly startedAt: number;
+  /** The request's server span; {@link NOOP_SPAN} when tracing is off. Handlers open their spans under it. */
+  span: TraceSpan;
   principal?: Principal;
   /** The rate-limit decision in flight (see `middleware/rate-limit.ts`). */
   rateLimit?: Promise<Admission>;
@@ -32,7 +35,7 @@ export interface RequestContext {
 
 /** Starts the context of a request (the request-id middleware, first in the chain). */
 export function openContext(res: Response, requestId: string): RequestContext {
-  const context: RequestContext = { requestId, startedAt: performance.now() };
+  const context: RequestContext = { requestId, startedAt: performance.now(), span: NOOP_SPAN };
   res.locals.ctx = context;
   return context;
 }

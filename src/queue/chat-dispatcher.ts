@@ -61,6 +61,8 @@ export interface DispatchContext {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   priority?: number;
+  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). Default none. */
+  trace?: ChatJobData['trace'];
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -173,6 +175,7 @@ export class ChatDispatcher {
     const startBy = enqueuedAt + provider.queue_timeout_ms;
     const deadlineAt = startBy + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
+    if (context.trace) job.trace = context.trace;
     const liveness = this.options.liveness;
     if (liveness) {
       job.readerId = liveness.id;
@@ -233,7 +236,7 @@ export class ChatDispatcher {
    * instead of anyone reading the reply stream. It may wait in the queue up to
    * `maxWaitMs` (batch work is tolerant of queuing); a worker refuses it later.
    */
-  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
+  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number; trace?: ChatJobData['trace'] }): Promise<void> {
     // Batch work is tolerant of queuing: it waits for a worker up to its own longest wait.
     const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs, requireWorker: false });
     const enqueuedAt = Date.now();
@@ -250,6 +253,7 @@ export class ChatDispatcher {
         startBy,
         deadlineAt: startBy + provider.timeout_ms,
         record: context.record,
+        ...(context.trace ? { trace: context.trace } : {}),
       },
       place,
       context.priority,

@@ -16,6 +16,7 @@ import { SlidingWindowLimiter } from '../../src/ratelimit/sliding-window-limiter
 import { waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { contextOf } from '../../src/http/request-context.ts';
+import { NOOP_SPAN } from '../../src/observability/tracing/trace-span.ts';
 
 const redis = testRedis();
 const prefix = uniquePrefix('obs-units');
@@ -180,11 +181,11 @@ describe('request log fields', () => {
 describe('request summary', () => {
   const labeler = new EndpointLabeler(['/v1/models']);
   const res = (over: Partial<Record<string, unknown>>) =>
-    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5 } }, ...over }) as unknown as Response;
+    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN } }, ...over }) as unknown as Response;
 
   it('reads the owner and facts from the request context, never the key', () => {
     const principal = { keyHash: 'a'.repeat(64), owner: 'team-x', maskedKey: 'gw_abc…wxyz', admin: false };
-    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
+    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
     expect(s).toMatchObject({ requestId: 'req_9', endpoint: '/v1/models', status: 200, owner: 'team-x', cacheStatus: 'MISS', errorCode: 'x', aborted: false });
     expect(s.durationMs).toBeGreaterThanOrEqual(4);
     expect(JSON.stringify(s)).not.toContain('aaaaaaaa');

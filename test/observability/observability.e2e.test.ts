@@ -288,6 +288,7 @@ describe('request log', () => {
     expect(miss.queueMs).toEqual(expect.any(Number));
     expect(miss.upstreamMs).toEqual(expect.any(Number));
     expect(miss.promptTokens).toBe(usages[0]!.prompt_tokens);
+    expect(miss.trace_id).toBeUndefined(); // tracing is off here
 
     expect(of(ids.hit!)[0]).toMatchObject({ status: 200, cache: 'HIT', model: 'a-4o' });
     const rejected = of(ids.unauthorized!)[0]!;

@@ -10,6 +10,7 @@ import type { ProviderConfig } from '../../config/gateway-config.ts';
 import { InvalidRequestError, ProviderTimeoutError } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
+import { errorCodeOf, traced } from '../../observability/tracing/trace-span.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { priorityFor } from '../../queue/priorities.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
@@ -61,16 +62,22 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
-    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    const request = deps.dlp ? screen(deps.dlp, routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
+    context.span.set('gateway.model', request.model);
+    context.span.set('gateway.provider', provider.name);
 
     // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
     const owner = context.principal?.owner ?? 'anonymous';
     const gate = settleRateLimit(res);
-    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
+    // Its span includes the wait for the rate-limit decision: the lookup settles with it.
+    const lookup = deps.cache
+      ? await traced(context.span.child('cache lookup'), deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)))
+      : undefined;
     const admission = lookup?.admission ?? (await gate);
     context.cacheStatus = lookup?.status ?? 'BYPASS';
+    context.span.set('gateway.cache.status', context.cacheStatus);
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
     if (lookup) res.set(cacheHeaders(lookup));
 
@@ -84,10 +91,15 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const cancel = () => {
       (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
     };
+    // From the job on the queue to the reply's last byte: queue wait, the worker's call, the relay.
+    const relay = context.span.child('stream relay', { attributes: { 'gateway.streamed': request.stream } });
     try {
       if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
       else await replyOnce(res, dispatch);
+      relay.end();
     } catch (err) {
+      relay.fail(errorCodeOf(err));
+      relay.end();
       if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
       if (err instanceof StreamAbortedError) return;
       if (err instanceof StreamDeadlineError) {
@@ -97,6 +109,21 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     }
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
+}
+
+/** DLP screening in a span of its own, which counts the findings (never their values). */
+function screen(dlp: DlpGuard, request: ChatRequest, context: RequestContext): ChatRequest {
+  const span = context.span.child('dlp');
+  try {
+    const screened = dlp.screen(request, context);
+    if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
+    return screened;
+  } catch (err) {
+    span.fail(errorCodeOf(err));
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 /** The semantic-cache control of this request: the provider's switch, then the client's `X-Semantic-Cache`. */
@@ -128,13 +155,20 @@ async function dispatchMiss(
   const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
   if (claim?.role === 'follower') {
     reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    miss.context.span.set('gateway.coalesced', true);
     return dispatcher.follow(claim.jobId, provider, signal);
   }
+  // The job carries this span's context: the worker's spans continue the request's trace under it.
+  const publish = miss.context.span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': provider.name } });
+  const trace = publish.carrier();
   let dispatch: Dispatch;
   try {
     const place = await reserving;
-    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier) });
+    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier), ...(trace ? { trace } : {}) });
+    publish.end();
   } catch (err) {
+    publish.fail(errorCodeOf(err));
+    publish.end();
     await lookup?.leaderFailed(err);
     throw err;
   }
