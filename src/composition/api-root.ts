@@ -11,6 +11,7 @@ import type { KeyStore } from '../auth/key-store.ts';
 import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
 import { HealthService } from '../health/health-service.ts';
 import { WorkerPresence } from '../health/worker-presence.ts';
+import { countLiveWorkers } from '../health/worker-heartbeat.ts';
 import { serviceVersion } from '../health/service-version.ts';
 import { rateLimit } from '../http/middleware/rate-limit.ts';
 import { requireConfig } from '../http/middleware/require-config.ts';
@@ -113,6 +114,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
         knownModel: (model) => configStore.current.modelIndex.has(model),
+        liveWorkers: () => countLiveWorkers(redis, settings.REDIS_KEY_PREFIX, configStore.current.providers.map((p) => p.name)),
+        redisUp: () => redis.status === 'ready',
         queueDepths: () =>
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({

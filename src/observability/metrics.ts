@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.ts';
 
 /**
  * The gateway's Prometheus metrics, on a registry of its own (never
@@ -14,8 +15,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * | gateway_cache_hits_total | counter | cache_type (`exact`, `semantic`) |
  * | gateway_tokens_used_total | counter | provider, model, type (`prompt`, `completion`) |
  *
- * Added for operating the queue: gateway_queue_depth{provider} (read from
- * BullMQ at scrape time), gateway_queue_wait_seconds{provider},
+ * Added for operating the queue: gateway_queue_depth{provider},
+ * gateway_live_workers{provider} and gateway_redis_up (read at scrape time,
+ * scrape-gauges.ts), gateway_queue_wait_seconds{provider},
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
  * gateway_model_requests_total{model,status} (chat requests per model: a
@@ -37,12 +39,6 @@ export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
-/** Jobs waiting in one provider's queue. */
-export interface QueueDepth {
-  provider: string;
-  depth: number;
-}
-
 /** One DLP finding group as counted by gateway_dlp_findings_total. */
 export interface DlpFindingCount {
   /** Recognizer entity type, e.g. `EMAIL_ADDRESS`. */
@@ -54,17 +50,9 @@ export interface DlpFindingCount {
 }
 
 /** Options of {@link GatewayMetrics}. */
-export interface GatewayMetricsOptions {
-  /**
-   * Reads queue depths at scrape time (BullMQ waiting + prioritized jobs).
-   * Omit in processes without queues. Failures are swallowed: a scrape while
-   * Redis is down still answers, without the gauge.
-   */
-  queueDepths?: () => Promise<readonly QueueDepth[]>;
+export interface GatewayMetricsOptions extends ScrapeGaugeOptions {
   /** Collect prom-client's process and Node.js defaults. Default true. */
   collectDefaults?: boolean;
-  /** Longest wait for {@link queueDepths} during a scrape, ms. Default 1000. */
-  queueDepthTimeoutMs?: number;
   /**
    * Whether config.yaml lists a model: only those get a series of their own
    * in gateway_model_requests_total, every other is `other`.
@@ -164,21 +152,7 @@ export class GatewayMetrics {
     });
     this.knownModel = options.knownModel ?? (() => false);
 
-    const { queueDepths } = options;
-    if (queueDepths) {
-      const timeoutMs = options.queueDepthTimeoutMs ?? 1_000;
-      new Gauge({
-        name: 'gateway_queue_depth',
-        help: 'Chat jobs waiting in each provider queue (not yet taken by a worker), read at scrape time.',
-        labelNames: ['provider'] as const,
-        registers: [registry],
-        async collect() {
-          this.reset();
-          const depths = await withTimeout(queueDepths(), timeoutMs).catch(() => undefined);
-          for (const { provider, depth } of depths ?? []) this.set({ provider }, depth);
-        },
-      });
-    }
+    registerScrapeGauges(registry, options);
   }
 
   /** Prometheus text exposition content type. */
@@ -234,20 +208,4 @@ export class GatewayMetrics {
 /** Entity types and actions come from code, but a label is never allowed to grow without bound. */
 function boundedLabel(value: string): string {
   return /^[A-Za-z0-9_]{1,64}$/.test(value) ? value : 'other';
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out')), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }

@@ -100,7 +100,7 @@ describe('GatewayMetrics', () => {
     expect(text).toContain('gateway_requests_total');
     expect(text).not.toMatch(/^gateway_queue_depth\{/m);
 
-    const hanging = new GatewayMetrics({ collectDefaults: false, queueDepthTimeoutMs: 50, queueDepths: () => new Promise(() => {}) });
+    const hanging = new GatewayMetrics({ collectDefaults: false, timeoutMs: 50, queueDepths: () => new Promise(() => {}) });
     const started = Date.now();
     expect(await hanging.render()).toContain('gateway_requests_total');
     expect(Date.now() - started).toBeLessThan(2_000);
