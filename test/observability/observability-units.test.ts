@@ -106,6 +106,21 @@ describe('GatewayMetrics', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('reads live workers and the Redis connection at scrape time, for the alerts', async () => {
+    let up = true;
+    const m = new GatewayMetrics({ collectDefaults: false, liveWorkers: async () => new Map([['provider_a', 2], ['provider_b', 0]]), redisUp: () => up });
+    let text = await m.render();
+    expect(text).toContain('gateway_live_workers{provider="provider_a"} 2');
+    expect(text).toContain('gateway_live_workers{provider="provider_b"} 0');
+    expect(text).toMatch(/^gateway_redis_up 1$/m);
+    up = false;
+    text = await m.render();
+    expect(text).toMatch(/^gateway_redis_up 0$/m);
+    // Heartbeats that cannot be read leave the gauge empty rather than claiming 0 workers.
+    const unreadable = new GatewayMetrics({ collectDefaults: false, liveWorkers: () => Promise.reject(new Error('Redis down')) });
+    expect(await unreadable.render()).not.toMatch(/^gateway_live_workers\{/m);
+  });
+
   it('counts tokens by type, skipping zeros', async () => {
     const m = new GatewayMetrics({ collectDefaults: false });
     m.tokens('provider_a', 'a-4o', 7, 0);
