@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { submitJob } from '../support/async-jobs.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
@@ -143,6 +144,16 @@ describe('a traced chat completion', () => {
     expect(server.parentSpanId).toBeUndefined();
     expect(server.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(one(trace(server.traceId), 'auth').statusCode).toBe(2);
+  });
+
+  it("puts an asynchronous job's worker spans in the trace of the request that queued it", async () => {
+    const submitted = await submitJob(gateway.baseUrl, KEY, 'a-4o', `${PROMPT} batch`);
+    expect(submitted.status).toBe(202);
+    const jobSpan = () => receiver.spans.find((s) => s.name === 'chat job' && s.traceId === serverSpan()?.traceId);
+    const serverSpan = () => receiver.spans.find((s) => s.name === 'POST /v1/chat/completions/jobs');
+    await waitFor(() => jobSpan() !== undefined, 10_000, 'the job span in the request trace');
+    expect(jobSpan()!.parentSpanId).toBe(serverSpan()!.spanId);
+    expect(childrenOf(trace(serverSpan()!.traceId), jobSpan()!)).toEqual(['queue wait', 'upstream attempt']);
   });
 
   it('never exports prompt text, personal data, a gateway key or a provider key', () => {
