@@ -27,7 +27,7 @@ export function errorSerializer(secrets: readonly string[]): (err: unknown) => L
   const serialize = (err: unknown, depth: number): LoggedError => {
     if (!(err instanceof Error)) return fromPlain(err, scrub);
     const out: LoggedError = { type: err.name || err.constructor?.name || 'Error', message: scrub(err.message) };
-    // The stack is kept to its frames' shape: V8 writes the message into its first line, scrubbed with the rest.
+    // V8 repeats the message in the stack's first line: the stack is scrubbed as a whole too.
     if (err.stack) out.stack = scrub(err.stack);
     const code = (err as { code?: unknown }).code;
     if ((typeof code === 'string' && /^[\w.-]{1,40}$/.test(code)) || typeof code === 'number') out.code = String(code);
@@ -57,7 +57,7 @@ export function environmentSecrets(env: NodeJS.ProcessEnv, extra: readonly strin
   const secrets = new Set(extra);
   for (const [name, value] of Object.entries(env)) {
     if (!value) continue;
-    if (/(_KEY|_KEYS|_TOKEN|_SECRET|PASSWORD)$/i.test(name) || /PASSWORD/i.test(name)) {
+    if (/(_KEY|_KEYS|_TOKEN|_SECRET)$|PASSWORD/i.test(name)) {
       for (const part of value.split(',')) if (part.trim().length >= 8) secrets.add(part.trim());
     } else if (/_URL$/i.test(name)) {
       const password = /^[a-z][\w+.-]*:\/\/[^/@\s]*:([^/@\s]+)@/i.exec(value)?.[1];
