@@ -1,20 +1,28 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { requestId } from '../src/http/middleware/request-id.ts';
+import { contextOf } from '../src/http/request-context.ts';
 import { EndpointLabeler } from '../src/observability/endpoint-label.ts';
 import { REDACT_PATHS } from '../src/observability/logger.ts';
 import { GatewayMetrics } from '../src/observability/metrics.ts';
 import { observeRequests } from '../src/observability/request-observer.ts';
 import { StatsStore } from '../src/observability/stats-store.ts';
+import { loadSettings } from '../src/config/settings.ts';
+import { openTracing } from '../src/observability/tracing/open-tracing.ts';
+import { traceRequests } from '../src/observability/tracing/request-tracing.ts';
+import { NO_TRACING, type Tracing } from '../src/observability/tracing/trace-span.ts';
 import { runLoad, type LoadResult } from './support/load.ts';
 
 /**
  * What observability costs per request: the same trivial Express route with
  * and without the request observer (access log line to /dev/null, metrics,
- * the /stats counter in Redis), over loopback HTTP; then the cost of one
- * metrics observation and of rendering /metrics.
+ * the /stats counter in Redis), and with the observer and OpenTelemetry
+ * tracing on (a server span and one child per request, exported as OTLP/HTTP
+ * JSON to a loopback sink that answers 200), over loopback HTTP; then the cost
+ * of one metrics observation, of rendering /metrics, and of the spans of the
+ * tracing-off path (the shared no-op).
  *
  * BENCH_SMOKE=1: short runs. BENCH_DURATION_MS, BENCH_CONNECTIONS (comma list) tune it.
  */
@@ -29,11 +37,13 @@ const stats = new StatsStore({ redis, prefix });
 const logger = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
 const labeler = new EndpointLabeler(['/v1/echo']);
 
-function app(observed: boolean): Express {
+function app(observed: boolean, tracing: Tracing = NO_TRACING): Express {
   const a = express();
   a.use(requestId());
+  if (tracing.enabled) a.use(traceRequests(tracing, labeler));
   if (observed) a.use(observeRequests({ logger, labeler, metrics, stats }));
   a.post('/v1/echo', (_req, res) => {
+    contextOf(res).span.child('handler').end();
     res.json({ ok: true });
   });
   return a;
@@ -54,13 +64,29 @@ const rows: string[] = [];
 const row = (scenario: string, c: number, r: LoadResult) =>
   rows.push(`| ${scenario} | ${c} | ${r.rps.toFixed(0)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p99)} | ${r.errors} |`);
 
+// The OTLP endpoint spans are exported to: reads each body, answers 200.
+const sink = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}')));
+await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+const sinkAddress = sink.address();
+// The exporter reads the standard variable itself.
+process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${typeof sinkAddress === 'object' && sinkAddress ? sinkAddress.port : 0}`;
+const tracing = await openTracing(loadSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: '500' }), 'bench');
+
 const bare = await listen(app(false));
 const observed = await listen(app(true));
+const traced = await listen(app(true, tracing));
 try {
   for (const connections of connectionsList) {
     row('bare route', connections, await runLoad({ url: bare.url, body: '{}', connections, durationMs }));
     row('with request observer', connections, await runLoad({ url: observed.url, body: '{}', connections, durationMs }));
+    row('with request observer and tracing on', connections, await runLoad({ url: traced.url, body: '{}', connections, durationMs }));
   }
+
+  // The tracing-off path of a request: the spans the handlers open and end, all the shared no-op.
+  const spans = smoke ? 200_000 : 2_000_000;
+  const t = performance.now();
+  for (let i = 0; i < spans; i++) NO_TRACING.start('request', undefined).child('auth').end();
+  const noopNs = ((performance.now() - t) * 1e6) / spans;
 
   const n = smoke ? 20_000 : 200_000;
   const endpoints = ['/v1/chat/completions', '/v1/models', '/health', '/metrics', '/stats'];
@@ -75,11 +101,14 @@ try {
   process.stdout.write(`| scenario | connections | req/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n\n`);
   process.stdout.write(`metrics.observeRequest: ${observeNs.toFixed(0)} ns/op (${n} ops)\n`);
   process.stdout.write(`/metrics render (defaults + gateway series): ${renderMs.toFixed(2)} ms\n`);
+  process.stdout.write(`tracing off, a span and a child opened and ended: ${noopNs.toFixed(1)} ns/op (${spans} ops)\n`);
 } finally {
-  bare.server.close();
-  observed.server.close();
-  bare.server.closeAllConnections();
-  observed.server.closeAllConnections();
+  for (const { server } of [bare, observed, traced]) {
+    server.close();
+    server.closeAllConnections();
+  }
+  await tracing.shutdown();
+  sink.close();
   await redis.del(`${prefix}:{stats}:counters`, `${prefix}:{stats}:providers`);
   redis.disconnect();
 }

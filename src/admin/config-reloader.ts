@@ -144,7 +144,7 @@ export class ConfigReloader {
       (value) => {
         this.lastGeneration ??= Number(value ?? 0);
       },
-      (err: Error) => logger.debug({ err: err.message }, 'cannot read the configuration generation yet'),
+      (err: Error) => logger.debug({ err }, 'cannot read the configuration generation yet'),
     );
   }
 
@@ -211,7 +211,7 @@ export class ConfigReloader {
       logger.info({ source, providers: config.providers.length, models: config.modelIndex.size }, 'configuration reloaded');
       return config;
     } catch (err) {
-      logger.error({ source, err: (err as Error).message }, 'configuration reload failed: keeping the current configuration');
+      logger.error({ source, err }, 'configuration reload failed: keeping the current configuration');
       throw err;
     }
   }
@@ -294,7 +294,7 @@ export class ConfigReloader {
         this.lastGeneration = generation;
       });
     } catch (err) {
-      logger.debug({ err: (err as Error).message }, 'cannot check the configuration generation');
+      logger.debug({ err }, 'cannot check the configuration generation');
     }
   }
 }

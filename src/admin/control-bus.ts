@@ -44,7 +44,7 @@ export class ControlBus {
     for (const handler of this.handlers.get(channel) ?? []) {
       Promise.resolve()
         .then(() => handler(message))
-        .catch((err: Error) => this.options.logger.error({ err: err.message, channel }, 'control message handler failed'));
+        .catch((err: Error) => this.options.logger.error({ err, channel }, 'control message handler failed'));
     }
   }
 
@@ -59,7 +59,7 @@ export class ControlBus {
     if (list.length > 1) return;
     this.options.subscriber.subscribe(channel).then(
       () => this.subscribedChannels.add(channel),
-      (err: Error) => this.options.logger.warn({ err: err.message, channel }, 'cannot subscribe to control channel'),
+      (err: Error) => this.options.logger.warn({ err, channel }, 'cannot subscribe to control channel'),
     );
   }
 

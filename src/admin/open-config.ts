@@ -14,7 +14,7 @@ export async function openConfigLeniently(path: string, logger: Logger): Promise
     return { configStore: await ConfigStore.open(path) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    logger.error({ err: err.message }, 'configuration failed to load: not ready until it is fixed and reloaded');
+    logger.error({ err }, 'configuration failed to load: not ready until it is fixed and reloaded');
     return { configStore: new ConfigStore(emptyConfig(), path), startupError: err.message };
   }
 }

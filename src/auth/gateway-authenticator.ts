@@ -64,10 +64,10 @@ export class GatewayAuthenticator implements KeyAuthenticator {
       return (await this.lookup(keyHash)) ?? undefined;
     } catch (err) {
       if (cached?.principal && cached.ageMs <= this.staleIfErrorMs) {
-        this.options.logger?.warn({ err: (err as Error).message, owner: cached.principal.owner }, 'key store unreachable: using the cached key');
+        this.options.logger?.warn({ err, owner: cached.principal.owner }, 'key store unreachable: using the cached key');
         return cached.principal;
       }
-      this.options.logger?.warn({ err: (err as Error).message }, 'key store unreachable: cannot check an issued key');
+      this.options.logger?.warn({ err }, 'key store unreachable: cannot check an issued key');
       throw new ServiceUnavailableError('The gateway cannot reach its key store to check this API key; try again shortly.', { cause: err });
     }
   }

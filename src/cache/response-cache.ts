@@ -195,11 +195,11 @@ export class ResponseCache {
   private warnRarely(kind: string, err: Error, message: string): void {
     const now = Date.now();
     if (now - (this.lastWarned.get(kind) ?? 0) < 60_000) {
-      this.options.logger.debug({ err: err.message }, message);
+      this.options.logger.debug({ err }, message);
       return;
     }
     this.lastWarned.set(kind, now);
-    this.options.logger.warn({ err: err.message }, message);
+    this.options.logger.warn({ err }, message);
   }
 
   private async semanticLookup(context: LookupContext, threshold: number): Promise<CachedReply | undefined> {

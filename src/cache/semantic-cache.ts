@@ -108,7 +108,7 @@ export class SemanticCache {
   async start(): Promise<void> {
     const subscriber = this.options.subscriber();
     this.subscriber = subscriber;
-    subscriber.on('error', (err) => this.options.logger.debug({ err: err.message }, 'semantic cache subscriber error'));
+    subscriber.on('error', (err) => this.options.logger.debug({ err }, 'semantic cache subscriber error'));
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.options.keys.semanticEvents) this.onEvent(message);
     });
@@ -116,7 +116,7 @@ export class SemanticCache {
     let readyOnce = false;
     subscriber.on('ready', () => {
       if (!readyOnce) return;
-      this.reload().catch((err: Error) => this.options.logger.warn({ err: err.message }, 'semantic index resync failed'));
+      this.reload().catch((err: Error) => this.options.logger.warn({ err }, 'semantic index resync failed'));
     });
     await subscriber.subscribe(this.options.keys.semanticEvents);
     readyOnce = true;

@@ -11,6 +11,7 @@ import type { KeyStore } from '../auth/key-store.ts';
 import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
 import { HealthService } from '../health/health-service.ts';
 import { WorkerPresence } from '../health/worker-presence.ts';
+import { countLiveWorkers } from '../health/worker-heartbeat.ts';
 import { serviceVersion } from '../health/service-version.ts';
 import { rateLimit } from '../http/middleware/rate-limit.ts';
 import { requireConfig } from '../http/middleware/require-config.ts';
@@ -46,6 +47,8 @@ import { EndpointLabeler } from '../observability/endpoint-label.ts';
 import { GatewayMetrics } from '../observability/metrics.ts';
 import { observeRequests } from '../observability/request-observer.ts';
 import { StatsStore } from '../observability/stats-store.ts';
+import { openTracing } from '../observability/tracing/open-tracing.ts';
+import { traceRequests } from '../observability/tracing/request-tracing.ts';
 import { DlpGuard } from '../dlp/dlp-guard.ts';
 import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
@@ -84,13 +87,15 @@ export interface ApiRoot {
 
 /** The composition root of the API: builds every dependency once and wires the app. */
 export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
-  const logger = options.logger ?? createLogger(settings, 'gateway-api');
+  // OTEL_* decide; off, no SDK is loaded and every span is the no-op one.
+  const tracing = await openTracing(settings, 'llm-gateway-api');
+  const logger = options.logger ?? createLogger(settings, 'gateway-api', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
   warnUnconfiguredProviders(configStore, logger);
 
   const redis = createRedis(settings, 'command', 'api');
-  redis.on('error', (err) => logger.debug({ err: err.message }, 'redis command connection error'));
+  redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
   await warnIfRedisMayLoseJobs(redis, logger);
@@ -119,7 +124,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   const prefix = settings.REDIS_KEY_PREFIX;
   const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
-  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  controlSubscriber.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
   // Off the request path: which deployments are in cooldown, announced by the workers; no Redis command while nothing is routed.
   const cooldowns = new CooldownView({ redis, prefix, bus, config: () => configStore.current });
@@ -129,6 +134,9 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
         cooldowns: watchedCooldowns,
+        knownModel: (model) => configStore.current.modelIndex.has(model),
+        liveWorkers: () => countLiveWorkers(redis, settings.REDIS_KEY_PREFIX, configStore.current.providers.map((p) => p.name)),
+        redisUp: () => redis.status === 'ready',
         queueDepths: () =>
           Promise.all(
             configStore.current.providers.map(async ({ name }) => ({
@@ -164,10 +172,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
   void cache.start();
-  const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err: err.message }, 'key store connection error') });
+  const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err }, 'key store connection error') });
   keyStore.migrate().then(
     () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
-    (err: Error) => logger.error({ store: describeKeyStore(settings), err: err.message }, 'key store unavailable: issued keys answer 503 until it is reachable'),
+    (err: Error) => logger.error({ store: describeKeyStore(settings), err }, 'key store unavailable: issued keys answer 503 until it is reachable'),
   );
   const staticKeys = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
   const authenticator = new GatewayAuthenticator({ staticKeys, store: keyStore, cacheTtlMs: settings.AUTH_CACHE_TTL_MS, logger });
@@ -195,7 +203,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
             prefix,
             limit: settings.AUTH_FAILURE_LIMIT,
             windowMs: settings.AUTH_FAILURE_WINDOW * 1000,
-            onError: (err) => logger.debug({ err: err.message }, 'failed authentication counted in this process only'),
+            onError: (err) => logger.debug({ err }, 'failed authentication counted in this process only'),
           }),
           trustedProxies: settings.TRUST_PROXY,
         }
@@ -220,7 +228,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix,
     cache: cache.stats,
     rateLimit: rateLimitStats,
-    onError: (err) => logger.debug({ err: err.message }, 'stats counter not written'),
+    onError: (err) => logger.debug({ err }, 'stats counter not written'),
   });
   // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
   const batchDb = openBatchDb(settings);
@@ -243,7 +251,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     logger,
   });
   batchRunner.start();
-  const observers = [observeRequests({ logger, labeler: new EndpointLabeler(Object.keys(openapi.paths as object)), metrics, stats })];
+  const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
+  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [
@@ -328,6 +337,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       await liveness.close();
       await queues.close();
       redis.disconnect();
+      await tracing.shutdown().catch(() => {});
     },
   };
 }

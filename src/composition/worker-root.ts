@@ -6,6 +6,9 @@ import { ChatExecutor } from '../execution/chat-executor.ts';
 import { ReaderWatch } from '../execution/reader-watch.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
+import { openTracing } from '../observability/tracing/open-tracing.ts';
+import { UpstreamMetrics } from '../observability/upstream-metrics.ts';
+import { serveWorkerMetrics } from '../observability/worker-metrics-server.ts';
 import { bullPrefix, queueNameFor, type ChatJobData } from '../queue/job-contract.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
@@ -46,7 +49,8 @@ export async function createWorkerRoot(
   providers: readonly string[],
   options: { logger?: Logger; envFile?: EnvFile } = {},
 ): Promise<WorkerRoot> {
-  const logger = options.logger ?? createLogger(settings, 'gateway-worker');
+  const tracing = await openTracing(settings, 'llm-gateway-worker');
+  const logger = options.logger ?? createLogger(settings, 'gateway-worker', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
   for (const name of providers) {
     if (!configStore.current.providerIndex.has(name)) {
@@ -60,14 +64,18 @@ export async function createWorkerRoot(
 
   const writer: Redis = createRedis(settings, 'bullmq', 'worker-writer');
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
-  for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err: err.message }, 'redis connection error'));
+  for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err }, 'redis connection error'));
 
   // provider_stats of /stats are counted where the upstream calls happen.
-  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err: err.message }, 'stats counter not written') });
+  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err }, 'stats counter not written') });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
   // Failures of deployments that can be fallen back from put them out for every API process (config.yaml `routing`).
   const cooldowns = new CooldownRecorder({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, config: () => configStore.current, logger });
+  // Upstream attempts and retries on this worker's own /metrics, when WORKER_METRICS_PORT asks for it.
+  const metricsPort = settings.PROMETHEUS_METRICS_ENABLED ? settings.WORKER_METRICS_PORT : undefined;
+  const upstreamMetrics = metricsPort !== undefined ? new UpstreamMetrics({ providers }) : undefined;
+  const metricsServer = upstreamMetrics && metricsPort !== undefined ? await serveWorkerMetrics(upstreamMetrics.registry, { port: metricsPort, host: settings.HOST }) : undefined;
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -77,6 +85,8 @@ export async function createWorkerRoot(
     onFinished: (outcome) => stats.recordJob(outcome),
     readerWatch,
     onUpstreamFailure: (provider, failure) => cooldowns.note(provider, failure),
+    tracing,
+    ...(upstreamMetrics ? { upstreamMetrics } : {}),
   });
 
   await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
@@ -94,7 +104,7 @@ export async function createWorkerRoot(
     bullConnections.push(connection);
     const run = (job: Job<ChatJobData>) => {
       // The job has left the queue: its place (max_queue_depth) is free for the next one. Sent with the job's first commands.
-      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err: err.message, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
+      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
       // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
       return executor.run(job.data, { first: job.attemptsStarted <= 1 });
     };
@@ -107,15 +117,15 @@ export async function createWorkerRoot(
       maxStalledCount: 2,
       ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
     });
-    worker.on('error', (err) => logger.debug({ err: err.message, provider: name }, 'worker error'));
+    worker.on('error', (err) => logger.debug({ err, provider: name }, 'worker error'));
     return worker;
   });
   // Heartbeats for /health, reloads broadcast by any process
   const controlSubscriber = createRedis(settings, 'subscriber', 'worker-control');
-  controlSubscriber.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  controlSubscriber.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   // Fail-fast commands for reloads and heartbeats: during an outage neither a SIGHUP nor a shutdown may wait on a dead connection.
   const control = createRedis(settings, 'command', 'worker-control-cmd');
-  control.on('error', (err) => logger.debug({ err: err.message }, 'redis control connection error'));
+  control.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: control, logger });
   const reloader = new ConfigReloader({
     role: 'worker',
@@ -166,7 +176,9 @@ export async function createWorkerRoot(
       // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
       await deadline.step('job queues (active jobs, then BullMQ close)', () => Promise.all(workers.map((w) => w.close())), jobsUntil);
       readerWatch.close();
+      metricsServer?.close();
       await deadline.step('statistics flush', () => stats.close());
+      await deadline.step('span export', () => tracing.shutdown());
       await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
       // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.
       for (const conn of [subscriber, writer, ...bullConnections]) conn.disconnect();

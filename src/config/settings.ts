@@ -114,6 +114,34 @@ const settingsSchema = z.object({
    * scrape-only network.
    */
   METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
+  /**
+   * Port on which a worker serves its own /metrics (upstream attempts and
+   * retries, process defaults), without a key, on HOST. Unset (the default):
+   * no listener. Each worker process needs its own port.
+   */
+  WORKER_METRICS_PORT: envOptionalNumber({ int: true, min: 1, max: 65535 }),
+
+  /**
+   * OpenTelemetry tracing, by the standard variables (docs/operations.md#tracing).
+   * On when OTEL_TRACES_EXPORTER=otlp, or when it is unset and an OTLP endpoint
+   * is set; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none turn it off.
+   * The exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers,
+   * timeout, certificates) itself.
+   */
+  OTEL_SDK_DISABLED: envBoolean(false),
+  OTEL_TRACES_EXPORTER: envOptionalString().pipe(z.enum(['otlp', 'none']).optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: envOptionalString(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: envOptionalString(),
+  /** service.name of the spans. Default `llm-gateway-api` or `llm-gateway-worker`. */
+  OTEL_SERVICE_NAME: envOptionalString(),
+  OTEL_TRACES_SAMPLER: envEnum(
+    ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const,
+    'parentbased_always_on',
+  ),
+  /** Ratio of the traceidratio samplers. Default 1. */
+  OTEL_TRACES_SAMPLER_ARG: envNumber(1, { min: 0, max: 1 }),
+  /** Delay between two span exports, ms. Default 5000. */
+  OTEL_BSP_SCHEDULE_DELAY: envNumber(5_000, { int: true, min: 1 }),
 
   LOG_LEVEL: envEnum(LOG_LEVELS, 'info'),
   LOG_FORMAT: envEnum(['json', 'text'] as const, 'json'),

@@ -186,7 +186,8 @@ function paths(): JsonObject {
               'application/json': { schema: ref('ChatCompletion') },
               'text/event-stream': {
                 schema: { type: 'string', description: 'SSE: `data: <ChatCompletionChunk JSON>` lines, then `data: [DONE]`.' },
-                itemSchema: ref('ChatCompletionChunk'),
+                // `itemSchema` is OpenAPI 3.2; this 3.1 document names the chunk schema in an extension instead.
+                'x-item-schema': ref('ChatCompletionChunk'),
               },
             },
           },

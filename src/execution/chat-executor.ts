@@ -3,6 +3,8 @@ import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { AttemptOutcome } from '../observability/upstream-metrics.ts';
+import { NO_TRACING, type TraceSpan, type Tracing } from '../observability/tracing/trace-span.ts';
 import { adapterFor } from '../providers/registry.ts';
 import type { ParsedCompletion, ProviderAdapter, StreamDelta } from '../providers/types.ts';
 import { transitionAsyncJob } from '../queue/async-job-record.ts';
@@ -38,6 +40,14 @@ export interface ChatExecutorOptions {
   backoffMaxMs?: number;
   /** Called once per finished job (metrics). */
   onFinished?: (outcome: JobOutcome) => void;
+  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). Default none. */
+  /**
+   * Spans of each job (`chat job`, under the API's `queue publish` when the job
+   * carries a trace context), its queue wait and every upstream attempt.
+   * @defaultValue {@link NO_TRACING}
+   */
+  tracing?: Tracing;
+  upstreamMetrics?: { attempt(provider: string, outcome: AttemptOutcome): void; retry(provider: string, reason: AttemptOutcome): void };
   /**
    * Cancels the upstream call of an interactive job once nobody reads its
    * reply any more (the API process that reads it is gone).
@@ -116,7 +126,23 @@ export class ChatExecutor {
    * itself can reach the upstream before being aborted.
    */
   async run(job: ChatJobData, delivery: { first?: boolean } = {}): Promise<JobOutcome> {
+    const tracing = this.options.tracing ?? NO_TRACING;
+    // From the enqueue (API clock) to the reply's end, so the queue wait is inside it.
+    const span = tracing.start('chat job', job.trace, {
+      kind: 'consumer',
+      startTime: job.enqueuedAt,
+      attributes: { 'gateway.provider': job.provider, 'gateway.model': job.request.model, 'gateway.request_id': job.requestId },
+    });
+    const outcome = await tracing.within(span, () => this.execute(job, delivery, span));
+    span.set('gateway.job.status', outcome.status);
+    if (outcome.errorCode) span.fail(outcome.errorCode);
+    span.end();
+    return outcome;
+  }
+
+  private async execute(job: ChatJobData, delivery: { first?: boolean }, span: TraceSpan): Promise<JobOutcome> {
     const startedAt = Date.now();
+    span.child('queue wait', { startTime: job.enqueuedAt }).end(startedAt);
     const outcome: JobOutcome = {
       provider: job.provider,
       model: job.request.model,
@@ -168,7 +194,7 @@ export class ChatExecutor {
       }
       const adapter = adapterFor(provider.format);
       const cancelChecked = overlapCancelCheck ? this.abortIfMarked(job, controller) : Promise.resolve();
-      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome };
+      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome, span };
       if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
       if (job.request.stream) await this.runStreamed(run);
       else resultJson = await this.runOnce(run);
@@ -196,7 +222,7 @@ export class ChatExecutor {
         await writer.flush();
         if (job.record) await this.recordOutcome(job.record, resultJson, failure);
       } catch (err) {
-        this.options.logger.error({ err: (err as Error).message, jobId: job.jobId }, 'could not write the reply stream');
+        this.options.logger.error({ err, jobId: job.jobId }, 'could not write the reply stream');
       }
       this.options.onFinished?.(outcome);
     }
@@ -240,7 +266,7 @@ export class ChatExecutor {
     try {
       if (await this.options.redis.exists(cancelKey(this.options.prefix, job.jobId))) controller.abort();
     } catch (err) {
-      this.options.logger.debug({ err: (err as Error).message, jobId: job.jobId }, 'cancel mark not read');
+      this.options.logger.debug({ err, jobId: job.jobId }, 'cancel mark not read');
     }
   }
 
@@ -327,16 +353,28 @@ export class ChatExecutor {
 
   private async withRetries<T>(run: JobRun, attempt: () => Promise<T>, emitted: () => boolean): Promise<T> {
     const maxAttempts = run.provider.max_retries + 1;
+    const metrics = this.options.upstreamMetrics;
+    const provider = run.provider.name;
     for (let n = 1; ; n++) {
+      const span = run.span.child('upstream attempt', { kind: 'client', attributes: { 'gateway.provider': provider, 'gateway.attempt': n } });
+      if (span.recording) span.set('server.address', new URL(run.provider.base_url ?? run.adapter.defaultBaseUrl).hostname);
       try {
-        return await attempt();
+        const result = await attempt();
+        metrics?.attempt(provider, 'ok');
+        span.set('gateway.upstream.outcome', 'ok');
+        span.end();
+        return result;
       } catch (err) {
+        const outcome = attemptOutcome(err);
+        if (outcome) metrics?.attempt(provider, outcome);
+        endFailedAttempt(span, err, outcome);
         if (!(err instanceof UpstreamFailure)) throw err;
-        const out = (await this.options.onUpstreamFailure?.(run.provider.name, err)) ?? false;
+        const out = (await this.options.onUpstreamFailure?.(provider, err)) ?? false;
         const delay = Math.min(err.options.retryAfterMs ?? this.backoff(n), this.backoffMaxMs);
         const canRetry = !out && err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
-        if (!canRetry) throw clientErrorFor(err, run.provider.name, n);
-        this.options.logger.warn({ jobId: run.job.jobId, provider: run.provider.name, attempt: n, reason: err.message }, 'retrying upstream call');
+        if (!canRetry) throw clientErrorFor(err, provider, n);
+        metrics?.retry(provider, outcome!);
+        this.options.logger.warn({ jobId: run.job.jobId, provider, attempt: n, reason: err.message }, 'retrying upstream call');
         await sleep(delay, run.signal);
       }
     }
@@ -358,6 +396,32 @@ interface JobRun {
   cancelChecked: Promise<void>;
   writer: ReplyWriter;
   outcome: JobOutcome;
+  /** The job's span: attempts open theirs under it. */
+  span: TraceSpan;
+}
+
+function endFailedAttempt(span: TraceSpan, err: unknown, outcome: AttemptOutcome | undefined): void {
+  if (!span.recording) return;
+  const status = err instanceof UpstreamFailure ? err.options.status : undefined;
+  if (status !== undefined) span.set('http.response.status_code', status);
+  span.set('gateway.upstream.outcome', outcome ?? 'error');
+  span.fail(outcome ?? 'error');
+  span.end();
+}
+
+const FAILURE_OUTCOMES: Record<UpstreamFailure['kind'], AttemptOutcome> = {
+  status: 'status',
+  network: 'connection_error',
+  timeout: 'timeout',
+  protocol: 'protocol_error',
+  stream: 'stream_error',
+};
+
+/** The metric outcome of a failed attempt; undefined for an error that is no attempt's (a bug). */
+function attemptOutcome(err: unknown): AttemptOutcome | undefined {
+  if (err instanceof CancelledError) return 'cancelled';
+  if (!(err instanceof UpstreamFailure)) return undefined;
+  return err.kind === 'status' && err.retryable ? 'retryable_status' : FAILURE_OUTCOMES[err.kind];
 }
 
 function completionId(job: ChatJobData): string {

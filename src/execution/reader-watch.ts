@@ -106,7 +106,7 @@ export class ReaderWatch {
       });
       if (this.watched.size === 0) this.stopTimer();
     } catch (err) {
-      this.options.logger?.debug({ err: (err as Error).message }, 'readers of running jobs not checked');
+      this.options.logger?.debug({ err }, 'readers of running jobs not checked');
     } finally {
       this.checking = false;
     }

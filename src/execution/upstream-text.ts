@@ -33,6 +33,8 @@ const CREDENTIAL_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?<![\w-])(?:sk-[\w-]{8,}|AIza[\w-]{16,}|gw_[\w-]{8,}|gh[pousr]_\w{16,}|xox[abposr]-[\w-]{8,}|key[-_][\w-]{12,})/g, REDACTED],
   // JSON Web Tokens.
   [/\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g, REDACTED],
+  // Credentials in a URL (`redis://user:password@host`): the user stays, the password goes.
+  [/\b([a-z][\w+.-]*:\/\/[^\s/@:]*):[^\s/@]+@/gi, `$1:${REDACTED}@`],
 ];
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;

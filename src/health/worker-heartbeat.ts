@@ -87,7 +87,7 @@ export class WorkerHeartbeat {
       const keys = providers.map((p) => workersKey(this.options.prefix, p));
       await this.options.redis.eval(BEAT, keys.length, ...keys, this.options.workerId, String(this.ttlMs));
     } catch (err) {
-      this.options.logger?.debug({ err: (err as Error).message }, 'worker heartbeat failed');
+      this.options.logger?.debug({ err }, 'worker heartbeat failed');
     } finally {
       this.beating = false;
     }

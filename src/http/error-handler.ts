@@ -105,10 +105,7 @@ export function errorHandler(logger: Logger, maxBodyBytes: number) {
   const render = (err: unknown, res: Response): void => {
     const gatewayError = toGatewayError(err, maxBodyBytes);
     if (gatewayError.status >= 500) {
-      logger.error(
-        { requestId: contextOf(res).requestId, code: gatewayError.code, err: (err as Error)?.message, stack: gatewayError.status === 500 ? (err as Error)?.stack : undefined },
-        'request failed',
-      );
+      logger.error({ requestId: contextOf(res).requestId, code: gatewayError.code, err }, 'request failed');
     }
     if (res.headersSent) {
       res.destroy();

@@ -5,6 +5,7 @@ import type { ReplyFacts } from '../observability/reply-facts.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
 import type { AttemptRecord } from '../routing/fallback-dispatch.ts';
+import { NOOP_SPAN, type TraceSpan } from '../observability/tracing/trace-span.ts';
 
 /**
  * Everything one request's handlers learn about it, in one typed object
@@ -17,6 +18,8 @@ export interface RequestContext {
   readonly requestId: string;
   /** `performance.now()` when the request arrived. */
   readonly startedAt: number;
+  /** The request's server span; {@link NOOP_SPAN} when tracing is off. Handlers open their spans under it. */
+  span: TraceSpan;
   principal?: Principal;
   /** The rate-limit decision in flight (see `middleware/rate-limit.ts`). */
   rateLimit?: Promise<Admission>;
@@ -35,7 +38,7 @@ export interface RequestContext {
 
 /** Starts the context of a request (the request-id middleware, first in the chain). */
 export function openContext(res: Response, requestId: string): RequestContext {
-  const context: RequestContext = { requestId, startedAt: performance.now() };
+  const context: RequestContext = { requestId, startedAt: performance.now(), span: NOOP_SPAN };
   res.locals.ctx = context;
   return context;
 }

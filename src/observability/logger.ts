@@ -1,5 +1,7 @@
-import { pino, type Logger } from 'pino';
+import { hostname } from 'node:os';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Settings } from '../config/settings.ts';
+import { environmentSecrets, errorSerializer } from './log-error.ts';
 
 export type { Logger } from 'pino';
 
@@ -39,22 +41,49 @@ function pinoLevel(level: Settings['LOG_LEVEL'], debug: boolean): string {
   return level;
 }
 
+/** Ids of the trace a log line belongs to, as OpenTelemetry names them in logs. */
+export interface TraceIds {
+  trace_id: string;
+  span_id: string;
+}
+
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  /**
+   * The trace of the work in progress, added to every line written during it.
+   * Set only when tracing is on. @defaultValue none
+   */
+  traceIds?: () => TraceIds | undefined;
+  /** Where credential-holding variables are found ({@link environmentSecrets}). @defaultValue `process.env` */
+  env?: NodeJS.ProcessEnv;
+  /** Where JSON lines go (tests read them back). @defaultValue stdout */
+  destination?: DestinationStream;
+}
+
+type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> & Partial<Pick<Settings, 'API_KEYS' | 'ADMIN_API_KEYS' | 'REDIS_PASSWORD'>>;
+
 /**
  * The process logger: JSON lines by default, readable text with
  * LOG_FORMAT=text (pino-pretty, one line per entry so the access log stays
  * one line per request). DEBUG=true lowers the level to debug whatever
- * LOG_LEVEL says; redaction applies at every level.
+ * LOG_LEVEL says; redaction applies at every level. Every line names the
+ * host and pid; `err` is written as type, message and stack, scrubbed of the
+ * process's secrets (log-error.ts).
  */
-export function createLogger(settings: Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'>, name: string): Logger {
-  const options = {
+export function createLogger(settings: LoggerSettings, name: string, options: LoggerOptions = {}): Logger {
+  const given = [...(settings.API_KEYS ?? []), ...(settings.ADMIN_API_KEYS ?? []), ...(settings.REDIS_PASSWORD ? [settings.REDIS_PASSWORD] : [])];
+  const traceIds = options.traceIds;
+  const config = {
     name,
     level: pinoLevel(settings.LOG_LEVEL, settings.DEBUG),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
-    base: { pid: process.pid },
+    base: { pid: process.pid, hostname: hostname() },
+    serializers: { err: errorSerializer(environmentSecrets(options.env ?? process.env, given)) },
+    ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
   };
   if (settings.LOG_FORMAT === 'text') {
-    return pino({ ...options, transport: { target: 'pino-pretty', options: { colorize: false, translateTime: 'SYS:standard', singleLine: true } } });
+    return pino({ ...config, transport: { target: 'pino-pretty', options: { colorize: false, translateTime: 'SYS:standard', singleLine: true, ignore: '' } } });
   }
-  return pino(options);
+  return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.ts';
 
 /**
  * The gateway's Prometheus metrics, on a registry of its own (never
@@ -14,10 +15,13 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * | gateway_cache_hits_total | counter | cache_type (`exact`, `semantic`) |
  * | gateway_tokens_used_total | counter | provider, model, type (`prompt`, `completion`) |
  *
- * Added for operating the queue: gateway_queue_depth{provider} (read from
- * BullMQ at scrape time), gateway_queue_wait_seconds{provider},
+ * Added for operating the queue: gateway_queue_depth{provider},
+ * gateway_live_workers{provider} and gateway_redis_up (read at scrape time,
+ * scrape-gauges.ts), gateway_queue_wait_seconds{provider},
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
+ * gateway_model_requests_total{model,status} (chat requests per model: a
+ * model config.yaml does not list is counted as `other`),
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
  * verifier rejected a candidate: `payload`, `content`, `order`),
  * gateway_fallbacks_total{model,answered_by} (a fallback model answered),
@@ -38,12 +42,6 @@ export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
-/** Jobs waiting in one provider's queue. */
-export interface QueueDepth {
-  provider: string;
-  depth: number;
-}
-
 /** One DLP finding group as counted by gateway_dlp_findings_total. */
 export interface DlpFindingCount {
   /** Recognizer entity type, e.g. `EMAIL_ADDRESS`. */
@@ -55,19 +53,17 @@ export interface DlpFindingCount {
 }
 
 /** Options of {@link GatewayMetrics}. */
-export interface GatewayMetricsOptions {
-  /**
-   * Reads queue depths at scrape time (BullMQ waiting + prioritized jobs).
-   * Omit in processes without queues. Failures are swallowed: a scrape while
-   * Redis is down still answers, without the gauge.
-   */
-  queueDepths?: () => Promise<readonly QueueDepth[]>;
+export interface GatewayMetricsOptions extends ScrapeGaugeOptions {
   /** Collect prom-client's process and Node.js defaults. Default true. */
   collectDefaults?: boolean;
-  /** Longest wait for {@link queueDepths} during a scrape, ms. Default 1000. */
-  queueDepthTimeoutMs?: number;
   /** Ms of cooldown left per watched provider (0: in service), read at scrape time from this process's view. */
   cooldowns?: () => ReadonlyMap<string, number>;
+  /**
+   * Whether config.yaml lists a model: only those get a series of their own
+   * in gateway_model_requests_total, every other is `other`.
+   * @defaultValue none: every model is `other`
+   */
+  knownModel?: (model: string) => boolean;
 }
 
 /** One finished HTTP request. */
@@ -92,6 +88,8 @@ export class GatewayMetrics {
   private readonly timeToFirstToken: Histogram<'provider'>;
   private readonly dlpFindings: Counter<'entity_type' | 'action'>;
   private readonly fallbacks: Counter<'model' | 'answered_by'>;
+  private readonly modelRequests: Counter<'model' | 'status'>;
+  private readonly knownModel: (model: string) => boolean;
 
   constructor(options: GatewayMetricsOptions = {}) {
     const registry = new Registry();
@@ -172,21 +170,16 @@ export class GatewayMetrics {
       });
     }
 
-    const { queueDepths } = options;
-    if (queueDepths) {
-      const timeoutMs = options.queueDepthTimeoutMs ?? 1_000;
-      new Gauge({
-        name: 'gateway_queue_depth',
-        help: 'Chat jobs waiting in each provider queue (not yet taken by a worker), read at scrape time.',
-        labelNames: ['provider'] as const,
-        registers: [registry],
-        async collect() {
-          this.reset();
-          const depths = await withTimeout(queueDepths(), timeoutMs).catch(() => undefined);
-          for (const { provider, depth } of depths ?? []) this.set({ provider }, depth);
-        },
-      });
-    }
+
+    this.modelRequests = new Counter({
+      name: 'gateway_model_requests_total',
+      help: 'Chat requests by model (one of config.yaml, or other) and status code.',
+      labelNames: ['model', 'status'] as const,
+      registers: [registry],
+    });
+    this.knownModel = options.knownModel ?? (() => false);
+
+    registerScrapeGauges(registry, options);
   }
 
   /** Prometheus text exposition content type. */
@@ -203,6 +196,11 @@ export class GatewayMetrics {
     const method = METHODS.has(observation.method) ? observation.method : 'OTHER';
     this.requestsTotal.inc({ method, endpoint: observation.endpoint, status: String(observation.status) });
     this.requestDuration.observe(observation.seconds);
+  }
+
+  /** One chat request for `model`, answered with `status`. */
+  modelRequest(model: string, status: number): void {
+    this.modelRequests.inc({ model: this.knownModel(model) ? model : 'other', status: String(status) });
   }
 
   cacheHit(cacheType: 'exact' | 'semantic'): void {
@@ -242,20 +240,4 @@ export class GatewayMetrics {
 /** Entity types and actions come from code, but a label is never allowed to grow without bound. */
 function boundedLabel(value: string): string {
   return /^[A-Za-z0-9_]{1,64}$/.test(value) ? value : 'other';
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('timed out')), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
 }

@@ -27,6 +27,11 @@ export function requestLogFields(summary: RequestSummary): Record<string, unknow
   if (summary.cacheStatus) fields.cache = summary.cacheStatus;
   if (summary.errorCode) fields.errorCode = summary.errorCode;
   if (summary.aborted) fields.aborted = true;
+  // The access line is written once the response is over, outside the request's span: its ids are added here.
+  if (summary.trace) {
+    fields.trace_id = summary.trace.trace_id;
+    fields.span_id = summary.trace.span_id;
+  }
   const reply = summary.reply;
   if (reply) {
     if (reply.coalesced) fields.coalesced = true;

@@ -45,6 +45,7 @@ export function observeRequests(options: RequestObserverOptions) {
 
 function recordMetrics(metrics: GatewayMetrics, summary: RequestSummary): void {
   metrics.observeRequest({ method: summary.method, endpoint: summary.endpoint, status: summary.status, seconds: summary.durationMs / 1000 });
+  if (summary.model) metrics.modelRequest(summary.model, summary.status);
   // gateway_cache_hits_total is counted by the cache itself (its onLookup callback, wired in api-root).
   const reply = summary.reply;
   if (!reply || !summary.provider) return;

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { CacheStatus } from '../cache/response-cache.ts';
 import { contextOf, elapsedMs } from '../http/request-context.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
+import type { TraceIds } from './logger.ts';
 import type { ReplyFacts } from './reply-facts.ts';
 
 /**
@@ -29,6 +30,8 @@ export interface RequestSummary {
   errorCode?: string;
   /** Present when the request went through a provider queue. */
   reply?: ReplyFacts;
+  /** The request's server span, when tracing is on. */
+  trace?: TraceIds;
 }
 
 export function summarize(req: Request, res: Response, labeler: EndpointLabeler): RequestSummary {
@@ -49,5 +52,6 @@ export function summarize(req: Request, res: Response, labeler: EndpointLabeler)
   if (context.cacheStatus !== undefined) summary.cacheStatus = context.cacheStatus;
   if (context.errorCode !== undefined) summary.errorCode = context.errorCode;
   if (context.reply) summary.reply = context.reply;
+  if (context.span.recording) summary.trace = context.span.ids();
   return summary;
 }

@@ -73,6 +73,8 @@ export interface DispatchContext {
    * @defaultValue false
    */
   detached?: boolean;
+  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). Default none. */
+  trace?: ChatJobData['trace'];
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -197,6 +199,7 @@ export class ChatDispatcher {
     const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
+    if (context.trace) job.trace = context.trace;
     const liveness = this.options.liveness;
     if (liveness && context.detached !== true) {
       job.readerId = liveness.id;
@@ -248,7 +251,7 @@ export class ChatDispatcher {
       await writer.flush();
     } catch (err) {
       // The reader's own deadline still ends the request.
-      this.options.logger?.warn({ err: (err as Error).message, jobId, provider }, 'could not take a late job back from its queue');
+      this.options.logger?.warn({ err, jobId, provider }, 'could not take a late job back from its queue');
     }
   }
 
@@ -257,7 +260,7 @@ export class ChatDispatcher {
    * instead of anyone reading the reply stream. It may wait in the queue up to
    * `maxWaitMs` (batch work is tolerant of queuing); a worker refuses it later.
    */
-  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number }): Promise<void> {
+  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number; trace?: ChatJobData['trace'] }): Promise<void> {
     // Batch work is tolerant of queuing: it waits for a worker up to its own longest wait.
     const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs, requireWorker: false });
     const enqueuedAt = Date.now();
@@ -274,6 +277,7 @@ export class ChatDispatcher {
         startBy,
         deadlineAt: startBy + provider.timeout_ms,
         record: context.record,
+        ...(context.trace ? { trace: context.trace } : {}),
       },
       place,
       context.priority,

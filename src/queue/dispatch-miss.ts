@@ -1,6 +1,7 @@
 import type { CacheLookup } from '../cache/response-cache.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
+import { errorCodeOf, NOOP_SPAN, type TraceSpan } from '../observability/tracing/trace-span.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatDispatcher, Dispatch, DispatchContext } from './chat-dispatcher.ts';
 
@@ -19,6 +20,8 @@ export interface Miss {
   requireWorker?: boolean;
   /** See {@link DispatchContext.detached}. @defaultValue false */
   detached?: boolean;
+  /** The request's span: the job carries a child's context to the worker. @defaultValue none (not traced) */
+  span?: TraceSpan;
 }
 
 /**
@@ -39,10 +42,15 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
   // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
   reserving.catch(() => {});
   const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
+  const span = miss.span ?? NOOP_SPAN;
   if (claim?.role === 'follower') {
     reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    span.set('gateway.coalesced', true);
     return dispatcher.follow(claim.jobId, provider, signal);
   }
+  // The job carries this span's context: the worker's spans continue the request's trace under it.
+  const publish = span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': provider.name } });
+  const trace = publish.carrier();
   let dispatch: Dispatch;
   try {
     const place = await reserving;
@@ -52,8 +60,12 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       priority: miss.priority,
       ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
       ...(miss.detached !== undefined ? { detached: miss.detached } : {}),
+      ...(trace ? { trace } : {}),
     });
+    publish.end();
   } catch (err) {
+    publish.fail(errorCodeOf(err));
+    publish.end();
     await lookup?.leaderFailed(err);
     throw err;
   }

@@ -45,6 +45,13 @@ export interface ChatJobData {
    * `failed` (see `src/queue/async-job-record.ts`).
    */
   record?: { key: string; ttlSeconds: number };
+  /**
+   * W3C trace context (`traceparent`, `tracestate`) of the API span that
+   * enqueued the job, so the worker's spans join the request's trace. Absent
+   * when the API traces nothing. Added without a version bump: older workers
+   * ignore it. Identifiers only: nothing of the request is in it.
+   */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 /** BullMQ job name used for chat jobs. */

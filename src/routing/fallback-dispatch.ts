@@ -1,6 +1,6 @@
 import type { ChatRequest } from '../chat/types.ts';
 import { GatewayError, ProviderError, ProviderTimeoutError, type ErrorCode } from '../errors/catalog.ts';
-import type { ChatDispatcher, Dispatch, RoutedRequest } from '../queue/chat-dispatcher.ts';
+import type { ChatDispatcher, Dispatch, DispatchContext, RoutedRequest } from '../queue/chat-dispatcher.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import { decodeError, type StreamEntry } from '../streams/protocol.ts';
 import { StreamDeadlineError } from '../streams/stream-reader.ts';
@@ -36,6 +36,8 @@ export interface FallbackContext {
   /** Aborted when the client goes away: the attempt in flight is cancelled and the read rejects. */
   signal: AbortSignal;
   priority?: number;
+  /** W3C trace context every attempt's job carries to its worker. @defaultValue none */
+  trace?: DispatchContext['trace'];
 }
 
 /**

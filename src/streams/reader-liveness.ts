@@ -133,7 +133,7 @@ export class ReaderLiveness implements ReaderIdentity {
         () => {
           this.confirmedAt = sentAt;
         },
-        (err: Error) => this.options.logger?.debug({ err: err.message }, 'reader liveness not refreshed'),
+        (err: Error) => this.options.logger?.debug({ err }, 'reader liveness not refreshed'),
       )
       .finally(() => {
         this.refreshing = false;

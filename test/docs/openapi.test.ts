@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { chatCompletionRequestSchema } from '../../src/chat/request-schema.ts';
@@ -121,6 +122,18 @@ describe('the document', () => {
       expect(target, ref).toBeDefined();
     }
     expect(JSON.stringify(doc)).not.toContain('__shared');
+  });
+
+  it('validates against the schema of the OpenAPI version it declares', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // The validator does catch a keyword of a later version (OpenAPI 3.2's itemSchema) in this 3.1 document.
+    const later = structuredClone(doc);
+    later.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream'].itemSchema = { type: 'object' };
+    expect((await new Validator().validate(later)).valid).toBe(false);
   });
 });
 

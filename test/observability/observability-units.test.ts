@@ -16,6 +16,7 @@ import { SlidingWindowLimiter } from '../../src/ratelimit/sliding-window-limiter
 import { waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { contextOf } from '../../src/http/request-context.ts';
+import { NOOP_SPAN } from '../../src/observability/tracing/trace-span.ts';
 
 const redis = testRedis();
 const prefix = uniquePrefix('obs-units');
@@ -48,6 +49,17 @@ describe('EndpointLabeler', () => {
 });
 
 describe('GatewayMetrics', () => {
+  it('counts requests per model only for models config.yaml lists; every other is "other"', async () => {
+    const metrics = new GatewayMetrics({ collectDefaults: false, knownModel: (m) => m === 'a-4o' });
+    metrics.modelRequest('a-4o', 200);
+    metrics.modelRequest('made-up-model-1', 200);
+    metrics.modelRequest('made-up-model-2', 200);
+    const text = await metrics.render();
+    expect(text).toContain('gateway_model_requests_total{model="a-4o",status="200"} 1');
+    expect(text).toContain('gateway_model_requests_total{model="other",status="200"} 2');
+    expect(text).not.toContain('made-up-model');
+  });
+
   it('has the documented duration buckets and its own registry per instance', async () => {
     expect(REQUEST_DURATION_BUCKETS).toEqual(expect.arrayContaining([0.1, 0.5, 1.0]));
     const a = new GatewayMetrics({ collectDefaults: false });
@@ -88,10 +100,25 @@ describe('GatewayMetrics', () => {
     expect(text).toContain('gateway_requests_total');
     expect(text).not.toMatch(/^gateway_queue_depth\{/m);
 
-    const hanging = new GatewayMetrics({ collectDefaults: false, queueDepthTimeoutMs: 50, queueDepths: () => new Promise(() => {}) });
+    const hanging = new GatewayMetrics({ collectDefaults: false, timeoutMs: 50, queueDepths: () => new Promise(() => {}) });
     const started = Date.now();
     expect(await hanging.render()).toContain('gateway_requests_total');
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('reads live workers and the Redis connection at scrape time, for the alerts', async () => {
+    let up = true;
+    const m = new GatewayMetrics({ collectDefaults: false, liveWorkers: async () => new Map([['provider_a', 2], ['provider_b', 0]]), redisUp: () => up });
+    let text = await m.render();
+    expect(text).toContain('gateway_live_workers{provider="provider_a"} 2');
+    expect(text).toContain('gateway_live_workers{provider="provider_b"} 0');
+    expect(text).toMatch(/^gateway_redis_up 1$/m);
+    up = false;
+    text = await m.render();
+    expect(text).toMatch(/^gateway_redis_up 0$/m);
+    // Heartbeats that cannot be read leave the gauge empty rather than claiming 0 workers.
+    const unreadable = new GatewayMetrics({ collectDefaults: false, liveWorkers: () => Promise.reject(new Error('Redis down')) });
+    expect(await unreadable.render()).not.toMatch(/^gateway_live_workers\{/m);
   });
 
   it('counts tokens by type, skipping zeros', async () => {
@@ -169,11 +196,11 @@ describe('request log fields', () => {
 describe('request summary', () => {
   const labeler = new EndpointLabeler(['/v1/models']);
   const res = (over: Partial<Record<string, unknown>>) =>
-    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5 } }, ...over }) as unknown as Response;
+    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN } }, ...over }) as unknown as Response;
 
   it('reads the owner and facts from the request context, never the key', () => {
     const principal = { keyHash: 'a'.repeat(64), owner: 'team-x', maskedKey: 'gw_abc…wxyz', admin: false };
-    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
+    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
     expect(s).toMatchObject({ requestId: 'req_9', endpoint: '/v1/models', status: 200, owner: 'team-x', cacheStatus: 'MISS', errorCode: 'x', aborted: false });
     expect(s.durationMs).toBeGreaterThanOrEqual(4);
     expect(JSON.stringify(s)).not.toContain('aaaaaaaa');

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskApiKey } from '../../src/auth/api-key.ts';
@@ -287,11 +288,16 @@ describe('request log', () => {
     expect(miss.queueMs).toEqual(expect.any(Number));
     expect(miss.upstreamMs).toEqual(expect.any(Number));
     expect(miss.promptTokens).toBe(usages[0]!.prompt_tokens);
+    expect(miss.trace_id).toBeUndefined(); // tracing is off here
 
     expect(of(ids.hit!)[0]).toMatchObject({ status: 200, cache: 'HIT', model: 'a-4o' });
     const rejected = of(ids.unauthorized!)[0]!;
     expect(rejected).toMatchObject({ status: 401, errorCode: 'invalid_api_key' });
     expect(rejected.owner).toBeUndefined();
+    // Every line of every process names its host.
+    const workerLines = [...gateway.workers.values()].flat().flatMap((w) => jsonLines(w.output()));
+    expect(workerLines.length).toBeGreaterThan(0);
+    for (const line of [...lines, ...workerLines]) expect(line.hostname).toBe(hostname());
   });
 
   it('never contains keys, upstream keys or message content, in the API or the worker', () => {
@@ -307,9 +313,9 @@ describe('request log', () => {
     const id = res.headers.get('x-request-id')!;
     await waitFor(() => api3.output().includes(id), 5_000, 'the text log line');
     const line = api3.output().split('\n').find((l) => l.includes(id))!;
-    // pino-pretty: "[time] INFO (gateway-api/pid): GET /v1/models 200 1.2ms {fields}" on one line, not a JSON object.
+    // pino-pretty: "[time] INFO (gateway-api/pid on host): GET /v1/models 200 1.2ms {fields}" on one line, not a JSON object.
     expect(line.startsWith('{')).toBe(false);
-    expect(line).toMatch(/INFO \(gateway-api\/\d+\): GET \/v1\/models 200 [\d.]+ms/);
+    expect(line).toMatch(/INFO \(gateway-api\/\d+ on [^)]+\): GET \/v1\/models 200 [\d.]+ms/);
     // DEBUG=true overrides LOG_LEVEL=warning and adds harmless request headers and the route pattern.
     expect(line).toContain('obs-test-agent/1.0');
     expect(line).toContain('endpoint');

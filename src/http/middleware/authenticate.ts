@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { contextOf } from '../request-context.ts';
+import { traced } from '../../observability/tracing/trace-span.ts';
 import type { FailedAuthThrottle, FailedAuthVerdict } from '../../auth/failed-auth-throttle.ts';
 import type { KeyAuthenticator } from '../../auth/principal.ts';
 import { InvalidApiKeyError, TooManyFailedAuthError, type GatewayError } from '../../errors/catalog.ts';
@@ -54,13 +55,15 @@ export function authenticate(authenticator: KeyAuthenticator, publicPaths: reado
     }
     const key = presentedKey(req);
     if (!key) throw new InvalidApiKeyError();
-    const principal = key.length > MAX_KEY_LENGTH ? undefined : await authenticator.authenticate(key);
+    const context = contextOf(res);
+    const span = context.span.child('auth');
+    const principal = key.length > MAX_KEY_LENGTH ? undefined : await traced(span, authenticator.authenticate(key), (found) => (found ? undefined : 'invalid_api_key'));
     if (!principal) {
       if (!throttle) throw new InvalidApiKeyError();
       const verdict = await throttle.recordFailure(clientAddress(req, trustedProxies));
       throw verdict.blocked ? tooManyFailures(verdict) : new InvalidApiKeyError();
     }
-    contextOf(res).principal = principal;
+    context.principal = principal;
     next();
   };
 }

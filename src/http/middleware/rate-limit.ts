@@ -3,6 +3,7 @@ import { RateLimitExceededError } from '../../errors/catalog.ts';
 import { admit, type Admission } from '../../ratelimit/admission.ts';
 import type { RateLimitRule, SlidingWindowLimiter } from '../../ratelimit/sliding-window-limiter.ts';
 import { contextOf } from '../request-context.ts';
+import { traced } from '../../observability/tracing/trace-span.ts';
 
 /** Options of {@link rateLimit}. */
 export interface RateLimitMiddlewareOptions {
@@ -48,7 +49,8 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
     inFlight++;
     res.once('close', finished);
     const sendNow = inFlight === 1;
-    const decided = options.limiter.consume(principal.keyHash, options.rule(), principal.maskedKey, { sendNow }).then((decision) => {
+    const span = context.span.child('rate limit');
+    const deciding = options.limiter.consume(principal.keyHash, options.rule(), principal.maskedKey, { sendNow }).then((decision) => {
       const resetSeconds = Math.ceil(decision.resetMs / 1000);
       const headers = {
         'X-RateLimit-Limit': String(decision.limit),
@@ -59,6 +61,7 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
       if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       return admit();
     });
+    const decided = traced(span, deciding);
     // Whoever settles it sees the rejection; it must never count as unhandled meanwhile.
     decided.catch(() => {});
     context.rateLimit = decided;

@@ -2,12 +2,14 @@ import type { Request, Response } from 'express';
 import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '../../cache/cache-control.ts';
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import type { ChatRequest } from '../../chat/types.ts';
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import type { ProviderConfig } from '../../config/gateway-config.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
-import { contextOf, elapsedMs } from '../request-context.ts';
+import { errorCodeOf, traced } from '../../observability/tracing/trace-span.ts';
+import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
 
 /** A miss: the lookup (to claim, track and store the reply) and the rate limiter's admission. */
 export interface CacheMiss {
@@ -25,15 +27,45 @@ export async function cacheStep(req: Request, res: Response, request: ChatReques
   const context = contextOf(res);
   const owner = context.principal?.owner ?? 'anonymous';
   const gate = settleRateLimit(res);
-  const lookup = cache ? await cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
+  // Its span includes the wait for the rate-limit decision: the lookup settles with it.
+  const lookup = cache ? await traced(context.span.child('cache lookup'), cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider))) : undefined;
   const admission = lookup?.admission ?? (await gate);
   context.cacheStatus = lookup?.status ?? 'BYPASS';
+  context.span.set('gateway.cache.status', context.cacheStatus);
   if (lookup?.hit) {
     sendCachedReply(res, request, lookup, elapsedMs(context));
     return undefined;
   }
   if (lookup) res.set(cacheHeaders(lookup));
   return { lookup, admission };
+}
+
+/** DLP screening in a span of its own, which counts the findings (never their values). */
+export function dlpStep(dlp: DlpGuard, request: ChatRequest, context: RequestContext): ChatRequest {
+  const span = context.span.child('dlp');
+  try {
+    const screened = dlp.screen(request, context);
+    if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
+    return screened;
+  } catch (err) {
+    span.fail(errorCodeOf(err));
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/** The relay of a dispatched job's reply in a span: from the job on the queue to the reply's last byte. */
+export async function relayed(context: RequestContext, streamed: boolean, relay: Promise<void>): Promise<void> {
+  const span = context.span.child('stream relay', { attributes: { 'gateway.streamed': streamed } });
+  try {
+    await relay;
+  } catch (err) {
+    span.fail(errorCodeOf(err));
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 /** A signal aborted when the client leaves before its reply is complete. */

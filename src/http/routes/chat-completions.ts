@@ -3,18 +3,15 @@ import type { DirectRoute } from '../direct-routes.ts';
 import type { ResponseCache } from '../../cache/response-cache.ts';
 import { parseChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
-import type { ChatRequest } from '../../chat/types.ts';
-import type { ProviderConfig } from '../../config/gateway-config.ts';
-import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Logger } from '../../observability/logger.ts';
 import { startReplyFacts } from '../../observability/reply-facts.ts';
-import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
+import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
 import { dispatchMiss } from '../../queue/dispatch-miss.ts';
 import { priorityFor } from '../../queue/priorities.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
 import { FALLBACKS_HEADER } from '../../routing/model-router.ts';
-import { contextOf, type RequestContext } from '../request-context.ts';
-import { abortOnClose, cacheStep } from './chat-cache-step.ts';
+import { contextOf } from '../request-context.ts';
+import { abortOnClose, cacheStep, dlpStep, relayed } from './chat-cache-step.ts';
 import { answerDispatch } from './chat-reply.ts';
 import { MODEL_HEADER, replyRouted, type ChatRouting } from './chat-routed.ts';
 
@@ -53,17 +50,19 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
-    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    const request = deps.dlp ? dlpStep(deps.dlp, routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
     res.setHeader(MODEL_HEADER, request.model);
+    context.span.set('gateway.model', request.model);
+    context.span.set('gateway.provider', provider.name);
 
     const miss = await cacheStep(req, res, request, provider, deps.cache);
     if (!miss) return;
     const { lookup, admission } = miss;
-    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier) });
+    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier), span: context.span });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
-    await answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
+    await relayed(context, request.stream, answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes }));
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }

@@ -49,8 +49,11 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const admission = await settleRateLimit(res);
     const id = deps.store.newId(owner(res));
     const job = await deps.store.create(id, owner(res), request.model);
+    // The worker's spans join this request's trace, though it ends with the 202.
+    const trace = context.span.carrier();
     try {
       await deps.dispatcher.submit(request, provider, {
+        ...(trace ? { trace } : {}),
         requestId: context.requestId,
         jobId: id,
         admission,

@@ -11,7 +11,7 @@ import { FALLBACKS_HEADER, type ModelRouter } from '../../routing/model-router.t
 import { StreamAbortedError } from '../../streams/stream-reader.ts';
 import { contextOf, elapsedMs } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
-import { abortOnClose, cacheStep } from './chat-cache-step.ts';
+import { abortOnClose, cacheStep, dlpStep, relayed } from './chat-cache-step.ts';
 import { answerDispatch } from './chat-reply.ts';
 
 /** Names the model that answered: the requested one, or a fallback. */
@@ -47,13 +47,17 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   const context = contextOf(res);
   const candidates = deps.routing.router.plan(request.model, context.principal, req.headers[FALLBACKS_HEADER]);
   const primary = candidates[0] as (typeof candidates)[number];
-  const screened = deps.dlp ? deps.dlp.screen(request, context) : request;
+  const screened = deps.dlp ? dlpStep(deps.dlp, request, context) : request;
   context.model = request.model;
   context.provider = primary.provider.name;
 
   const miss = await cacheStep(req, res, screened, primary.provider, deps.cache);
   if (!miss) return;
   const { lookup, admission } = miss;
+  context.span.set('gateway.model', request.model);
+  // Every attempt's job carries this span's context to its worker.
+  const publish = context.span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': primary.provider.name } });
+  const trace = publish.carrier();
   let answered: AnsweredDispatch;
   try {
     answered = await dispatchWithFallbacks(candidates, screened, {
@@ -63,14 +67,17 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
       requestId: context.requestId,
       signal: abortOnClose(res),
       priority: priorityFor(request.service_tier),
+      ...(trace ? { trace } : {}),
     });
   } catch (err) {
+    publish.end();
     if (err instanceof StreamAbortedError) return;
     if (!(err instanceof AttemptsFailedError)) throw err;
     context.attempts = [...err.attempts];
     res.setHeader('Server-Timing', serverTiming({ total: elapsedMs(context), attempts: err.attempts }));
     throw err.failure;
   }
+  publish.end();
   const { candidate, routed, dispatch, attempts } = answered;
   context.model = candidate.model;
   context.provider = candidate.provider.name;
@@ -81,5 +88,5 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   startReplyFacts(res, { streamed: request.stream, coalesced: false });
   // Another model's answer is not stored under this request.
   const entries = lookup && candidate.model === request.model ? lookup.track(dispatch.entries) : dispatch.entries;
-  await answerDispatch(res, { ...dispatch, entries }, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes });
+  await relayed(context, request.stream, answerDispatch(res, { ...dispatch, entries }, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes }));
 }
