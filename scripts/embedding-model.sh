@@ -18,7 +18,8 @@ embedding_model_setup() {
   local dir="${EMBEDDING_MODEL_PATH:-models}"
   case "$dir" in /*) ;; *) dir="$ROOT/$dir" ;; esac
   local weights="$dir/Xenova/all-MiniLM-L6-v2/onnx/model_quantized.onnx"
-  if [ -f "$weights" ]; then
+  local table="$dir/Xenova/all-MiniLM-L6-v2/static/embeddings.f32"
+  if [ -f "$weights" ] && { [ -f "$table" ] || [ "${EMBEDDING_RETRIEVER:-static}" = "none" ]; }; then
     echo "semantic cache model: local folder $dir" >&2
     return 0
   fi

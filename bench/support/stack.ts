@@ -36,6 +36,8 @@ export interface StackOptions {
   shareUpstreamOf?: BenchStack;
   /** Checkout whose gateway code runs (A/B against another commit). Default: this repository. */
   root?: string;
+  /** Port of the Redis the gateway uses on loopback (a private `redis-server` for pinned runs). Default the tests' Redis. */
+  redisPort?: number;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<BenchStack> {
@@ -50,6 +52,7 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
       PROVIDER_A_API_KEY: UPSTREAM_KEY,
       RATE_LIMIT_REQUESTS: '100000000',
       LOG_LEVEL: 'error',
+      ...(options.redisPort ? { REDIS_HOST: '127.0.0.1', REDIS_PORT: String(options.redisPort) } : {}),
       ...options.env,
     },
     config: {
@@ -69,6 +72,7 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
     async stop() {
       await gateway.stop();
       await upstream?.proc.kill();
+      if (options.redisPort) return;
       const redis = testRedis();
       await deletePrefix(redis, prefix);
       redis.disconnect();

@@ -26,6 +26,8 @@ export interface SemanticCacheOptions {
 export interface SemanticCandidate extends CachedReply {
   /** The canonical tokens of the prompt the reply answered (`prompt-canonical.ts`). */
   tokens: string[];
+  /** The entry's second-stage (transformer) embedding, once some lookup computed it. */
+  confirmation?: Float32Array;
 }
 
 /** A new entry. */
@@ -36,8 +38,10 @@ export interface SemanticEntryInput {
   /** Its canonical tokens, kept so that a later candidate can be verified against them. */
   tokens: readonly string[];
   guard: string;
-  /** Unit-length embedding of `text`. */
+  /** Unit-length embedding of `text`: what the index searches (the first stage's, when there are two). */
   vector: Float32Array;
+  /** Unit-length second-stage embedding of `text`, when this request computed it. */
+  confirmation?: Float32Array;
   /** `chat.completion` JSON. */
   completion: string;
 }
@@ -49,6 +53,9 @@ type IndexEvent =
   | { o: string; op: 'clear' };
 
 const LOAD_BATCH = 256;
+
+/** Sets a field of an entry only while the entry exists, so a late write never revives one without its TTL. */
+const SET_IF_EXISTS = "if redis.call('exists', KEYS[1]) == 1 then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
 
 function toBuffer(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
@@ -199,16 +206,23 @@ export class SemanticCache {
    */
   async fetch(ids: readonly string[]): Promise<Array<SemanticCandidate | undefined>> {
     const pipeline = this.options.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.options.keys.semanticEntry(id), 'c', 't', 'q');
+    for (const id of ids) pipeline.hmgetBuffer(this.options.keys.semanticEntry(id), 'c', 't', 'q', 'f');
     const rows = (await pipeline.exec()) ?? [];
     return rows.map(([err, row], i) => {
-      const [completion, storedAt, tokens] = (err ? [] : row) as Array<string | null>;
-      if (completion === null || completion === undefined) {
+      const [completion, storedAt, tokens, confirmation] = (err ? [] : row) as Array<Buffer | null>;
+      if (!completion) {
         this.index.remove(ids[i] as string);
         return undefined;
       }
-      return { completion, storedAt: Number(storedAt), tokens: tokens ? (JSON.parse(tokens) as string[]) : [] };
+      const candidate: SemanticCandidate = { completion: completion.toString(), storedAt: Number(storedAt?.toString()), tokens: tokens ? (JSON.parse(tokens.toString()) as string[]) : [] };
+      if (confirmation && confirmation.byteLength > 0) candidate.confirmation = toVector(confirmation);
+      return candidate;
     });
+  }
+
+  /** Keeps an entry's second-stage embedding, computed by a lookup, for the next lookups that meet it. */
+  async keepConfirmation(id: string, vector: Float32Array): Promise<void> {
+    await this.options.redis.eval(SET_IF_EXISTS, 1, this.options.keys.semanticEntry(id), 'f', toBuffer(vector));
   }
 
   /**
@@ -224,7 +238,17 @@ export class SemanticCache {
     const entryKey = keys.semanticEntry(id);
     const results = await redis
       .multi()
-      .hset(entryKey, { p: input.partition, g: input.guard, x: String(expiresAt), t: String(now), v: toBuffer(input.vector), c: input.completion, q: JSON.stringify(input.tokens) })
+      .hset(entryKey, {
+        p: input.partition,
+        g: input.guard,
+        x: String(expiresAt),
+        t: String(now),
+        v: toBuffer(input.vector),
+        c: input.completion,
+        q: JSON.stringify(input.tokens),
+        // An empty value when unknown: a replaced entry must not keep the old text's embedding.
+        f: input.confirmation ? toBuffer(input.confirmation) : '',
+      })
       .expire(entryKey, ttlSeconds)
       .zadd(keys.semanticIndex, expiresAt, id)
       .zremrangebyscore(keys.semanticIndex, '-inf', now)

@@ -19,7 +19,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
- * verifier rejected a candidate: `payload`, `content`, `order`), and prom-client's process
+ * verifier rejected a candidate: `payload`, `content`, `order`; `dissimilar` when the
+ * full embedding model found a first-stage candidate below the threshold), and prom-client's process
  * defaults (`process_*`, `nodejs_*`).
  *
  * Every label value is bounded: endpoints are route patterns (or
@@ -115,7 +116,7 @@ export class GatewayMetrics {
     this.cacheHits.inc({ cache_type: 'semantic' }, 0);
     this.semanticCandidates = new Counter({
       name: 'gateway_semantic_candidates_total',
-      help: 'Semantic-cache candidates above the threshold, by what the verifier made of them: verified (served), or the reason it rejected them.',
+      help: 'Semantic-cache candidates found by the index, by what became of them: verified (served), or why they were rejected (payload, content, order: the verifier; dissimilar: below the threshold for the full embedding model).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
@@ -183,7 +184,7 @@ export class GatewayMetrics {
     this.cacheHits.inc({ cache_type: cacheType });
   }
 
-  semanticCandidate(outcome: 'verified' | 'payload' | 'content' | 'order'): void {
+  semanticCandidate(outcome: 'verified' | 'payload' | 'content' | 'order' | 'dissimilar'): void {
     this.semanticCandidates.inc({ outcome });
   }
 
