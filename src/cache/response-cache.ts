@@ -154,6 +154,11 @@ export class ResponseCache {
     }
   }
 
+  /** The first-stage retriever's id once loaded. */
+  get retrieverId(): string | undefined {
+    return this.retriever?.id;
+  }
+
   /** The names of the models whose vectors the index holds and that confirm them (part of the partition). */
   private get modelIds(): string {
     const embedder = (this.options.embedder as Embedder).id;
