@@ -44,6 +44,8 @@ const providerSchema = z.strictObject({
   drop_unsupported_params: z.boolean().default(false),
   /** Let the semantic cache answer for this provider's models (the exact cache always may). Default true. */
   semantic_cache: z.boolean().default(true),
+  /** Per model of this provider: semantic cache on or off, overriding `semantic_cache`. Default: none. */
+  semantic_cache_by_model: z.record(z.string(), z.boolean()).optional(),
 });
 
 const configSchema = z.strictObject({
@@ -99,6 +101,11 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
     }
     const provider: ProviderConfig = { ...entry, format };
     if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');
+    for (const model of Object.keys(entry.semantic_cache_by_model ?? {})) {
+      if (!entry.models.includes(model)) {
+        throw new ConfigError(`${source} is invalid: providers.${i}.semantic_cache_by_model: '${model}' is not one of this provider's models`);
+      }
+    }
     for (const model of entry.models) {
       const owner = modelIndex.get(model);
       if (owner) {

@@ -68,7 +68,7 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
     const owner = context.principal?.owner ?? 'anonymous';
     const gate = settleRateLimit(res);
-    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
+    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider, request.model)) : undefined;
     const admission = lookup?.admission ?? (await gate);
     context.cacheStatus = lookup?.status ?? 'BYPASS';
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
@@ -99,9 +99,9 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }
 
-/** The semantic-cache control of this request: the provider's switch, then the client's `X-Semantic-Cache`. */
-function semanticControl(req: Request, provider: ProviderConfig): SemanticControl {
-  if (!provider.semantic_cache) return { semantic: 'off' };
+/** The semantic-cache control of this request: the model's or else the provider's switch, then the client's `X-Semantic-Cache`. */
+function semanticControl(req: Request, provider: ProviderConfig, model: string): SemanticControl {
+  if (!(provider.semantic_cache_by_model?.[model] ?? provider.semantic_cache)) return { semantic: 'off' };
   const control = semanticControlOf(req.headers[SEMANTIC_CACHE_HEADER]);
   if ('error' in control) throw new InvalidRequestError(control.error);
   return control;
