@@ -131,10 +131,14 @@ export class ResponseCache {
   async start(): Promise<void> {
     const { embedder, semantic, logger } = this.options;
     if (this.semanticState !== 'starting' || !embedder) return;
+    const started = Date.now();
     try {
       await Promise.all([semantic.start(), embedder.ready(), this.startRetriever()]);
       this.semanticState = 'ready';
-      logger.info({ embedder: embedder.id, retriever: this.retriever?.id ?? 'none' }, 'semantic cache ready');
+      logger.info(
+        { embedder: embedder.id, retriever: this.retriever?.id ?? 'none', load_ms: Date.now() - started },
+        'semantic cache ready (SEMANTIC_CACHE_ENABLED=false turns it off)',
+      );
     } catch (err) {
       this.semanticState = 'unavailable';
       this.semanticProblem = (err as Error).message;
