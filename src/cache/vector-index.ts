@@ -70,6 +70,8 @@ class Partition {
   readonly words: number;
   vectors: Float32Array;
   bits: Uint32Array;
+  /** Scratch space of {@link nearestByBits}, one distance per slot. */
+  distances = new Uint16Array(0);
   readonly ids: string[] = [];
   readonly guards: string[] = [];
   readonly expiresAt: number[] = [];
@@ -221,14 +223,15 @@ export class VectorIndex {
 }
 
 /**
- * The slots of the {@link RERANKED} entries (and ties) whose sign bits are
- * nearest `query`'s: Hamming distances, then a counting pass for the cut-off.
+ * The slots of the {@link RERANKED} entries whose sign bits are nearest
+ * `query`'s: Hamming distances, then a counting pass for the cut-off.
  */
 function nearestByBits(p: Partition, query: Float32Array): number[] {
   const { words, bits, size } = p;
   const q = new Uint32Array(words);
   signBits(query, q, 0);
-  const distances = new Uint16Array(size);
+  if (p.distances.length < size) p.distances = new Uint16Array(p.vectors.length / p.dims);
+  const distances = p.distances;
   const histogram = new Uint32Array(words * 32 + 1);
   for (let slot = 0; slot < size; slot++) {
     let d = 0;
@@ -242,8 +245,18 @@ function nearestByBits(p: Partition, query: Float32Array): number[] {
     seen += histogram[cutoff] as number;
     if (seen >= RERANKED) break;
   }
+  // Everything nearer than the cut-off, then entries at the cut-off up to RERANKED in all.
   const slots: number[] = [];
-  for (let slot = 0; slot < size; slot++) if ((distances[slot] as number) <= cutoff) slots.push(slot);
+  const ties: number[] = [];
+  for (let slot = 0; slot < size; slot++) {
+    const d = distances[slot] as number;
+    if (d < cutoff) slots.push(slot);
+    else if (d === cutoff) ties.push(slot);
+  }
+  for (const slot of ties) {
+    if (slots.length >= RERANKED) break;
+    slots.push(slot);
+  }
   return slots;
 }
 

@@ -10,6 +10,8 @@
 
 /** Longest word looked up; longer ones are unknown, as in BERT. */
 const MAX_WORD_CHARS = 100;
+/** Words whose pieces are remembered; the memo is emptied when it reaches this size. */
+const MEMO_WORDS = 50_000;
 
 function isPunctuation(code: number): boolean {
   if ((code >= 33 && code <= 47) || (code >= 58 && code <= 64) || (code >= 91 && code <= 96) || (code >= 123 && code <= 126)) return true;
@@ -32,6 +34,8 @@ function isCjk(code: number): boolean {
 export class WordPieceTokenizer {
   private readonly ids: Map<string, number>;
   private readonly unknown: number;
+  /** Pieces of words seen before: prompts repeat their words, and a lookup beats the greedy split. */
+  private readonly memo = new Map<string, readonly number[]>();
 
   /** `vocab`: the lines of `vocab.txt`, in id order. */
   constructor(vocab: readonly string[]) {
@@ -46,7 +50,17 @@ export class WordPieceTokenizer {
   /** Vocabulary ids of `text`, without `[CLS]`/`[SEP]`; an unknown word is `[UNK]`'s id. */
   encode(text: string): number[] {
     const out: number[] = [];
-    for (const word of this.words(text)) this.wordPieces(word, out);
+    for (const word of this.words(text)) {
+      let pieces = this.memo.get(word);
+      if (!pieces) {
+        const fresh: number[] = [];
+        this.wordPieces(word, fresh);
+        if (this.memo.size >= MEMO_WORDS) this.memo.clear();
+        this.memo.set(word, fresh);
+        pieces = fresh;
+      }
+      for (const id of pieces) out.push(id);
+    }
     return out;
   }
 
