@@ -45,7 +45,19 @@ function isPayload(token: string): boolean {
   return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
 }
 
-function contentOf(tokens: readonly string[]): string[] {
+/** The content words of token lists seen recently: a lookup verifies one prompt against up to four candidates. */
+const contents = new WeakMap<readonly string[], readonly string[]>();
+
+function contentOf(tokens: readonly string[]): readonly string[] {
+  let known = contents.get(tokens);
+  if (!known) {
+    known = contentWords(tokens);
+    contents.set(tokens, known);
+  }
+  return known;
+}
+
+function contentWords(tokens: readonly string[]): string[] {
   const out: string[] = [];
   for (const token of tokens) {
     const word = SAME_WORD[token] ?? token;
