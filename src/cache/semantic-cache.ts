@@ -109,6 +109,8 @@ function toVector(buffer: Buffer): Float32Array {
 export class SemanticCache {
   private index = new VectorIndex();
   private readonly instance = randomUUID();
+  /** How this instance's events start (`JSON.stringify` writes `o` first). */
+  private readonly ownEvents = `{"o":${JSON.stringify(this.instance)},`;
   private readonly maxEntries: number;
   private readonly sweepIntervalMs: number;
   private subscriber: Redis | undefined;
@@ -198,6 +200,8 @@ export class SemanticCache {
   }
 
   private onEvent(message: string): void {
+    // This process's own events come back too; every event starts with its publisher, so skip them unparsed.
+    if (message.startsWith(this.ownEvents)) return;
     let event: IndexEvent;
     try {
       event = JSON.parse(message) as IndexEvent;
