@@ -29,7 +29,8 @@ const words = 'the committee reviewed quarterly revenue while engineers deployed
 const short = 'How do I configure nginx as a reverse proxy so that websocket connections to the backend stay open for a long time?';
 const long = Array.from({ length: 2000 }, (_, i) => words[(i * 7) % words.length]).join(' ');
 
-async function time(iterations: number, step: () => unknown): Promise<number> {
+async function time(requested: number, step: () => unknown): Promise<number> {
+  const iterations = Math.max(1, Math.floor(requested));
   for (let i = 0; i < Math.max(3, iterations / 10); i++) await step();
   const started = performance.now();
   for (let i = 0; i < iterations; i++) await step();

@@ -1,6 +1,6 @@
 import { faker } from '@faker-js/faker';
 import { redisPid, withCpu } from './support/cpu.ts';
-import { runLoad, type LoadResult } from './support/load.ts';
+import { runLoad } from './support/load.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin, pinned } from './support/pinning.ts';
 import { startStack, type BenchStack } from './support/stack.ts';
 import { startRedisServer, type RedisServer } from '../test/support/redis-server.ts';
