@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { CacheKeys } from './redis-keys.ts';
 import { scanDelete } from './scan-delete.ts';
-import { VectorIndex, type IndexItem, type SearchResult } from './vector-index.ts';
+import { VectorIndex, type SearchResult } from './vector-index.ts';
 
 /** Options of {@link SemanticCache}. */
 export interface SemanticCacheOptions {
