@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createRetriever } from '../src/cache/create-response-cache.ts';
 import { OnnxEmbedder } from '../src/cache/embedders/onnx-embedder.ts';
 import { canonicalPrompt } from '../src/cache/prompt-canonical.ts';
 import { guardSignatureOf } from '../src/cache/prompt-guards.ts';
@@ -38,7 +39,8 @@ import { MINILM } from '../test/support/tiny-onnx-model.ts';
  * The threshold curve needs the similarity of misses too, which the gateway
  * does not report: the script embeds `a` and `b` itself with the same
  * embedder module and model, and recomputes the decision (exact hit, or
- * similarity >= t and the prompt guards agree). At the run's threshold the
+ * similarity >= t and the prompt guards agree; with two stages, also the
+ * static retriever's similarity >= its threshold). At the run's threshold the
  * recomputed decisions are checked against the gateway's.
  */
 
@@ -121,8 +123,11 @@ const gateway = await startGateway({
   providers: ['provider_a'],
 });
 const embedder = new OnnxEmbedder({ localModelPath: models, threads: 1 });
+// The gateway's first stage, recomputed beside it when the gateway reports one.
+const settings = loadSettings({ ...process.env, EMBEDDING_MODEL_PATH: models });
+const retriever = createRetriever(settings);
 
-async function cacheStats(): Promise<{ semantic_cache: { status: string; error?: string; embedder?: string; threshold?: number } }> {
+async function cacheStats(): Promise<{ semantic_cache: { status: string; error?: string; embedder?: string; retriever?: string | null; threshold?: number } }> {
   const res = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } });
   return (await res.json()) as never;
 }
@@ -143,9 +148,13 @@ async function similarity(a: string, b: string): Promise<number> {
   // One text per call, as the gateway embeds a lone request, so both sides compute the same vectors.
   const [va] = await embedder.embed([a]);
   const [vb] = await embedder.embed([b]);
-  let dot = 0;
-  for (let i = 0; i < (va as Float32Array).length; i++) dot += ((va as Float32Array)[i] as number) * ((vb as Float32Array)[i] as number);
-  return dot;
+  return dot(va as Float32Array, vb as Float32Array);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
+  return sum;
 }
 
 const outcomes: PairOutcome[] = [];
@@ -155,6 +164,8 @@ try {
   const stats = (await cacheStats()).semantic_cache;
   if (stats.status !== 'ready') throw new Error(`the gateway's semantic cache is ${stats.status}: ${stats.error ?? ''}`);
   await embedder.ready();
+  const twoStages = Boolean(stats.retriever && retriever);
+  if (twoStages) await retriever?.ready();
   for (const [i, pair] of pairs.entries()) {
     const key = keyOf(i);
     const first = await ask(key, pair.a);
@@ -168,12 +179,13 @@ try {
       ...(second.similarity === undefined ? {} : { gatewaySimilarity: second.similarity }),
       // The gateway embeds and verifies the canonical form of each prompt; so does the recomputation.
       rawSimilarity: await similarity(canonicalPrompt(pair.a).text, canonicalPrompt(pair.b).text),
+      ...(twoStages && retriever ? { firstStage: { similarity: dot(retriever.embed(canonicalPrompt(pair.a).text), retriever.embed(canonicalPrompt(pair.b).text)), threshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } } : {}),
       guardsAgree: guardSignatureOf(pair.a) === guardSignatureOf(pair.b),
       verified: verifyCandidate(canonicalPrompt(pair.a).tokens, canonicalPrompt(pair.b).tokens).ok,
     });
     if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
   }
-  report(stats.embedder ?? '?');
+  report(twoStages ? `${stats.retriever} (first stage, >= ${settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD}) then ${stats.embedder}` : (stats.embedder ?? '?'));
 } finally {
   await embedder.close();
   await gateway.stop();
@@ -191,7 +203,7 @@ function report(embedderId: string): void {
   out.write(`\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards and verifier on, exact cache on\n`);
   out.write(`${new Date().toISOString().slice(0, 10)}, ${hostname()}, Node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`);
   out.write(`${formatCategoryTable(rows)}\n\n${formatTotals(total)}\n\n`);
-  out.write('Threshold curve (decision recomputed: exact hit, or similarity >= t, the guards agree and the verifier accepts):\n\n');
+  out.write('Threshold curve (decision recomputed: exact hit, or similarity >= t, the guards agree and the verifier accepts; with two stages, only first-stage candidates):\n\n');
   out.write(`${formatCurve(points)}\n`);
   // Checks of the run itself: nothing leaked between pairs, and the recomputed decision is the gateway's.
   const leaked = outcomes.filter((o) => o.cacheA !== 'MISS');

@@ -41,6 +41,8 @@ export interface StackOptions {
    * @defaultValue provider_a serving `a-4o` from the fake upstream
    */
   configure?: (upstreamUrl: string) => { config: unknown; providers: string[] };
+  /** Port of the Redis the gateway uses on loopback (a private `redis-server` for pinned runs). Default the tests' Redis. */
+  redisPort?: number;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<BenchStack> {
@@ -55,6 +57,7 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
       PROVIDER_A_API_KEY: UPSTREAM_KEY,
       RATE_LIMIT_REQUESTS: '100000000',
       LOG_LEVEL: 'error',
+      ...(options.redisPort ? { REDIS_HOST: '127.0.0.1', REDIS_PORT: String(options.redisPort) } : {}),
       ...options.env,
     },
     ...(options.configure?.(upstreamUrl) ?? {
@@ -76,6 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
     async stop() {
       await gateway.stop();
       await upstream?.proc.kill();
+      if (options.redisPort) return;
       const redis = testRedis();
       await deletePrefix(redis, prefix);
       redis.disconnect();

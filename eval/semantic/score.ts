@@ -19,6 +19,11 @@ export interface PairOutcome {
   gatewaySimilarity?: number;
   /** Cosine similarity of the embeddings of `a` and `b`, computed beside the gateway with the same model. */
   rawSimilarity: number;
+  /**
+   * When the gateway looks up in two stages: the static retriever's similarity
+   * of `a` and `b` and the least one that makes `a` a candidate.
+   */
+  firstStage?: { similarity: number; threshold: number };
   /** The prompt guards (src/cache/prompt-guards.ts) of `a` and `b` agree. */
   guardsAgree: boolean;
   /** The verifier (src/cache/prompt-verifier.ts) accepts `b` against a cached `a`. */
@@ -29,9 +34,14 @@ export function gatewayHit(o: PairOutcome): boolean {
   return o.cacheB === 'HIT' || o.cacheB === 'SEMANTIC_HIT';
 }
 
-/** The decision the gateway would take at threshold `t`: an exact hit, or a similar enough prompt with the same guards that the verifier accepts. */
+/**
+ * The decision the gateway would take at threshold `t`: an exact hit, or a
+ * first-stage candidate (when there are two stages) similar enough for the
+ * model, with the same guards, that the verifier accepts.
+ */
 export function hitAt(o: PairOutcome, t: number): boolean {
-  return o.cacheB === 'HIT' || (o.rawSimilarity >= t && o.guardsAgree && o.verified);
+  const retrieved = !o.firstStage || o.firstStage.similarity >= o.firstStage.threshold;
+  return o.cacheB === 'HIT' || (retrieved && o.rawSimilarity >= t && o.guardsAgree && o.verified);
 }
 
 export interface CategoryRow {

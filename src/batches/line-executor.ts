@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { parseChatRequest } from '../chat/request-schema.ts';
+import { semanticCacheOn } from '../config/gateway-config.ts';
 import type { DlpGuard } from '../dlp/dlp-guard.ts';
 import { GatewayError, toEnvelope } from '../errors/catalog.ts';
 import type { ChatDispatcher, Dispatch } from '../queue/chat-dispatcher.ts';
@@ -79,7 +80,7 @@ export class LineExecutor {
       dispatch = dispatcher.follow(line.job_id, provider, task.signal);
     } else {
       const lookup = this.options.cache
-        ? await this.options.cache.lookup(request, task.owner, undefined, Promise.resolve(admit()), { semantic: provider.semantic_cache ? 'on' : 'off' })
+        ? await this.options.cache.lookup(request, task.owner, undefined, Promise.resolve(admit()), { semantic: semanticCacheOn(provider, request.model) ? 'on' : 'off' })
         : undefined;
       if (lookup?.hit) return succeeded(line.custom_id, requestId, JSON.parse(lookup.hit.completion));
       const jobId = dispatcher.newJobId(`${task.batchId}-${line.line_index}-${randomBytes(4).toString('hex')}`);

@@ -1,4 +1,4 @@
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config/gateway-config.ts';
 import type { Settings } from '../config/settings.ts';
@@ -10,6 +10,7 @@ import { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
 import type { Embedder } from './embedders/embedder.ts';
 import { EndpointEmbedder } from './embedders/endpoint-embedder.ts';
 import { OnnxEmbedder } from './embedders/onnx-embedder.ts';
+import { StaticEmbedder } from './embedders/static-embedder.ts';
 import { ExactCache } from './exact-cache.ts';
 import { cacheKeys } from './redis-keys.ts';
 import { RequestCoalescer } from './request-coalescer.ts';
@@ -51,14 +52,25 @@ export function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'confi
       },
     });
   }
-  const path = settings.EMBEDDING_MODEL_PATH;
   return new OnnxEmbedder({
     model: settings.EMBEDDING_MODEL ?? 'Xenova/all-MiniLM-L6-v2',
-    localModelPath: isAbsolute(path) ? path : resolve(path),
+    localModelPath: modelRoot(settings),
     allowRemoteModels: settings.EMBEDDING_ALLOW_REMOTE,
     dtype: settings.EMBEDDING_DTYPE,
     threads: settings.EMBEDDING_THREADS,
   });
+}
+
+function modelRoot(settings: Settings): string {
+  const path = settings.EMBEDDING_MODEL_PATH;
+  return isAbsolute(path) ? path : resolve(path);
+}
+
+/** The first-stage retriever the settings ask for (not loaded): the static table beside the onnx model. */
+export function createRetriever(settings: Settings): StaticEmbedder | undefined {
+  if (settings.EMBEDDING_BACKEND !== 'onnx' || settings.EMBEDDING_RETRIEVER !== 'static') return undefined;
+  const model = settings.EMBEDDING_MODEL ?? 'Xenova/all-MiniLM-L6-v2';
+  return new StaticEmbedder({ modelDir: join(modelRoot(settings), model), id: `static:${model}` });
 }
 
 /** Builds the exact and semantic caches, the coalescer and the counters from the settings. Call `start()` on the result. */
@@ -66,6 +78,7 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
   const { settings, redis, logger } = deps;
   const keys = cacheKeys(settings.REDIS_KEY_PREFIX);
   const embedder = settings.SEMANTIC_CACHE_ENABLED ? createEmbedder(deps) : undefined;
+  const retriever = embedder ? createRetriever(settings) : undefined;
   return new ResponseCache({
     exact: new ExactCache({ redis, keys, ttlSeconds: settings.CACHE_TTL }),
     semantic: new SemanticCache({
@@ -81,6 +94,8 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     exactEnabled: settings.CACHE_ENABLED,
     semanticEnabled: settings.SEMANTIC_CACHE_ENABLED,
     threshold: settings.SEMANTIC_CACHE_THRESHOLD,
+    retrieverThreshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD,
+    ...(retriever ? { retriever } : {}),
     scope: settings.CACHE_SCOPE,
     ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),
     ...(settings.CACHE_COALESCE

@@ -45,7 +45,19 @@ function isPayload(token: string): boolean {
   return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
 }
 
-function contentOf(tokens: readonly string[]): string[] {
+/** The content words of token lists seen recently: a lookup verifies one prompt against up to four candidates. */
+const contents = new WeakMap<readonly string[], readonly string[]>();
+
+function contentOf(tokens: readonly string[]): readonly string[] {
+  let known = contents.get(tokens);
+  if (!known) {
+    known = contentWords(tokens);
+    contents.set(tokens, known);
+  }
+  return known;
+}
+
+function contentWords(tokens: readonly string[]): string[] {
   const out: string[] = [];
   for (const token of tokens) {
     const word = SAME_WORD[token] ?? token;
@@ -180,6 +192,27 @@ function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * Most words one prompt may have that the other lacks (each way) before the
+ * typo and acronym search runs: a variant differs in a handful (at most 5 in
+ * the dev pair set), and the search is quadratic, which two long prompts
+ * after a static first stage would pay in full.
+ */
+const MAX_DIFFERING_WORDS = 16;
+
+/** Words of `a` missing from `b`, counted as multisets. */
+function missingCount(a: readonly string[], b: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const token of b) counts.set(token, (counts.get(token) ?? 0) + 1);
+  let missing = 0;
+  for (const token of a) {
+    const n = counts.get(token) ?? 0;
+    if (n > 0) counts.set(token, n - 1);
+    else missing++;
+  }
+  return missing;
+}
+
 /** Whether a cached prompt's answer answers `next`: both as canonical tokens. */
 export function verifyCandidate(cached: readonly string[], next: readonly string[]): Verdict {
   if (cached.length === next.length && cached.every((token, i) => token === next[i])) return { ok: true };
@@ -187,10 +220,9 @@ export function verifyCandidate(cached: readonly string[], next: readonly string
   const b = contentOf(next);
   const payloadA = a.filter(isPayload).sort();
   const payloadB = b.filter(isPayload).sort();
+  const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
+  if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained } = explain(b, a);
-  if (unexplained.length > 0) {
-    const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
-    return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  }
+  if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
   return isBlockMove(a, sequence) ? { ok: true } : { ok: false, reason: 'order' };
 }

@@ -10,6 +10,7 @@ import type { CacheStats, CacheType } from './cache-stats.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
 import type { Embedder } from './embedders/embedder.ts';
+import type { StaticEmbedder } from './embedders/static-embedder.ts';
 import type { ExactCache } from './exact-cache.ts';
 import { canonicalPrompt, type CanonicalPrompt } from './prompt-canonical.ts';
 import { guardSignatureOf } from './prompt-guards.ts';
@@ -17,13 +18,13 @@ import { verifyCandidate, type VerifyReason } from './prompt-verifier.ts';
 import type { IndexMatch } from './vector-index.ts';
 import { ReplyAssembler } from './reply-assembler.ts';
 import type { RequestCoalescer } from './request-coalescer.ts';
-import type { SemanticCache } from './semantic-cache.ts';
+import type { SemanticCache, SemanticCandidate } from './semantic-cache.ts';
 
 /** How many of the most similar entries the verifier may look at before the lookup counts as a miss. */
 const CANDIDATES = 4;
 
-/** What became of one semantic candidate. */
-export type VerifyOutcome = 'verified' | VerifyReason;
+/** What became of one semantic candidate: `dissimilar` when the second-stage embedding found it below the threshold. */
+export type VerifyOutcome = 'verified' | VerifyReason | 'dissimilar';
 
 /** The `X-Cache` value of a reply (also `res.locals.cacheStatus`). */
 export type CacheStatus = 'HIT' | 'SEMANTIC_HIT' | 'MISS' | 'BYPASS';
@@ -51,6 +52,14 @@ export interface ResponseCacheOptions {
   scope?: CacheScope;
   embedder?: Embedder;
   batcher?: EmbeddingBatcher;
+  /**
+   * First-stage retriever: when set, the index holds its vectors, and
+   * `embedder` runs only to confirm a candidate that passed the verifier.
+   * Without it (or when its table cannot load), `embedder` embeds every lookup.
+   */
+  retriever?: StaticEmbedder;
+  /** Least first-stage similarity of a candidate (`SEMANTIC_CACHE_RETRIEVER_THRESHOLD`). Default 0.7. */
+  retrieverThreshold?: number;
   /** Coalesces identical concurrent misses; none when undefined. */
   coalescer?: RequestCoalescer;
   /** Called on every lookup, hit or miss (the `gateway_cache_hits_total` metric). */
@@ -69,7 +78,10 @@ interface LookupContext {
   guard?: string;
   /** The last user message in canonical form: what is embedded, stored and verified. */
   prompt?: CanonicalPrompt;
+  /** Its index vector (the retriever's when there is one). */
   vector?: Float32Array;
+  /** Its second-stage embedding, when a candidate needed it. */
+  confirmation?: Float32Array;
 }
 
 /**
@@ -81,6 +93,8 @@ interface LookupContext {
 export class ResponseCache {
   private semanticState: SemanticState;
   private semanticProblem: string | undefined;
+  /** The first-stage retriever, once loaded. */
+  private retriever: StaticEmbedder | undefined;
   private readonly scope: CacheScope;
 
   readonly options: ResponseCacheOptions;
@@ -117,15 +131,42 @@ export class ResponseCache {
   async start(): Promise<void> {
     const { embedder, semantic, logger } = this.options;
     if (this.semanticState !== 'starting' || !embedder) return;
+    const started = Date.now();
     try {
-      await Promise.all([semantic.start(), embedder.ready()]);
+      await Promise.all([semantic.start(), embedder.ready(), this.startRetriever()]);
       this.semanticState = 'ready';
-      logger.info({ embedder: embedder.id }, 'semantic cache ready');
+      logger.info(
+        { embedder: embedder.id, retriever: this.retriever?.id ?? 'none', load_ms: Date.now() - started },
+        'semantic cache ready (SEMANTIC_CACHE_ENABLED=false turns it off)',
+      );
     } catch (err) {
       this.semanticState = 'unavailable';
       this.semanticProblem = (err as Error).message;
       logger.warn({ embedder: embedder.id, reason: this.semanticProblem }, 'semantic cache unavailable: only the exact cache answers');
     }
+  }
+
+  /** Loads the retriever; one that cannot load leaves the embedder doing every lookup (slower, same answers). */
+  private async startRetriever(): Promise<void> {
+    const retriever = this.options.retriever;
+    if (!retriever) return;
+    try {
+      await retriever.ready();
+      this.retriever = retriever;
+    } catch (err) {
+      this.options.logger.warn({ reason: (err as Error).message }, 'semantic cache first-stage retriever unavailable: every lookup runs the full embedding model');
+    }
+  }
+
+  /** The first-stage retriever's id once loaded. */
+  get retrieverId(): string | undefined {
+    return this.retriever?.id;
+  }
+
+  /** The names of the models whose vectors the index holds and that confirm them (part of the partition). */
+  private get modelIds(): string {
+    const embedder = (this.options.embedder as Embedder).id;
+    return this.retriever ? `${this.retriever.id}>${embedder}` : embedder;
   }
 
   async close(): Promise<void> {
@@ -163,7 +204,7 @@ export class ResponseCache {
     const prompt = text === undefined ? undefined : canonicalPrompt(text);
     const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request, prompt?.text), userIndex };
     if (semanticOn && prompt && this.options.embedder) {
-      context.semanticPartition = semanticPartitionOf(partition, this.options.embedder.id, request);
+      context.semanticPartition = semanticPartitionOf(partition, this.modelIds, request);
       context.guard = guardSignatureOf(text as string);
       context.prompt = prompt;
     }
@@ -204,26 +245,35 @@ export class ResponseCache {
 
   private async semanticLookup(context: LookupContext, threshold: number): Promise<CachedReply | undefined> {
     const prompt = context.prompt as CanonicalPrompt;
+    const retriever = this.retriever;
     try {
-      context.vector = await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
+      // The retriever is a table sum (microseconds per token, see static-embedder.ts); the embedder runs off the event loop.
+      context.vector = retriever ? retriever.embed(prompt.text) : await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
     } catch (err) {
       return this.lookupFailed('semantic', err as Error);
     }
     const { semantic } = this.options;
-    const result = semantic.search(context.semanticPartition as string, context.vector, threshold, context.guard as string, CANDIDATES);
+    const firstStage = retriever ? (this.options.retrieverThreshold ?? 0.7) : threshold;
+    const result = semantic.search(context.semanticPartition as string, context.vector, firstStage, context.guard as string, CANDIDATES);
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {
       const candidates = await semantic.fetch(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
       // The most similar candidate whose prompt verifiably asks the same thing answers; the others say why not.
       for (const [i, candidate] of (candidates ?? []).entries()) {
         if (!candidate) continue;
-        const similarity = Math.min(1, (result.matches[i] as IndexMatch).similarity);
+        const match = result.matches[i] as IndexMatch;
         const verdict = verifyCandidate(candidate.tokens, prompt.tokens);
-        this.options.onVerify?.(verdict.ok ? 'verified' : verdict.reason);
         if (!verdict.ok) {
-          this.options.logger.debug({ similarity, reason: verdict.reason }, 'semantic candidate rejected');
+          this.rejected(verdict.reason, match.similarity);
           continue;
         }
+        const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate) : match.similarity);
+        if (Number.isNaN(similarity)) break;
+        if (similarity < threshold) {
+          this.rejected('dissimilar', similarity);
+          continue;
+        }
+        this.options.onVerify?.('verified');
         this.options.logger.debug({ similarity }, 'semantic candidate verified');
         hit = { completion: candidate.completion, storedAt: candidate.storedAt, similarity };
         break;
@@ -233,13 +283,45 @@ export class ResponseCache {
     return hit;
   }
 
+  private rejected(reason: VerifyReason | 'dissimilar', similarity: number): void {
+    this.options.onVerify?.(reason);
+    this.options.logger.debug({ similarity, reason }, 'semantic candidate rejected');
+  }
+
+  /**
+   * The second stage: the embedder's similarity of a verified first-stage
+   * candidate and the prompt (NaN when the embedder fails: a miss). The
+   * prompt's embedding is computed once per lookup, the candidate's once per
+   * entry (kept in Redis after).
+   */
+  private async confirm(context: LookupContext, id: string, candidate: SemanticCandidate): Promise<number> {
+    const batcher = this.options.batcher as EmbeddingBatcher;
+    try {
+      const [query, stored] = await Promise.all([
+        context.confirmation ?? batcher.embed((context.prompt as CanonicalPrompt).text),
+        // The canonical text is the canonical tokens joined by single spaces (prompt-canonical.ts).
+        candidate.confirmation ?? batcher.embed(candidate.tokens.join(' ')),
+      ]);
+      context.confirmation = query;
+      if (!candidate.confirmation) {
+        this.options.semantic.keepConfirmation(id, stored).catch((err: Error) => this.warnRarely('store', err, 'semantic cache store failed'));
+      }
+      return dot(query, stored);
+    } catch (err) {
+      this.lookupFailed('semantic', err as Error);
+      return NaN;
+    }
+  }
+
   /** Stores a complete reply in both caches; never throws. Resolves once the writes are done. */
   async store(context: LookupContext, completion: string): Promise<void> {
     const writes: Promise<unknown>[] = [];
     if (this.options.exactEnabled) writes.push(this.options.exact.set(context.exactKey, completion));
     if (context.semanticPartition && this.semanticState === 'ready') {
       if (context.vector) writes.push(this.storeSemantic(context, context.vector, completion));
-      else {
+      else if (this.retriever) {
+        writes.push(this.storeSemantic(context, this.retriever.embed((context.prompt as CanonicalPrompt).text), completion));
+      } else {
         // Refresh requests skipped the lookup, so no embedding yet: store in the background, the reply does not wait.
         (this.options.batcher as EmbeddingBatcher)
           .embed((context.prompt as CanonicalPrompt).text)
@@ -260,6 +342,7 @@ export class ResponseCache {
       tokens: prompt.tokens,
       guard: context.guard as string,
       vector,
+      ...(context.confirmation ? { confirmation: context.confirmation } : {}),
       completion,
     });
   }
@@ -383,6 +466,12 @@ export class CacheLookup {
     if (this.role === 'follower') return false;
     return (await this.release()) <= 0;
   }
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
+  return sum;
 }
 
 /** The text the semantic cache embeds: the last user message's. */

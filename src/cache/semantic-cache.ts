@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { CacheKeys } from './redis-keys.ts';
 import { scanDelete } from './scan-delete.ts';
-import { VectorIndex, type IndexItem, type SearchResult } from './vector-index.ts';
+import { VectorIndex, type SearchResult } from './vector-index.ts';
 
 /** Options of {@link SemanticCache}. */
 export interface SemanticCacheOptions {
@@ -26,6 +26,8 @@ export interface SemanticCacheOptions {
 export interface SemanticCandidate extends CachedReply {
   /** The canonical tokens of the prompt the reply answered (`prompt-canonical.ts`). */
   tokens: string[];
+  /** The entry's second-stage (transformer) embedding, once some lookup computed it. */
+  confirmation?: Float32Array;
 }
 
 /** A new entry. */
@@ -36,8 +38,10 @@ export interface SemanticEntryInput {
   /** Its canonical tokens, kept so that a later candidate can be verified against them. */
   tokens: readonly string[];
   guard: string;
-  /** Unit-length embedding of `text`. */
+  /** Unit-length embedding of `text`: what the index searches (the first stage's, when there are two). */
   vector: Float32Array;
+  /** Unit-length second-stage embedding of `text`, when this request computed it. */
+  confirmation?: Float32Array;
   /** `chat.completion` JSON. */
   completion: string;
 }
@@ -49,6 +53,38 @@ type IndexEvent =
   | { o: string; op: 'clear' };
 
 const LOAD_BATCH = 256;
+
+/**
+ * Stores an entry: the hash with its TTL, its place in the expiry-sorted
+ * index, the `add` event; then, beyond the most entries, removes those
+ * closest to expiry and announces their removal. Returns the removed ids.
+ * KEYS: entry, index. ARGV: id, ttl s, expiry ms, now ms, most entries, entry
+ * key prefix, events channel, add event, del event template (`%s` = the ids), hash fields.
+ */
+const STORE = `
+redis.call('hset', KEYS[1], unpack(ARGV, 10))
+redis.call('expire', KEYS[1], ARGV[2])
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[1])
+redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[4])
+redis.call('publish', ARGV[7], ARGV[8])
+local over = redis.call('zcard', KEYS[2]) - tonumber(ARGV[5])
+if over <= 0 then return {} end
+local popped = redis.call('zpopmin', KEYS[2], over)
+local ids = {}
+for i = 1, #popped, 2 do
+  ids[#ids + 1] = popped[i]
+  redis.call('unlink', ARGV[6] .. popped[i])
+end
+redis.call('publish', ARGV[7], string.format(ARGV[9], cjson.encode(ids)))
+return ids
+`;
+
+interface StoreScript {
+  gatewaySemanticStore(...args: Array<string | Buffer>): Promise<unknown>;
+}
+
+/** Sets a field of an entry only while the entry exists, so a late write never revives one without its TTL. */
+const SET_IF_EXISTS = "if redis.call('exists', KEYS[1]) == 1 then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
 
 function toBuffer(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
@@ -73,6 +109,8 @@ function toVector(buffer: Buffer): Float32Array {
 export class SemanticCache {
   private index = new VectorIndex();
   private readonly instance = randomUUID();
+  /** How this instance's events start (`JSON.stringify` writes `o` first). */
+  private readonly ownEvents = `{"o":${JSON.stringify(this.instance)},`;
   private readonly maxEntries: number;
   private readonly sweepIntervalMs: number;
   private subscriber: Redis | undefined;
@@ -87,6 +125,8 @@ export class SemanticCache {
     this.options = options;
     this.maxEntries = options.maxEntries ?? 10_000;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
+    // defineCommand sends EVALSHA and falls back to EVAL once per connection.
+    if (!('gatewaySemanticStore' in options.redis)) options.redis.defineCommand('gatewaySemanticStore', { numberOfKeys: 2, lua: STORE });
   }
 
   /** Entries in this process's index. */
@@ -160,6 +200,8 @@ export class SemanticCache {
   }
 
   private onEvent(message: string): void {
+    // This process's own events come back too; every event starts with its publisher, so skip them unparsed.
+    if (message.startsWith(this.ownEvents)) return;
     let event: IndexEvent;
     try {
       event = JSON.parse(message) as IndexEvent;
@@ -199,53 +241,58 @@ export class SemanticCache {
    */
   async fetch(ids: readonly string[]): Promise<Array<SemanticCandidate | undefined>> {
     const pipeline = this.options.redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.options.keys.semanticEntry(id), 'c', 't', 'q');
+    for (const id of ids) pipeline.hmgetBuffer(this.options.keys.semanticEntry(id), 'c', 't', 'q', 'f');
     const rows = (await pipeline.exec()) ?? [];
     return rows.map(([err, row], i) => {
-      const [completion, storedAt, tokens] = (err ? [] : row) as Array<string | null>;
-      if (completion === null || completion === undefined) {
+      const [completion, storedAt, tokens, confirmation] = (err ? [] : row) as Array<Buffer | null>;
+      if (!completion) {
         this.index.remove(ids[i] as string);
         return undefined;
       }
-      return { completion, storedAt: Number(storedAt), tokens: tokens ? (JSON.parse(tokens) as string[]) : [] };
+      const candidate: SemanticCandidate = { completion: completion.toString(), storedAt: Number(storedAt?.toString()), tokens: tokens ? (JSON.parse(tokens.toString()) as string[]) : [] };
+      if (confirmation && confirmation.byteLength > 0) candidate.confirmation = toVector(confirmation);
+      return candidate;
     });
+  }
+
+  /** Keeps an entry's second-stage embedding, computed by a lookup, for the next lookups that meet it. */
+  async keepConfirmation(id: string, vector: Float32Array): Promise<void> {
+    await this.options.redis.eval(SET_IF_EXISTS, 1, this.options.keys.semanticEntry(id), 'f', toBuffer(vector));
   }
 
   /**
    * Stores an entry (replacing one for the same partition and text), indexes
    * it here and announces it to the other replicas. Beyond `maxEntries`, the
-   * entries closest to expiry are removed everywhere.
+   * entries closest to expiry are removed everywhere. One script does it all:
+   * one round trip, and no ioredis transaction object built per miss.
    */
   async store(input: SemanticEntryInput): Promise<string> {
     const { redis, keys, ttlSeconds } = this.options;
     const id = createHash('sha256').update(JSON.stringify([input.partition, input.text])).digest('hex').slice(0, 40);
     const now = Date.now();
     const expiresAt = now + ttlSeconds * 1000;
-    const entryKey = keys.semanticEntry(id);
-    const results = await redis
-      .multi()
-      .hset(entryKey, { p: input.partition, g: input.guard, x: String(expiresAt), t: String(now), v: toBuffer(input.vector), c: input.completion, q: JSON.stringify(input.tokens) })
-      .expire(entryKey, ttlSeconds)
-      .zadd(keys.semanticIndex, expiresAt, id)
-      .zremrangebyscore(keys.semanticIndex, '-inf', now)
-      .zcard(keys.semanticIndex)
-      .exec();
-    const item: IndexItem = { id, partition: input.partition, guard: input.guard, expiresAt, vector: input.vector };
-    this.index.add(item);
-    await this.publish({ o: this.instance, op: 'add', id, p: item.partition, g: item.guard, x: expiresAt, v: toBuffer(input.vector).toString('base64') });
-    const count = Number(results?.[4]?.[1] ?? 0);
-    if (count > this.maxEntries) await this.evict(count - this.maxEntries);
+    const vector = toBuffer(input.vector);
+    const event: IndexEvent = { o: this.instance, op: 'add', id, p: input.partition, g: input.guard, x: expiresAt, v: vector.toString('base64') };
+    const evicted = (await (redis as unknown as StoreScript).gatewaySemanticStore(
+      keys.semanticEntry(id),
+      keys.semanticIndex,
+      id,
+      String(ttlSeconds),
+      String(expiresAt),
+      String(now),
+      String(this.maxEntries),
+      keys.semanticEntry(''),
+      keys.semanticEvents,
+      JSON.stringify(event),
+      JSON.stringify({ o: this.instance, op: 'del', ids: [] }).replace('[]', '%s'),
+      // The hash: partition, guard, expiry, stored at, vector, reply, canonical tokens, and the
+      // second-stage embedding, empty when unknown (a replaced entry must not keep an old one).
+      'p', input.partition, 'g', input.guard, 'x', String(expiresAt), 't', String(now), 'v', vector,
+      'c', input.completion, 'q', JSON.stringify(input.tokens), 'f', input.confirmation ? toBuffer(input.confirmation) : '',
+    )) as string[];
+    this.index.add({ id, partition: input.partition, guard: input.guard, expiresAt, vector: input.vector });
+    for (const gone of evicted) this.index.remove(gone);
     return id;
-  }
-
-  private async evict(count: number): Promise<void> {
-    const { redis, keys } = this.options;
-    const popped = await redis.zpopmin(keys.semanticIndex, count);
-    const ids = popped.filter((_, i) => i % 2 === 0);
-    if (ids.length === 0) return;
-    await redis.unlink(...ids.map((id) => keys.semanticEntry(id)));
-    for (const id of ids) this.index.remove(id);
-    await this.publish({ o: this.instance, op: 'del', ids });
   }
 
   /** Removes every entry from Redis and from every replica's index; returns how many entries Redis held. */

@@ -1,10 +1,14 @@
 /**
  * The in-memory vector index of the semantic cache: one flat Float32Array per
- * partition, searched by brute force. Vectors are L2-normalized, so the cosine
- * similarity is a dot product. Removal swaps the last slot into the hole, so
- * the arrays stay dense. A partition holds few entries (same owner, model,
- * parameters and earlier turns), so an exact scan beats any approximate index
- * here and never misses.
+ * partition. Vectors are L2-normalized, so the cosine similarity is a dot
+ * product. Removal swaps the last slot into the hole, so the arrays stay
+ * dense. A partition of up to {@link EXACT_SCAN_LIMIT} entries is scanned
+ * exactly; a larger one (one key sending many different prompts) is searched
+ * through one sign bit per dimension: the Hamming distance of the bits
+ * estimates the angle, and only the {@link RERANKED} nearest by that estimate
+ * get an exact dot product — about 20 times less work than the full scan at
+ * 12,000 entries (`bench/semantic-cost.bench.ts`), at the price of a rare
+ * missed candidate, which is a cache miss, never a wrong hit.
  *
  * The index is a mirror: Redis is the system of record (see `semantic-cache.ts`).
  */
@@ -33,20 +37,50 @@ export interface SearchResult {
   match?: IndexMatch;
   /** Every acceptable match up to the search's limit, most similar first. */
   matches: IndexMatch[];
-  /** Highest similarity in the partition, guard or not; undefined when the partition is empty. */
+  /** Highest similarity among the entries compared, guard or not; undefined when the partition is empty. */
   best?: number;
+}
+
+/** Largest partition scanned exactly. */
+export const EXACT_SCAN_LIMIT = 512;
+/** Entries of a larger partition compared exactly: the nearest by Hamming distance. */
+export const RERANKED = 64;
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** One sign bit per dimension, packed in 32-bit words. */
+function signBits(vector: Float32Array, out: Uint32Array, offset: number): void {
+  const words = Math.ceil(vector.length / 32);
+  for (let w = 0; w < words; w++) {
+    let word = 0;
+    for (let b = 0; b < 32; b++) {
+      const i = w * 32 + b;
+      if (i < vector.length && (vector[i] as number) > 0) word |= 1 << b;
+    }
+    out[offset + w] = word >>> 0;
+  }
 }
 
 class Partition {
   readonly dims: number;
+  readonly words: number;
   vectors: Float32Array;
+  bits: Uint32Array;
+  /** Scratch space of {@link nearestByBits}, one distance per slot. */
+  distances = new Uint16Array(0);
   readonly ids: string[] = [];
   readonly guards: string[] = [];
   readonly expiresAt: number[] = [];
 
   constructor(dims: number) {
     this.dims = dims;
+    this.words = Math.ceil(dims / 32);
     this.vectors = new Float32Array(dims * 4);
+    this.bits = new Uint32Array(this.words * 4);
   }
 
   get size(): number {
@@ -59,8 +93,12 @@ class Partition {
       const grown = new Float32Array(this.vectors.length * 2);
       grown.set(this.vectors);
       this.vectors = grown;
+      const grownBits = new Uint32Array(this.bits.length * 2);
+      grownBits.set(this.bits);
+      this.bits = grownBits;
     }
     this.vectors.set(item.vector, slot * this.dims);
+    signBits(item.vector, this.bits, slot * this.words);
     this.ids.push(item.id);
     this.guards.push(item.guard);
     this.expiresAt.push(item.expiresAt);
@@ -73,6 +111,7 @@ class Partition {
     let moved: string | undefined;
     if (slot !== last) {
       this.vectors.copyWithin(slot * this.dims, last * this.dims, (last + 1) * this.dims);
+      this.bits.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
       moved = this.ids[last] as string;
       this.ids[slot] = moved;
       this.guards[slot] = this.guards[last] as string;
@@ -101,7 +140,7 @@ export class VectorIndex {
   /** Bytes held: vectors as allocated, plus a rough cost per entry for ids and bookkeeping. */
   get byteSize(): number {
     let bytes = 0;
-    for (const partition of this.partitions.values()) bytes += partition.vectors.byteLength + partition.size * 160;
+    for (const partition of this.partitions.values()) bytes += partition.vectors.byteLength + partition.bits.byteLength + partition.size * 160;
     return bytes;
   }
 
@@ -159,9 +198,12 @@ export class VectorIndex {
     const p = this.partitions.get(partition);
     if (!p || p.dims !== query.length || p.size === 0) return { matches: [] };
     const { vectors, dims } = p;
+    const slots = p.size > EXACT_SCAN_LIMIT ? nearestByBits(p, query) : undefined;
+    const count = slots ? slots.length : p.size;
     let best = -Infinity;
     const matches: IndexMatch[] = [];
-    for (let slot = 0; slot < p.size; slot++) {
+    for (let n = 0; n < count; n++) {
+      const slot = slots ? (slots[n] as number) : n;
       if ((p.expiresAt[slot] as number) <= now) continue;
       let dot = 0;
       const offset = slot * dims;
@@ -178,6 +220,44 @@ export class VectorIndex {
     if (best === -Infinity) return { matches: [] };
     return matches[0] ? { match: matches[0], matches, best } : { matches, best };
   }
+}
+
+/**
+ * The slots of the {@link RERANKED} entries whose sign bits are nearest
+ * `query`'s: Hamming distances, then a counting pass for the cut-off.
+ */
+function nearestByBits(p: Partition, query: Float32Array): number[] {
+  const { words, bits, size } = p;
+  const q = new Uint32Array(words);
+  signBits(query, q, 0);
+  if (p.distances.length < size) p.distances = new Uint16Array(p.vectors.length / p.dims);
+  const distances = p.distances;
+  const histogram = new Uint32Array(words * 32 + 1);
+  for (let slot = 0; slot < size; slot++) {
+    let d = 0;
+    const offset = slot * words;
+    for (let w = 0; w < words; w++) d += popcount(((bits[offset + w] as number) ^ (q[w] as number)) >>> 0);
+    distances[slot] = d;
+    histogram[d] = (histogram[d] as number) + 1;
+  }
+  let cutoff = 0;
+  for (let seen = 0; cutoff < histogram.length; cutoff++) {
+    seen += histogram[cutoff] as number;
+    if (seen >= RERANKED) break;
+  }
+  // Everything nearer than the cut-off, then entries at the cut-off up to RERANKED in all.
+  const slots: number[] = [];
+  const ties: number[] = [];
+  for (let slot = 0; slot < size; slot++) {
+    const d = distances[slot] as number;
+    if (d < cutoff) slots.push(slot);
+    else if (d === cutoff) ties.push(slot);
+  }
+  for (const slot of ties) {
+    if (slots.length >= RERANKED) break;
+    slots.push(slot);
+  }
+  return slots;
 }
 
 /** Scales a vector to unit length in place (a zero vector stays zero) and returns it. */

@@ -47,6 +47,8 @@ const providerSchema = z.strictObject({
   drop_unsupported_params: z.boolean().default(false),
   /** Let the semantic cache answer for this provider's models (the exact cache always may). Default true. */
   semantic_cache: z.boolean().default(true),
+  /** Per model of this provider: semantic cache on or off, overriding `semantic_cache`. Default: none. */
+  semantic_cache_by_model: z.record(z.string(), z.boolean()).optional(),
 });
 
 const configSchema = z.strictObject({
@@ -64,6 +66,11 @@ export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'b
 };
 
 /** The validated configuration with its model index. */
+/** Whether the semantic cache may answer for `model` on `provider`: the model's switch, else the provider's. */
+export function semanticCacheOn(provider: ProviderConfig, model: string): boolean {
+  return provider.semantic_cache_by_model?.[model] ?? provider.semantic_cache;
+}
+
 export interface GatewayConfig {
   providers: readonly ProviderConfig[];
   /** model id -> the first provider entry serving it. */
@@ -109,6 +116,11 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
     }
     const provider: ProviderConfig = { ...entry, format };
     if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');
+    for (const model of Object.keys(entry.semantic_cache_by_model ?? {})) {
+      if (!entry.models.includes(model)) {
+        throw new ConfigError(`${source} is invalid: providers.${i}.semantic_cache_by_model: '${model}' is not one of this provider's models`);
+      }
+    }
     for (const model of entry.models) {
       const served = deployments.get(model);
       if (served?.at(-1) === provider) throw new ConfigError(`${source} is invalid: providers.${i}.models: lists '${model}' twice`);

@@ -79,6 +79,14 @@ const settingsSchema = z.object({
   EMBEDDING_PROVIDER: envString('provider_a'),
   /** Timeout of one embedding call, ms. Default 10000. */
   EMBEDDING_TIMEOUT_MS: envNumber(10_000, { int: true, min: 100 }),
+  /**
+   * First stage of the onnx backend's semantic lookups: `static` (a token table distilled from the model,
+   * `<EMBEDDING_MODEL_PATH>/<model>/static/`; the model then runs only to confirm a candidate) or `none`
+   * (the model embeds every lookup). Default static.
+   */
+  EMBEDDING_RETRIEVER: envEnum(['static', 'none'] as const, 'static'),
+  /** Least first-stage (static) similarity of a candidate the model then confirms. Default 0.7. */
+  SEMANTIC_CACHE_RETRIEVER_THRESHOLD: envNumber(0.7, { min: 0, max: 1 }),
   /** Most texts embedded in one batch. Default 32. */
   EMBEDDING_BATCH_SIZE: envNumber(32, { int: true, min: 1, max: 1024 }),
 

@@ -183,6 +183,7 @@ export const cacheStatsRecordSchema = z
       status: z.string().optional().describe('disabled | starting | ready | unavailable.'),
       error: z.string().optional(),
       embedder: z.string().nullable().optional(),
+      retriever: z.string().nullable().optional().describe('First-stage retriever (the static table) once loaded; null when the embedder embeds every lookup.'),
       threshold: z.number().optional().describe('SEMANTIC_CACHE_THRESHOLD.'),
     }),
     exact_cache: lookupCounts.optional().describe('Exact-cache lookups (beyond the base record).'),

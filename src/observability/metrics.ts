@@ -23,7 +23,8 @@ import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.t
  * gateway_model_requests_total{model,status} (chat requests per model: a
  * model config.yaml does not list is counted as `other`),
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
- * verifier rejected a candidate: `payload`, `content`, `order`),
+ * verifier rejected a candidate: `payload`, `content`, `order`; `dissimilar` when the
+ * full embedding model found a first-stage candidate below the threshold),
  * gateway_fallbacks_total{model,answered_by} (a fallback model answered),
  * gateway_deployment_cooldown_seconds{provider} (time left in cooldown, 0
  * when in service; routed providers only), and prom-client's process
@@ -119,7 +120,7 @@ export class GatewayMetrics {
     this.cacheHits.inc({ cache_type: 'semantic' }, 0);
     this.semanticCandidates = new Counter({
       name: 'gateway_semantic_candidates_total',
-      help: 'Semantic-cache candidates above the threshold, by what the verifier made of them: verified (served), or the reason it rejected them.',
+      help: 'Semantic-cache candidates found by the index, by what became of them: verified (served), or why they were rejected (payload, content, order: the verifier; dissimilar: below the threshold for the full embedding model).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     });
@@ -207,7 +208,7 @@ export class GatewayMetrics {
     this.cacheHits.inc({ cache_type: cacheType });
   }
 
-  semanticCandidate(outcome: 'verified' | 'payload' | 'content' | 'order'): void {
+  semanticCandidate(outcome: 'verified' | 'payload' | 'content' | 'order' | 'dissimilar'): void {
     this.semanticCandidates.inc({ outcome });
   }
 

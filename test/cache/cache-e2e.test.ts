@@ -67,9 +67,10 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 0 },
-        // The same upstream with the semantic cache switched off for its models.
-        { name: 'provider_exact', format: 'openai', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-exact-only'], semantic_cache: false, max_retries: 0 },
+        // One model of it with the semantic cache off.
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o', 'a-4o-exact'], semantic_cache_by_model: { 'a-4o-exact': false }, timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 0 },
+        // The same upstream with the semantic cache switched off for its models, but one model switched back on.
+        { name: 'provider_exact', format: 'openai', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-exact-only', 'a-semantic-again'], semantic_cache: false, semantic_cache_by_model: { 'a-semantic-again': true }, max_retries: 0 },
       ],
     },
     providers: ['provider_a', 'provider_exact'],
@@ -257,6 +258,11 @@ describe('semantic cache', () => {
     await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } });
     expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-exact-only' } })).xCache).toBe('MISS');
     expect((await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } })).xCache).toBe('HIT');
+    // Per model: off on a provider that has it on, on for a provider that has it off.
+    await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-4o-exact' } });
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-4o-exact' } })).xCache).toBe('MISS');
+    await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-semantic-again' } });
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-semantic-again' } })).xCache).toBe('SEMANTIC_HIT');
   });
 
   it('compares only within the same key owner, system prompt and parameters', async () => {

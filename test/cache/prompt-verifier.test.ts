@@ -64,4 +64,12 @@ describe('verifyCandidate', () => {
     expect(verdict(`${report} The proposal was approved. Summarize the decision.`, `${report} The proposal was rejected. Summarize the decision.`)).toBe('content');
     expect(verdict(`${report} Summarize the decision.`, `${report}  summarize the decision`)).toBe('ok');
   });
+
+  it('rejects two long prompts that differ in many words without searching them for typos, and still explains a few typos in a long one', () => {
+    const words = (offset: number) => Array.from({ length: 2000 }, (_, i) => `word${String.fromCharCode(97 + ((i + offset) % 26))}${'abcdefghij'[(i * 7 + offset) % 10]}`).join(' ');
+    expect(verdict(words(0), words(1))).toBe('content');
+    const report = 'The committee reviewed the budget for the new library wing in detail. '.repeat(40);
+    expect(verdict(`${report} Summarize the decision of the committee.`, `${report} Sumarize the decison of the comittee.`)).toBe('ok');
+  });
 });
+

@@ -63,7 +63,7 @@ describe('SemanticCache', () => {
     // The canonical tokens are kept for the verifier; the entry is named by a hash.
     expect(reply?.tokens).toEqual(['capital', 'of', 'France']);
     const fields = await redis.hkeys(keys.semanticEntry(id));
-    expect(fields.sort()).toEqual(['c', 'g', 'p', 'q', 't', 'v', 'x']);
+    expect(fields.sort()).toEqual(['c', 'f', 'g', 'p', 'q', 't', 'v', 'x']);
   });
 
   it('loads existing entries at start and mirrors other replicas through pub/sub', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VectorIndex, normalize, type IndexItem } from '../../src/cache/vector-index.ts';
+import { EXACT_SCAN_LIMIT, VectorIndex, normalize, type IndexItem } from '../../src/cache/vector-index.ts';
 
 function vec(...values: number[]): Float32Array {
   return normalize(Float32Array.from(values));
@@ -83,5 +83,31 @@ describe('VectorIndex', () => {
     expect(index.add(item('a', vec(1, 0, 0)))).toBe(true);
     expect(index.add(item('b', vec(1, 0)))).toBe(false);
     expect(index.search('p1', vec(1, 0), 0, 'g')).toEqual({ matches: [] });
+  });
+
+  it('searches a partition beyond the exact-scan limit through sign bits and finds what the exact scan finds', () => {
+    // A seeded generator: the same vectors every run.
+    let state = 7;
+    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const randomVector = () => normalize(Float32Array.from({ length: 256 }, random));
+    const size = EXACT_SCAN_LIMIT * 8;
+    const vectors = Array.from({ length: size }, randomVector);
+    const large = new VectorIndex();
+    vectors.forEach((v, i) => large.add(item(`e${i}`, v)));
+    for (let q = 0; q < 50; q++) {
+      const target = (q * 97) % size;
+      // A query near one entry (cosine about 0.8 with it), far from the others.
+      const noise = randomVector();
+      const query = normalize(Float32Array.from(vectors[target] as Float32Array, (x, i) => x + 0.75 * (noise[i] as number)));
+      const found = large.search('p1', query, 0.6, 'g');
+      expect(found.match?.id).toBe(`e${target}`);
+      // The same similarity as an exact dot product.
+      const exact = (vectors[target] as Float32Array).reduce((sum, x, i) => sum + x * (query[i] as number), 0);
+      expect(found.match?.similarity).toBeCloseTo(exact, 5);
+    }
+    // Removal keeps the bits in step with the vectors that moved.
+    for (let i = 0; i < size; i += 2) large.remove(`e${i}`);
+    expect(large.search('p1', vectors[1] as Float32Array, 0.99, 'g').match?.id).toBe('e1');
+    expect(large.search('p1', vectors[2] as Float32Array, 0.99, 'g').match).toBeUndefined();
   });
 });

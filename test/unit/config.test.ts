@@ -28,6 +28,13 @@ describe('config.yaml', () => {
     const dup = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_a, api_key_env: B, models: [n]}\n';
     expect(() => parseConfig(dup)).toThrowError(/duplicate provider/);
   });
+
+  it('takes a per-model semantic cache switch only for the provider\'s own models', () => {
+    const doc = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m, n], semantic_cache_by_model: {n: false}}\n';
+    expect(parseConfig(doc).providerIndex.get('provider_a')?.semantic_cache_by_model).toEqual({ n: false });
+    const foreign = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m], semantic_cache_by_model: {x: false}}\n';
+    expect(() => parseConfig(foreign)).toThrowError(/semantic_cache_by_model: 'x' is not one of this provider's models/);
+  });
 });
 
 describe('environment settings', () => {

@@ -53,6 +53,7 @@ export function adminCacheRouter(deps: AdminCacheDeps): Router {
         status: cache.semanticStatus,
         ...(cache.semanticError ? { error: cache.semanticError } : {}),
         embedder: cache.options.embedder?.id ?? null,
+        retriever: cache.retrieverId ?? null,
         threshold: deps.threshold,
       },
       exact_cache: counters?.exact ?? { hits: 0, misses: 0, hit_rate: 0 },

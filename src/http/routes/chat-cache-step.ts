@@ -3,7 +3,7 @@ import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
-import type { ProviderConfig } from '../../config/gateway-config.ts';
+import { semanticCacheOn, type ProviderConfig } from '../../config/gateway-config.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
 import { cacheHeaders, sendCachedReply } from '../cached-reply.ts';
@@ -28,7 +28,7 @@ export async function cacheStep(req: Request, res: Response, request: ChatReques
   const owner = context.principal?.owner ?? 'anonymous';
   const gate = settleRateLimit(res);
   // Its span includes the wait for the rate-limit decision: the lookup settles with it.
-  const lookup = cache ? await traced(context.span.child('cache lookup'), cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider))) : undefined;
+  const lookup = cache ? await traced(context.span.child('cache lookup'), cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider, request.model))) : undefined;
   const admission = lookup?.admission ?? (await gate);
   context.cacheStatus = lookup?.status ?? 'BYPASS';
   context.span.set('gateway.cache.status', context.cacheStatus);
@@ -77,9 +77,9 @@ export function abortOnClose(res: Response): AbortSignal {
   return abort.signal;
 }
 
-/** The semantic-cache control of this request: the provider's switch, then the client's `X-Semantic-Cache`. */
-function semanticControl(req: Request, provider: ProviderConfig): SemanticControl {
-  if (!provider.semantic_cache) return { semantic: 'off' };
+/** The semantic-cache control of this request: the model's or else the provider's switch, then the client's `X-Semantic-Cache`. */
+function semanticControl(req: Request, provider: ProviderConfig, model: string): SemanticControl {
+  if (!semanticCacheOn(provider, model)) return { semantic: 'off' };
   const control = semanticControlOf(req.headers[SEMANTIC_CACHE_HEADER]);
   if ('error' in control) throw new InvalidRequestError(control.error);
   return control;
