@@ -5,7 +5,7 @@ import { evaluate } from './support/evaluate.ts';
 
 /**
  * Precision and recall per entity type on the generated labelled set
- * (`npm run dlp:eval` prints the same table). The bar is 0.95 for every
+ * (`npm run eval:dlp -- --set calibration` prints the same table). The bar is 0.95 for every
  * type; two seeds, so the result does not hinge on one draw.
  */
 describe('evaluation set', () => {
