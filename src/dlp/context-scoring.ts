@@ -2,7 +2,7 @@ import { CONTEXT_BOOST, CONTEXT_WORDS_AFTER, CONTEXT_WORDS_BEFORE, NEGATIVE_WORD
 
 /** How far to look for context words, in characters; five words fit easily. */
 const WINDOW_CHARS = 64;
-const WORD = /[a-z][a-z0-9]*/g;
+const WORD = /\p{L}[\p{L}\p{N}]*/gu;
 
 class WordSet {
   private readonly exact: Set<string>;
@@ -45,12 +45,15 @@ export class ContextScorer {
   adjust(text: string, start: number, end: number, score: number): number {
     const before = lastWords(text.slice(Math.max(0, start - WINDOW_CHARS), start), CONTEXT_WORDS_BEFORE);
     const after = firstWords(text.slice(end, end + WINDOW_CHARS), CONTEXT_WORDS_AFTER);
+    if (this.negative) {
+      for (let distance = 0; distance < Math.min(NEGATIVE_WORDS_BEFORE, before.length); distance++) {
+        const previous = before[before.length - 1 - distance]!;
+        if (this.negative.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
+      }
+    }
     for (let distance = 0; distance < Math.max(before.length, after.length); distance++) {
       const previous = before[before.length - 1 - distance];
-      if (previous !== undefined) {
-        if (this.positive.has(previous)) return Math.min(1, score + CONTEXT_BOOST);
-        if (distance < NEGATIVE_WORDS_BEFORE && this.negative?.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
-      }
+      if (previous !== undefined && this.positive.has(previous)) return Math.min(1, score + CONTEXT_BOOST);
       const next = after[distance];
       if (next !== undefined && this.positive.has(next)) return Math.min(1, score + CONTEXT_BOOST);
     }
