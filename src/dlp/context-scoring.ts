@@ -45,15 +45,12 @@ export class ContextScorer {
   adjust(text: string, start: number, end: number, score: number): number {
     const before = lastWords(text.slice(Math.max(0, start - WINDOW_CHARS), start), CONTEXT_WORDS_BEFORE);
     const after = firstWords(text.slice(end, end + WINDOW_CHARS), CONTEXT_WORDS_AFTER);
-    if (this.negative) {
-      for (let distance = 0; distance < Math.min(NEGATIVE_WORDS_BEFORE, before.length); distance++) {
-        const previous = before[before.length - 1 - distance]!;
-        if (this.negative.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
-      }
-    }
     for (let distance = 0; distance < Math.max(before.length, after.length); distance++) {
       const previous = before[before.length - 1 - distance];
-      if (previous !== undefined && this.positive.has(previous)) return Math.min(1, score + CONTEXT_BOOST);
+      if (previous !== undefined) {
+        if (this.positive.has(previous)) return Math.min(1, score + CONTEXT_BOOST);
+        if (distance < NEGATIVE_WORDS_BEFORE && this.negative?.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
+      }
       const next = after[distance];
       if (next !== undefined && this.positive.has(next)) return Math.min(1, score + CONTEXT_BOOST);
     }

@@ -15,6 +15,7 @@ export const ENTITY_TYPES = [
   'PRIVATE_KEY',
   'BEARER_TOKEN',
   'JWT',
+  'PASSWORD',
 ] as const;
 
 export type EntityType = (typeof ENTITY_TYPES)[number];

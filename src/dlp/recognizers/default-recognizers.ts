@@ -7,7 +7,9 @@ import { EmailRecognizer } from './email.ts';
 import { IbanRecognizer } from './iban.ts';
 import { IpAddressRecognizer } from './ip-address.ts';
 import { jwtRecognizer } from './jwt.ts';
+import { ObfuscatedEmailRecognizer } from './obfuscated-email.ts';
 import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
+import { passwordRecognizer } from './password.ts';
 import { privateKeyRecognizer } from './private-key.ts';
 import { usSsnRecognizer } from './us-ssn.ts';
 
@@ -28,7 +30,9 @@ export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Reco
     cloudAccessKeyRecognizer(),
     apiKeyRecognizer(),
     bearerTokenRecognizer(),
+    passwordRecognizer(),
     new EmailRecognizer(),
+    new ObfuscatedEmailRecognizer(),
     new IbanRecognizer(),
     creditCardRecognizer(),
     usSsnRecognizer(),

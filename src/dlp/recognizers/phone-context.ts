@@ -11,7 +11,7 @@ export const PHONE_CONTEXT: ContextRule = {
     'phone*', 'tel', 'tél', 'telephone', 'téléphone', 'telefon*', 'telefone', 'teléfono', 'telefono', 'telepon', 'tlf', 'tfn', 'ph', 'm', 't',
     'mobile', 'mobil*', 'móvil', 'movil', 'cellulare', 'celular', 'cell*', 'handy', 'portable', 'gsm', 'hp', 'landline', 'hotline',
     'call*', 'callback', 'ring', 'dial*', 'reach*', 'text*', 'sms', 'whatsapp', 'signal', 'viber', 'fax', 'contact*', 'kontakt*', 'contatt*', 'contato',
-    'ruf*', 'anruf*', 'erreichbar', 'nummer', 'number', 'numéro', 'numero', 'número', 'no', 'nr', 'appel*', 'appelez', 'llam*', 'llámame', 'ligue', 'ligar', 'chiam*',
+    'ruf*', 'anruf*', 'erreichbar', 'nummer', 'number', 'numéro', 'numero', 'número', 'appel*', 'appelez', 'llam*', 'llámame', 'ligue', 'ligar', 'chiam*',
     'bel', 'bellen', 'zadzwoń', 'numer', 'ara', 'arayın', 'hubungi',
   ],
   negative: ['order*', 'invoice*', 'ref', 'reference', 'tracking', 'account*', 'acct', 'id', 'isbn', 'sku', 'serial', 'case', 'ticket*', 'po', 'transaction*', 'confirmation', 'booking', 'build', 'version', 'badge', 'bestell*', 'rechnung*', 'commande', 'facture', 'pedido', 'factura'],

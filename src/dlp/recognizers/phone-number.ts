@@ -28,7 +28,7 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
  * dash, slash, parentheses), optionally after `+` or `00`. Bounded, so a scan
  * is linear; which part of it is a number is decided by parsing.
  */
-const CHUNK = /(?<![\w+.,/-])(?:\+\(?|(?<![\d)][ .-]{1,3})\(?)\d[\d ().\/-]{4,24}\d\)?/g;
+const CHUNK = /(?<![\w+./-])(?<!\d,)(?:\+\(?|(?<![\d)][ .-]{1,3})\(?)\d[\d ().\/-]{4,24}\d\)?/g;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const AFTER_OK = /(?![\w]|[.,-]\d)/y;
 const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;

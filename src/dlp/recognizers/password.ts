@@ -1,0 +1,29 @@
+import { PatternRecognizer } from './pattern-recognizer.ts';
+
+/**
+ * Passwords written next to what announces them: inside a URL
+ * (`postgres://app:<password>@db…`), after a password keyword
+ * (`password=…`, `DB_PASSWORD: …`, `"passwd": "…"`, `pwd=…`) and in curl's
+ * `-u user:<password>`. Only the password is the span, so the line still
+ * reads. References rather than values (`${DB_PASSWORD}`, `os.environ[…]`,
+ * `process.env.X`, `<password>`, `****`) are not passwords and are skipped.
+ */
+const REFERENCE = /^(?:[$%<{*]|os\.|process\.|getenv|env\(|secrets?\.|vault:|null$|none$|true$|false$|x{3,}$|\.{3})/i;
+
+export function passwordRecognizer(): PatternRecognizer {
+  return new PatternRecognizer({
+    name: 'password',
+    entity: 'PASSWORD',
+    patterns: [
+      { name: 'url-userinfo', regex: /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s:/@]{1,64}:(?<value>[^\s@/]{1,128})@[\w.-]/dgi, score: 1, requires: ['://'] },
+      {
+        name: 'keyword',
+        regex: /(?<![\w-])[\w-]*(?:password|passwd|passwort|pwd|pass_?phrase)["']?\s*[:=]\s*["']?(?<value>[^\s"',;`]{3,128})/dgi,
+        score: 1,
+        requires: ['ass', 'ASS', 'wd', 'WD'],
+      },
+      { name: 'curl-user', regex: /(?<!\S)(?:-u|--user)\s+["']?[^\s:"']{1,64}:(?<value>[^\s"']{1,128})/dg, score: 1, requires: ['-u'] },
+    ],
+    validate: (value, pattern) => (REFERENCE.test(value) ? 0 : pattern.score),
+  });
+}
