@@ -7,6 +7,9 @@ import { PatternRecognizer } from './pattern-recognizer.ts';
  * `-u user:<password>`. Only the password is the span, so the line still
  * reads. References rather than values (`${DB_PASSWORD}`, `os.environ[…]`,
  * `process.env.X`, `<password>`, `****`) are not passwords and are skipped.
+ *
+ * Score 1.0; 0.5 after a keyword when the value is a plain lower-case word
+ * ("password: click here" is prose more often than a password).
  */
 const REFERENCE = /^(?:[$%<{*]|os\.|process\.|getenv|env\(|secrets?\.|vault:|null$|none$|true$|false$|x{3,}$|\.{3})/i;
 
@@ -24,6 +27,9 @@ export function passwordRecognizer(): PatternRecognizer {
       },
       { name: 'curl-user', regex: /(?<!\S)(?:-u|--user)\s+["']?[^\s:"']{1,64}:(?<value>[^\s"']{1,128})/dg, score: 1, requires: ['-u'] },
     ],
-    validate: (value, pattern) => (REFERENCE.test(value) ? 0 : pattern.score),
+    validate(value, pattern) {
+      if (REFERENCE.test(value)) return 0;
+      return pattern.name === 'keyword' && /^\p{Ll}+$/u.test(value) ? 0.5 : pattern.score;
+    },
   });
 }
