@@ -1,4 +1,4 @@
-import { mapMessageTexts, messageTexts } from '../chat/message-texts.ts';
+import { mapRequestTexts, requestTexts } from '../chat/message-texts.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { PiiDetectedError } from '../errors/catalog.ts';
 import { DlpEngine } from './engine.ts';
@@ -43,8 +43,9 @@ export interface DlpOutcome {
  * Applies DLP to a chat request before the cache, the queue or a provider
  * sees it: scans every text of every message, whatever its role (earlier
  * assistant turns are re-sent by the client and are just as much input):
- * contents and text parts, tool-call arguments and tool results. Image bytes
- * are not scanned. Then
+ * contents and text parts, names, tool-call arguments and tool results, and
+ * the request's stop sequences, `user`, metadata values and tool
+ * descriptions (see {@link mapRequestTexts}). Image bytes are not scanned. Then
  *
  * - `redact`: replaces each finding with a numbered typed placeholder,
  *   consistent across the request's messages (see {@link PlaceholderRegistry});
@@ -70,7 +71,7 @@ export class DlpGuard {
 
   inspect(request: ChatRequest): DlpOutcome {
     if (!this.enabled) return { request, findings: {}, action: this.action };
-    const perText: Finding[][] = messageTexts(request.messages).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
+    const perText: Finding[][] = requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
     const findings: DlpFindingCounts = {};
     for (const list of perText) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
     const types = Object.keys(findings).sort();
@@ -82,8 +83,8 @@ export class DlpGuard {
 
     const registry = new PlaceholderRegistry();
     let i = 0;
-    const messages = mapMessageTexts(request.messages, (text) => redactText(text, perText[i++] ?? [], registry));
-    return { request: { ...request, messages }, findings, action: this.action };
+    const redacted = mapRequestTexts(request, (text) => redactText(text, perText[i++] ?? [], registry));
+    return { request: redacted, findings, action: this.action };
   }
 
   /**

@@ -39,7 +39,7 @@ const NOT_PHONES = [
   /^\d{5}-\d{4}$/, // ZIP+4
   /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$/, // ISO date
   /^\d{1,2}[-./]\d{1,2}[-./](?:\d{2}|\d{4})$/, // day-month-year
-  /^\d{1,3}(?:\.\d{1,3}){3}$/, // IPv4
+  /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$/, // IPv4
   /^\d{1,3}(?:[.,]\d{3})+$/, // 1.234.567 amounts
   /^\d{4}\.\d{2}\.\d{3}$/, // build numbers
   /^\d+[.,]\d{1,2}$/, // decimals
@@ -103,12 +103,15 @@ export class PhoneNumberRecognizer implements Recognizer {
   /** The longest prefix of `chunk` (dropping up to {@link MAX_TRIMS} trailing groups) that is a valid number. */
   private longestValid(text: string, start: number, chunk: string): { length: number; score: number; e164: string } | undefined {
     let value = chunk.replace(/[ ./-]+$/, '');
-    if (CARD_LAYOUT.test(value)) return undefined;
+    // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
+    EXTENSION.lastIndex = start + value.length;
+    const extended = EXTENSION.test(text);
+    if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONES.some((shape) => shape.test(value)))) return undefined;
     while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
       AFTER_OK.lastIndex = start + value.length;
       if (AFTER_OK.test(text) || trims > 0) {
-        const found = this.validate(text, start, value);
+        const found = this.validate(text, start, value, extended && trims === 0);
         if (found) return { length: value.length, ...found };
       }
       const cut = Math.max(value.lastIndexOf(' '), value.lastIndexOf('-'), value.lastIndexOf('.'), value.lastIndexOf('/'));
@@ -118,11 +121,11 @@ export class PhoneNumberRecognizer implements Recognizer {
     return undefined;
   }
 
-  private validate(text: string, start: number, value: string): { score: number; e164: string } | undefined {
+  private validate(text: string, start: number, value: string, extended: boolean): { score: number; e164: string } | undefined {
     const digits = value.replace(/\D/g, '');
     if (digits.length < 7 || digits.length > 17) return undefined;
     if (count(value, '(') !== count(value, ')')) return undefined;
-    if (NOT_PHONES.some((shape) => shape.test(value))) return undefined;
+    if (!extended && NOT_PHONES.some((shape) => shape.test(value))) return undefined;
     if (value.startsWith('+') || value.startsWith('00')) {
       const phone = parsePhoneNumberFromString(`+${digits.slice(value.startsWith('+') ? 0 : 2)}`);
       return phone?.isValid() ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
