@@ -5,6 +5,7 @@ import { DlpEngine } from './engine.ts';
 import type { DlpAction } from './entities.ts';
 import type { Finding } from './recognizer.ts';
 import { PlaceholderRegistry, redactText } from './redaction.ts';
+import { ReplyFilter } from './reply-filter.ts';
 
 /** Findings per entity type, e.g. `{ EMAIL_ADDRESS: 2 }`. Counts only, never values. */
 export type DlpFindingCounts = Record<string, number>;
@@ -19,6 +20,10 @@ export interface DlpGuardOptions {
   threshold?: number;
   /** The detection engine. Default: every built-in recognizer. */
   engine?: DlpEngine;
+  /** Scan the provider's replies too, with the same action (DLP_SCAN_REPLIES). Default false. */
+  scanReplies?: boolean;
+  /** Put the client's own placeholders back in the reply, `redact` only (DLP_RESTORE). Default false. */
+  restore?: boolean;
   /**
    * Called once per request that had findings, with counts per entity type
    * and the action taken (metrics, /stats). Called before a blocked request
@@ -37,6 +42,8 @@ export interface DlpOutcome {
   action: DlpAction;
   /** In `block` mode with findings: the error to answer with (400 `pii_detected`, entity types only). */
   blocked?: PiiDetectedError;
+  /** The request's placeholders, when it was redacted. */
+  registry?: PlaceholderRegistry;
 }
 
 /**
@@ -57,6 +64,8 @@ export class DlpGuard {
   readonly action: DlpAction;
   readonly threshold: number;
   readonly engine: DlpEngine;
+  readonly scanReplies: boolean;
+  readonly restore: boolean;
   private readonly onFindings: DlpGuardOptions['onFindings'];
 
   constructor(options: DlpGuardOptions = {}) {
@@ -66,6 +75,8 @@ export class DlpGuard {
     this.action = options.action ?? 'redact';
     this.threshold = threshold;
     this.engine = options.engine ?? new DlpEngine();
+    this.scanReplies = this.enabled && (options.scanReplies ?? false);
+    this.restore = this.enabled && this.action === 'redact' && (options.restore ?? false);
     this.onFindings = options.onFindings;
   }
 
@@ -84,7 +95,7 @@ export class DlpGuard {
     const registry = new PlaceholderRegistry();
     let i = 0;
     const redacted = mapRequestTexts(request, (text) => redactText(text, perText[i++] ?? [], registry));
-    return { request: redacted, findings, action: this.action };
+    return { request: redacted, findings, action: this.action, registry };
   }
 
   /**
@@ -98,6 +109,25 @@ export class DlpGuard {
     context.dlpFindings = outcome.findings;
     if (outcome.blocked) throw outcome.blocked;
     return outcome.request;
+  }
+
+  /**
+   * {@link screen} for an exchange whose reply this process relays: also
+   * returns the {@link ReplyFilter} to pass the reply through, or undefined
+   * when neither DLP_SCAN_REPLIES nor DLP_RESTORE applies (the reply path is
+   * then untouched).
+   */
+  screenExchange(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
+    const outcome = this.inspect(request);
+    context.dlpFindings = outcome.findings;
+    if (outcome.blocked) throw outcome.blocked;
+    const originals = this.restore && outcome.registry ? outcome.registry.originalsSnapshot() : undefined;
+    if (!this.scanReplies && !originals) return { request: outcome.request };
+    const scan = this.scanReplies
+      ? { engine: this.engine, threshold: this.threshold, action: this.action, report: (counts: DlpFindingCounts) => this.report(counts) }
+      : undefined;
+    const reply = new ReplyFilter({ registry: outcome.registry ?? new PlaceholderRegistry(), ...(scan ? { scan } : {}), ...(originals ? { originals } : {}) });
+    return { request: outcome.request, reply };
   }
 
   private report(findings: DlpFindingCounts): void {

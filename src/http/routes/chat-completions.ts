@@ -5,6 +5,7 @@ import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import { chatCompletionRequestSchema, describeIssues, normalizeChatRequest } from '../../chat/request-schema.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
+import type { ReplyFilter } from '../../dlp/reply-filter.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { ProviderConfig } from '../../config/gateway-config.ts';
 import { InvalidRequestError, ProviderTimeoutError } from '../../errors/catalog.ts';
@@ -61,7 +62,8 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
-    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    // `reply` is set only with DLP_SCAN_REPLIES or DLP_RESTORE: otherwise replies are relayed untouched.
+    const { request, reply } = deps.dlp ? deps.dlp.screenExchange(routed.request, context) : { request: routed.request, reply: undefined };
     context.model = request.model;
     context.provider = provider.name;
 
@@ -71,7 +73,7 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
     const admission = lookup?.admission ?? (await gate);
     context.cacheStatus = lookup?.status ?? 'BYPASS';
-    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
+    if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context), reply);
     if (lookup) res.set(cacheHeaders(lookup));
 
     const abort = new AbortController();
@@ -85,8 +87,8 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
       (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
     };
     try {
-      if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
-      else await replyOnce(res, dispatch);
+      if (request.stream) await replyStreamed(res, dispatch, deps, cancel, reply);
+      else await replyOnce(res, dispatch, reply);
     } catch (err) {
       if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
       if (err instanceof StreamAbortedError) return;
@@ -141,18 +143,18 @@ async function dispatchMiss(
   return lookup ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
 }
 
-async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
+async function replyOnce(res: Response, dispatch: Dispatch, reply: ReplyFilter | undefined): Promise<void> {
   for await (const entry of dispatch.entries) {
     noteReplyEntry(res, entry);
     if (entry.t === 'error') throw decodeError(entry);
     if (entry.t === 'result') {
-      sendJsonText(res, 200, entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
+      sendJsonText(res, 200, reply ? reply.completion(entry.d) : entry.d, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
       return;
     }
   }
 }
 
-async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps, cancel: () => void): Promise<void> {
+async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatCompletionsDeps, cancel: () => void, reply: ReplyFilter | undefined): Promise<void> {
   let started = false;
   try {
     for await (const entry of dispatch.entries) {
@@ -166,8 +168,9 @@ async function replyStreamed(res: Response, dispatch: Dispatch, deps: ChatComple
         started = true;
         startSse(res, { 'Server-Timing': serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(contextOf(res)) }) });
       }
-      if (entry.t === 'chunk') writeSseData(res, entry.d);
+      if (entry.t === 'chunk') writeSseData(res, reply ? reply.chunk(entry.d) : entry.d);
       else if (entry.t === 'end') {
+        if (reply) for (const held of reply.flush()) writeSseData(res, held);
         endSse(res);
         return;
       }
