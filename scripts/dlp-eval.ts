@@ -1,11 +1,12 @@
 import { DlpEngine } from '../src/dlp/engine.ts';
+import { ENTITY_TYPES } from '../src/dlp/entities.ts';
 import { evaluate } from '../test/dlp/support/evaluate.ts';
 import { generateEvalSet, type EvalSample } from '../test/dlp/support/eval-set.ts';
 import { generateHoldoutSet, type HoldoutSplit } from '../test/dlp/support/holdout-set.ts';
 
 /**
  * `npm run eval:dlp [-- --set holdout|calibration --split test|dev --size 1500 --threshold 0.8 --seed N --errors]`:
- * runs the default engine over a generated labelled set and prints
+ * runs the engine with every entity type (opt-in ones included) over a generated labelled set and prints
  * precision, recall and F1 per entity type.
  *
  * - `--set holdout` (default): test/dlp/support/holdout-set.ts, split `test`
@@ -31,7 +32,8 @@ const samples: EvalSample[] =
   set === 'holdout'
     ? generateHoldoutSet({ split, size: num('size', 1500), ...(seed === undefined ? {} : { seed }) })
     : generateEvalSet({ seed: seed ?? 20240607, perGenerator: num('per-generator', 200) });
-const { scores, errors } = evaluate(new DlpEngine(), samples, threshold);
+// Every type, the opt-in ones (PERSON) included.
+const { scores, errors } = evaluate(new DlpEngine({ entities: ENTITY_TYPES }), samples, threshold);
 
 const label = set === 'holdout' ? `held-out set, split ${split}` : 'calibration set';
 process.stdout.write(`DLP evaluation on the ${label}: ${samples.length} samples, threshold ${threshold}\n\n`);

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { DlpEngine } from '../../src/dlp/engine.ts';
-import type { EntityType } from '../../src/dlp/entities.ts';
+import { ENTITY_TYPES, type EntityType } from '../../src/dlp/entities.ts';
 
 /**
  * Every entity type at the default threshold (0.8): positives in several
  * spellings must be found with their exact span, look-alikes must not be.
  */
-const engine = new DlpEngine();
+// Every type, PERSON (opt-in) included.
+const engine = new DlpEngine({ entities: ENTITY_TYPES });
 const found = (text: string) => engine.analyze(text).map((f) => ({ entity: f.entity, value: text.slice(f.start, f.end), score: f.score }));
 
 const jwt = [{ alg: 'HS256', typ: 'JWT' }, { sub: '42', name: 'Jane Doe' }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
@@ -89,6 +90,15 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     [`SG.${'aB3'.repeat(7)}x.${'Zy9'.repeat(14)}w`, `SG.${'aB3'.repeat(7)}x.${'Zy9'.repeat(14)}w`],
     ['stripe whsec_4eC39HqLyjWDarjtT1zdp7dcABCDEFGH', 'whsec_4eC39HqLyjWDarjtT1zdp7dcABCDEFGH'],
   ],
+  PERSON: [
+    ['Dear Ms. Okafor, thanks for writing.', 'Okafor'],
+    ['Meeting notes by Jennifer Lopez for the team', 'Jennifer Lopez'],
+    ['Dear Dr. Lopez-Garcia,', 'Lopez-Garcia'],
+    ['Herr Pieter de Vries ruft an', 'Pieter de Vries'],
+    ['Patient: Müller, Hannah, referred by the clinic', 'Müller, Hannah'],
+    ['Kind regards,\nSinéad', 'Sinéad'],
+    ['Hi, this is Haruto Tanabe-Okonkwo.', 'Haruto Tanabe-Okonkwo'],
+  ],
   PASSWORD: [
     ['DATABASE_URL=postgres://app:S3cr3t-pw@db.example:5432/app', 'S3cr3t-pw'],
     ['password=hunter2!', 'hunter2!'],
@@ -121,6 +131,7 @@ const LOOK_ALIKES: Record<EntityType, readonly string[]> = {
   PRIVATE_KEY: ['-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', 'the private key is in the vault'],
   BEARER_TOKEN: ['The bearer of this letter is a friend.', 'Bearer authentication is required everywhere', 'Authorization: Bearer <token>', 'Authorization: Bearer $API_TOKEN'],
   JWT: ['eyJub3Rqc29u.eyJhbHNvbm90.c2ln', `eyJhbGciOiJIUzI1NiJ9`],
+  PERSON: ['Will you deploy on Monday?', 'Grace Hopper would approve of Java and Rust', 'Call Jordan about the Paris office', 'Hi Team, the Customer Portal is down', 'Error: Python raised in March', 'Dear Customer,'],
   PASSWORD: ['password=${DB_PASSWORD}', 'password: os.environ["DB_PASSWORD"]', 'https://example.com:8443/path', 'reset your password: click here', 'curl -u admin https://x'],
 };
 
@@ -135,6 +146,13 @@ describe('recognizers at the default threshold', () => {
       });
     });
   }
+
+  it('finds people only when DLP_ENTITIES asks: PERSON is opt-in', () => {
+    const text = 'Dear Ms. Okafor, thanks for writing.';
+    expect(new DlpEngine().entities.has('PERSON')).toBe(false);
+    expect(new DlpEngine().analyze(text)).toEqual([]);
+    expect(new DlpEngine({ entities: ['PERSON'] }).analyze(text).map((f) => f.entity)).toEqual(['PERSON']);
+  });
 
   it('reports nothing in plain prose with numbers, dates, versions and code', () => {
     const text =

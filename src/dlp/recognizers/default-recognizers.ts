@@ -1,3 +1,4 @@
+import type { EntityType } from '../entities.ts';
 import type { Recognizer } from '../recognizer.ts';
 import { apiKeyRecognizer } from './api-key.ts';
 import { bearerTokenRecognizer } from './bearer-token.ts';
@@ -10,6 +11,7 @@ import { jwtRecognizer } from './jwt.ts';
 import { ObfuscatedEmailRecognizer } from './obfuscated-email.ts';
 import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
 import { passwordRecognizer } from './password.ts';
+import { PersonNameRecognizer } from './person-name.ts';
 import { privateKeyRecognizer } from './private-key.ts';
 import { usSsnRecognizer } from './us-ssn.ts';
 
@@ -17,6 +19,8 @@ import { usSsnRecognizer } from './us-ssn.ts';
 export interface DefaultRecognizerOptions {
   /** Regions for national phone numbers; see {@link PhoneNumberRecognizerOptions.regions}. */
   phoneRegions?: readonly string[];
+  /** The entity types wanted; recognizers that load data (people's names) are built only when listed. */
+  entities?: readonly EntityType[];
 }
 
 /**
@@ -24,7 +28,7 @@ export interface DefaultRecognizerOptions {
  * earlier one wins, so specific secrets come before the generic bearer token.
  */
 export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Recognizer[] {
-  return [
+  const recognizers: Recognizer[] = [
     privateKeyRecognizer(),
     jwtRecognizer(),
     cloudAccessKeyRecognizer(),
@@ -39,4 +43,6 @@ export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Reco
     new PhoneNumberRecognizer(options.phoneRegions ? { regions: options.phoneRegions } : {}),
     new IpAddressRecognizer(),
   ];
+  if (options.entities?.includes('PERSON')) recognizers.push(new PersonNameRecognizer());
+  return recognizers;
 }
