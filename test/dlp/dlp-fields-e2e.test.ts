@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENTITY_TYPES } from '../../src/dlp/entities.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
@@ -25,6 +26,7 @@ const VALUES = [
   { value: '4111.1111.1111.1111', local: '4111.1111.1111.1111' },
   { value: 'de89-3704-0044-0532-0130-00', local: 'de89-3704-0044-0532-0130-00' },
   { value: 'glpat-x8Zk2Lm9Qw3Er5Ty7Ui1', local: 'glpat-x8Zk2Lm9Qw3Er5Ty7Ui1' },
+  { value: 'Margarethe Kowalczyk', local: 'Margarethe Kowalczyk', lead: 'Dear' },
 ];
 
 const redis = testRedis();
@@ -36,7 +38,8 @@ let client: OpenAI;
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY });
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: UPSTREAM_KEY, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000' },
+    // Every entity type, PERSON (opt-in) included.
+    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: UPSTREAM_KEY, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000', DLP_ENTITIES: ENTITY_TYPES.join(',') },
     config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
     providers: ['provider_a'],
   });
@@ -98,12 +101,12 @@ describe('DLP on every field, through the gateway', () => {
     for (const needle of ['jane', 'müller', 'muller', '1512']) expect(text).not.toContain(needle);
   });
 
-  for (const { value, local } of VALUES) {
+  for (const { value, local, lead = 'Please email or phone:' } of VALUES as { value: string; local: string; lead?: string }[]) {
     it(`no three characters of ${JSON.stringify(value)} reach the upstream, in any field`, async () => {
       await client.chat.completions.create({
         model: 'a-4o',
         messages: [
-          { role: 'user', content: `Please email or phone: ${value}` },
+          { role: 'user', content: `${lead} ${value}` },
           { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'save', arguments: JSON.stringify({ contact: value }) } }] },
           { role: 'tool', tool_call_id: 'c2', content: `saved contact ${value}` },
           { role: 'user', content: `Confirm the contact ${value} by email or phone.` },
@@ -112,7 +115,11 @@ describe('DLP on every field, through the gateway', () => {
       });
       const text = receivedText();
       expect(text).toContain('<'); // placeholders were sent instead
-      for (const fragment of fragmentsOf(local)) expect(text, `fragment ${JSON.stringify(fragment)} of ${value}`).not.toContain(fragment);
+      // The request's own words ("the contact") may share three letters with a value.
+      const filler = `${lead} save {"contact":""} saved contact Confirm the contact by email or phone. a-4o`;
+      for (const fragment of fragmentsOf(local).filter((f) => !filler.includes(f))) {
+        expect(text, `fragment ${JSON.stringify(fragment)} of ${value}`).not.toContain(fragment);
+      }
     });
   }
 });
