@@ -19,9 +19,16 @@ export interface ReplyFilterOptions {
  * sent: the longest value a recognizer reads whole (an e-mail address is at
  * most 64 + 1 + 255) plus the two words of context after it. A value that
  * starts before the cut therefore ends inside the text scanned with it, and
- * is then held from its start: at most this plus one value is ever held.
+ * is then held from its start: at most this, one value and
+ * {@link REPLY_SCAN_STEP} are ever held.
  */
 export const REPLY_HOLD_BACK = 384;
+/**
+ * Scanning waits for this many characters beyond the hold-back, so a reply
+ * streamed a few characters a chunk is scanned every few dozen characters,
+ * not at every chunk.
+ */
+export const REPLY_SCAN_STEP = 96;
 /** Already-sent text kept as the context words before the next piece. */
 const LEFT_CONTEXT = 64;
 /** A placeholder cut in two (`<EMAIL_ADD`) is held until its `>` arrives. */
@@ -117,6 +124,10 @@ export class ReplyFilter {
     }
     const text = state.pending + piece;
     if (text === '') return '';
+    if (!all && this.options.scan && text.length < REPLY_HOLD_BACK + REPLY_SCAN_STEP) {
+      state.pending = text;
+      return '';
+    }
     const cut = all ? text.length : this.safeCut(state.sent, text);
     const released = text.slice(0, cut);
     state.pending = text.slice(cut);

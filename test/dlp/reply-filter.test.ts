@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { DlpGuard, type DlpGuardOptions } from '../../src/dlp/dlp-guard.ts';
-import { REPLY_HOLD_BACK, type ReplyFilter } from '../../src/dlp/reply-filter.ts';
+import { REPLY_HOLD_BACK, REPLY_SCAN_STEP, type ReplyFilter } from '../../src/dlp/reply-filter.ts';
 import { PiiDetectedError } from '../../src/errors/catalog.ts';
 
 const EMAIL = 'jörg.müller@example.de';
@@ -73,13 +73,13 @@ describe('DLP on replies', () => {
     expect(counts[0]).toEqual([{ PHONE_NUMBER: 1 }, 'block']);
   });
 
-  it('streams: a value split over many chunks is replaced whole; at most the hold-back plus one value is held', () => {
+  it('streams: a value split over many chunks is replaced whole; at most the hold-back, one value and a scan step are held', () => {
     const { reply } = exchange({ scanReplies: true, restore: true });
     const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(30);
     const text = `${prose}Reach Zoë at zoë.lindqvist@exämple.se or +46 70 123 45 67 x12, and <EMAIL_ADDRESS_1> too. ${prose}`;
     const { out, maxHeld } = stream(reply!, text);
     expect(out).toBe(`${prose}Reach Zoë at <EMAIL_ADDRESS_2> or <PHONE_NUMBER_1>, and ${EMAIL} too. ${prose}`);
-    expect(maxHeld).toBeLessThanOrEqual(REPLY_HOLD_BACK + 'zoë.lindqvist@exämple.se'.length + 5);
+    expect(maxHeld).toBeLessThanOrEqual(REPLY_HOLD_BACK + REPLY_SCAN_STEP + 'zoë.lindqvist@exämple.se'.length + 5);
     expect(maxHeld).toBeGreaterThanOrEqual(REPLY_HOLD_BACK);
     for (const fragment of ['lindq', 'exä', '123 45']) expect(out).not.toContain(fragment);
   });

@@ -9,12 +9,12 @@ import { IBAN_LENGTHS, ibanChecksumValid } from '../validators/iban.ts';
  * ("… 0130 00 OK"), so the country's registered length decides where the
  * IBAN ends, provided it ends at a group boundary.
  *
- * Score 1.0 for a known country, the right length, mod-97 = 1 and a BBAN that
- * is at least 40% digits (prose that happens to pass mod 97 is mostly letters);
- * anything else is rejected.
+ * Score 1.0 for a known country, the right length, mod-97 = 1, letters of one
+ * case and a BBAN that is at least 40% digits (prose that happens to pass
+ * mod 97 is mostly letters, in mixed case); anything else is rejected.
  */
 
-const CANDIDATE = /(?<![A-Za-z0-9])[A-Za-z]{2} ?\d{2}(?:(?:[ .-]{0,3}|\r?\n)[A-Za-z0-9]){11,30}/g;
+const CANDIDATE = /(?<![A-Za-z0-9])[A-Za-z]{2} ?\d{2}(?:(?: {0,2}|-| - |\.|\r?\n)[A-Za-z0-9]){11,30}/g;
 const MIN_DIGIT_SHARE = 0.4;
 
 export class IbanRecognizer implements Recognizer {
@@ -29,16 +29,18 @@ export class IbanRecognizer implements Recognizer {
       const raw = match[0];
       const country = raw.slice(0, 2);
       const length = IBAN_LENGTHS[country.toUpperCase()];
-      const end = length === undefined || !sameCase(country) ? -1 : endOfIban(raw, length);
+      const end = length === undefined ? -1 : endOfIban(raw, length);
       if (end === -1) {
         CANDIDATE.lastIndex = match.index + 1;
         continue;
       }
-      const compact = raw.slice(0, end).replace(/[^A-Za-z0-9]/g, '').toUpperCase();
+      const written = raw.slice(0, end).replace(/[^A-Za-z0-9]/g, '');
+      const compact = written.toUpperCase();
       const next = text.charCodeAt(match.index + end);
       const atBoundary = Number.isNaN(next) || !isAlnum(next);
       const bbanDigits = compact.slice(4).replace(/\D/g, '').length;
-      if (atBoundary && bbanDigits >= MIN_DIGIT_SHARE * (compact.length - 4) && ibanChecksumValid(compact)) {
+      // One case throughout: "is 5442-1589-1118-1411. Answer in" is a sentence, not an IBAN.
+      if (atBoundary && sameCase(written) && bbanDigits >= MIN_DIGIT_SHARE * (compact.length - 4) && ibanChecksumValid(compact)) {
         out.push({ entity: 'IBAN_CODE', start: match.index, end: match.index + end, score: 1, key: compact, recognizer: this.name });
         CANDIDATE.lastIndex = match.index + end;
       } else {
@@ -58,8 +60,8 @@ function endOfIban(raw: string, length: number): number {
   return -1;
 }
 
-function sameCase(code: string): boolean {
-  return code === code.toUpperCase() || code === code.toLowerCase();
+function sameCase(value: string): boolean {
+  return value === value.toUpperCase() || value === value.toLowerCase();
 }
 
 function isAlnum(code: number): boolean {

@@ -18,12 +18,13 @@ export function passwordRecognizer(): PatternRecognizer {
     name: 'password',
     entity: 'PASSWORD',
     patterns: [
-      { name: 'url-userinfo', regex: /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s:/@]{1,64}:(?<value>[^\s@/]{1,128})@[\w.-]/dgi, score: 1, requires: ['://'] },
+      // Starts at the literal "://", which the engine finds fast; the scheme before it does not matter.
+      { name: 'url-userinfo', regex: /:\/\/[^\s:/@]{1,64}:(?<value>[^\s@/]{1,128})@[\w.-]/dg, score: 1, requires: ['://'] },
       {
         name: 'keyword',
-        regex: /(?<![\w-])[\w-]*(?:password|passwd|passwort|pwd|pass_?phrase)["']?\s*[:=]\s*["']?(?<value>[^\s"',;`]{3,128})/dgi,
+        regex: /(?:passw(?:or)?[dt]|pwd|pass_?phrase)["']?\s*[:=]\s*["']?(?<value>[^\s"',;`]{3,128})/dgi,
         score: 1,
-        requires: ['ass', 'ASS', 'wd', 'WD'],
+        requires: ['assw', 'ASSW', 'Assw', 'wd', 'WD', 'hrase', 'HRASE'],
       },
       { name: 'curl-user', regex: /(?<!\S)(?:-u|--user)\s+["']?[^\s:"']{1,64}:(?<value>[^\s"']{1,128})/dg, score: 1, requires: ['-u'] },
     ],

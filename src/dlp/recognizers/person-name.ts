@@ -13,7 +13,7 @@ const MAX_TOKENS = 4;
  * "this is", "my name is". Unknown capitalised words after one are a name
  * candidate too (the dictionaries cannot hold every name).
  */
-const ANNOUNCED = /(?:^|[^\p{L}])(?:mr|mrs|ms|miss|mx|dr|prof|sir|herr|frau|sr|sra|señor|señora|mme|mlle|monsieur|madame|sig|signor|signora|gentile|dear|hi|hello|hey|hallo|bonjour|hola|ciao|liebe|lieber|caro|cara|estimad[oa]|regards|thanks|cheers|best|gruß|grüße|saludo|cordialement|name|named|called|this is|i am|i'm|its|it's|patient|speaker|colleague|holder)\.?[:,]?\s{1,3}$/iu;
+const ANNOUNCED = /(?:^|[^\p{L}])(?:mr|mrs|ms|miss|mx|dr|prof|sir|herr|frau|sr|sra|señor|señora|mme|mlle|monsieur|madame|sig|signor|signora|gentile|dear|hi|hello|hey|hallo|bonjour|hola|ciao|liebe|lieber|caro|cara|estimad[oa]|regards|thanks|cheers|best|gruß|grüße|saludo|cordialement|name:|name is|named|called|this is|i am|i'm|its|it's|patient|speaker|colleague|holder)\.?[:,]?\s{1,3}$/iu;
 
 const FULL_SCORE = 0.85;
 const PARTIAL_SCORE = 0.7;

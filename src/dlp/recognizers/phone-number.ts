@@ -25,10 +25,13 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
 
 /**
  * A run of digits with the separators people type between groups (space, dot,
- * dash, slash, parentheses), optionally after `+` or `00`. Bounded, so a scan
- * is linear; which part of it is a number is decided by parsing.
+ * dash, slash, parentheses), optionally after `+`. Bounded, so a scan is
+ * linear; which part of it is a number is decided by parsing. What may come
+ * before it is checked in code ({@link startsNumber}): lookbehinds here would
+ * cost a check at every character of the text.
  */
-const CHUNK = /(?<![\w+./-])(?<!\d,)(?:\+\(?|(?<![\d)][ .-]{1,3})\(?)\d[\d ().\/-]{4,24}\d\)?/g;
+const CHUNK = /[+(\d][\d ().\/-]{4,24}\d\)?/g;
+const LEADING_RUN = /^[+(]?\d+/;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const AFTER_OK = /(?![\w]|[.,-]\d)/y;
 const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
@@ -85,6 +88,10 @@ export class PhoneNumberRecognizer implements Recognizer {
     let match: RegExpExecArray | null;
     while ((match = CHUNK.exec(text)) !== null) {
       const start = match.index;
+      if (!startsNumber(text, start, match[0])) {
+        CHUNK.lastIndex = start + Math.max(1, LEADING_RUN.exec(match[0])?.[0].length ?? 1);
+        continue;
+      }
       const found = this.longestValid(text, start, match[0]);
       if (!found) {
         const nextGroup = match[0].search(/[ ./-]\(?\d/);
@@ -103,6 +110,9 @@ export class PhoneNumberRecognizer implements Recognizer {
   /** The longest prefix of `chunk` (dropping up to {@link MAX_TRIMS} trailing groups) that is a valid number. */
   private longestValid(text: string, start: number, chunk: string): { length: number; score: number; e164: string } | undefined {
     let value = chunk.replace(/[ ./-]+$/, '');
+    let context: boolean | undefined;
+    // Reading the words around costs more than the rest; asked at most once per chunk.
+    const phoneWordNearby = () => (context ??= this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE);
     // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
     EXTENSION.lastIndex = start + value.length;
     const extended = EXTENSION.test(text);
@@ -111,7 +121,7 @@ export class PhoneNumberRecognizer implements Recognizer {
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
       AFTER_OK.lastIndex = start + value.length;
       if (AFTER_OK.test(text) || trims > 0) {
-        const found = this.validate(text, start, value, extended && trims === 0);
+        const found = this.validate(value, extended && trims === 0, phoneWordNearby);
         if (found) return { length: value.length, ...found };
       }
       const cut = Math.max(value.lastIndexOf(' '), value.lastIndexOf('-'), value.lastIndexOf('.'), value.lastIndexOf('/'));
@@ -121,7 +131,7 @@ export class PhoneNumberRecognizer implements Recognizer {
     return undefined;
   }
 
-  private validate(text: string, start: number, value: string, extended: boolean): { score: number; e164: string } | undefined {
+  private validate(value: string, extended: boolean, phoneWordNearby: () => boolean): { score: number; e164: string } | undefined {
     const digits = value.replace(/\D/g, '');
     if (digits.length < 7 || digits.length > 17) return undefined;
     if (count(value, '(') !== count(value, ')')) return undefined;
@@ -146,7 +156,7 @@ export class PhoneNumberRecognizer implements Recognizer {
       return phone ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
     }
     // Parsing is what costs here; without a phone word nearby the score could not reach a threshold anyway.
-    if (this.scorer.adjust(text, start, start + value.length, NATIONAL_SCORE) <= NATIONAL_SCORE) return undefined;
+    if (!phoneWordNearby()) return undefined;
     const phone = this.parseNational(value, 'any');
     return phone ? { score: NATIONAL_SCORE, e164: phone.number } : undefined;
   }
@@ -166,6 +176,18 @@ export class PhoneNumberRecognizer implements Recognizer {
     }
     return undefined;
   }
+}
+
+/**
+ * Whether a number may start at `start`: not inside a word or a longer number
+ * (`v2.14`, `+1 123…` whose start did not parse), nor a group after digits
+ * and a separator (`4111 0605 …`, `1,234`) unless it carries its own `+`.
+ */
+function startsNumber(text: string, start: number, chunk: string): boolean {
+  if (chunk[0] === '(' && !/\d/.test(chunk[1] ?? '')) return false;
+  const before = text.slice(Math.max(0, start - 4), start);
+  if (/[\w+./-]$/.test(before) || /\d,$/.test(before)) return false;
+  return chunk[0] === '+' || !/[\d)][ .-]{1,3}$/.test(before);
 }
 
 function count(value: string, char: string): number {
