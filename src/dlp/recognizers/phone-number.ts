@@ -110,6 +110,7 @@ export class PhoneNumberRecognizer implements Recognizer {
   /** The longest prefix of `chunk` (dropping up to {@link MAX_TRIMS} trailing groups) that is a valid number. */
   private longestValid(text: string, start: number, chunk: string): { length: number; score: number; e164: string } | undefined {
     let value = chunk.replace(/[ ./-]+$/, '');
+    while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
     let context: boolean | undefined;
     // Reading the words around costs more than the rest; asked at most once per chunk.
     const phoneWordNearby = () => (context ??= this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE);
@@ -117,11 +118,11 @@ export class PhoneNumberRecognizer implements Recognizer {
     EXTENSION.lastIndex = start + value.length;
     const extended = EXTENSION.test(text);
     if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONES.some((shape) => shape.test(value)))) return undefined;
-    while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
       AFTER_OK.lastIndex = start + value.length;
       if (AFTER_OK.test(text) || trims > 0) {
-        const found = this.validate(value, extended && trims === 0, phoneWordNearby);
+        // The whole chunk's layout was checked above; a shorter prefix is checked again unless an extension proves it.
+        const found = this.validate(value, trims === 0 || extended, phoneWordNearby);
         if (found) return { length: value.length, ...found };
       }
       const cut = Math.max(value.lastIndexOf(' '), value.lastIndexOf('-'), value.lastIndexOf('.'), value.lastIndexOf('/'));
@@ -131,11 +132,11 @@ export class PhoneNumberRecognizer implements Recognizer {
     return undefined;
   }
 
-  private validate(value: string, extended: boolean, phoneWordNearby: () => boolean): { score: number; e164: string } | undefined {
+  private validate(value: string, layoutChecked: boolean, phoneWordNearby: () => boolean): { score: number; e164: string } | undefined {
     const digits = value.replace(/\D/g, '');
     if (digits.length < 7 || digits.length > 17) return undefined;
     if (count(value, '(') !== count(value, ')')) return undefined;
-    if (!extended && NOT_PHONES.some((shape) => shape.test(value))) return undefined;
+    if (!layoutChecked && NOT_PHONES.some((shape) => shape.test(value))) return undefined;
     if (value.startsWith('+') || value.startsWith('00')) {
       const phone = parsePhoneNumberFromString(`+${digits.slice(value.startsWith('+') ? 0 : 2)}`);
       return phone?.isValid() ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
