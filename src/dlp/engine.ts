@@ -37,7 +37,7 @@ export class DlpEngine {
   private readonly active: readonly ActiveRecognizer[];
 
   constructor(options: DlpEngineOptions = {}) {
-    const wanted = options.entities ?? undefined;
+    const wanted = options.entities;
     const recognizers = options.recognizers ?? defaultRecognizers({ ...options, ...(wanted ? { entities: wanted } : {}) });
     const known = new Set(recognizers.flatMap((r) => r.entities));
     this.entities = new Set(wanted ? wanted.filter((e) => known.has(e)) : [...known].filter((e) => !OPT_IN_ENTITIES.includes(e)));
