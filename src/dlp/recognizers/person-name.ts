@@ -39,9 +39,10 @@ function loadNames(file: string): Set<string> {
  * Scores: a known first name followed by a known last name 0.85; a known
  * first name with an unknown capitalised word, or two known names, 0.7; one
  * known name alone, or unknown capitalised words right after a title,
- * greeting or sign-off (`Dear Ms. Okonkwo`, `Regards, Sinéad`), 0.5. Words such as "Mr", "Dr", "Dear", "Hi", "name",
- * "patient" or "regards" nearby add 0.35, so `Dear Ms. Okafor` acts at the
- * default threshold and `Call Jordan` does not.
+ * greeting or sign-off (`Dear Ms. Okonkwo`, `Regards, Sinéad`), 0.5. Words
+ * such as "Mr", "Dr", "Dear", "Hi", "name", "patient" or "regards" nearby
+ * add 0.35, so `Dear Ms. Okafor` acts at the default threshold and
+ * `Call Jordan` does not.
  *
  * Off unless listed in DLP_ENTITIES: a name is less certain than a checksum,
  * and prompts name public figures, authors and products as often as users.
