@@ -1,6 +1,7 @@
 import type { ChatRequest } from '../src/chat/types.ts';
 import { DlpGuard } from '../src/dlp/dlp-guard.ts';
 import { DlpEngine } from '../src/dlp/engine.ts';
+import { ENTITY_TYPES } from '../src/dlp/entities.ts';
 import { percentiles } from './support/load.ts';
 
 /**
@@ -58,7 +59,19 @@ function time(label: string, fn: () => unknown, n = iterations): string {
 }
 
 const engine = new DlpEngine();
+// PERSON is opt-in (DLP_ENTITIES): its dictionaries cost a word scan of every capitalised word.
+const allEngine = new DlpEngine({ entities: ENTITY_TYPES });
 const guard = new DlpGuard({ engine, action: 'redact' });
+const namesPii2k = prompt(2048, [...PII, 'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call.']);
+
+/** A streamed reply of ~2 KB in 4-character chunks through DLP_SCAN_REPLIES + DLP_RESTORE: the cost per reply. */
+function streamReply(): void {
+  const { reply } = new DlpGuard({ engine, scanReplies: true, restore: true }).screenExchange({ ...chat, stream: true }, {});
+  for (let i = 0; i < pii2k.length; i += 4) {
+    reply!.chunk(JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: pii2k.slice(i, i + 4) }, finish_reason: null, logprobs: null }] }));
+  }
+  reply!.flush();
+}
 const chat: ChatRequest = {
   model: 'a-4o',
   stream: false,
@@ -77,6 +90,8 @@ const rows = [
   time('2 KB prompt, 4 findings (email, phone, card, IBAN, IP)', () => engine.analyze(pii2k)),
   time('DlpGuard.inspect, 4 messages (~2.6 KB), redact', () => guard.inspect(chat)),
   time('64 KB document, 4 findings', () => engine.analyze(doc64k), Math.max(100, Math.floor(iterations / 20))),
+  time('2 KB prompt, every type incl. PERSON (DLP_ENTITIES)', () => allEngine.analyze(namesPii2k)),
+  time('2 KB streamed reply, 512 chunks, DLP_SCAN_REPLIES + DLP_RESTORE', streamReply, Math.max(50, Math.floor(iterations / 100))),
 ];
 
 const findings = engine.analyze(pii2k).map((f) => f.entity);

@@ -1,23 +1,27 @@
-import type { ChatMessage, ContentPart } from './types.ts';
+import type { ChatMessage, ChatRequest, ContentPart } from './types.ts';
 
 /**
  * Every piece of client-written text in a message list, in a fixed order:
- * message contents and text parts, the arguments of the assistant's tool
- * calls (JSON text) and tool results. Image parts are not text and are left
- * as they are. DLP scans and redacts through this, so a new kind of text in
- * the model has one place to be added.
+ * message contents and text parts, participant `name`s, refusals, the
+ * arguments of the assistant's tool calls (JSON text) and tool results.
+ * Image parts are not text and are left as they are; tool-call ids and
+ * function names are identifiers the provider needs verbatim. DLP scans and
+ * redacts through this, so a new kind of text in the model has one place to
+ * be added.
  */
 export function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) => string): ChatMessage[] {
   return messages.map((message): ChatMessage => {
     switch (message.role) {
       case 'system':
       case 'developer':
+        return withName({ ...message, content: fn(message.content) }, fn);
       case 'tool':
         return { ...message, content: fn(message.content) };
       case 'user':
-        return { ...message, content: typeof message.content === 'string' ? fn(message.content) : message.content.map((part) => mapPart(part, fn)) };
+        return withName({ ...message, content: typeof message.content === 'string' ? fn(message.content) : message.content.map((part) => mapPart(part, fn)) }, fn);
       case 'assistant': {
-        const out = { ...message, content: message.content === null ? null : fn(message.content) };
+        const out = withName({ ...message, content: message.content === null ? null : fn(message.content) }, fn);
+        if (message.refusal !== undefined) out.refusal = fn(message.refusal);
         if (message.tool_calls) {
           out.tool_calls = message.tool_calls.map((call) => ({ ...call, function: { ...call.function, arguments: fn(call.function.arguments) } }));
         }
@@ -27,14 +31,39 @@ export function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: str
   });
 }
 
+/**
+ * {@link mapMessageTexts} over a whole request, then the other client text
+ * that reaches a provider or a cache key: `stop` sequences, the `user` id
+ * (often an e-mail address), `metadata` values, and tool descriptions.
+ */
+export function mapRequestTexts(request: ChatRequest, fn: (text: string) => string): ChatRequest {
+  const out: ChatRequest = { ...request, messages: mapMessageTexts(request.messages, fn) };
+  if (request.stop) out.stop = request.stop.map(fn);
+  if (request.user !== undefined) out.user = fn(request.user);
+  if (request.metadata) out.metadata = Object.fromEntries(Object.entries(request.metadata).map(([k, v]) => [k, fn(v)]));
+  if (request.tools) {
+    out.tools = request.tools.map((tool) =>
+      tool.function.description === undefined ? tool : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } },
+    );
+  }
+  return out;
+}
+
+/** A changed `name` keeps only identifier characters: providers reject others there (`<EMAIL_ADDRESS_1>` becomes `EMAIL_ADDRESS_1`). */
+function withName<T extends { name?: string }>(message: T, fn: (text: string) => string): T {
+  if (message.name === undefined) return message;
+  const name = fn(message.name);
+  return { ...message, name: name === message.name ? name : name.replace(/[^A-Za-z0-9_-]/g, '') };
+}
+
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
   return part.type === 'text' ? { type: 'text', text: fn(part.text) } : part;
 }
 
-/** The texts {@link mapMessageTexts} visits, in its order. */
-export function messageTexts(messages: readonly ChatMessage[]): string[] {
+/** The texts {@link mapRequestTexts} visits, in its order. */
+export function requestTexts(request: ChatRequest): string[] {
   const texts: string[] = [];
-  mapMessageTexts(messages, (text) => {
+  mapRequestTexts(request, (text) => {
     texts.push(text);
     return text;
   });

@@ -151,6 +151,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     enabled: settings.DLP_ENABLED,
     action: settings.DLP_ACTION,
     threshold: settings.DLP_CONFIDENCE_THRESHOLD,
+    scanReplies: settings.DLP_SCAN_REPLIES,
+    restore: settings.DLP_RESTORE,
     engine: new DlpEngine({
       ...(settings.DLP_ENTITIES.length > 0 ? { entities: settings.DLP_ENTITIES } : {}),
       phoneRegions: settings.DLP_PHONE_REGIONS,

@@ -107,7 +107,11 @@ const settingsSchema = z.object({
     const unknown = list.filter((item) => !isEntityType(item));
     if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}` });
   }).transform((list) => list as EntityType[]),
-  /** Regions (ISO 3166 alpha-2) whose national phone formats are recognised without a `+` country code. Default US,GB,DE,FR. */
+  /** Scan provider replies too (sync and streamed), with DLP_ACTION. Default false. */
+  DLP_SCAN_REPLIES: envBoolean(false),
+  /** In `redact` mode, put the client's own values back where the reply repeats their placeholders. Default false. */
+  DLP_RESTORE: envBoolean(false),
+  /** Regions (ISO 3166 alpha-2) whose national phone formats are recognised without a `+` country code. Default: the 20 most populous countries, the EU and GB (docs/dlp.md). */
   DLP_PHONE_REGIONS: envList().superRefine((list, ctx) => {
     const bad = list.filter((item) => !/^[A-Za-z]{2}$/.test(item));
     if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });

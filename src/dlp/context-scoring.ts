@@ -2,7 +2,10 @@ import { CONTEXT_BOOST, CONTEXT_WORDS_AFTER, CONTEXT_WORDS_BEFORE, NEGATIVE_WORD
 
 /** How far to look for context words, in characters; five words fit easily. */
 const WINDOW_CHARS = 64;
-const WORD = /[a-z][a-z0-9]*/g;
+const ASCII_WORD = /[a-z][a-z0-9]*/g;
+/** Words of any script ("numéro", "телефон"); slower, so only for text that is not plain ASCII. */
+const WORD = /\p{L}[\p{L}\p{N}]*/gu;
+const NON_ASCII = /[^\x00-\x7f]/;
 
 class WordSet {
   private readonly exact: Set<string>;
@@ -58,12 +61,17 @@ export class ContextScorer {
   }
 }
 
+function wordsOf(slice: string): string[] {
+  const lower = slice.toLowerCase();
+  return lower.match(NON_ASCII.test(lower) ? WORD : ASCII_WORD) ?? [];
+}
+
 function lastWords(slice: string, count: number): string[] {
-  const words = slice.toLowerCase().match(WORD) ?? [];
+  const words = wordsOf(slice);
   return words.slice(-count);
 }
 
 function firstWords(slice: string, count: number): string[] {
-  const words = slice.toLowerCase().match(WORD) ?? [];
+  const words = wordsOf(slice);
   return words.slice(0, count);
 }

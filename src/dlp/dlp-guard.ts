@@ -1,10 +1,11 @@
-import { mapMessageTexts, messageTexts } from '../chat/message-texts.ts';
+import { mapRequestTexts, requestTexts } from '../chat/message-texts.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { PiiDetectedError } from '../errors/catalog.ts';
 import { DlpEngine } from './engine.ts';
 import type { DlpAction } from './entities.ts';
 import type { Finding } from './recognizer.ts';
 import { PlaceholderRegistry, redactText } from './redaction.ts';
+import { ReplyFilter } from './reply-filter.ts';
 
 /** Findings per entity type, e.g. `{ EMAIL_ADDRESS: 2 }`. Counts only, never values. */
 export type DlpFindingCounts = Record<string, number>;
@@ -19,6 +20,10 @@ export interface DlpGuardOptions {
   threshold?: number;
   /** The detection engine. Default: every built-in recognizer. */
   engine?: DlpEngine;
+  /** Scan the provider's replies too, with the same action (DLP_SCAN_REPLIES). Default false. */
+  scanReplies?: boolean;
+  /** Put the client's own placeholders back in the reply, `redact` only (DLP_RESTORE). Default false. */
+  restore?: boolean;
   /**
    * Called once per request that had findings, with counts per entity type
    * and the action taken (metrics, /stats). Called before a blocked request
@@ -37,14 +42,17 @@ export interface DlpOutcome {
   action: DlpAction;
   /** In `block` mode with findings: the error to answer with (400 `pii_detected`, entity types only). */
   blocked?: PiiDetectedError;
+  /** The request's placeholders, when it was redacted. */
+  registry?: PlaceholderRegistry;
 }
 
 /**
  * Applies DLP to a chat request before the cache, the queue or a provider
  * sees it: scans every text of every message, whatever its role (earlier
  * assistant turns are re-sent by the client and are just as much input):
- * contents and text parts, tool-call arguments and tool results. Image bytes
- * are not scanned. Then
+ * contents and text parts, names, tool-call arguments and tool results, and
+ * the request's stop sequences, `user`, metadata values and tool
+ * descriptions (see {@link mapRequestTexts}). Image bytes are not scanned. Then
  *
  * - `redact`: replaces each finding with a numbered typed placeholder,
  *   consistent across the request's messages (see {@link PlaceholderRegistry});
@@ -56,6 +64,8 @@ export class DlpGuard {
   readonly action: DlpAction;
   readonly threshold: number;
   readonly engine: DlpEngine;
+  readonly scanReplies: boolean;
+  readonly restore: boolean;
   private readonly onFindings: DlpGuardOptions['onFindings'];
 
   constructor(options: DlpGuardOptions = {}) {
@@ -65,12 +75,14 @@ export class DlpGuard {
     this.action = options.action ?? 'redact';
     this.threshold = threshold;
     this.engine = options.engine ?? new DlpEngine();
+    this.scanReplies = this.enabled && (options.scanReplies ?? false);
+    this.restore = this.enabled && this.action === 'redact' && (options.restore ?? false);
     this.onFindings = options.onFindings;
   }
 
   inspect(request: ChatRequest): DlpOutcome {
     if (!this.enabled) return { request, findings: {}, action: this.action };
-    const perText: Finding[][] = messageTexts(request.messages).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
+    const perText: Finding[][] = requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
     const findings: DlpFindingCounts = {};
     for (const list of perText) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
     const types = Object.keys(findings).sort();
@@ -82,8 +94,8 @@ export class DlpGuard {
 
     const registry = new PlaceholderRegistry();
     let i = 0;
-    const messages = mapMessageTexts(request.messages, (text) => redactText(text, perText[i++] ?? [], registry));
-    return { request: { ...request, messages }, findings, action: this.action };
+    const redacted = mapRequestTexts(request, (text) => redactText(text, perText[i++] ?? [], registry));
+    return { request: redacted, findings, action: this.action, registry };
   }
 
   /**
@@ -97,6 +109,25 @@ export class DlpGuard {
     context.dlpFindings = outcome.findings;
     if (outcome.blocked) throw outcome.blocked;
     return outcome.request;
+  }
+
+  /**
+   * {@link screen} for an exchange whose reply this process relays: also
+   * returns the {@link ReplyFilter} to pass the reply through, or undefined
+   * when neither DLP_SCAN_REPLIES nor DLP_RESTORE applies (the reply path is
+   * then untouched).
+   */
+  screenExchange(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
+    const outcome = this.inspect(request);
+    context.dlpFindings = outcome.findings;
+    if (outcome.blocked) throw outcome.blocked;
+    const originals = this.restore && outcome.registry ? outcome.registry.originalsSnapshot() : undefined;
+    if (!this.scanReplies && !originals) return { request: outcome.request };
+    const scan = this.scanReplies
+      ? { engine: this.engine, threshold: this.threshold, action: this.action, report: (counts: DlpFindingCounts) => this.report(counts) }
+      : undefined;
+    const reply = new ReplyFilter({ registry: outcome.registry ?? new PlaceholderRegistry(), ...(scan ? { scan } : {}), ...(originals ? { originals } : {}) });
+    return { request: outcome.request, reply };
   }
 
   private report(findings: DlpFindingCounts): void {

@@ -1,5 +1,5 @@
 import { ContextScorer } from './context-scoring.ts';
-import type { EntityType } from './entities.ts';
+import { OPT_IN_ENTITIES, type EntityType } from './entities.ts';
 import { resolveOverlaps } from './overlap.ts';
 import type { Candidate, Finding, Recognizer } from './recognizer.ts';
 import { defaultRecognizers, type DefaultRecognizerOptions } from './recognizers/default-recognizers.ts';
@@ -8,7 +8,7 @@ import { defaultRecognizers, type DefaultRecognizerOptions } from './recognizers
 export interface DlpEngineOptions extends DefaultRecognizerOptions {
   /** The recognizers to run, in priority order. Default: {@link defaultRecognizers}. */
   recognizers?: readonly Recognizer[];
-  /** Report only these entity types. Default: every type the recognizers know. */
+  /** Report only these entity types. Default: every type the recognizers know but the {@link OPT_IN_ENTITIES}. */
   entities?: readonly EntityType[];
 }
 
@@ -37,9 +37,10 @@ export class DlpEngine {
   private readonly active: readonly ActiveRecognizer[];
 
   constructor(options: DlpEngineOptions = {}) {
-    const recognizers = options.recognizers ?? defaultRecognizers(options);
+    const wanted = options.entities;
+    const recognizers = options.recognizers ?? defaultRecognizers({ ...options, ...(wanted ? { entities: wanted } : {}) });
     const known = new Set(recognizers.flatMap((r) => r.entities));
-    this.entities = new Set(options.entities ? options.entities.filter((e) => known.has(e)) : known);
+    this.entities = new Set(wanted ? wanted.filter((e) => known.has(e)) : [...known].filter((e) => !OPT_IN_ENTITIES.includes(e)));
     this.active = recognizers
       .filter((r) => r.entities.some((e) => this.entities.has(e)))
       .map((recognizer) => ({ recognizer, scorer: recognizer.context ? new ContextScorer(recognizer.context) : undefined }));

@@ -15,7 +15,15 @@ export const ENTITY_TYPES = [
   'PRIVATE_KEY',
   'BEARER_TOKEN',
   'JWT',
+  'PASSWORD',
+  'PERSON',
 ] as const;
+
+/**
+ * Types the engine leaves out unless DLP_ENTITIES names them: dictionary
+ * findings (people) are less certain than checksums and formats.
+ */
+export const OPT_IN_ENTITIES: readonly EntityType[] = ['PERSON'];
 
 export type EntityType = (typeof ENTITY_TYPES)[number];
 

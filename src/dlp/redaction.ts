@@ -14,8 +14,10 @@ import type { Finding } from './recognizer.ts';
 export class PlaceholderRegistry {
   private readonly byValue = new Map<string, string>();
   private readonly counters = new Map<EntityType, number>();
+  private readonly originals = new Map<string, string>();
 
-  placeholderFor(finding: Pick<Finding, 'entity' | 'key'>): string {
+  /** The placeholder of a value; `text` (its spelling at first sight) is kept for {@link originalsSnapshot}. */
+  placeholderFor(finding: Pick<Finding, 'entity' | 'key'>, text?: string): string {
     const id = `${finding.entity}\u0000${finding.key}`;
     let placeholder = this.byValue.get(id);
     if (placeholder === undefined) {
@@ -23,8 +25,14 @@ export class PlaceholderRegistry {
       this.counters.set(finding.entity, n);
       placeholder = `<${finding.entity}_${n}>`;
       this.byValue.set(id, placeholder);
+      if (text !== undefined) this.originals.set(placeholder, text);
     }
     return placeholder;
+  }
+
+  /** Placeholder -> value as first written, for restoring a reply (DLP_RESTORE); a copy, so later placeholders are not in it. */
+  originalsSnapshot(): ReadonlyMap<string, string> {
+    return new Map(this.originals);
   }
 }
 
@@ -34,8 +42,19 @@ export function redactText(text: string, findings: readonly Finding[], registry:
   let out = '';
   let cursor = 0;
   for (const finding of findings) {
-    out += text.slice(cursor, finding.start) + registry.placeholderFor(finding);
+    out += text.slice(cursor, finding.start) + registry.placeholderFor(finding, text.slice(finding.start, finding.end));
     cursor = finding.end;
   }
   return out + text.slice(cursor);
+}
+
+const PLACEHOLDER = /<[A-Z][A-Z_]*_\d+>/g;
+
+/** `text` with the placeholders of `originals` put back; `escape` adapts a value to where it goes (JSON text). */
+export function restorePlaceholders(text: string, originals: ReadonlyMap<string, string>, escape: (value: string) => string = (v) => v): string {
+  if (originals.size === 0 || !text.includes('<')) return text;
+  return text.replace(PLACEHOLDER, (placeholder) => {
+    const value = originals.get(placeholder);
+    return value === undefined ? placeholder : escape(value);
+  });
 }

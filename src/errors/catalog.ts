@@ -114,8 +114,9 @@ export class ModelNotFoundError extends GatewayError {
 }
 
 export class PiiDetectedError extends GatewayError {
-  constructor(entityTypes: readonly string[]) {
-    super('pii_detected', `The request contains personal data and was blocked: ${entityTypes.join(', ')}.`);
+  /** `source` says whose text held it: the client's request, or the provider's reply (DLP_SCAN_REPLIES). */
+  constructor(entityTypes: readonly string[], source: 'request' | 'reply' = 'request') {
+    super('pii_detected', `The ${source} contains personal data and was blocked: ${entityTypes.join(', ')}.`);
   }
 }
 

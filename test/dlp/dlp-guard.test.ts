@@ -156,4 +156,30 @@ describe('DlpGuard', () => {
     const call = outcome.request.messages[1];
     expect(call?.role === 'assistant' && JSON.parse(call.tool_calls?.[0]?.function.arguments ?? '')).toEqual({ to: '<EMAIL_ADDRESS_1>' });
   });
+
+  it('scans every other field that reaches a provider or a cache key: stop, names, refusals, user, metadata, tool descriptions', () => {
+    const request: ChatRequest = {
+      ...chat('x'),
+      messages: [
+        { role: 'system', content: 'be brief', name: 'ops+jane.doe@example.com' },
+        { role: 'user', content: 'hi', name: EMAIL },
+        { role: 'assistant', content: null, refusal: `I cannot call +44 20 7946 0958` },
+      ],
+      stop: [`END ${EMAIL}`, '###'],
+      user: EMAIL,
+      metadata: { customer: OTHER_EMAIL, tier: 'gold' },
+      tools: [{ type: 'function', function: { name: 'notify', description: `Notify ${OTHER_EMAIL}` } }],
+    };
+    const outcome = new DlpGuard().inspect(request);
+    expect(outcome.findings).toEqual({ EMAIL_ADDRESS: 6, PHONE_NUMBER: 1 });
+    const sent = outcome.request;
+    // Names keep identifier characters only, as providers require.
+    expect(sent.messages.map((m) => ('name' in m ? m.name : undefined))).toEqual(['EMAIL_ADDRESS_1', 'EMAIL_ADDRESS_2', undefined]);
+    expect(sent.messages[2]).toMatchObject({ refusal: 'I cannot call <PHONE_NUMBER_1>' });
+    expect(sent.stop).toEqual(['END <EMAIL_ADDRESS_2>', '###']);
+    expect(sent.user).toBe('<EMAIL_ADDRESS_2>');
+    expect(sent.metadata).toEqual({ customer: '<EMAIL_ADDRESS_3>', tier: 'gold' });
+    expect(sent.tools?.[0]?.function).toEqual({ name: 'notify', description: 'Notify <EMAIL_ADDRESS_3>' });
+    expect(JSON.stringify(sent)).not.toMatch(/jane|example\.(com|org)|7946/);
+  });
 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { DlpEngine } from '../../src/dlp/engine.ts';
-import type { EntityType } from '../../src/dlp/entities.ts';
+import { ENTITY_TYPES, type EntityType } from '../../src/dlp/entities.ts';
 
 /**
  * Every entity type at the default threshold (0.8): positives in several
  * spellings must be found with their exact span, look-alikes must not be.
  */
-const engine = new DlpEngine();
+// Every type, PERSON (opt-in) included.
+const engine = new DlpEngine({ entities: ENTITY_TYPES });
 const found = (text: string) => engine.analyze(text).map((f) => ({ entity: f.entity, value: text.slice(f.start, f.end), score: f.score }));
 
 const jwt = [{ alg: 'HS256', typ: 'JWT' }, { sub: '42', name: 'Jane Doe' }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
@@ -17,6 +18,10 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['Please contact jane.doe@example.com about it.', 'jane.doe@example.com'],
     ['From: Jane <Jane.Doe+billing@mail.example.co.uk>', 'Jane.Doe+billing@mail.example.co.uk'],
     ['mailto:ops_team@corp.io.', 'ops_team@corp.io'],
+    ['Schreib an jörg.müller@example.de bitte', 'jörg.müller@example.de'],
+    ['cc 用户@例子.广告.', '用户@例子.广告'],
+    ['write to john dot doe at example dot com please', 'john dot doe at example dot com'],
+    ['john[at]example[dot]com', 'john[at]example[dot]com'],
   ],
   PHONE_NUMBER: [
     ['Call me at (415) 555-2671 after 5pm.', '(415) 555-2671'],
@@ -28,6 +33,12 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['E.164 +14155552671', '+14155552671'],
     ['phone 4155552671', '4155552671'],
     ['Call +1 415 555 2671 2 times', '+1 415 555 2671'],
+    ['Tel. 8 (912) 345-67-89', '8 (912) 345-67-89'],
+    ['call me on 0912 345 6789 x123 today', '0912 345 6789 x123'],
+    ['Mon numéro: 06.12.34.56.78', '06.12.34.56.78'],
+    ['Llámame al 612 34 56 78', '612 34 56 78'],
+    ['mobile (11) 96123-4567', '(11) 96123-4567'],
+    ['WhatsApp 0033 6 12 34 56 78 ext. 12', '0033 6 12 34 56 78 ext. 12'],
   ],
   CREDIT_CARD: [
     ['Card 4111 1111 1111 1111 exp 04/27', '4111 1111 1111 1111'],
@@ -35,12 +46,18 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['Amex 3782 822463 10005', '3782 822463 10005'],
     ['number 6011111111111117', '6011111111111117'],
     ['JCB 3530111333300000.', '3530111333300000'],
+    ['card 4111.1111.1111.1111 ok', '4111.1111.1111.1111'],
+    ['card 4111 11111111 1111', '4111 11111111 1111'],
+    ['card 4111\n1111\n1111\n1111', '4111\n1111\n1111\n1111'],
   ],
   IBAN_CODE: [
     ['IBAN DE89 3704 0044 0532 0130 00 OK', 'DE89 3704 0044 0532 0130 00'],
     ['Wire to GB82WEST12345698765432.', 'GB82WEST12345698765432'],
     ['FR14 2004 1010 0505 0001 3M02 606', 'FR14 2004 1010 0505 0001 3M02 606'],
     ['NO9386011117947', 'NO9386011117947'],
+    ['iban de89 3704 0044 0532 0130 00', 'de89 3704 0044 0532 0130 00'],
+    ['IBAN DE89-3704-0044-0532-0130-00.', 'DE89-3704-0044-0532-0130-00'],
+    ['DE 89 370400440532013000', 'DE 89 370400440532013000'],
   ],
   US_SSN: [
     ['My SSN is 219-09-9998.', '219-09-9998'],
@@ -67,6 +84,26 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['stripe sk_live_51H8x9yZ2aBcDeFgHiJkLmNoP', 'sk_live_51H8x9yZ2aBcDeFgHiJkLmNoP'],
     ['slack xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx', 'xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx'],
     ['gateway key gw_Q2xhc3NpYy1nYXRld2F5LWtleS0wMTIzNDU2Nzg5YWJ', 'gw_Q2xhc3NpYy1nYXRld2F5LWtleS0wMTIzNDU2Nzg5YWJ'],
+    ['gitlab glpat-x8Zk2Lm9Qw3Er5Ty7Ui1', 'glpat-x8Zk2Lm9Qw3Er5Ty7Ui1'],
+    ['npm npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8', 'npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'],
+    ['HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678', 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678'],
+    [`SG.${'aB3'.repeat(7)}x.${'Zy9'.repeat(14)}w`, `SG.${'aB3'.repeat(7)}x.${'Zy9'.repeat(14)}w`],
+    ['stripe whsec_4eC39HqLyjWDarjtT1zdp7dcABCDEFGH', 'whsec_4eC39HqLyjWDarjtT1zdp7dcABCDEFGH'],
+  ],
+  PERSON: [
+    ['Dear Ms. Okafor, thanks for writing.', 'Okafor'],
+    ['Meeting notes by Jennifer Lopez for the team', 'Jennifer Lopez'],
+    ['Dear Dr. Lopez-Garcia,', 'Lopez-Garcia'],
+    ['Herr Pieter de Vries ruft an', 'Pieter de Vries'],
+    ['Patient: Müller, Hannah, referred by the clinic', 'Müller, Hannah'],
+    ['Kind regards,\nSinéad', 'Sinéad'],
+    ['Hi, this is Haruto Tanabe-Okonkwo.', 'Haruto Tanabe-Okonkwo'],
+  ],
+  PASSWORD: [
+    ['DATABASE_URL=postgres://app:S3cr3t-pw@db.example:5432/app', 'S3cr3t-pw'],
+    ['password=hunter2!', 'hunter2!'],
+    ['{"password": "Tr0ub4dor&3"}', 'Tr0ub4dor&3'],
+    ['curl -u admin:letmein123 https://api.example.com', 'letmein123'],
   ],
   PRIVATE_KEY: [
     [`Why does this fail?\n${pem}\nthanks`, pem],
@@ -83,8 +120,8 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
 };
 
 const LOOK_ALIKES: Record<EntityType, readonly string[]> = {
-  EMAIL_ADDRESS: ['Use logo@2x.png for retina.', 'ping @jane on Slack', 'npm i @scope/pkg@1.2.3', 'user@localhost', 'a..b@example.com', 'x@.com'],
-  PHONE_NUMBER: ['Dial (123) 456-7890', '555-555-5555', '+1 123 456 7890', 'order 4155552671', 'Order 415-555-2671 shipped', 'Meeting 2024-03-15', '15.03.2024', 'ZIP 94105-1234', 'ISBN 978-3-16-148410-0', 'Total $1,234,567.89', 'ts 1718000000000'],
+  EMAIL_ADDRESS: ['meet me at noon at the office dot com', 'postgres://app:pw@db.example.com/x', 'Use logo@2x.png for retina.', 'ping @jane on Slack', 'npm i @scope/pkg@1.2.3', 'user@localhost', 'a..b@example.com', 'x@.com'],
+  PHONE_NUMBER: ['Dial (123) 456-7890', '555-555-5555', '+1 123 456 7890', 'order 4155552671', 'Order 415-555-2671 shipped', 'Meeting 2024-03-15', '15.03.2024', 'ZIP 94105-1234', 'ISBN 978-3-16-148410-0', 'Total $1,234,567.89', 'ts 1718000000000', '612 34 56 78', 'invoice no. 8349250604', 'card 4111 1111 1111 1112', 'build 2024.10.12', '1 234 567 units'],
   CREDIT_CARD: ['Card 4111 1111 1111 1112', '4111-1111-1111-1111-1111', 'Tracking 9400 1000 0000 0000 0000 00', 'order 1234567890123456', 'id 12345678901234567890'],
   IBAN_CODE: ['IBAN DE88 3704 0044 0532 0130 00', 'XX89370400440532013000', 'SKU AB12 CDEF GHIJ KLM', 'DE8937040044053201300'],
   US_SSN: ['SSN 000-12-3456', 'SSN 666-12-3456', 'SSN 912-34-5678', 'SSN 536-00-1234', 'SSN 536-22-0000', 'sample 078-05-1120', 'Part 536-22-1234', 'id 536221234', 'date 2024-03-15'],
@@ -94,6 +131,8 @@ const LOOK_ALIKES: Record<EntityType, readonly string[]> = {
   PRIVATE_KEY: ['-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', 'the private key is in the vault'],
   BEARER_TOKEN: ['The bearer of this letter is a friend.', 'Bearer authentication is required everywhere', 'Authorization: Bearer <token>', 'Authorization: Bearer $API_TOKEN'],
   JWT: ['eyJub3Rqc29u.eyJhbHNvbm90.c2ln', `eyJhbGciOiJIUzI1NiJ9`],
+  PERSON: ['Will you deploy on Monday?', 'Grace Hopper would approve of Java and Rust', 'Call Jordan about the Paris office', 'Hi Team, the Customer Portal is down', 'Error: Python raised in March', 'Dear Customer,'],
+  PASSWORD: ['password=${DB_PASSWORD}', 'password: os.environ["DB_PASSWORD"]', 'https://example.com:8443/path', 'reset your password: click here', 'curl -u admin https://x'],
 };
 
 describe('recognizers at the default threshold', () => {
@@ -107,6 +146,13 @@ describe('recognizers at the default threshold', () => {
       });
     });
   }
+
+  it('finds people only when DLP_ENTITIES asks: PERSON is opt-in', () => {
+    const text = 'Dear Ms. Okafor, thanks for writing.';
+    expect(new DlpEngine().entities.has('PERSON')).toBe(false);
+    expect(new DlpEngine().analyze(text)).toEqual([]);
+    expect(new DlpEngine({ entities: ['PERSON'] }).analyze(text).map((f) => f.entity)).toEqual(['PERSON']);
+  });
 
   it('reports nothing in plain prose with numbers, dates, versions and code', () => {
     const text =

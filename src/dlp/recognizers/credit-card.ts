@@ -3,8 +3,9 @@ import { luhnValid } from '../validators/luhn.ts';
 import { PatternRecognizer } from './pattern-recognizer.ts';
 
 /**
- * Payment card numbers: 13-19 digits, plain or grouped with one kind of
- * separator (4-4-4-4, 4-6-5 as printed on Amex cards, 4-4-4-4-3).
+ * Payment card numbers: 13-19 digits, plain or in groups of 2-8 digits with
+ * one kind of separator throughout (a space, two spaces, a dash, a dot,
+ * ` - ` or a line break): 4-4-4-4, 4-6-5 as printed on Amex cards, 4-4-8 …
  *
  * Scores: Luhn-valid with a known network prefix and length 1.0; Luhn-valid
  * otherwise 0.5 (0.85 with context such as "card"); Luhn-invalid rejected.
@@ -20,9 +21,9 @@ export function creditCardRecognizer(): PatternRecognizer {
     entity: 'CREDIT_CARD',
     patterns: [
       {
-        // One pass for all layouts: plain, 4-4-4-4(-3) and 4-6-5, one kind of separator per number.
+        // One pass for all layouts; the digit count and the checksum decide, not the grouping.
         name: 'card-layouts',
-        regex: new RegExp(`${BEFORE}(?:\\d{13,19}|\\d{4}(?:([ -])\\d{4}\\1\\d{4}\\1\\d{1,4}(?:\\1\\d{3})?|([ -])\\d{6}\\2\\d{4,5}))${AFTER}`, 'g'),
+        regex: new RegExp(`${BEFORE}(?:\\d{13,19}|\\d{2,8}( - | {1,2}|[.-]|\\r?\\n)\\d{2,8}(?:\\1\\d{1,8}){0,5})${AFTER}`, 'g'),
         score: 0.3,
       },
     ],

@@ -1,3 +1,4 @@
+import type { EntityType } from '../entities.ts';
 import type { Recognizer } from '../recognizer.ts';
 import { apiKeyRecognizer } from './api-key.ts';
 import { bearerTokenRecognizer } from './bearer-token.ts';
@@ -7,7 +8,10 @@ import { EmailRecognizer } from './email.ts';
 import { IbanRecognizer } from './iban.ts';
 import { IpAddressRecognizer } from './ip-address.ts';
 import { jwtRecognizer } from './jwt.ts';
+import { ObfuscatedEmailRecognizer } from './obfuscated-email.ts';
 import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
+import { passwordRecognizer } from './password.ts';
+import { PersonNameRecognizer } from './person-name.ts';
 import { privateKeyRecognizer } from './private-key.ts';
 import { usSsnRecognizer } from './us-ssn.ts';
 
@@ -15,6 +19,8 @@ import { usSsnRecognizer } from './us-ssn.ts';
 export interface DefaultRecognizerOptions {
   /** Regions for national phone numbers; see {@link PhoneNumberRecognizerOptions.regions}. */
   phoneRegions?: readonly string[];
+  /** The entity types wanted; recognizers that load data (people's names) are built only when listed. */
+  entities?: readonly EntityType[];
 }
 
 /**
@@ -22,17 +28,21 @@ export interface DefaultRecognizerOptions {
  * earlier one wins, so specific secrets come before the generic bearer token.
  */
 export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Recognizer[] {
-  return [
+  const recognizers: Recognizer[] = [
     privateKeyRecognizer(),
     jwtRecognizer(),
     cloudAccessKeyRecognizer(),
     apiKeyRecognizer(),
     bearerTokenRecognizer(),
+    passwordRecognizer(),
     new EmailRecognizer(),
+    new ObfuscatedEmailRecognizer(),
     new IbanRecognizer(),
     creditCardRecognizer(),
     usSsnRecognizer(),
     new PhoneNumberRecognizer(options.phoneRegions ? { regions: options.phoneRegions } : {}),
     new IpAddressRecognizer(),
   ];
+  if (options.entities?.includes('PERSON')) recognizers.push(new PersonNameRecognizer());
+  return recognizers;
 }

@@ -1,17 +1,22 @@
 import type { Candidate, Recognizer } from '../recognizer.ts';
 
 /**
- * E-mail addresses. Instead of a regex over the whole text (which would try
- * a local part at every character), the scan jumps from `@` to `@` and reads
+ * E-mail addresses, internationalised ones included (`jörg.müller@example.de`,
+ * `用户@例子.广告`: letters and digits of any script in the local part and the
+ * domain labels). Instead of a regex over the whole text (which would try a
+ * local part at every character), the scan jumps from `@` to `@` and reads
  * the local part backwards and the domain forwards.
  *
  * Score 1.0 for a well-formed address whose top-level domain is alphabetic
- * and not a file extension; `icon@2x.png`, `user@localhost` and `a..b@x.io`
- * are rejected.
+ * and not a file extension; `icon@2x.png`, `user@localhost`, `a..b@x.io` and
+ * the `user:password@host` of a URL are rejected.
  */
 
 const MAX_LOCAL = 64;
-const DOMAIN = /(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24})(?![A-Za-z0-9-])/y;
+const DOMAIN = /(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}-]{0,61}[\p{L}\p{N}\p{M}])?\.)+(\p{L}[\p{L}\p{M}]{1,23})(?![\p{L}\p{N}\p{M}-])/uy;
+const NON_ASCII_LOCAL = /[\p{L}\p{N}\p{M}]/u;
+/** A URL's `scheme://user:` right before the local part: what follows is a password, not an address. */
+const URL_USERINFO = /[a-z][a-z0-9+.-]*:\/\/[^\s/@]*:?$/i;
 
 /** Suffixes that end file names far more often than addresses (`logo@2x.png`, `pkg@1.0.tgz`). */
 const FILE_EXTENSIONS = new Set([
@@ -26,7 +31,8 @@ function isLocalChar(code: number): boolean {
     (code >= 97 && code <= 122) || // a-z
     (code >= 65 && code <= 90) || // A-Z
     (code >= 48 && code <= 57) || // 0-9
-    code === 46 || code === 95 || code === 37 || code === 43 || code === 45 // . _ % + -
+    code === 46 || code === 95 || code === 37 || code === 43 || code === 45 || // . _ % + -
+    (code > 127 && !(code >= 0xd800 && code <= 0xdfff) && NON_ASCII_LOCAL.test(String.fromCharCode(code)))
   );
 }
 
@@ -48,7 +54,8 @@ export class EmailRecognizer implements Recognizer {
         const local = text.slice(start, at);
         const tld = (domain[1] ?? '').toLowerCase();
         const end = at + 1 + domain[0].length;
-        if (!local.endsWith('.') && !local.includes('..') && !FILE_EXTENSIONS.has(tld)) {
+        const inUrl = URL_USERINFO.test(text.slice(Math.max(0, start - 80), start));
+        if (!local.endsWith('.') && !local.includes('..') && !FILE_EXTENSIONS.has(tld) && !inUrl) {
           out.push({ entity: 'EMAIL_ADDRESS', start, end, score: 1, key: text.slice(start, end).toLowerCase(), recognizer: this.name });
         }
       }

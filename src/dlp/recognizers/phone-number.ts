@@ -1,13 +1,14 @@
 import { isSupportedCountry, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max';
+import { ContextScorer } from '../context-scoring.ts';
 import type { Candidate, ContextRule, Recognizer } from '../recognizer.ts';
+import { PHONE_CONTEXT } from './phone-context.ts';
 
 /** Options of {@link PhoneNumberRecognizer}. */
 export interface PhoneNumberRecognizerOptions {
   /**
-   * Regions (ISO 3166 alpha-2) tried, in order, for numbers written without
-   * a `+` country code. Numbers with `+` are validated for every country.
-   * Each region costs one parse per national-format candidate. Default (also
-   * when empty) US, GB, DE, FR.
+   * Regions (ISO 3166 alpha-2) whose national formats are tried for numbers
+   * written without a `+`/`00` country code; numbers with one are validated
+   * for every country. Default (also when empty) {@link DEFAULT_PHONE_REGIONS}.
    */
   regions?: readonly string[];
 }
@@ -15,52 +16,65 @@ export interface PhoneNumberRecognizerOptions {
 /** North American Numbering Plan regions: their numbers never start with a trunk 0. */
 const NANP = new Set(['US', 'CA', 'AG', 'AI', 'AS', 'BB', 'BM', 'BS', 'DM', 'DO', 'GD', 'GU', 'JM', 'KN', 'KY', 'LC', 'MP', 'MS', 'PR', 'SX', 'TC', 'TT', 'VC', 'VG', 'VI']);
 
-export const DEFAULT_PHONE_REGIONS: readonly string[] = ['US', 'GB', 'DE', 'FR'];
-
-interface PhonePattern {
-  name: string;
-  regex: RegExp;
-  /** Whether trailing digit groups may be dropped when the whole match does not parse ("+1 415 555 2671 2023"). */
-  trim: boolean;
-}
-
-const AFTER = String.raw`(?![\w]|[.-]\d)`;
-// Not the tail of an international number whose whole did not parse ("+1 123 456 7890"),
-// nor a group inside a longer digit run ("6569-0605-6418-3506", "4111 0605 …").
-const NOT_INSIDE = String.raw`(?<!\+\d{1,3}[ .-]?)(?<![\w+(.,/-])(?<![\d)] )`;
-const PATTERNS: readonly PhonePattern[] = [
-  { name: 'international', regex: new RegExp(`(?<![\\w+])\\+[1-9]\\d{0,2}(?:[ .-]?(?:\\(\\d{1,4}\\)|\\d{1,5})){1,6}${AFTER}`, 'g'), trim: true },
-  { name: 'nanp', regex: new RegExp(`${NOT_INSIDE}(?:1[ .-])?(?:\\(\\d{3}\\) ?|\\d{3}[ .-])\\d{3}[ .-]\\d{4}${AFTER}`, 'g'), trim: false },
-  { name: 'trunk-prefix', regex: new RegExp(`${NOT_INSIDE}(?:\\(0\\d{1,4}\\)|0\\d{1,4})(?:[ .-]?\\d{2,4}){2,4}${AFTER}`, 'g'), trim: true },
-  { name: 'bare', regex: new RegExp(`${NOT_INSIDE}[1-9]\\d{9,10}(?![\\w]|[.,-]\\d)`, 'g'), trim: false },
+/** The 20 most populous countries, the EU members and the United Kingdom. */
+export const DEFAULT_PHONE_REGIONS: readonly string[] = [
+  'US', 'IN', 'CN', 'ID', 'PK', 'NG', 'BR', 'BD', 'RU', 'ET', 'MX', 'JP', 'EG', 'PH', 'CD', 'VN', 'IR', 'TR', 'DE', 'TH',
+  'GB', 'FR', 'IT', 'ES', 'PL', 'RO', 'NL', 'BE', 'CZ', 'GR', 'PT', 'SE', 'HU', 'AT', 'BG', 'DK', 'FI', 'SK', 'IE', 'HR',
+  'LT', 'SI', 'LV', 'EE', 'CY', 'LU', 'MT',
 ];
 
-const SSN_SHAPE = /^\d{3}([- ])\d{2}\1\d{4}$/;
-const ZIP4_SHAPE = /^\d{5}-\d{4}$/;
+/**
+ * A run of digits with the separators people type between groups (space, dot,
+ * dash, slash, parentheses), optionally after `+`. Bounded, so a scan is
+ * linear; which part of it is a number is decided by parsing. What may come
+ * before it is checked in code ({@link startsNumber}): lookbehinds here would
+ * cost a check at every character of the text.
+ */
+const CHUNK = /[+(\d][\d ().\/-]{4,24}\d\)?/g;
+const LEADING_RUN = /^[+(]?\d+/;
+const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
+const AFTER_OK = /(?![\w]|[.,-]\d)/y;
+const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
+
+/** Layouts of other numbers that a region's numbering plan could accept. */
+const NOT_PHONES = [
+  /^\d{3}([- ])\d{2}\1\d{4}$/, // US SSN
+  /^\d{5}-\d{4}$/, // ZIP+4
+  /^\d{4}[-./]\d{1,2}[-./]\d{1,2}$/, // ISO date
+  /^\d{1,2}[-./]\d{1,2}[-./](?:\d{2}|\d{4})$/, // day-month-year
+  /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$/, // IPv4
+  /^\d{1,3}(?:[.,]\d{3})+$/, // 1.234.567 amounts
+  /^\d{4}\.\d{2}\.\d{3}$/, // build numbers
+  /^\d+[.,]\d{1,2}$/, // decimals
+  /^\d(?: \d{3})+$/, // 1 234 567 amounts
+];
+/** Card layouts: a number printed like a card is not a phone number, nor is any prefix of it. */
+const CARD_LAYOUT = /^\d{4}([ .-])(?:\d{4}\1\d{4}\1\d{1,4}|\d{6}\1\d{4,5})$/;
+
 const FORMATTED_SCORE = 0.85;
+const NATIONAL_SCORE = 0.6;
 const BARE_SCORE = 0.5;
-const MAX_TRIMS = 2;
+const MAX_TRIMS = 3;
 
 /**
- * Phone numbers. Cheap patterns find candidates (international `+…`, North
- * American `(415) 555-2671`, national numbers with a trunk 0 such as
- * `020 7946 0958`, bare 10-11 digit runs); each candidate is then parsed and
- * validated with libphonenumber's metadata (libphonenumber-js, "max" set:
- * valid number ranges per country, not just lengths).
+ * Phone numbers. One bounded pattern finds digit runs with separators; each
+ * is parsed and validated with libphonenumber's metadata (libphonenumber-js,
+ * "max" set: valid ranges per country, not just lengths), trimming trailing
+ * groups that do not belong to it; an extension (`x123`, `ext. 12`) is part
+ * of the span.
  *
- * Scores: a valid number written as a phone number (with `+`, separators or
- * parentheses) 0.85; a valid bare digit run 0.5, since order and account
- * numbers look the same, lifted to 0.85 by words such as "phone" or "call";
- * words such as "order" or "invoice" take 0.35 off. Invalid numbers are rejected.
+ * Scores: a valid international number (`+…`, `00…`), a North American
+ * layout, or a national number with its trunk prefix (`0…`) 0.85; a national
+ * number without one (`612 34 56 78`) 0.6, and only with a phone word nearby
+ * (the context then lifts it), since such layouts match many other numbers;
+ * a bare 10-11 digit run 0.5. Dates, amounts, SSN and ZIP+4 layouts are never numbers.
  */
 export class PhoneNumberRecognizer implements Recognizer {
   readonly name = 'phone-number';
   readonly entities = ['PHONE_NUMBER'] as const;
-  readonly context: ContextRule = {
-    positive: ['phone*', 'tel', 'telephone', 'mobile', 'cell*', 'call*', 'fax', 'whatsapp', 'sms', 'text*', 'contact*', 'reach', 'dial*', 'ph', 'mob', 'landline'],
-    negative: ['order*', 'invoice*', 'ref', 'reference', 'tracking', 'account*', 'acct', 'id', 'isbn', 'sku', 'serial', 'case', 'ticket*', 'po', 'transaction*', 'confirmation', 'booking'],
-  };
+  readonly context: ContextRule = PHONE_CONTEXT;
   private readonly regions: readonly CountryCode[];
+  private readonly scorer = new ContextScorer(PHONE_CONTEXT);
 
   constructor(options: PhoneNumberRecognizerOptions = {}) {
     const regions = (options.regions && options.regions.length > 0 ? options.regions : DEFAULT_PHONE_REGIONS).map((r) => r.toUpperCase());
@@ -70,60 +84,115 @@ export class PhoneNumberRecognizer implements Recognizer {
   }
 
   analyze(text: string, out: Candidate[]): void {
-    for (const pattern of PATTERNS) {
-      const regex = pattern.regex;
-      regex.lastIndex = 0;
-      let match: RegExpExecArray | null;
-      while ((match = regex.exec(text)) !== null) {
-        const found = this.validate(match[0], pattern);
-        if (found) {
-          const start = match.index;
-          const end = start + found.length;
-          const score = /[+()\s.-]/.test(found.value) ? FORMATTED_SCORE : BARE_SCORE;
-          out.push({ entity: 'PHONE_NUMBER', start, end, score, key: found.e164, recognizer: this.name });
-          if (end < match.index + match[0].length) regex.lastIndex = end;
-        } else {
-          regex.lastIndex = match.index + 1;
-        }
+    CHUNK.lastIndex = 0;
+    let match: RegExpExecArray | null;
+    while ((match = CHUNK.exec(text)) !== null) {
+      const start = match.index;
+      if (!startsNumber(text, start, match[0])) {
+        CHUNK.lastIndex = start + Math.max(1, LEADING_RUN.exec(match[0])?.[0].length ?? 1);
+        continue;
       }
+      const found = this.longestValid(text, start, match[0]);
+      if (!found) {
+        const nextGroup = match[0].search(/[ ./-]\(?\d/);
+        CHUNK.lastIndex = start + (nextGroup > 0 ? nextGroup + 1 : match[0].length);
+        continue;
+      }
+      let end = start + found.length;
+      EXTENSION.lastIndex = end;
+      const ext = EXTENSION.exec(text);
+      if (ext) end += ext[0].length;
+      out.push({ entity: 'PHONE_NUMBER', start, end, score: found.score, key: found.e164, recognizer: this.name });
+      CHUNK.lastIndex = end;
     }
   }
 
-  /** The valid number at the start of `value` (trimming trailing groups if allowed), or undefined. */
-  private validate(value: string, pattern: PhonePattern): { value: string; length: number; e164: string } | undefined {
-    let candidate = value;
-    for (let trims = 0; trims <= (pattern.trim ? MAX_TRIMS : 0); trims++) {
-      const phone = this.parse(candidate);
-      if (phone) return { value: candidate, length: candidate.length, e164: phone.number };
-      const cut = Math.max(candidate.lastIndexOf(' '), candidate.lastIndexOf('-'), candidate.lastIndexOf('.'));
+  /** The longest prefix of `chunk` (dropping up to {@link MAX_TRIMS} trailing groups) that is a valid number. */
+  private longestValid(text: string, start: number, chunk: string): { length: number; score: number; e164: string } | undefined {
+    let value = chunk.replace(/[ ./-]+$/, '');
+    while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
+    let context: boolean | undefined;
+    // Reading the words around costs more than the rest; asked at most once per chunk.
+    const phoneWordNearby = () => (context ??= this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE);
+    // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
+    EXTENSION.lastIndex = start + value.length;
+    const extended = EXTENSION.test(text);
+    if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONES.some((shape) => shape.test(value)))) return undefined;
+    for (let trims = 0; trims <= MAX_TRIMS; trims++) {
+      AFTER_OK.lastIndex = start + value.length;
+      if (AFTER_OK.test(text) || trims > 0) {
+        // The whole chunk's layout was checked above; a shorter prefix is checked again unless an extension proves it.
+        const found = this.validate(value, trims === 0 || extended, phoneWordNearby);
+        if (found) return { length: value.length, ...found };
+      }
+      const cut = Math.max(value.lastIndexOf(' '), value.lastIndexOf('-'), value.lastIndexOf('.'), value.lastIndexOf('/'));
       if (cut <= 0) return undefined;
-      candidate = candidate.slice(0, cut);
+      value = value.slice(0, cut).replace(/[ ./-]+$/, '');
     }
     return undefined;
   }
 
-  private parse(value: string): PhoneNumber | undefined {
-    const digits = value.replace(/\D/g, '').length;
-    if (digits < 7 || digits > 15) return undefined;
-    // 3-2-4 (dashes or spaces) and 5-4 are how SSNs and ZIP+4 codes are written;
-    // German numbering, with its variable lengths, would accept many of them.
-    if (SSN_SHAPE.test(value) || ZIP4_SHAPE.test(value)) return undefined;
-    // A bare national number needs a full length to be told from an ID ("041363567").
-    if (digits < 10 && /^\d+$/.test(value)) return undefined;
-    if (value.startsWith('+')) {
-      const phone = parsePhoneNumberFromString(value);
-      return phone?.isValid() ? phone : undefined;
+  private validate(value: string, layoutChecked: boolean, phoneWordNearby: () => boolean): { score: number; e164: string } | undefined {
+    const digits = value.replace(/\D/g, '');
+    if (digits.length < 7 || digits.length > 17) return undefined;
+    if (count(value, '(') !== count(value, ')')) return undefined;
+    if (!layoutChecked && NOT_PHONES.some((shape) => shape.test(value))) return undefined;
+    if (value.startsWith('+') || value.startsWith('00')) {
+      const phone = parsePhoneNumberFromString(`+${digits.slice(value.startsWith('+') ? 0 : 2)}`);
+      return phone?.isValid() ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
     }
-    // Without "+", a number is read in the national format of the configured
-    // regions: with the trunk 0 outside North America ("020 7946 0958"),
-    // without it inside ("(415) 555-2671"). Parsing "(123) 456-7890" as a
-    // British number that forgot its 0 is how look-alikes become findings.
-    const trunk = /^\(?0/.test(value);
+    const bare = /^\d+$/.test(value);
+    if (bare) {
+      // A bare national number needs a full length to be told from an ID ("041363567").
+      if (digits.length < 10 || digits.length > 11) return undefined;
+      const phone = this.parseNational(value, value.startsWith('0') ? 'trunk' : 'any');
+      return phone ? { score: BARE_SCORE, e164: phone.number } : undefined;
+    }
+    if (NANP_SHAPE.test(value)) {
+      const phone = this.parseNational(value, 'nanp');
+      return phone ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
+    }
+    if (/^\(?0/.test(value)) {
+      const phone = this.parseNational(value, 'trunk');
+      return phone ? { score: FORMATTED_SCORE, e164: phone.number } : undefined;
+    }
+    // Parsing is what costs here; without a phone word nearby the score could not reach a threshold anyway.
+    if (!phoneWordNearby()) return undefined;
+    const phone = this.parseNational(value, 'any');
+    return phone ? { score: NATIONAL_SCORE, e164: phone.number } : undefined;
+  }
+
+  /**
+   * The number read in the national format of the configured regions: with
+   * a trunk 0 outside North America ("020 7946 0958"), in a North American
+   * layout only there. Reading "(123) 456-7890" as a British number that
+   * forgot its 0 is how look-alikes become findings.
+   */
+  private parseNational(value: string, kind: 'trunk' | 'nanp' | 'any'): PhoneNumber | undefined {
     for (const region of this.regions) {
-      if (trunk === NANP.has(region)) continue;
+      if (kind === 'trunk' && NANP.has(region)) continue;
+      if (kind === 'nanp' && !NANP.has(region)) continue;
       const phone = parsePhoneNumberFromString(value, region);
       if (phone?.isValid()) return phone;
     }
     return undefined;
   }
+}
+
+/**
+ * Whether a number may start at `start`: not inside a word or a longer number
+ * (`v2.14`, `+1 123…` whose start did not parse), nor a group after digits
+ * and a separator (`4111 0605 …`, `1,234`) unless it carries its own `+`.
+ */
+function startsNumber(text: string, start: number, chunk: string): boolean {
+  if (chunk[0] === '(' && !/\d/.test(chunk[1] ?? '')) return false;
+  const before = text.slice(Math.max(0, start - 4), start);
+  if (/[\w+./-]$/.test(before) || /\d,$/.test(before)) return false;
+  return chunk[0] === '+' || !/[\d)][ .-]{1,3}$/.test(before);
+}
+
+function count(value: string, char: string): number {
+  let n = 0;
+  for (const c of value) if (c === char) n++;
+  return n;
 }

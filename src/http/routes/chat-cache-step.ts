@@ -3,6 +3,7 @@ import { SEMANTIC_CACHE_HEADER, semanticControlOf, type SemanticControl } from '
 import type { CacheLookup, ResponseCache } from '../../cache/response-cache.ts';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
+import type { ReplyFilter } from '../../dlp/reply-filter.ts';
 import { semanticCacheOn, type ProviderConfig } from '../../config/gateway-config.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import type { Admission } from '../../ratelimit/admission.ts';
@@ -23,7 +24,14 @@ export interface CacheMiss {
  * settles with the first cache read. Keys hash `request` as it stands
  * (redacted); `provider` decides whether the semantic cache may answer.
  */
-export async function cacheStep(req: Request, res: Response, request: ChatRequest, provider: ProviderConfig, cache: ResponseCache | undefined): Promise<CacheMiss | undefined> {
+export async function cacheStep(
+  req: Request,
+  res: Response,
+  request: ChatRequest,
+  provider: ProviderConfig,
+  cache: ResponseCache | undefined,
+  reply?: ReplyFilter,
+): Promise<CacheMiss | undefined> {
   const context = contextOf(res);
   const owner = context.principal?.owner ?? 'anonymous';
   const gate = settleRateLimit(res);
@@ -33,18 +41,21 @@ export async function cacheStep(req: Request, res: Response, request: ChatReques
   context.cacheStatus = lookup?.status ?? 'BYPASS';
   context.span.set('gateway.cache.status', context.cacheStatus);
   if (lookup?.hit) {
-    sendCachedReply(res, request, lookup, elapsedMs(context));
+    sendCachedReply(res, request, lookup, elapsedMs(context), reply);
     return undefined;
   }
   if (lookup) res.set(cacheHeaders(lookup));
   return { lookup, admission };
 }
 
-/** DLP screening in a span of its own, which counts the findings (never their values). */
-export function dlpStep(dlp: DlpGuard, request: ChatRequest, context: RequestContext): ChatRequest {
+/**
+ * DLP screening in a span of its own, which counts the findings (never their
+ * values); `reply` filters the reply (DLP_SCAN_REPLIES, DLP_RESTORE), absent when neither is set.
+ */
+export function dlpStep(dlp: DlpGuard, request: ChatRequest, context: RequestContext): { request: ChatRequest; reply?: ReplyFilter | undefined } {
   const span = context.span.child('dlp');
   try {
-    const screened = dlp.screen(request, context);
+    const screened = dlp.screenExchange(request, context);
     if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
     return screened;
   } catch (err) {

@@ -50,19 +50,20 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
-    const request = deps.dlp ? dlpStep(deps.dlp, routed.request, context) : routed.request;
+    // `reply` is set only with DLP_SCAN_REPLIES or DLP_RESTORE: otherwise replies are relayed untouched.
+    const { request, reply } = deps.dlp ? dlpStep(deps.dlp, routed.request, context) : { request: routed.request, reply: undefined };
     context.model = request.model;
     context.provider = provider.name;
     res.setHeader(MODEL_HEADER, request.model);
     context.span.set('gateway.model', request.model);
     context.span.set('gateway.provider', provider.name);
 
-    const miss = await cacheStep(req, res, request, provider, deps.cache);
+    const miss = await cacheStep(req, res, request, provider, deps.cache, reply);
     if (!miss) return;
     const { lookup, admission } = miss;
     const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier), span: context.span });
     startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
-    await relayed(context, request.stream, answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes }));
+    await relayed(context, request.stream, answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes, reply }));
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { CacheLookup } from '../../cache/response-cache.ts';
+import type { ReplyFilter } from '../../dlp/reply-filter.ts';
 import { ProviderTimeoutError } from '../../errors/catalog.ts';
 import { noteReplyEntry } from '../../observability/reply-facts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
@@ -18,6 +19,8 @@ export interface AnswerOptions {
   lookup: CacheLookup | undefined;
   dispatcher: ChatDispatcher;
   maxBodyBytes: number;
+  /** Scans or restores the reply (DLP_SCAN_REPLIES, DLP_RESTORE). @defaultValue none: relayed untouched */
+  reply?: ReplyFilter | undefined;
 }
 
 /**
@@ -31,8 +34,8 @@ export async function answerDispatch(res: Response, dispatch: Dispatch, options:
     (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
   };
   try {
-    if (options.streamed) await replyStreamed(res, dispatch, options.maxBodyBytes, cancel);
-    else await replyOnce(res, dispatch);
+    if (options.streamed) await replyStreamed(res, dispatch, options.maxBodyBytes, cancel, options.reply);
+    else await replyOnce(res, dispatch, options.reply);
   } catch (err) {
     if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
     if (err instanceof StreamAbortedError) return;
@@ -49,18 +52,18 @@ function timingOf(res: Response, entry: StreamEntry): string {
   return serverTiming({ queue: entry.q, upstream: entry.u, total: elapsedMs(context), attempts: context.attempts });
 }
 
-async function replyOnce(res: Response, dispatch: Dispatch): Promise<void> {
+async function replyOnce(res: Response, dispatch: Dispatch, reply: ReplyFilter | undefined): Promise<void> {
   for await (const entry of dispatch.entries) {
     noteReplyEntry(res, entry);
     if (entry.t === 'error') throw decodeError(entry);
     if (entry.t === 'result') {
-      sendJsonText(res, 200, entry.d, { 'Server-Timing': timingOf(res, entry) });
+      sendJsonText(res, 200, reply ? reply.completion(entry.d) : entry.d, { 'Server-Timing': timingOf(res, entry) });
       return;
     }
   }
 }
 
-async function replyStreamed(res: Response, dispatch: Dispatch, maxBodyBytes: number, cancel: () => void): Promise<void> {
+async function replyStreamed(res: Response, dispatch: Dispatch, maxBodyBytes: number, cancel: () => void, reply: ReplyFilter | undefined): Promise<void> {
   let started = false;
   try {
     for await (const entry of dispatch.entries) {
@@ -74,8 +77,9 @@ async function replyStreamed(res: Response, dispatch: Dispatch, maxBodyBytes: nu
         started = true;
         startSse(res, { 'Server-Timing': timingOf(res, entry) });
       }
-      if (entry.t === 'chunk') writeSseData(res, entry.d);
+      if (entry.t === 'chunk') writeSseData(res, reply ? reply.chunk(entry.d) : entry.d);
       else if (entry.t === 'end') {
+        if (reply) for (const held of reply.flush()) writeSseData(res, held);
         endSse(res);
         return;
       }

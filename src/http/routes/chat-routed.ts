@@ -47,11 +47,11 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   const context = contextOf(res);
   const candidates = deps.routing.router.plan(request.model, context.principal, req.headers[FALLBACKS_HEADER]);
   const primary = candidates[0] as (typeof candidates)[number];
-  const screened = deps.dlp ? dlpStep(deps.dlp, request, context) : request;
+  const { request: screened, reply } = deps.dlp ? dlpStep(deps.dlp, request, context) : { request, reply: undefined };
   context.model = request.model;
   context.provider = primary.provider.name;
 
-  const miss = await cacheStep(req, res, screened, primary.provider, deps.cache);
+  const miss = await cacheStep(req, res, screened, primary.provider, deps.cache, reply);
   if (!miss) return;
   const { lookup, admission } = miss;
   context.span.set('gateway.model', request.model);
@@ -88,5 +88,5 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   startReplyFacts(res, { streamed: request.stream, coalesced: false });
   // Another model's answer is not stored under this request.
   const entries = lookup && candidate.model === request.model ? lookup.track(dispatch.entries) : dispatch.entries;
-  await relayed(context, request.stream, answerDispatch(res, { ...dispatch, entries }, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes }));
+  await relayed(context, request.stream, answerDispatch(res, { ...dispatch, entries }, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes, reply }));
 }

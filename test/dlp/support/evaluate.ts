@@ -10,6 +10,7 @@ export interface EntityScore {
   falseNegatives: number;
   precision: number;
   recall: number;
+  f1: number;
 }
 
 /** A finding or a miss that spoils the scores, with the generator that made the sample. */
@@ -56,13 +57,16 @@ export function evaluate(engine: DlpEngine, samples: readonly EvalSample[], thre
   const entities = [...new Set([...samples.flatMap((s) => s.gold.map((g) => g.entity)), ...counts.keys()])];
   const scores = entities.map((entity) => {
     const c = counts.get(entity) ?? { tp: 0, fp: 0, fn: 0 };
+    const precision = c.tp + c.fp === 0 ? 1 : c.tp / (c.tp + c.fp);
+    const recall = c.tp + c.fn === 0 ? 1 : c.tp / (c.tp + c.fn);
     return {
       entity,
       truePositives: c.tp,
       falsePositives: c.fp,
       falseNegatives: c.fn,
-      precision: c.tp + c.fp === 0 ? 1 : c.tp / (c.tp + c.fp),
-      recall: c.tp + c.fn === 0 ? 1 : c.tp / (c.tp + c.fn),
+      precision,
+      recall,
+      f1: precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall),
     };
   });
   return { scores, errors };
