@@ -9,6 +9,9 @@
  * | `{p}:cache:s:events` | channel | index changes, so every API replica mirrors Redis |
  * | `{p}:cache:inflight:{hash}` | hash | the leader of identical in-flight misses |
  * | `{p}:cache:stats` | hash | lookup counters shared by every replica |
+ * | `{p}:cache:lru` | sorted set | exact entry keys scored by last use (ms), when `CACHE_MAX_BYTES` bounds them |
+ * | `{p}:cache:lru:sizes` | hash | counted bytes of each entry in `lru` |
+ * | `{p}:cache:lru:bytes` | string | sum of `lru:sizes` |
  */
 export interface CacheKeys {
   exact(hash: string): string;
@@ -21,6 +24,9 @@ export interface CacheKeys {
   semanticEvents: string;
   inflight(hash: string): string;
   stats: string;
+  lru: string;
+  lruSizes: string;
+  lruBytes: string;
 }
 
 export function cacheKeys(prefix: string): CacheKeys {
@@ -34,5 +40,8 @@ export function cacheKeys(prefix: string): CacheKeys {
     semanticEvents: `${base}:s:events`,
     inflight: (hash) => `${base}:inflight:${hash}`,
     stats: `${base}:stats`,
+    lru: `${base}:lru`,
+    lruSizes: `${base}:lru:sizes`,
+    lruBytes: `${base}:lru:bytes`,
   };
 }

@@ -46,9 +46,10 @@ import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { bullPrefix } from '../queue/job-contract.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
-import { createRedis, waitForReady } from '../redis/connections.ts';
+import { cacheRedisSettings, createRedis, waitForReady } from '../redis/connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
+import { ReplyRelease } from '../streams/reply-release.ts';
 import { StreamReader } from '../streams/stream-reader.ts';
 
 /** Everything the API process is made of. */
@@ -103,6 +104,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix: settings.REDIS_KEY_PREFIX,
     liveness,
     streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
+    release: new ReplyRelease({ redis, ttlMs: settings.RESPONSE_STREAM_TTL * 1000 }),
     logger,
   });
   // Metrics first, the cache counts its hits into them
@@ -128,6 +130,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     }),
     onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
   });
+  // The caches may live on a Redis of their own (CACHE_REDIS_URL), where allkeys-lru cannot touch the queue.
+  const cacheSettings = cacheRedisSettings(settings);
+  const cacheRedis = cacheSettings === settings ? redis : createRedis(cacheSettings, 'command', 'api-cache');
+  if (cacheRedis !== redis) cacheRedis.on('error', (err) => logger.debug({ err: err.message }, 'cache redis connection error'));
   // Pass `onLookup` here to count gateway_cache_hits_total{cache_type}
   const cache = createResponseCache({
     onLookup: (cacheType, hit) => {
@@ -136,7 +142,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     onVerify: (outcome) => metrics?.semanticCandidate(outcome),
     settings,
     redis,
-    subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),
+    cacheRedis,
+    subscriber: () => createRedis(cacheSettings, 'subscriber', 'api-cache-sub'),
     config: () => configStore.current,
     logger,
     liveness,
@@ -238,7 +245,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
-      adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
+      adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
       chatJobsRouter({
         dispatcher,
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
@@ -271,6 +278,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       await liveness.close();
       await queues.close();
       redis.disconnect();
+      if (cacheRedis !== redis) cacheRedis.disconnect();
     },
   };
 }

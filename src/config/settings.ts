@@ -38,6 +38,12 @@ const settingsSchema = z.object({
   REDIS_TLS_REJECT_UNAUTHORIZED: envBoolean(true),
   /** Prefix of every Redis key the gateway writes. Default `gw`. */
   REDIS_KEY_PREFIX: envString('gw'),
+  /**
+   * A separate Redis for the response caches (`redis://` or `rediss://`, the
+   * REDIS_TLS_* files apply to it too), where `allkeys-lru` may evict. Default:
+   * the gateway's Redis.
+   */
+  CACHE_REDIS_URL: envOptionalString(),
 
   API_KEYS: envList(),
   ADMIN_API_KEYS: envList(),
@@ -53,6 +59,11 @@ const settingsSchema = z.object({
   CACHE_SCOPE: envEnum(['owner', 'shared'] as const, 'owner'),
   /** Identical concurrent misses share one upstream call. Default true. */
   CACHE_COALESCE: envBoolean(true),
+  /**
+   * Most bytes the exact cache's entries count together; the least recently
+   * used go first beyond. 0: no bound (entries only expire). Default 256 MiB.
+   */
+  CACHE_MAX_BYTES: envNumber(256 * 1024 * 1024, { int: true, min: 0 }),
   /** Most semantic entries kept; the ones closest to expiry are dropped beyond. Default 10000. */
   SEMANTIC_CACHE_MAX_ENTRIES: envNumber(10_000, { int: true, min: 1 }),
   /** Embedder of the semantic cache: `onnx` (local model) or `endpoint` (a provider's OpenAI-compatible /embeddings). Default onnx. */

@@ -85,6 +85,11 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
   return tls;
 }
 
+/** The settings of the caches' Redis: CACHE_REDIS_URL when set, else the gateway's own (the same object). */
+export function cacheRedisSettings(settings: Settings): Settings {
+  return settings.CACHE_REDIS_URL ? { ...settings, REDIS_URL: settings.CACHE_REDIS_URL } : settings;
+}
+
 export function createRedis(settings: Settings, role: RedisRole, name: string): Redis {
   const base = redisBaseOptions(settings);
   const connectionName = `${settings.REDIS_KEY_PREFIX}:${name}`;

@@ -133,7 +133,12 @@ async function dispatchMiss(
   let dispatch: Dispatch;
   try {
     const place = await reserving;
-    dispatch = await dispatcher.dispatch(request, provider, place, { requestId: miss.context.requestId, signal, priority: priorityFor(request.service_tier) });
+    dispatch = await dispatcher.dispatch(request, provider, place, {
+      requestId: miss.context.requestId,
+      signal,
+      priority: priorityFor(request.service_tier),
+      ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
+    });
   } catch (err) {
     await lookup?.leaderFailed(err);
     throw err;

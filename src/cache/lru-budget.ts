@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import type { CacheKeys } from './redis-keys.ts';
+
+/**
+ * What one entry is counted as beyond its key and value, bytes: Redis' own
+ * structures for a key with an expiry, plus its place in the sorted set and
+ * the hash below. An estimate; the bound is checked against Redis'
+ * `used_memory` in `test/e2e/bounded-redis-memory.test.ts`.
+ */
+export const ENTRY_OVERHEAD_BYTES = 200;
+
+// KEYS[1] entry, KEYS[2] lru sorted set, KEYS[3] sizes hash, KEYS[4] byte total. ARGV: value, ttl s, now ms, counted
+// bytes, budget bytes. Stores the entry, then evicts the least recently used ones (entries that expired on their own
+// are the oldest, so they go first and only their count is lost) until the total fits. Returns how many were evicted.
+// Victims are keys named by the sorted set rather than KEYS: the gateway's caches live on one Redis node.
+const STORE = `
+local old = tonumber(redis.call('HGET', KEYS[3], KEYS[1]) or '0')
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+redis.call('HSET', KEYS[3], KEYS[1], ARGV[4])
+local total = redis.call('INCRBY', KEYS[4], tonumber(ARGV[4]) - old)
+local budget = tonumber(ARGV[5])
+local evicted = 0
+while total > budget do
+  local victim = redis.call('ZPOPMIN', KEYS[2])[1]
+  if not victim then break end
+  local size = tonumber(redis.call('HGET', KEYS[3], victim) or '0')
+  redis.call('HDEL', KEYS[3], victim)
+  redis.call('UNLINK', victim)
+  total = redis.call('DECRBY', KEYS[4], size)
+  evicted = evicted + 1
+end
+return evicted`;
+
+/** Options of {@link LruBudget}. */
+export interface LruBudgetOptions {
+  /** Command connection of the caches. */
+  redis: Redis;
+  keys: CacheKeys;
+  /** Most bytes the entries may count together (`CACHE_MAX_BYTES`). */
+  maxBytes: number;
+}
+
+/**
+ * Bounds the exact cache by bytes, least recently used first, with the
+ * gateway's own bookkeeping (a sorted set of last use, a hash of sizes and
+ * their total) instead of Redis' eviction: the queue shares the Redis and
+ * needs `maxmemory-policy noeviction`. A store is one script that also evicts;
+ * a hit adds one `ZADD XX`, sent without waiting for it.
+ */
+export class LruBudget {
+  private readonly options: LruBudgetOptions;
+
+  constructor(options: LruBudgetOptions) {
+    this.options = options;
+  }
+
+  /** Stores `value` under `key` for `ttlSeconds` and evicts what no longer fits; resolves to the number evicted. */
+  async store(key: string, value: string, ttlSeconds: number): Promise<number> {
+    const { redis, keys, maxBytes } = this.options;
+    const counted = 3 * Buffer.byteLength(key) + Buffer.byteLength(value) + ENTRY_OVERHEAD_BYTES;
+    return Number(await redis.eval(STORE, 4, key, keys.lru, keys.lruSizes, keys.lruBytes, value, ttlSeconds, Date.now(), counted, maxBytes));
+  }
+
+  /** `key` was just read: it becomes the most recently used. Entries the budget does not know are left alone. */
+  touch(key: string): void {
+    this.options.redis.zadd(this.options.keys.lru, 'XX', Date.now(), key).catch(() => {});
+  }
+
+  /** Bytes the entries count now. */
+  async bytes(): Promise<number> {
+    return Number((await this.options.redis.get(this.options.keys.lruBytes)) ?? 0);
+  }
+
+  /** Forgets every entry (after the entries themselves were cleared). */
+  async clear(): Promise<void> {
+    const { redis, keys } = this.options;
+    await redis.unlink(keys.lru, keys.lruSizes, keys.lruBytes);
+  }
+}
