@@ -39,6 +39,16 @@ const settingsSchema = z.object({
   /** Prefix of every Redis key the gateway writes. Default `gw`. */
   REDIS_KEY_PREFIX: envString('gw'),
   /**
+   * Sentinels (`host:port,host:port`) to ask where the master is; with them
+   * REDIS_HOST/PORT and the URL's host are not used. Default none.
+   */
+  REDIS_SENTINELS: envList(),
+  /** Name of the master the sentinels watch. Default `mymaster`. */
+  REDIS_SENTINEL_NAME: envString('mymaster'),
+  /** ACL user and password of the sentinels themselves (the data nodes use REDIS_URL's or REDIS_PASSWORD). Default none. */
+  REDIS_SENTINEL_USERNAME: envOptionalString(),
+  REDIS_SENTINEL_PASSWORD: envOptionalString(),
+  /**
    * A separate Redis for the response caches (`redis://` or `rediss://`, the
    * REDIS_TLS_* files apply to it too), where `allkeys-lru` may evict. Default:
    * the gateway's Redis.
