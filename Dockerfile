@@ -6,6 +6,10 @@ WORKDIR /app
 ARG NPM=npm
 COPY package.json package-lock.json .npmrc ./
 RUN ${NPM} ci --omit=dev --ignore-scripts --no-audit --no-fund
+# onnxruntime-node ships its native library for every platform and architecture (some 240 MB);
+# the image keeps only the one it loads, bin/napi-v6/<platform>/<arch>.
+RUN keep="$(node -p 'process.platform + "/" + process.arch')" \
+ && cd node_modules/onnxruntime-node/bin/napi-v6 && for dir in */*; do [ "$dir" = "$keep" ] || rm -rf "$dir"; done
 
 # The image holds what the processes run: Node, the production dependencies, the sources and
 # config.yaml. No npm, no tests, no documentation; it runs as the unprivileged `node` user.

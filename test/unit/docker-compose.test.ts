@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { freePort } from '../support/processes.ts';
@@ -107,6 +108,22 @@ describe('Dockerfile and .dockerignore', () => {
     const fromContext = copies.filter((l) => !l.startsWith('COPY --from')).flatMap((l) => l.split(/\s+/).slice(1, -1));
     expect(new Set(fromContext)).toEqual(new Set(['package.json', 'config.yaml', 'src', 'workers', 'bin']));
     expect(final.join('\n')).toMatch(/rm -rf [^\n]*\/usr\/local\/lib\/node_modules\/npm/);
+  });
+
+  it('keeps only the native onnxruntime library of the platform it builds on', () => {
+    const prune = all[0]?.find((l) => l.includes('onnxruntime-node/bin/napi-v6'));
+    expect(prune).toMatch(/^RUN /);
+    const dir = mkdtempSync(join(tmpdir(), 'gw-prune-'));
+    const bins = join(dir, 'node_modules/onnxruntime-node/bin/napi-v6');
+    const targets = ['linux/x64', 'linux/arm64', 'darwin/arm64', 'win32/x64', `${process.platform}/${process.arch}`];
+    for (const target of targets) mkdirSync(join(bins, target), { recursive: true });
+    try {
+      const run = spawnSync('sh', ['-c', (prune ?? '').replace(/^RUN /, '')], { cwd: dir, encoding: 'utf8' });
+      expect(run.status, run.stderr).toBe(0);
+      for (const target of targets) expect(existsSync(join(bins, target)), target).toBe(target === `${process.platform}/${process.arch}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sends the builder only what the Dockerfile copies', () => {
