@@ -53,13 +53,16 @@ export class LruBudget {
 
   constructor(options: LruBudgetOptions) {
     this.options = options;
+    // Every miss stores: defineCommand sends EVALSHA, and the script's text once per connection.
+    if (!('gatewayStoreBounded' in options.redis)) options.redis.defineCommand('gatewayStoreBounded', { numberOfKeys: 4, lua: STORE });
   }
 
   /** Stores `value` under `key` for `ttlSeconds` and evicts what no longer fits; resolves to the number evicted. */
   async store(key: string, value: string, ttlSeconds: number): Promise<number> {
     const { redis, keys, maxBytes } = this.options;
     const counted = 3 * Buffer.byteLength(key) + Buffer.byteLength(value) + ENTRY_OVERHEAD_BYTES;
-    return Number(await redis.eval(STORE, 4, key, keys.lru, keys.lruSizes, keys.lruBytes, value, ttlSeconds, Date.now(), counted, maxBytes));
+    const runner = redis as unknown as { gatewayStoreBounded(...args: (string | number)[]): Promise<unknown> };
+    return Number(await runner.gatewayStoreBounded(key, keys.lru, keys.lruSizes, keys.lruBytes, value, ttlSeconds, Date.now(), counted, maxBytes));
   }
 
   /** `key` was just read: it becomes the most recently used. Entries the budget does not know are left alone. */
