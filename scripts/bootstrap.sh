@@ -36,8 +36,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --ignore-scripts --no-audit --no-fund >&2
 fi
 
-# A Redis named by REDIS_URL (a PaaS add-on, TLS, credentials) or a Redis Cluster is the operator's: nothing is started for it.
-if [ -n "${REDIS_URL:-}" ]; then
+# A Redis named by REDIS_URL (a PaaS add-on, TLS, credentials), by sentinels or a Redis Cluster is the operator's: nothing is started for it.
+if [ -n "${REDIS_SENTINELS:-}" ]; then
+  echo "bootstrap: using the Redis master the sentinels of REDIS_SENTINELS name" >&2
+elif [ -n "${REDIS_URL:-}" ]; then
   echo "bootstrap: using the Redis of REDIS_URL" >&2
 elif [ -n "${REDIS_CLUSTER_NODES:-}" ]; then
   echo "bootstrap: using the Redis Cluster of REDIS_CLUSTER_NODES" >&2

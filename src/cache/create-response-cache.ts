@@ -12,6 +12,7 @@ import { EndpointEmbedder } from './embedders/endpoint-embedder.ts';
 import { OnnxEmbedder } from './embedders/onnx-embedder.ts';
 import { StaticEmbedder } from './embedders/static-embedder.ts';
 import { ExactCache } from './exact-cache.ts';
+import { LruBudget } from './lru-budget.ts';
 import { cacheKeys } from './redis-keys.ts';
 import { RequestCoalescer } from './request-coalescer.ts';
 import { ResponseCache, type VerifyOutcome } from './response-cache.ts';
@@ -20,9 +21,14 @@ import { SemanticCache } from './semantic-cache.ts';
 /** What {@link createResponseCache} is built from. */
 export interface ResponseCacheDeps {
   settings: Settings;
-  /** Command connection. */
+  /** Command connection of the gateway's Redis: the coalescer's claims sit beside the reply streams they name. */
   redis: Redis;
-  /** Makes the semantic index's pub/sub connection. */
+  /**
+   * Command connection of the Redis holding the entries and counters (`CACHE_REDIS_URL`).
+   * @defaultValue `redis`
+   */
+  cacheRedis?: Redis;
+  /** Makes the semantic index's pub/sub connection (on the caches' Redis). */
   subscriber: () => Redis;
   config: () => GatewayConfig;
   logger: Logger;
@@ -76,20 +82,22 @@ export function createRetriever(settings: Settings): StaticEmbedder | undefined 
 /** Builds the exact and semantic caches, the coalescer and the counters from the settings. Call `start()` on the result. */
 export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
   const { settings, redis, logger } = deps;
+  const entries = deps.cacheRedis ?? redis;
   const keys = cacheKeys(settings.REDIS_KEY_PREFIX);
   const embedder = settings.SEMANTIC_CACHE_ENABLED ? createEmbedder(deps) : undefined;
   const retriever = embedder ? createRetriever(settings) : undefined;
+  const budget = settings.CACHE_MAX_BYTES > 0 ? new LruBudget({ redis: entries, keys, maxBytes: settings.CACHE_MAX_BYTES }) : undefined;
   return new ResponseCache({
-    exact: new ExactCache({ redis, keys, ttlSeconds: settings.CACHE_TTL }),
+    exact: new ExactCache({ redis: entries, keys, ttlSeconds: settings.CACHE_TTL, ...(budget ? { budget } : {}) }),
     semantic: new SemanticCache({
-      redis,
+      redis: entries,
       subscriber: deps.subscriber,
       keys,
       ttlSeconds: settings.CACHE_TTL,
       maxEntries: settings.SEMANTIC_CACHE_MAX_ENTRIES,
       logger,
     }),
-    stats: new CacheStats(redis, keys),
+    stats: new CacheStats(entries, keys),
     logger,
     exactEnabled: settings.CACHE_ENABLED,
     semanticEnabled: settings.SEMANTIC_CACHE_ENABLED,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { CachedReply } from './cached-reply.ts';
+import type { LruBudget } from './lru-budget.ts';
 import type { CacheKeys } from './redis-keys.ts';
 import { scanDelete } from './scan-delete.ts';
 
@@ -10,6 +11,11 @@ export interface ExactCacheOptions {
   keys: CacheKeys;
   /** Entry lifetime, seconds (`CACHE_TTL`). */
   ttlSeconds: number;
+  /**
+   * Bounds the entries by bytes, least recently used first (`CACHE_MAX_BYTES`).
+   * @defaultValue none: entries only expire
+   */
+  budget?: LruBudget;
 }
 
 /**
@@ -25,8 +31,10 @@ export class ExactCache {
   }
 
   async get(hash: string): Promise<CachedReply | undefined> {
-    const value = await this.options.redis.get(this.options.keys.exact(hash));
+    const key = this.options.keys.exact(hash);
+    const value = await this.options.redis.get(key);
     if (value === null) return undefined;
+    this.options.budget?.touch(key);
     const newline = value.indexOf('\n');
     const storedAt = Number(value.slice(0, newline));
     if (newline < 0 || !Number.isFinite(storedAt)) return undefined;
@@ -34,11 +42,16 @@ export class ExactCache {
   }
 
   async set(hash: string, completion: string, storedAt = Date.now()): Promise<void> {
-    await this.options.redis.set(this.options.keys.exact(hash), `${storedAt}\n${completion}`, 'EX', this.options.ttlSeconds);
+    const key = this.options.keys.exact(hash);
+    const value = `${storedAt}\n${completion}`;
+    if (this.options.budget) await this.options.budget.store(key, value, this.options.ttlSeconds);
+    else await this.options.redis.set(key, value, 'EX', this.options.ttlSeconds);
   }
 
   /** Removes every exact entry; returns how many there were. */
-  clear(): Promise<number> {
-    return scanDelete(this.options.redis, this.options.keys.exactPattern);
+  async clear(): Promise<number> {
+    const removed = await scanDelete(this.options.redis, this.options.keys.exactPattern);
+    await this.options.budget?.clear();
+    return removed;
   }
 }

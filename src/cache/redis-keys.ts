@@ -11,6 +11,9 @@
  * | `<p>:cache:s:events` | channel | index changes, so every API replica mirrors Redis |
  * | `<p>:{flight}:inflight:<hash>` | hash | the leader of identical in-flight misses (with the readers' liveness keys: one script) |
  * | `<p>:cache:stats` | hash | lookup counters shared by every replica |
+ * | `<p>:cache:{x}:lru` | sorted set | exact entry keys scored by last use (ms), when `CACHE_MAX_BYTES` bounds them |
+ * | `<p>:cache:{x}:lru:sizes` | hash | counted bytes of each entry in `lru` |
+ * | `<p>:cache:{x}:lru:bytes` | string | sum of `lru:sizes` |
  */
 export interface CacheKeys {
   exact(hash: string): string;
@@ -23,6 +26,9 @@ export interface CacheKeys {
   semanticEvents: string;
   inflight(hash: string): string;
   stats: string;
+  lru: string;
+  lruSizes: string;
+  lruBytes: string;
 }
 
 export function cacheKeys(prefix: string): CacheKeys {
@@ -36,5 +42,9 @@ export function cacheKeys(prefix: string): CacheKeys {
     semanticEvents: `${base}:s:events`,
     inflight: (hash) => `${prefix}:{flight}:inflight:${hash}`,
     stats: `${base}:stats`,
+    // One slot for the bookkeeping a script updates together; the entries themselves spread.
+    lru: `${base}:{x}:lru`,
+    lruSizes: `${base}:{x}:lru:sizes`,
+    lruBytes: `${base}:{x}:lru:bytes`,
   };
 }

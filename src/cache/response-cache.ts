@@ -457,8 +457,19 @@ export class CacheLookup {
 
   private release(): Promise<number> {
     const coalescer = this.cache.coalescer;
-    this.released ??= this.role === 'leader' && coalescer && this.inflightKey && this.jobId ? coalescer.release(this.inflightKey, this.jobId).catch(() => 0) : Promise.resolve(0);
+    // -1 when the claim was lost or could not be released: the number of followers is unknown then.
+    this.released ??= this.role === 'leader' && coalescer && this.inflightKey && this.jobId ? coalescer.release(this.inflightKey, this.jobId).catch(() => -1) : Promise.resolve(0);
     return this.released;
+  }
+
+  /**
+   * How many followers read this request's job besides it (0 when it led
+   * nobody), once its claim is released; undefined when that is unknown.
+   * A follower's reader is not counted here: it is one of its leader's.
+   */
+  async otherReaders(): Promise<number | undefined> {
+    const followers = await this.release();
+    return followers < 0 ? undefined : followers;
   }
 
   /** Whether the job may be cancelled now that this client left: never for a follower, and not for a leader others follow. */

@@ -54,10 +54,11 @@ import { DlpEngine } from '../dlp/engine.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
-import { createRedis, waitForReady } from '../redis/connections.ts';
+import { cacheRedisSettings, createRedis, waitForReady } from '../redis/connections.ts';
 import { createNodeRedis } from '../redis/cluster-connections.ts';
 import { warnIfRedisMayLoseJobs } from '../redis/durability-check.ts';
 import { ReaderLiveness } from '../streams/reader-liveness.ts';
+import { ReplyRelease } from '../streams/reply-release.ts';
 import { SlotStreamReaders } from '../streams/slot-stream-readers.ts';
 import { StreamReader, type ReplyStreamReader } from '../streams/stream-reader.ts';
 import { CooldownView } from '../routing/cooldown-view.ts';
@@ -120,6 +121,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prefix: settings.REDIS_KEY_PREFIX,
     liveness,
     streamTtlSeconds: settings.RESPONSE_STREAM_TTL,
+    release: new ReplyRelease({ redis, ttlMs: settings.RESPONSE_STREAM_TTL * 1000 }),
     logger,
   });
   const prefix = settings.REDIS_KEY_PREFIX;
@@ -159,6 +161,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     }),
     onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
   });
+  // The caches may live on a Redis of their own (CACHE_REDIS_URL), where allkeys-lru cannot touch the queue.
+  const cacheSettings = cacheRedisSettings(settings);
+  const cacheRedis = cacheSettings === settings ? redis : createRedis(cacheSettings, 'command', 'api-cache');
+  if (cacheRedis !== redis) cacheRedis.on('error', (err) => logger.debug({ err }, 'cache redis connection error'));
   // Pass `onLookup` here to count gateway_cache_hits_total{cache_type}
   const cache = createResponseCache({
     onLookup: (cacheType, hit) => {
@@ -167,7 +173,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     onVerify: (outcome) => metrics?.semanticCandidate(outcome),
     settings,
     redis,
-    subscriber: () => createRedis(settings, 'subscriber', 'api-cache-sub'),
+    cacheRedis,
+    subscriber: () => createRedis(cacheSettings, 'subscriber', 'api-cache-sub'),
     config: () => configStore.current,
     logger,
     liveness,
@@ -301,7 +308,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
-      adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
+      adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
       chatJobsRouter({
         dispatcher,
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
@@ -340,6 +347,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       await queues.close();
       redis.disconnect();
       await tracing.shutdown().catch(() => {});
+      if (cacheRedis !== redis) cacheRedis.disconnect();
     },
   };
 }

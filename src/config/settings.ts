@@ -46,6 +46,22 @@ const settingsSchema = z.object({
   REDIS_CLUSTER: envBoolean(false),
   /** Prefix of every Redis key the gateway writes. Default `gw`. */
   REDIS_KEY_PREFIX: envString('gw'),
+  /**
+   * Sentinels (`host:port,host:port`) to ask where the master is; with them
+   * REDIS_HOST/PORT and the URL's host are not used. Default none.
+   */
+  REDIS_SENTINELS: envList(),
+  /** Name of the master the sentinels watch. Default `mymaster`. */
+  REDIS_SENTINEL_NAME: envString('mymaster'),
+  /** ACL user and password of the sentinels themselves (the data nodes use REDIS_URL's or REDIS_PASSWORD). Default none. */
+  REDIS_SENTINEL_USERNAME: envOptionalString(),
+  REDIS_SENTINEL_PASSWORD: envOptionalString(),
+  /**
+   * A separate Redis for the response caches (`redis://` or `rediss://`, the
+   * REDIS_TLS_* files apply to it too), where `allkeys-lru` may evict. Default:
+   * the gateway's Redis.
+   */
+  CACHE_REDIS_URL: envOptionalString(),
 
   API_KEYS: envList(),
   ADMIN_API_KEYS: envList(),
@@ -61,6 +77,11 @@ const settingsSchema = z.object({
   CACHE_SCOPE: envEnum(['owner', 'shared'] as const, 'owner'),
   /** Identical concurrent misses share one upstream call. Default true. */
   CACHE_COALESCE: envBoolean(true),
+  /**
+   * Most bytes the exact cache's entries count together; the least recently
+   * used go first beyond. 0: no bound (entries only expire). Default 256 MiB.
+   */
+  CACHE_MAX_BYTES: envNumber(256 * 1024 * 1024, { int: true, min: 0 }),
   /** Most semantic entries kept; the ones closest to expiry are dropped beyond. Default 10000. */
   SEMANTIC_CACHE_MAX_ENTRIES: envNumber(10_000, { int: true, min: 1 }),
   /** Embedder of the semantic cache: `onnx` (local model) or `endpoint` (a provider's OpenAI-compatible /embeddings). Default onnx. */

@@ -220,7 +220,11 @@ export class ChatExecutor {
       outcome.upstreamMs = Date.now() - startedAt;
       try {
         await writer.flush();
-        if (job.record) await this.recordOutcome(job.record, resultJson, failure);
+        if (job.record) {
+          await this.recordOutcome(job.record, resultJson, failure);
+          // Nobody reads an asynchronous job's stream: its outcome is in the record now.
+          await this.options.redis.del(job.streamKey);
+        }
       } catch (err) {
         this.options.logger.error({ err, jobId: job.jobId }, 'could not write the reply stream');
       }

@@ -6,14 +6,18 @@ import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeout
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adapterFor } from '../providers/registry.ts';
-import { cancelChannel, cancelKey, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
+import { cancelChannel, cancelKey, isTerminal, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { ReaderIdentity } from '../streams/reader-liveness.ts';
+import type { ReplyRelease } from '../streams/reply-release.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
 import type { ReplyStreamReader } from '../streams/stream-reader.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
 import type { QueuePlace, QueuePlaces } from './queue-places.ts';
+
+/** A follower is one of the readers its leader counted. */
+const FOLLOWER = (): Promise<number> => Promise.resolve(-1);
 
 /** Options of {@link ChatDispatcher}. */
 export interface ChatDispatcherOptions {
@@ -43,6 +47,11 @@ export interface ChatDispatcherOptions {
    * @defaultValue 60
    */
   streamTtlSeconds?: number;
+  /**
+   * Deletes a reply stream once its readers have the terminal entry.
+   * @defaultValue none: reply streams live out their TTL
+   */
+  release?: ReplyRelease;
   logger?: Logger;
 }
 
@@ -75,6 +84,13 @@ export interface DispatchContext {
   detached?: boolean;
   /** W3C trace context the job carries to the worker (job-contract.ts `trace`). Default none. */
   trace?: ChatJobData['trace'];
+  /**
+   * How many other requests read this job's reply through this one (a
+   * coalescing leader's followers), asked once this request is done with it;
+   * undefined when unknown, which leaves the stream to its TTL.
+   * @defaultValue nobody else: the stream is deleted once this request has its terminal entry
+   */
+  otherReaders?: () => Promise<number | undefined>;
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -210,7 +226,8 @@ export class ChatDispatcher {
     // One timer per job, cleared by its first reply entry: taking a job back costs nothing unless it is still waiting.
     const takeBack = setTimeout(() => void this.takeBack(provider.name, jobId, streamKey), Math.max(0, startBy - Date.now()));
     takeBack.unref();
-    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, deadlineAt, provider, context.signal, () => clearTimeout(takeBack)) };
+    const entries = this.readReply(streamKey, deadlineAt, provider, context.signal, context.otherReaders ?? (() => Promise.resolve(0)), () => clearTimeout(takeBack));
+    return { jobId, provider, enqueuedAt, entries };
   }
 
   /**
@@ -222,17 +239,36 @@ export class ChatDispatcher {
   follow(jobId: string, provider: ProviderConfig, signal: AbortSignal): Dispatch {
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
-    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms, provider, signal) };
+    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms, provider, signal, FOLLOWER) };
   }
 
-  /** Reply entries up to the terminal one: the first within the job's deadline (+ grace), each later one within the idle time. */
-  private async *readReply(streamKey: string, deadlineAt: number, provider: ProviderConfig, signal: AbortSignal, onEntry?: () => void): AsyncGenerator<StreamEntry> {
+  /**
+   * Reply entries up to the terminal one: the first within the job's deadline
+   * (+ grace), each later one within the idle time. Once the caller is done
+   * with them, the stream is released (`otherReaders`: see {@link DispatchContext.otherReaders}).
+   */
+  private async *readReply(
+    streamKey: string,
+    deadlineAt: number,
+    provider: ProviderConfig,
+    signal: AbortSignal,
+    otherReaders: () => Promise<number | undefined>,
+    onEntry?: () => void,
+  ): AsyncGenerator<StreamEntry> {
     let deadline = deadlineAt + this.graceMs;
     const idleMs = provider.stream_idle_timeout_ms + this.graceMs;
-    for await (const entry of this.options.reader.read(streamKey, () => deadline, signal)) {
-      onEntry?.();
-      deadline = Date.now() + idleMs;
-      yield entry;
+    let terminal = false;
+    try {
+      for await (const entry of this.options.reader.read(streamKey, () => deadline, signal)) {
+        onEntry?.();
+        deadline = Date.now() + idleMs;
+        terminal = isTerminal(entry.t);
+        yield entry;
+      }
+    } finally {
+      const release = this.options.release;
+      // Off the reply's path: the client has its answer whatever becomes of the stream.
+      if (release) void otherReaders().then((others) => release.done(streamKey, others, terminal)).catch((err: Error) => this.options.logger?.debug({ err: err.message, streamKey }, 'reply stream left to its TTL'));
     }
   }
 

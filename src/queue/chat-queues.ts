@@ -38,6 +38,8 @@ export class ChatQueues {
         // /metrics scrape) would refuse every job for good. Without the check,
         // setting up sends nothing and cannot fail; the workers check the version.
         skipVersionCheck: true,
+        // Nothing reads the queue's event stream: BullMQ's default keeps 10,000 events (a few MiB) in Redis.
+        streams: { events: { maxLen: 500 } },
       });
       // Errors surface on add(); the emitter must not crash the process.
       queue.on('error', () => {});

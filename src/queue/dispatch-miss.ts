@@ -61,6 +61,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
       ...(miss.detached !== undefined ? { detached: miss.detached } : {}),
       ...(trace ? { trace } : {}),
+      ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
     });
     publish.end();
   } catch (err) {

@@ -36,7 +36,36 @@ export function redisBaseOptions(settings: Settings): RedisOptions {
     const servername = settings.REDIS_TLS_SERVERNAME ?? (isIP(options.host ?? '') ? undefined : options.host);
     options.tls = servername ? { ...tls, servername } : tls;
   }
-  return options;
+  return settings.REDIS_SENTINELS.length > 0 ? withSentinels(options, settings) : options;
+}
+
+/**
+ * The master is wherever the sentinels say (REDIS_SENTINELS,
+ * REDIS_SENTINEL_NAME): ioredis asks them on every (re)connection and
+ * listens for `+switch-master`, so a failover needs no restart. A command
+ * sent to a master just demoted is answered READONLY: the connection is
+ * remade through the sentinels and the command sent again.
+ */
+function withSentinels(options: RedisOptions, settings: Settings): RedisOptions {
+  const { host: _host, port: _port, ...rest } = options;
+  return {
+    ...rest,
+    sentinels: settings.REDIS_SENTINELS.map(sentinelAddress),
+    name: settings.REDIS_SENTINEL_NAME,
+    ...(settings.REDIS_SENTINEL_USERNAME ? { sentinelUsername: settings.REDIS_SENTINEL_USERNAME } : {}),
+    ...(settings.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: settings.REDIS_SENTINEL_PASSWORD } : {}),
+    failoverDetector: true,
+    reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+    sentinelRetryStrategy: (times) => Math.min(100 * times, 1_000),
+  };
+}
+
+/** `host:port` (`[v6]:port`) of one sentinel; a bad entry stops the process naming it. */
+function sentinelAddress(entry: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(entry);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || !(port > 0 && port < 65536)) throw new Error(`REDIS_SENTINELS: '${entry}' is not host:port`);
+  return { host: match[1], port };
 }
 
 /**
@@ -84,6 +113,11 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
     }
   }
   return tls;
+}
+
+/** The settings of the caches' Redis: CACHE_REDIS_URL when set (reached directly, never through sentinels), else the gateway's own (the same object). */
+export function cacheRedisSettings(settings: Settings): Settings {
+  return settings.CACHE_REDIS_URL ? { ...settings, REDIS_URL: settings.CACHE_REDIS_URL, REDIS_SENTINELS: [] } : settings;
 }
 
 export function createRedis(settings: Settings, role: RedisRole, name: string): Redis {

@@ -141,8 +141,10 @@ describe('keys of other providers and what the processes keep', () => {
     // ...without the keys the upstreams echoed.
     expectNoSecret(output);
 
+    // The reply streams carried the texts the replies above were checked for; they are deleted once read.
+    await expect.poll(async () => (await keysUnder(redis, `${prefix}:resp`)).length, { timeout: 3_000 }).toBe(0);
     const keys = await keysUnder(redis, prefix);
-    expect(keys.some((k) => k.startsWith(`${prefix}:resp:`))).toBe(true);
+    expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       const type = await redis.type(key);
       let dump = '';

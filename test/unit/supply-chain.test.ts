@@ -97,7 +97,8 @@ describe('installs', () => {
 
   it('the Dockerfile installs the lock without install scripts, and so does any npm command in the project', () => {
     const dockerfile = read('Dockerfile');
-    expect(dockerfile).toMatch(/RUN npm ci [^\n]*--ignore-scripts/);
+    expect(dockerfile).toMatch(/RUN \$\{NPM\} ci [^\n]*--ignore-scripts/);
+    expect(dockerfile).toMatch(/^ARG NPM=npm$/m);
     expect(dockerfile).not.toMatch(/npm install/);
     expect(dockerfile).toMatch(/COPY [^\n]*\.npmrc/);
     expect(read('.npmrc')).toMatch(/^ignore-scripts=true$/m);
