@@ -90,10 +90,11 @@ function stages(dockerfile: string): string[][] {
 describe('Dockerfile and .dockerignore', () => {
   const all = stages(read('Dockerfile'));
   const final = all.at(-1) ?? [];
+  const deps = all.find((stage) => / AS deps$/.test(stage[0] ?? '')) ?? [];
 
   it('installs the lock without install scripts in a build stage, and runs as an unprivileged user', () => {
     expect(all.length).toBeGreaterThan(1);
-    expect(all[0]?.find((l) => l.startsWith('RUN ') && /\bci --omit=dev --ignore-scripts\b/.test(l))).toBeDefined();
+    expect(deps.find((l) => l.startsWith('RUN ') && /\bci --omit=dev --ignore-scripts\b/.test(l))).toBeDefined();
     const user = final.filter((l) => l.startsWith('USER ')).at(-1);
     expect(user).toBeDefined();
     expect(user).not.toMatch(/^USER (root|0)(:|$)/);
@@ -111,7 +112,7 @@ describe('Dockerfile and .dockerignore', () => {
   });
 
   it('keeps only the native onnxruntime library of the platform it builds on', () => {
-    const prune = all[0]?.find((l) => l.includes('onnxruntime-node/bin/napi-v6'));
+    const prune = deps.find((l) => l.includes('onnxruntime-node/bin/napi-v6'));
     expect(prune).toMatch(/^RUN /);
     const dir = mkdtempSync(join(tmpdir(), 'gw-prune-'));
     const bins = join(dir, 'node_modules/onnxruntime-node/bin/napi-v6');
@@ -129,7 +130,7 @@ describe('Dockerfile and .dockerignore', () => {
   it('sends the builder only what the Dockerfile copies', () => {
     const rules = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
     expect(rules[0]).toBe('*');
-    const copied = all.flatMap((stage) => stage.filter((l) => l.startsWith('COPY ') && !l.startsWith('COPY --from')).flatMap((l) => l.split(/\s+/).slice(1, -1)));
+    const copied = all.flatMap((stage) => stage.filter((l) => l.startsWith('COPY ') && !l.startsWith('COPY --from')).flatMap((l) => l.split(/\s+/).slice(1, -1).map((path) => path.replace(/\/$/, ''))));
     expect(new Set(rules.slice(1).map((r) => r.replace(/^!/, '')))).toEqual(new Set(copied));
   });
 
