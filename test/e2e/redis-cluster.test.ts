@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { stringify } from 'yaml';
 import type { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadSettings } from '../../src/config/settings.ts';
 import { createRedis } from '../../src/redis/connections.ts';
 import { keySlot } from '../../src/redis/key-slot.ts';
@@ -236,8 +236,8 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     // Exact entries spread by their own hash.
     const exactSlots = new Set(all.filter((k) => k.startsWith(`${PREFIX}:cache:x:`)).map(keySlot));
     expect(exactSlots.size).toBeGreaterThan(1);
-    // Reply streams are deleted once read (their per-process slots: the reader test below).
-    expect(all.filter((k) => k.startsWith(`${PREFIX}:resp:`))).toEqual([]);
+    // Reply streams are deleted once read, just after the reply is sent (their per-process slots: the reader test below).
+    await vi.waitFor(async () => expect((await keysPerMaster()).flat().filter((k) => k.startsWith(`${PREFIX}:resp:`))).toEqual([]), { timeout: 3_000 });
     // A rate-limit window per key, in the key's own slot.
     expect(new Set(all.filter((k) => k.startsWith(`${PREFIX}:rl:win:{`)).map(keySlot)).size).toBe(2);
     // /admin/cache/stats counts the keys of every master, not of one node.
