@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { defaultFormatFor } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/types.ts';
+import { priceTableSchema, type PriceTable } from '../usage/price-table.ts';
 
 /**
  * config.yaml: providers and their models. Parsed with `yaml`, validated with
@@ -48,6 +49,8 @@ const providerSchema = z.strictObject({
 
 const configSchema = z.strictObject({
   providers: z.array(providerSchema).min(1),
+  /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. Default none (cost 0). */
+  prices: priceTableSchema,
 });
 
 export type ProviderConfigInput = z.input<typeof providerSchema>;
@@ -65,6 +68,8 @@ export interface GatewayConfig {
   modelIndex: ReadonlyMap<string, ProviderConfig>;
   /** provider name -> provider entry. */
   providerIndex: ReadonlyMap<string, ProviderConfig>;
+  /** Prices per model (`prices`), for key spend and budgets. */
+  prices: PriceTable;
   /** When it was loaded. */
   loadedAt: Date;
 }
@@ -109,7 +114,7 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
     providers.push(provider);
     providerIndex.set(entry.name, provider);
   });
-  return { providers, modelIndex, providerIndex, loadedAt: new Date() };
+  return { providers, modelIndex, providerIndex, prices: parsed.data.prices, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

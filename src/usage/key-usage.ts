@@ -1,0 +1,37 @@
+/**
+ * Usage of issued keys as the key store keeps it: one row per key, model and
+ * UTC day. Cost is in nano-USD (1e-9 USD) integers so sums stay exact in
+ * both databases and in Redis' Lua.
+ */
+
+/** Usage to add to one row. */
+export interface UsageDelta {
+  keyId: string;
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  model: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  costNanoUsd: number;
+}
+
+/** One stored row: the same fields, summed. */
+export type KeyUsageRow = UsageDelta;
+
+export const NANO_PER_USD = 1e9;
+
+/** `YYYY-MM-DD` of `at` in UTC. */
+export function utcDay(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+/** The usage record of the admin API and /stats (USD, snake_case). */
+export function usageJson(row: Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>) {
+  return {
+    requests: row.requests,
+    prompt_tokens: row.promptTokens,
+    completion_tokens: row.completionTokens,
+    cost_usd: row.costNanoUsd / NANO_PER_USD,
+  };
+}
