@@ -22,6 +22,8 @@ import { sendJsonText } from '../json-reply.ts';
 import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
+import type { GovernedCall, KeyGovernor } from '../../usage/key-governor.ts';
+import type { Principal } from '../../auth/principal.ts';
 
 /** Dependencies of the chat completions route. */
 export interface ChatCompletionsDeps {
@@ -32,6 +34,8 @@ export interface ChatCompletionsDeps {
   cache?: ResponseCache;
   /** DLP (src/dlp): redacts, blocks or counts personal data and secrets; without it nothing is scanned. */
   dlp?: DlpGuard;
+  /** Per-key models, token limits, budgets and usage (src/usage); without it keys are only rate limited. */
+  governor?: KeyGovernor;
 }
 
 /** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
@@ -64,44 +68,84 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
+    const principal = context.principal;
+    deps.governor?.checkModel(principal, request.model);
 
     // Keys hash the request as it stands here (redacted); the rate-limit decision settles with the first cache read.
-    const owner = context.principal?.owner ?? 'anonymous';
+    const owner = principal?.owner ?? 'anonymous';
     const gate = settleRateLimit(res);
-    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider)) : undefined;
+    const lookup = deps.cache ? await deps.cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider, principal)) : undefined;
     const admission = lookup?.admission ?? (await gate);
     context.cacheStatus = lookup?.status ?? 'BYPASS';
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
     if (lookup) res.set(cacheHeaders(lookup));
-
-    const abort = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) abort.abort();
-    });
-    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abort.signal });
-    startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
-    // A coalesced job is cancelled only when nobody else reads it.
-    const cancel = () => {
-      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
-    };
+    // Token limits and budgets count what goes upstream only: a cache hit above costs nothing.
+    let call: GovernedCall | undefined;
     try {
-      if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
-      else await replyOnce(res, dispatch);
+      call = await deps.governor?.admit(principal, request);
     } catch (err) {
-      if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
-      if (err instanceof StreamAbortedError) return;
-      if (err instanceof StreamDeadlineError) {
-        throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
-      }
+      await lookup?.leaderFailed(err);
       throw err;
+    }
+    try {
+      await answerMiss(res, { deps, request, provider, lookup, admission });
+    } finally {
+      if (call) void deps.governor!.finish(call, callOutcome(res, request.model));
     }
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }
 
-/** The semantic-cache control of this request: the provider's switch, then the client's `X-Semantic-Cache`. */
-function semanticControl(req: Request, provider: ProviderConfig): SemanticControl {
-  if (!provider.semantic_cache) return { semantic: 'off' };
+/** What the reply facts say about the call, for the governor. */
+function callOutcome(res: Response, model: string) {
+  const facts = contextOf(res).reply;
+  const reported = facts?.promptTokens !== undefined || facts?.completionTokens !== undefined;
+  return {
+    model,
+    usage: reported ? { promptTokens: facts?.promptTokens ?? 0, completionTokens: facts?.completionTokens ?? 0 } : undefined,
+    // Never dispatched, or ended in an error entry: nothing was produced upstream to charge.
+    failed: !facts || facts.terminal === 'error',
+    coalesced: facts?.coalesced ?? false,
+  };
+}
+
+interface Miss {
+  deps: ChatCompletionsDeps;
+  request: ChatRequest;
+  provider: ProviderConfig;
+  lookup: CacheLookup | undefined;
+  admission: Admission;
+}
+
+/** Dispatches a request the cache did not answer and relays the reply. */
+async function answerMiss(res: Response, { deps, request, provider, lookup, admission }: Miss): Promise<void> {
+  const context = contextOf(res);
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { context, lookup, admission, signal: abort.signal });
+  startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
+  // A coalesced job is cancelled only when nobody else reads it.
+  const cancel = () => {
+    (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? deps.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
+  };
+  try {
+    if (request.stream) await replyStreamed(res, dispatch, deps, cancel);
+    else await replyOnce(res, dispatch);
+  } catch (err) {
+    if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
+    if (err instanceof StreamAbortedError) return;
+    if (err instanceof StreamDeadlineError) {
+      throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
+    }
+    throw err;
+  }
+}
+
+/** The semantic-cache control of this request: the provider's and the key's switches, then the client's `X-Semantic-Cache`. */
+function semanticControl(req: Request, provider: ProviderConfig, principal: Principal | undefined): SemanticControl {
+  if (!provider.semantic_cache || principal?.policy?.semantic_cache === false) return { semantic: 'off' };
   const control = semanticControlOf(req.headers[SEMANTIC_CACHE_HEADER]);
   if ('error' in control) throw new InvalidRequestError(control.error);
   return control;

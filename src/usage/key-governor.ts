@@ -1,0 +1,137 @@
+import type { Principal } from '../auth/principal.ts';
+import { messageTexts } from '../chat/message-texts.ts';
+import { maxOutputTokens, type ChatRequest } from '../chat/types.ts';
+import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError } from '../errors/catalog.ts';
+import type { KeyUsageLimiter, KeyUsageLimits, UsageReservation } from '../ratelimit/key-usage-limiter.ts';
+import { NANO_PER_USD, utcDay } from './key-usage.ts';
+import { costNanoUsd, type PriceTable } from './price-table.ts';
+import type { UsageRecorder } from './usage-recorder.ts';
+
+/** Options of {@link KeyGovernor}. */
+export interface KeyGovernorOptions {
+  limiter: KeyUsageLimiter;
+  recorder: UsageRecorder;
+  /** The price table now in force (config.yaml `prices`; reloadable). */
+  prices: () => PriceTable;
+  /**
+   * Completion tokens assumed on admission when the request sets neither
+   * `max_tokens` nor `max_completion_tokens`.
+   * @defaultValue 256
+   */
+  defaultCompletionEstimate?: number;
+  /** Clock for budget periods. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** How a dispatched request ended, for {@link KeyGovernor.finish}. */
+export interface CallOutcome {
+  model: string;
+  /** What the provider reported; undefined when the reply never said. */
+  usage?: { promptTokens: number; completionTokens: number } | undefined;
+  /** The call failed before any usage (nothing to charge). */
+  failed: boolean;
+  /** This request read an identical request's reply: its tokens were charged there. */
+  coalesced: boolean;
+}
+
+/** An admitted request of an issued key: what {@link KeyGovernor.finish} settles. */
+export interface GovernedCall {
+  principal: Principal;
+  reservation?: UsageReservation;
+}
+
+/**
+ * The per-key checks of a chat request beyond the request rate: allowed
+ * models (403 `model_not_allowed`), tokens per minute (429
+ * `rate_limit_exceeded`) and the spend budget (429 `budget_exceeded`) on
+ * admission, then the real usage and spend on completion: settled in Redis
+ * for the limits and added to the key store's usage rows.
+ *
+ * A key with neither a token limit nor a budget never reaches Redis here
+ * ({@link admit} returns without I/O), and its usage is only added to an
+ * in-memory row that is written to the database in the background.
+ */
+export class KeyGovernor {
+  private readonly options: KeyGovernorOptions;
+
+  constructor(options: KeyGovernorOptions) {
+    this.options = options;
+  }
+
+  /** 403 `model_not_allowed` unless the key may use `model`. */
+  checkModel(principal: Principal | undefined, model: string): void {
+    if (principal && !principal.mayUseModel(model)) throw new ModelNotAllowedError(model);
+  }
+
+  /** Admits a request to be sent upstream; throws 429 when a token limit or budget is used up. */
+  async admit(principal: Principal | undefined, request: ChatRequest): Promise<GovernedCall | undefined> {
+    if (!principal) return undefined;
+    const policy = principal.policy;
+    const limits: KeyUsageLimits = {};
+    if (policy?.tokens_per_minute !== undefined) limits.tokensPerMinute = policy.tokens_per_minute;
+    if (policy?.budget) limits.budgetNanoUsd = Math.round(policy.budget.amount_usd * NANO_PER_USD);
+    if (limits.tokensPerMinute === undefined && limits.budgetNanoUsd === undefined) return { principal };
+
+    const now = new Date((this.options.now ?? Date.now)());
+    const period = policy?.budget ? budgetPeriod(policy.budget.period, now) : budgetPeriod('day', now);
+    const promptTokens = estimatePromptTokens(request);
+    const completionTokens = maxOutputTokens(request) ?? this.options.defaultCompletionEstimate ?? 256;
+    const decision = await this.options.limiter.admit(principal.keyHash, limits, {
+      tokens: promptTokens + completionTokens,
+      costNanoUsd: costNanoUsd(this.options.prices(), request.model, promptTokens, completionTokens),
+      periodId: period.id,
+      ttlSeconds: Math.ceil((period.endsAt.getTime() - now.getTime()) / 1000) + 86_400,
+    });
+    if ('refusal' in decision) {
+      const { refusal } = decision;
+      if (refusal.reason === 'budget') throw new BudgetExceededError(policy!.budget!.amount_usd, policy!.budget!.period, period.endsAt);
+      const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
+      throw new RateLimitExceededError(seconds, { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' }, 'Token limit');
+    }
+    return { principal, reservation: decision.reservation };
+  }
+
+  /**
+   * Settles an admitted call: the reported usage replaces the estimate; a
+   * failed call is charged nothing; a call whose usage is unknown (the
+   * client left first) keeps its estimate. Never throws.
+   */
+  async finish(call: GovernedCall | undefined, outcome: CallOutcome): Promise<void> {
+    if (!call) return;
+    const reported = outcome.coalesced || outcome.failed ? { promptTokens: 0, completionTokens: 0 } : outcome.usage;
+    const cost = reported ? costNanoUsd(this.options.prices(), outcome.model, reported.promptTokens, reported.completionTokens) : undefined;
+    if (call.principal.keyId !== undefined) {
+      this.options.recorder.add({
+        keyId: call.principal.keyId,
+        day: utcDay(new Date((this.options.now ?? Date.now)())),
+        model: outcome.model,
+        requests: 1,
+        promptTokens: reported?.promptTokens ?? 0,
+        completionTokens: reported?.completionTokens ?? 0,
+        costNanoUsd: cost ?? call.reservation?.estimatedCostNanoUsd ?? 0,
+      });
+    }
+    const reservation = call.reservation;
+    if (!reservation) return;
+    const used = reported
+      ? { tokens: reported.promptTokens + reported.completionTokens, costNanoUsd: cost ?? 0 }
+      : { tokens: reservation.estimatedTokens, costNanoUsd: reservation.estimatedCostNanoUsd };
+    // The limit errs on the generous side if Redis is gone now: the estimate then expires with its window.
+    await this.options.limiter.settle(reservation, used).catch(() => {});
+  }
+}
+
+/** Prompt tokens guessed from the text, ~4 characters a token, before the provider counts them. */
+export function estimatePromptTokens(request: ChatRequest): number {
+  let chars = 0;
+  for (const text of messageTexts(request.messages)) chars += text.length;
+  return Math.ceil(chars / 4);
+}
+
+/** The budget period containing `now` (UTC): its id and its end. */
+export function budgetPeriod(period: 'day' | 'month', now: Date): { id: string; endsAt: Date } {
+  if (period === 'day') {
+    return { id: utcDay(now), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)) };
+  }
+  return { id: utcDay(now).slice(0, 7), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+}
