@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey, hashApiKey, maskApiKey } from './api-key.ts';
 import type { KeyPolicy } from './key-policy.ts';
-import type { KeyUsageRow, UsageDelta } from '../usage/key-usage.ts';
+import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
 
 /**
  * The persistent store of issued gateway keys. A key itself is never stored:
@@ -60,6 +60,8 @@ export interface KeyStore {
    * key otherwise; days from `fromDay` to `toDay` inclusive (`YYYY-MM-DD`, UTC).
    */
   usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]>;
+  /** Usage summed per key (every model and day from `fromDay` on), for /stats. */
+  usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]>;
   /** Resolves when the database answers; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -2,7 +2,7 @@ import { Pool, type PoolClient } from 'pg';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import type { KeyUsageRow, UsageDelta } from '../usage/key-usage.ts';
+import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -216,6 +216,14 @@ export class PostgresKeyStore implements KeyStore {
        WHERE ($1::text IS NULL OR key_id = $1) AND ($2::date IS NULL OR day >= $2) AND ($3::date IS NULL OR day <= $3)
        ORDER BY day DESC, key_id, model`,
       [filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null],
+    );
+    return rows.map(toUsage);
+  }
+
+  async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
+    const rows = await this.query<UsageRow>(
+      `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE ($1::date IS NULL OR day >= $1) GROUP BY key_id`,
+      [filter.fromDay ?? null],
     );
     return rows.map(toUsage);
   }

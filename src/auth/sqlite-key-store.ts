@@ -4,7 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, KeyStoreUnavailableError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import type { KeyUsageRow, UsageDelta } from '../usage/key-usage.ts';
+import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link SqliteKeyStore}. */
 export interface SqliteKeyStoreOptions {
@@ -182,6 +182,13 @@ export class SqliteKeyStore implements KeyStore {
            ORDER BY day DESC, key_id, model`,
         )
         .all(filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null),
+    ) as unknown as UsageRow[];
+    return rows.map(toUsage);
+  }
+
+  async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
+    const rows = this.run((db) =>
+      db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
     ) as unknown as UsageRow[];
     return rows.map(toUsage);
   }

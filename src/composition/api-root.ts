@@ -18,6 +18,11 @@ import { adminConfigRouter } from '../http/routes/admin-config.ts';
 import { healthRouter } from '../http/routes/health.ts';
 import { RateLimitStats } from '../ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter.ts';
+import { KeyUsageLimiter } from '../ratelimit/key-usage-limiter.ts';
+import { adminKeysRouter } from '../http/routes/admin-keys.ts';
+import { KeyGovernor } from '../usage/key-governor.ts';
+import { readKeySpend } from '../usage/key-spend.ts';
+import { UsageRecorder } from '../usage/usage-recorder.ts';
 import { createResponseCache } from '../cache/create-response-cache.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { ConfigStore } from '../config/config-store.ts';
@@ -170,6 +175,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   reloader.start();
   const limiter = new SlidingWindowLimiter({ redis, prefix });
+  // Usage reaches the key store in batches, off the request path.
+  const usageRecorder = new UsageRecorder({ store: keyStore, onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch') });
+  const governor = new KeyGovernor({ limiter: new KeyUsageLimiter({ redis, prefix }), recorder: usageRecorder, prices: () => configStore.current.prices });
+  const announceKeyChange = (keyHash: string) => redis.publish(keyInvalidationChannel(prefix), keyHash);
   const failedAuth =
     settings.AUTH_FAILURE_LIMIT > 0
       ? {
@@ -209,7 +218,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [
     ...(metrics ? [metricsRouter(metrics)] : []),
-    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name) }),
+    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name), keySpend: (view) => readKeySpend(keyStore, view) }),
     docsRouter({ document: openapi, assets: docAssets }),
     dashboardRouter({ assets: docAssets }),
   ];
@@ -233,12 +242,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
-    directRoutes: [chatCompletionsRoute({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp })],
+    directRoutes: [chatCompletionsRoute({ dispatcher, logger, maxBodyBytes: settings.MAX_REQUEST_BYTES, cache, dlp, governor })],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
       adminCacheRouter({ cache, redis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
+      adminKeysRouter({ store: keyStore, announce: announceKeyChange }),
       chatJobsRouter({
         dispatcher,
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
@@ -264,6 +274,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     async close() {
       workerPresence.stop();
       await bus.close();
+      await usageRecorder.close();
       await keyStore.close().catch(() => {});
       await stats.close();
       await cache.close();

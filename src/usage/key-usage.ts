@@ -19,6 +19,9 @@ export interface UsageDelta {
 /** One stored row: the same fields, summed. */
 export type KeyUsageRow = UsageDelta;
 
+/** A key's rows summed over models and days. */
+export type KeyUsageTotal = Omit<KeyUsageRow, 'day' | 'model'>;
+
 export const NANO_PER_USD = 1e9;
 
 /** `YYYY-MM-DD` of `at` in UTC. */
