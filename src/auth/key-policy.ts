@@ -35,7 +35,10 @@ export const keyPolicySchema = z
       })
       .nullable()
       .optional(),
-    metadata: z.strictObject({ team: metadataText.optional(), user: metadataText.optional() }).optional().describe('Free labels, reported with usage.'),
+    metadata: z
+      .strictObject({ team: metadataText.nullable().optional(), user: metadataText.nullable().optional() })
+      .optional()
+      .describe('Free labels, reported with usage; merged field by field on update (`null` removes one).'),
     semantic_cache: z.boolean().nullable().optional().describe('false: this key is never answered from the semantic cache.'),
   })
   .meta({ id: 'KeyPolicy' });
@@ -73,11 +76,17 @@ export function mergeKeyPolicy(base: KeyPolicy, patch: unknown): KeyPolicy {
   }
   const merged: Record<string, unknown> = { ...base };
   for (const [field, value] of Object.entries(parsed.data)) {
-    if (value === undefined) continue;
+    if (value === undefined || field === 'metadata') continue;
     if (value === null) delete merged[field];
     else merged[field] = value;
   }
-  if (merged.metadata && Object.keys(merged.metadata).length === 0) delete merged.metadata;
+  const metadata: Record<string, unknown> = { ...base.metadata };
+  for (const [field, value] of Object.entries(parsed.data.metadata ?? {})) {
+    if (value === null) delete metadata[field];
+    else if (value !== undefined) metadata[field] = value;
+  }
+  if (Object.keys(metadata).length > 0) merged.metadata = metadata;
+  else delete merged.metadata;
   return merged as KeyPolicy;
 }
 

@@ -254,6 +254,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
         dlp,
+        governor,
       }),
       ...observabilityRouters,
     ],

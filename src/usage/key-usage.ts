@@ -38,3 +38,30 @@ export function usageJson(row: Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>) {
     cost_usd: row.costNanoUsd / NANO_PER_USD,
   };
 }
+
+type UsageSum = Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>;
+
+function addTo(sum: UsageSum, row: UsageSum): void {
+  sum.requests += row.requests;
+  sum.promptTokens += row.promptTokens;
+  sum.completionTokens += row.completionTokens;
+  sum.costNanoUsd += row.costNanoUsd;
+}
+
+/** Totals, per model and per day of usage rows (USD). */
+export function usageReport(rows: readonly KeyUsageRow[]) {
+  const empty = (): UsageSum => ({ requests: 0, promptTokens: 0, completionTokens: 0, costNanoUsd: 0 });
+  const total = empty();
+  const byModel = new Map<string, UsageSum>();
+  for (const row of rows) {
+    addTo(total, row);
+    const model = byModel.get(row.model) ?? empty();
+    addTo(model, row);
+    byModel.set(row.model, model);
+  }
+  return {
+    total: usageJson(total),
+    by_model: Object.fromEntries([...byModel].map(([model, sum]) => [model, usageJson(sum)])),
+    by_day: rows.map((row) => ({ day: row.day, model: row.model, ...usageJson(row) })),
+  };
+}

@@ -5,7 +5,7 @@ import { keyRecordJson } from '../../auth/key-record-json.ts';
 import { InvalidKeyPolicyError, keyPolicySchema, mergeKeyPolicy } from '../../auth/key-policy.ts';
 import { InvalidOwnerError, issueApiKey, type ApiKeyRecord, type KeyStore } from '../../auth/key-store.ts';
 import { GatewayError, InvalidRequestError, NotFoundError, ServiceUnavailableError } from '../../errors/catalog.ts';
-import { usageJson, type KeyUsageRow } from '../../usage/key-usage.ts';
+import { usageReport } from '../../usage/key-usage.ts';
 
 /** Dependencies of {@link adminKeysRouter}. */
 export interface AdminKeysDeps {
@@ -71,33 +71,6 @@ export function adminKeysRouter(deps: AdminKeysDeps): Router {
     res.json({ id: record.id, key: record.maskedKey, owner: record.owner, metadata: record.policy.metadata ?? {}, ...usageReport(rows) });
   });
   return router;
-}
-
-type UsageSum = Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>;
-
-function addTo(sum: UsageSum, row: UsageSum): void {
-  sum.requests += row.requests;
-  sum.promptTokens += row.promptTokens;
-  sum.completionTokens += row.completionTokens;
-  sum.costNanoUsd += row.costNanoUsd;
-}
-
-/** Totals, per model and per day of usage rows (USD). */
-export function usageReport(rows: readonly KeyUsageRow[]) {
-  const empty = (): UsageSum => ({ requests: 0, promptTokens: 0, completionTokens: 0, costNanoUsd: 0 });
-  const total = empty();
-  const byModel = new Map<string, UsageSum>();
-  for (const row of rows) {
-    addTo(total, row);
-    const model = byModel.get(row.model) ?? empty();
-    addTo(model, row);
-    byModel.set(row.model, model);
-  }
-  return {
-    total: usageJson(total),
-    by_model: Object.fromEntries([...byModel].map(([model, sum]) => [model, usageJson(sum)])),
-    by_day: rows.map((row) => ({ day: row.day, model: row.model, ...usageJson(row) })),
-  };
 }
 
 function policyOf(input: unknown, base?: ApiKeyRecord) {
