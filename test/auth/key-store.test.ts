@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey, maskApiKey } from '../../src/auth/api-key.ts';
 import { LATEST_KEY_SCHEMA_VERSION } from '../../src/auth/key-store-migrations.ts';
+import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
 import { InvalidOwnerError, KeyStoreSchemaError, KeyStoreUnavailableError, issueApiKey, type KeyStore } from '../../src/auth/key-store.ts';
 import { openKeyStore } from '../../src/auth/open-key-store.ts';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
@@ -155,6 +156,28 @@ describe.each([sqliteBackend, postgresBackend])('$name key store', (backend) => 
     expect(second?.revokedAt?.getTime()).toBe(first?.revokedAt?.getTime());
     expect(await store.revoke('key_doesnotexist')).toBeUndefined();
     expect(await store.findByHash(hashApiKey('gw_never-issued'))).toBeUndefined();
+  });
+
+  it('keeps a key policy and replaces it on update; usage rows add up per key, model and day', async () => {
+    const policy = mergeKeyPolicy({}, { tokens_per_minute: 500, allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search' } });
+    const { record } = await issueApiKey(store, { owner: 'erin', policy });
+    expect((await store.findById(record.id))?.policy).toEqual(policy);
+    const updated = await store.updatePolicy(record.id, mergeKeyPolicy(policy, { tokens_per_minute: null, metadata: { user: 'u7' } }));
+    expect(updated?.policy).toEqual({ allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search', user: 'u7' } });
+    expect(await store.updatePolicy('key_doesnotexist', {})).toBeUndefined();
+
+    const row = { keyId: record.id, day: '2026-11-23', model: 'a-4o', requests: 1, promptTokens: 10, completionTokens: 5, costNanoUsd: 1_500 };
+    await store.addUsage([row, { ...row, day: '2026-11-24' }, { ...row, model: 'b-1', costNanoUsd: 7 }]);
+    await store.addUsage([{ ...row, requests: 2, promptTokens: 1, completionTokens: 1, costNanoUsd: 3 }]);
+    expect(await store.usage({ keyId: record.id })).toEqual([
+      { ...row, day: '2026-11-24' },
+      { ...row, requests: 3, promptTokens: 11, completionTokens: 6, costNanoUsd: 1_503 },
+      { ...row, model: 'b-1', costNanoUsd: 7 },
+    ]);
+    expect(await store.usage({ keyId: record.id, fromDay: '2026-11-24', toDay: '2026-11-24' })).toHaveLength(1);
+    const totals = await store.usageTotals({});
+    expect(totals.find((t) => t.keyId === record.id)).toEqual({ keyId: record.id, day: '', model: '', requests: 5, promptTokens: 31, completionTokens: 16, costNanoUsd: 3_010 });
+    expect((await store.usageTotals({ fromDay: '2026-11-24' })).find((t) => t.keyId === record.id)?.costNanoUsd).toBe(1_500);
   });
 
   it('rejects an owner with control characters or no characters', async () => {

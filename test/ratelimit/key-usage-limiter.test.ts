@@ -1,0 +1,120 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
+import { createPrincipal } from '../../src/auth/principal.ts';
+import type { ChatRequest } from '../../src/chat/types.ts';
+import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError } from '../../src/errors/catalog.ts';
+import { KeyUsageLimiter } from '../../src/ratelimit/key-usage-limiter.ts';
+import { budgetPeriod, estimatePromptTokens, KeyGovernor } from '../../src/usage/key-governor.ts';
+import type { UsageDelta } from '../../src/usage/key-usage.ts';
+import { costNanoUsd } from '../../src/usage/price-table.ts';
+import { UsageRecorder } from '../../src/usage/usage-recorder.ts';
+import { freePort } from '../support/processes.ts';
+import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+
+/** The token and budget limiter against a real Redis, and the governor around it. */
+
+const redis = testRedis();
+const prefix = uniquePrefix('key-usage');
+afterAll(async () => {
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+const day = { periodId: '2026-11-24', ttlSeconds: 3_600 };
+
+describe('KeyUsageLimiter', () => {
+  it('admits while used + in-flight estimates are below the limit: 40 concurrent admissions of 30 against 100 admit exactly 4', async () => {
+    const limiter = new KeyUsageLimiter({ redis, prefix });
+    const decisions = await Promise.all(Array.from({ length: 40 }, () => limiter.admit('k-tpm', { tokensPerMinute: 100 }, { tokens: 30, costNanoUsd: 0, ...day })));
+    const admitted = decisions.filter((d) => 'reservation' in d);
+    expect(admitted).toHaveLength(4);
+    const refusal = decisions.find((d) => 'refusal' in d);
+    expect(refusal && 'refusal' in refusal ? refusal.refusal : undefined).toMatchObject({ reason: 'tokens', used: 120 });
+
+    // Completion replaces each estimate by the real usage (5): 20 used, so the next admissions fit again.
+    for (const d of admitted) if ('reservation' in d) await limiter.settle(d.reservation, { tokens: 5, costNanoUsd: 0 });
+    const after = await Promise.all(Array.from({ length: 10 }, () => limiter.admit('k-tpm', { tokensPerMinute: 100 }, { tokens: 30, costNanoUsd: 0, ...day })));
+    // 20 + 30k < 100 for k = 0, 1, 2: three more.
+    expect(after.filter((d) => 'reservation' in d)).toHaveLength(3);
+  });
+
+  it('tokens leave the window after a minute (clock from the caller here)', async () => {
+    let now = 1_000_000;
+    const limiter = new KeyUsageLimiter({ redis, prefix, now: () => now });
+    expect('reservation' in (await limiter.admit('k-window', { tokensPerMinute: 10 }, { tokens: 50, costNanoUsd: 0, ...day }))).toBe(true);
+    const refused = await limiter.admit('k-window', { tokensPerMinute: 10 }, { tokens: 1, costNanoUsd: 0, ...day });
+    expect('refusal' in refused && refused.refusal).toMatchObject({ reason: 'tokens', retryAfterMs: 60_000 });
+    now += 60_001;
+    expect('reservation' in (await limiter.admit('k-window', { tokensPerMinute: 10 }, { tokens: 1, costNanoUsd: 0, ...day }))).toBe(true);
+  });
+
+  it('a budget counts settled spend and in-flight estimates; a failed call gives its estimate back', async () => {
+    const limiter = new KeyUsageLimiter({ redis, prefix });
+    const limits = { budgetNanoUsd: 1_000 };
+    const first = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
+    const second = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
+    const third = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
+    expect(['reservation' in first, 'reservation' in second, 'refusal' in third]).toEqual([true, true, true]);
+    if ('reservation' in second) await limiter.settle(second.reservation, { tokens: 0, costNanoUsd: 0 });
+    if ('reservation' in first) await limiter.settle(first.reservation, { tokens: 0, costNanoUsd: 999 });
+    expect(Number(await redis.get(`${prefix}:vk:spend:k-budget:${day.periodId}`))).toBe(999);
+    expect('reservation' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day }))).toBe(true);
+    const over = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, ...day });
+    expect('refusal' in over && over.refusal.reason).toBe('budget');
+    // Another period starts from zero.
+    expect('reservation' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, periodId: '2026-11-25', ttlSeconds: 60 }))).toBe(true);
+  });
+});
+
+const request = (content: string, extra: Partial<ChatRequest> = {}) => ({ model: 'a-4o', messages: [{ role: 'user', content }], stream: false, ...extra }) as ChatRequest;
+
+describe('KeyGovernor', () => {
+  it('a key without token limit or budget is admitted without touching Redis', async () => {
+    // A client on a port nothing listens on, failing at once: any command would reject.
+    const dead = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const rows: UsageDelta[] = [];
+    const governor = new KeyGovernor({
+      limiter: new KeyUsageLimiter({ redis: dead, prefix }),
+      recorder: new UsageRecorder({ store: { addUsage: async (d) => void rows.push(...d) }, flushMs: 10 }),
+      prices: () => ({ 'a-4o': { input_per_million: 1, output_per_million: 2 } }),
+    });
+    const principal = createPrincipal({ keyHash: 'h', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_1', policy: mergeKeyPolicy({}, { rate_limit: { requests: 5 }, metadata: { team: 't' } }) });
+    const call = await governor.admit(principal, request('hello'));
+    expect(call?.reservation).toBeUndefined();
+    await governor.finish(call, { model: 'a-4o', usage: { promptTokens: 1_000_000, completionTokens: 500_000 }, failed: false, coalesced: false });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(rows).toEqual([{ keyId: 'key_1', day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), model: 'a-4o', requests: 1, promptTokens: 1_000_000, completionTokens: 500_000, costNanoUsd: 2 * 1e9 }]);
+    expect(dead.status).not.toBe('ready');
+    dead.disconnect();
+  });
+
+  it('refuses a model outside the patterns (403), a used-up token limit (429) and budget (429 budget_exceeded)', async () => {
+    const governor = new KeyGovernor({
+      limiter: new KeyUsageLimiter({ redis, prefix }),
+      recorder: new UsageRecorder({ store: { addUsage: async () => {} } }),
+      prices: () => ({ 'a-4o': { input_per_million: 1_000_000, output_per_million: 1_000_000 } }),
+    });
+    const limited = createPrincipal({ keyHash: 'gov-1', owner: 'o', maskedKey: 'm', admin: false, policy: mergeKeyPolicy({}, { allowed_models: ['a-*'], tokens_per_minute: 10 }) });
+    expect(() => governor.checkModel(limited, 'b-1')).toThrow(ModelNotAllowedError);
+    governor.checkModel(limited, 'a-4o');
+    // 'abcd' is one token, plus max_tokens 20: the first call is admitted (0 < 10), the second is not.
+    expect(await governor.admit(limited, request('abcd', { max_tokens: 20 }))).toHaveProperty('reservation');
+    await expect(governor.admit(limited, request('abcd', { max_tokens: 20 }))).rejects.toBeInstanceOf(RateLimitExceededError);
+
+    const budgeted = createPrincipal({ keyHash: 'gov-2', owner: 'o', maskedKey: 'm', admin: false, policy: mergeKeyPolicy({}, { budget: { amount_usd: 1, period: 'month' } }) });
+    expect(await governor.admit(budgeted, request('abcd', { max_tokens: 1 }))).toHaveProperty('reservation');
+    const err = await governor.admit(budgeted, request('abcd', { max_tokens: 1 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BudgetExceededError);
+    expect((err as BudgetExceededError).status).toBe(429);
+    expect((err as BudgetExceededError).message).toContain('budget of 1 USD for this month');
+  });
+
+  it('estimates, prices and periods', () => {
+    expect(estimatePromptTokens(request('x'.repeat(41)))).toBe(11);
+    expect(costNanoUsd({ m: { input_per_million: 0.15, output_per_million: 0.6 } }, 'm', 7, 3)).toBe(2_850);
+    expect(costNanoUsd({}, 'unpriced', 1_000, 1_000)).toBe(0);
+    expect(budgetPeriod('day', new Date('2026-11-24T23:59:59Z'))).toEqual({ id: '2026-11-24', endsAt: new Date('2026-11-25T00:00:00Z') });
+    expect(budgetPeriod('month', new Date('2026-12-31T12:00:00Z'))).toEqual({ id: '2026-12', endsAt: new Date('2027-01-01T00:00:00Z') });
+  });
+});
