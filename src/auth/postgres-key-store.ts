@@ -2,7 +2,7 @@ import { Pool, type PoolClient } from 'pg';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
+import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -30,15 +30,6 @@ interface Row {
   policy: object;
 }
 
-interface UsageRow {
-  key_id: string;
-  day: string;
-  model: string;
-  requests: string;
-  prompt_tokens: string;
-  completion_tokens: string;
-  cost_nano_usd: string;
-}
 
 const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
 
@@ -56,18 +47,6 @@ function toRecord(row: Row): ApiKeyRecord {
   };
 }
 
-/** BIGINT columns arrive as strings from pg; usage sums stay far below 2^53. */
-function toUsage(row: UsageRow): KeyUsageRow {
-  return {
-    keyId: row.key_id,
-    day: row.day,
-    model: row.model,
-    requests: Number(row.requests),
-    promptTokens: Number(row.prompt_tokens),
-    completionTokens: Number(row.completion_tokens),
-    costNanoUsd: Number(row.cost_nano_usd),
-  };
-}
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 727_274_001;
@@ -211,21 +190,21 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]> {
-    const rows = await this.query<UsageRow>(
+    const rows = await this.query<UsageDbRow>(
       `SELECT key_id, to_char(day, 'YYYY-MM-DD') AS day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd FROM gateway_key_usage
        WHERE ($1::text IS NULL OR key_id = $1) AND ($2::date IS NULL OR day >= $2) AND ($3::date IS NULL OR day <= $3)
        ORDER BY day DESC, key_id, model`,
       [filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null],
     );
-    return rows.map(toUsage);
+    return rows.map(usageFromDbRow);
   }
 
   async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
-    const rows = await this.query<UsageRow>(
+    const rows = await this.query<UsageDbRow>(
       `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE ($1::date IS NULL OR day >= $1) GROUP BY key_id`,
       [filter.fromDay ?? null],
     );
-    return rows.map(toUsage);
+    return rows.map(usageFromDbRow);
   }
 
   async ping(): Promise<void> {

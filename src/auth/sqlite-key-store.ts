@@ -4,7 +4,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, KeyStoreUnavailableError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
+import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link SqliteKeyStore}. */
 export interface SqliteKeyStoreOptions {
@@ -26,15 +26,6 @@ interface Row {
   policy: string;
 }
 
-interface UsageRow {
-  key_id: string;
-  day: string;
-  model: string;
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost_nano_usd: number;
-}
 
 const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
 const USAGE_COLUMNS = 'key_id, day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd';
@@ -53,17 +44,6 @@ function toRecord(row: Row): ApiKeyRecord {
   };
 }
 
-function toUsage(row: UsageRow): KeyUsageRow {
-  return {
-    keyId: row.key_id,
-    day: row.day,
-    model: row.model,
-    requests: row.requests,
-    promptTokens: row.prompt_tokens,
-    completionTokens: row.completion_tokens,
-    costNanoUsd: row.cost_nano_usd,
-  };
-}
 
 /**
  * The default key store: an embedded SQLite file through Node's built-in
@@ -182,15 +162,15 @@ export class SqliteKeyStore implements KeyStore {
            ORDER BY day DESC, key_id, model`,
         )
         .all(filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null),
-    ) as unknown as UsageRow[];
-    return rows.map(toUsage);
+    ) as unknown as UsageDbRow[];
+    return rows.map(usageFromDbRow);
   }
 
   async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
     const rows = this.run((db) =>
       db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
-    ) as unknown as UsageRow[];
-    return rows.map(toUsage);
+    ) as unknown as UsageDbRow[];
+    return rows.map(usageFromDbRow);
   }
 
   async ping(): Promise<void> {

@@ -19,6 +19,30 @@ export interface UsageDelta {
 /** One stored row: the same fields, summed. */
 export type KeyUsageRow = UsageDelta;
 
+/** A usage row as either database returns it (PostgreSQL's BIGINT arrives as a string). */
+export interface UsageDbRow {
+  key_id: string;
+  day: string;
+  model: string;
+  requests: number | string;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  cost_nano_usd: number | string;
+}
+
+/** Sums stay far below 2^53, so Number() is exact. */
+export function usageFromDbRow(row: UsageDbRow): KeyUsageRow {
+  return {
+    keyId: row.key_id,
+    day: row.day,
+    model: row.model,
+    requests: Number(row.requests),
+    promptTokens: Number(row.prompt_tokens),
+    completionTokens: Number(row.completion_tokens),
+    costNanoUsd: Number(row.cost_nano_usd),
+  };
+}
+
 /** A key's rows summed over models and days. */
 export type KeyUsageTotal = Omit<KeyUsageRow, 'day' | 'model'>;
 
