@@ -90,7 +90,10 @@ export function mergeKeyPolicy(base: KeyPolicy, patch: unknown): KeyPolicy {
   return merged as KeyPolicy;
 }
 
-/** Reads a stored policy back; anything unreadable is an empty policy rather than a failed lookup. */
+/**
+ * Reads a stored policy back, validated again: a row edited by hand into
+ * something invalid fails its lookup (503) rather than losing its limits.
+ */
 export function parseStoredPolicy(json: string | object | null | undefined): KeyPolicy {
   if (json === null || json === undefined) return {};
   const value = typeof json === 'string' ? (JSON.parse(json) as unknown) : json;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
@@ -122,7 +123,8 @@ interface ScriptRunner {
 export class KeyUsageLimiter {
   private readonly options: KeyUsageLimiterOptions;
   private sequence = 0;
-  private readonly instance = `${process.pid.toString(36)}${Math.floor(Math.random() * 1e9).toString(36)}`;
+  /** Member prefix unique to this process; with a counter, reservations of all replicas stay distinct. */
+  private readonly instance = randomBytes(4).toString('hex');
 
   constructor(options: KeyUsageLimiterOptions) {
     this.options = options;

@@ -37,7 +37,9 @@ export interface CallOutcome {
 /** An admitted request of an issued key: what {@link KeyGovernor.finish} settles. */
 export interface GovernedCall {
   principal: Principal;
+  /** Present for a key with a token limit or a budget, with the estimate it was admitted at. */
   reservation?: UsageReservation;
+  estimate?: { promptTokens: number; completionTokens: number };
 }
 
 /**
@@ -88,7 +90,7 @@ export class KeyGovernor {
       const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
       throw new RateLimitExceededError(seconds, { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' }, 'Token limit');
     }
-    return { principal, reservation: decision.reservation };
+    return { principal, reservation: decision.reservation, estimate: { promptTokens, completionTokens } };
   }
 
   /**
@@ -99,23 +101,23 @@ export class KeyGovernor {
   async finish(call: GovernedCall | undefined, outcome: CallOutcome): Promise<void> {
     if (!call) return;
     const reported = outcome.coalesced || outcome.failed ? { promptTokens: 0, completionTokens: 0 } : outcome.usage;
-    const cost = reported ? costNanoUsd(this.options.prices(), outcome.model, reported.promptTokens, reported.completionTokens) : undefined;
+    // Unknown usage: a metered key is charged its estimate; any other key's call is counted without tokens.
+    const charged = reported ?? call.estimate ?? { promptTokens: 0, completionTokens: 0 };
+    const cost = costNanoUsd(this.options.prices(), outcome.model, charged.promptTokens, charged.completionTokens);
     if (call.principal.keyId !== undefined) {
       this.options.recorder.add({
         keyId: call.principal.keyId,
         day: utcDay(new Date((this.options.now ?? Date.now)())),
         model: outcome.model,
         requests: 1,
-        promptTokens: reported?.promptTokens ?? 0,
-        completionTokens: reported?.completionTokens ?? 0,
-        costNanoUsd: cost ?? call.reservation?.estimatedCostNanoUsd ?? 0,
+        promptTokens: charged.promptTokens,
+        completionTokens: charged.completionTokens,
+        costNanoUsd: cost,
       });
     }
     const reservation = call.reservation;
     if (!reservation) return;
-    const used = reported
-      ? { tokens: reported.promptTokens + reported.completionTokens, costNanoUsd: cost ?? 0 }
-      : { tokens: reservation.estimatedTokens, costNanoUsd: reservation.estimatedCostNanoUsd };
+    const used = { tokens: charged.promptTokens + charged.completionTokens, costNanoUsd: cost };
     // The limit errs on the generous side if Redis is gone now: the estimate then expires with its window.
     await this.options.limiter.settle(reservation, used).catch(() => {});
   }

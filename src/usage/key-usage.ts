@@ -53,8 +53,10 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** The usage record of the admin API and /stats (USD, snake_case). */
-export function usageJson(row: Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>) {
+type UsageSum = Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>;
+
+/** The usage record of the admin API and the CLI (USD, snake_case). */
+export function usageJson(row: UsageSum) {
   return {
     requests: row.requests,
     prompt_tokens: row.promptTokens,
@@ -62,8 +64,6 @@ export function usageJson(row: Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>) {
     cost_usd: row.costNanoUsd / NANO_PER_USD,
   };
 }
-
-type UsageSum = Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>;
 
 function addTo(sum: UsageSum, row: UsageSum): void {
   sum.requests += row.requests;

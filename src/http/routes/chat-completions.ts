@@ -22,7 +22,7 @@ import { sendJsonText } from '../json-reply.ts';
 import { contextOf, elapsedMs, type RequestContext } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
 import { endSse, failSse, startSse, writeSseData } from '../sse.ts';
-import type { GovernedCall, KeyGovernor } from '../../usage/key-governor.ts';
+import type { KeyGovernor } from '../../usage/key-governor.ts';
 import type { Principal } from '../../auth/principal.ts';
 
 /** Dependencies of the chat completions route. */
@@ -80,13 +80,7 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     if (lookup?.hit) return sendCachedReply(res, request, lookup, elapsedMs(context));
     if (lookup) res.set(cacheHeaders(lookup));
     // Token limits and budgets count what goes upstream only: a cache hit above costs nothing.
-    let call: GovernedCall | undefined;
-    try {
-      call = await deps.governor?.admit(principal, request);
-    } catch (err) {
-      await lookup?.leaderFailed(err);
-      throw err;
-    }
+    const call = await deps.governor?.admit(principal, request);
     try {
       await answerMiss(res, { deps, request, provider, lookup, admission });
     } finally {
