@@ -11,7 +11,8 @@ import { InvalidOwnerError, KeyStoreSchemaError, KeyStoreUnavailableError, issue
 import { openKeyStore } from '../../src/auth/open-key-store.ts';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
-import { freePort } from '../support/processes.ts';
+import { freePort, waitFor } from '../support/processes.ts';
+import { UsageRecorder } from '../../src/usage/usage-recorder.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
@@ -247,6 +248,33 @@ describe('key store selection and failures', () => {
       const { key } = await issueApiKey(store, { owner: 'late' });
       expect((await store.findByHash(hashApiKey(key)))?.owner).toBe('late');
     } finally {
+      await store.close();
+      await proxy.close();
+    }
+  });
+
+  it('usage batched by the recorder survives a database outage: written once PostgreSQL is back', async () => {
+    const db = await createTestDatabase('keystore_usage');
+    databases.push(db);
+    const proxy = await startTcpProxy(Number(new URL(db.url).port || 5432));
+    const url = new URL(db.url);
+    url.port = String(proxy.port);
+    const store = new PostgresKeyStore({ connectionString: url.toString(), connectTimeoutMs: 500 });
+    const errors: string[] = [];
+    const recorder = new UsageRecorder({ store, flushMs: 50, onError: (err) => errors.push(err.message) });
+    try {
+      await store.migrate();
+      await proxy.cut();
+      const row = { keyId: 'key_outage', day: '2026-11-24', model: 'a-4o', requests: 1, promptTokens: 3, completionTokens: 4, costNanoUsd: 10 };
+      recorder.add(row);
+      recorder.add(row);
+      await waitFor(() => errors.length > 0, 5_000, 'a failed write');
+      recorder.add(row);
+      await proxy.restore();
+      await waitFor(async () => (await store.usage({ keyId: 'key_outage' }))[0]?.requests === 3, 10_000, 'the retried write');
+      expect(await store.usage({ keyId: 'key_outage' })).toEqual([{ ...row, requests: 3, promptTokens: 9, completionTokens: 12, costNanoUsd: 30 }]);
+    } finally {
+      await recorder.close();
       await store.close();
       await proxy.close();
     }
