@@ -177,7 +177,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const limiter = new SlidingWindowLimiter({ redis, prefix });
   // Usage reaches the key store in batches, off the request path.
   const usageRecorder = new UsageRecorder({ store: keyStore, onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch') });
-  const governor = new KeyGovernor({ limiter: new KeyUsageLimiter({ redis, prefix }), recorder: usageRecorder, prices: () => configStore.current.prices });
+  const governor = new KeyGovernor({
+    limiter: new KeyUsageLimiter({ redis, prefix }),
+    recorder: usageRecorder,
+    prices: () => configStore.current.prices,
+    recordedSpend: async (keyId, fromDay, toDay) => (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
+  });
   const announceKeyChange = (keyHash: string) => redis.publish(keyInvalidationChannel(prefix), keyHash);
   const failedAuth =
     settings.AUTH_FAILURE_LIMIT > 0

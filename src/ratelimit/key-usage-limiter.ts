@@ -18,7 +18,9 @@ import type { Redis } from 'ioredis';
  *   own clock); members older than a minute fall out.
  * - Spend: a counter of settled nano-USD per period plus a sorted set of
  *   in-flight estimates; estimates older than {@link STALE_RESERVATION_MS}
- *   (a process died before settling) stop counting.
+ *   (a process died before settling) stop counting. The counter is seeded
+ *   from the key store's usage when it is missing (a new period, or a Redis
+ *   that lost its data): admission answers `unseeded` until {@link seed}.
  */
 
 const STALE_RESERVATION_MS = 15 * 60_000;
@@ -51,8 +53,10 @@ if ARGV[1] ~= '' then
   end
 end
 if ARGV[3] ~= '' then
+  local settled = redis.call('GET', KEYS[2])
+  if not settled then return {0, 'unseeded', 0, 0} end
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - ${STALE_RESERVATION_MS})
-  local spent = tonumber(redis.call('GET', KEYS[2]) or '0') + sum_members(KEYS[3])
+  local spent = tonumber(settled) + sum_members(KEYS[3])
   if spent >= tonumber(ARGV[3]) then return {0, 'budget', 0, spent} end
 end
 if ARGV[1] ~= '' then
@@ -78,9 +82,9 @@ if ARGV[3] ~= '' then
 end
 if ARGV[5] ~= '' then
   redis.call('ZREM', KEYS[3], ARGV[1] .. ':' .. ARGV[4])
-  if tonumber(ARGV[5]) > 0 then
+  -- A counter that vanished meanwhile is seeded again from the key store, which will hold this spend too.
+  if tonumber(ARGV[5]) > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('INCRBY', KEYS[2], ARGV[5])
-    redis.call('EXPIRE', KEYS[2], ARGV[6])
   end
 end
 return 1
@@ -104,7 +108,7 @@ export interface UsageReservation {
 }
 
 /** Why a request was refused. */
-export type KeyUsageRefusal = { reason: 'tokens'; retryAfterMs: number; used: number } | { reason: 'budget'; used: number };
+export type KeyUsageRefusal = { reason: 'tokens'; retryAfterMs: number; used: number } | { reason: 'budget'; used: number } | { reason: 'unseeded' };
 
 /** Options of {@link KeyUsageLimiter}. */
 export interface KeyUsageLimiterOptions {
@@ -160,9 +164,18 @@ export class KeyUsageLimiter {
       this.clock(),
     );
     if (allowed !== 1) {
+      if (reason === 'unseeded') return { refusal: { reason: 'unseeded' } };
       return { refusal: reason === 'tokens' ? { reason: 'tokens', retryAfterMs: Math.max(0, retryMs), used } : { reason: 'budget', used } };
     }
     return { reservation: { id, keys, limits, estimatedTokens: tokens, estimatedCostNanoUsd: cost, ttlSeconds: estimate.ttlSeconds } };
+  }
+
+  /**
+   * Starts the spend counter of `keyHash` in `periodId` at `spentNanoUsd` (what
+   * the key store recorded), unless another replica already did.
+   */
+  async seed(keyHash: string, periodId: string, spentNanoUsd: number, ttlSeconds: number): Promise<void> {
+    await this.options.redis.set(`${this.options.prefix}:vk:spend:${keyHash}:${periodId}`, String(Math.max(0, Math.round(spentNanoUsd))), 'EX', ttlSeconds, 'NX');
   }
 
   /** Replaces the reservation's estimates with what the call really used. */

@@ -13,6 +13,8 @@ export interface KeyGovernorOptions {
   recorder: UsageRecorder;
   /** The price table now in force (config.yaml `prices`; reloadable). */
   prices: () => PriceTable;
+  /** Spend the key store recorded for a key from `fromDay` to `toDay` (UTC, inclusive), nano-USD: seeds a budget's counter. */
+  recordedSpend: (keyId: string, fromDay: string, toDay: string) => Promise<number>;
   /**
    * Completion tokens assumed on admission when the request sets neither
    * `max_tokens` nor `max_completion_tokens`.
@@ -78,15 +80,18 @@ export class KeyGovernor {
     const period = policy?.budget ? budgetPeriod(policy.budget.period, now) : budgetPeriod('day', now);
     const promptTokens = estimatePromptTokens(request);
     const completionTokens = maxOutputTokens(request) ?? this.options.defaultCompletionEstimate ?? 256;
-    const decision = await this.options.limiter.admit(principal.keyHash, limits, {
-      tokens: promptTokens + completionTokens,
-      costNanoUsd: costNanoUsd(this.options.prices(), request.model, promptTokens, completionTokens),
-      periodId: period.id,
-      ttlSeconds: Math.ceil((period.endsAt.getTime() - now.getTime()) / 1000) + 86_400,
-    });
+    const ttlSeconds = Math.ceil((period.endsAt.getTime() - now.getTime()) / 1000) + 86_400;
+    const estimate = { tokens: promptTokens + completionTokens, costNanoUsd: costNanoUsd(this.options.prices(), request.model, promptTokens, completionTokens), periodId: period.id, ttlSeconds };
+    let decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
+    if ('refusal' in decision && decision.refusal.reason === 'unseeded') {
+      // A new period, or a Redis that lost the counter: start it from what the key store recorded (once per key and period).
+      const spent = principal.keyId === undefined ? 0 : await this.options.recordedSpend(principal.keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1)));
+      await this.options.limiter.seed(principal.keyHash, period.id, spent, ttlSeconds);
+      decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
+    }
     if ('refusal' in decision) {
       const { refusal } = decision;
-      if (refusal.reason === 'budget') throw new BudgetExceededError(policy!.budget!.amount_usd, policy!.budget!.period, period.endsAt);
+      if (refusal.reason !== 'tokens') throw new BudgetExceededError(policy!.budget!.amount_usd, policy!.budget!.period, period.endsAt);
       const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
       throw new RateLimitExceededError(seconds, { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' }, 'Token limit');
     }
@@ -130,10 +135,10 @@ export function estimatePromptTokens(request: ChatRequest): number {
   return Math.ceil(chars / 4);
 }
 
-/** The budget period containing `now` (UTC): its id and its end. */
-export function budgetPeriod(period: 'day' | 'month', now: Date): { id: string; endsAt: Date } {
+/** The budget period containing `now` (UTC): its id, first day and end. */
+export function budgetPeriod(period: 'day' | 'month', now: Date): { id: string; startDay: string; endsAt: Date } {
   if (period === 'day') {
-    return { id: utcDay(now), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)) };
+    return { id: utcDay(now), startDay: utcDay(now), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)) };
   }
-  return { id: utcDay(now).slice(0, 7), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+  return { id: utcDay(now).slice(0, 7), startDay: `${utcDay(now).slice(0, 7)}-01`, endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
 }

@@ -9,6 +9,7 @@ import { budgetPeriod, estimatePromptTokens, KeyGovernor } from '../../src/usage
 import type { UsageDelta } from '../../src/usage/key-usage.ts';
 import { costNanoUsd } from '../../src/usage/price-table.ts';
 import { UsageRecorder } from '../../src/usage/usage-recorder.ts';
+import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
 import { freePort } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -52,6 +53,11 @@ describe('KeyUsageLimiter', () => {
   it('a budget counts settled spend and in-flight estimates; a failed call gives its estimate back', async () => {
     const limiter = new KeyUsageLimiter({ redis, prefix });
     const limits = { budgetNanoUsd: 1_000 };
+    // No counter for the period yet: the caller must seed it from the key store first.
+    const unseeded = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
+    expect('refusal' in unseeded && unseeded.refusal.reason).toBe('unseeded');
+    await limiter.seed('k-budget', day.periodId, 0, day.ttlSeconds);
+    await limiter.seed('k-budget', day.periodId, 5_000, day.ttlSeconds); // a second replica's seed does not overwrite
     const first = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
     const second = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
     const third = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day });
@@ -62,8 +68,10 @@ describe('KeyUsageLimiter', () => {
     expect('reservation' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day }))).toBe(true);
     const over = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, ...day });
     expect('refusal' in over && over.refusal.reason).toBe('budget');
-    // Another period starts from zero.
+    // Another period has its own counter, seeded from what the key store recorded.
+    await limiter.seed('k-budget', '2026-11-25', 999, 60);
     expect('reservation' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, periodId: '2026-11-25', ttlSeconds: 60 }))).toBe(true);
+    expect('refusal' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, periodId: '2026-11-25', ttlSeconds: 60 }))).toBe(true);
   });
 });
 
@@ -78,6 +86,7 @@ describe('KeyGovernor', () => {
       limiter: new KeyUsageLimiter({ redis: dead, prefix }),
       recorder: new UsageRecorder({ store: { addUsage: async (d) => void rows.push(...d) }, flushMs: 10 }),
       prices: () => ({ 'a-4o': { input_per_million: 1, output_per_million: 2 } }),
+      recordedSpend: () => Promise.reject(new Error('never asked: no budget')),
     });
     const principal = createPrincipal({ keyHash: 'h', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_1', policy: mergeKeyPolicy({}, { rate_limit: { requests: 5 }, metadata: { team: 't' } }) });
     const call = await governor.admit(principal, request('hello'));
@@ -90,10 +99,12 @@ describe('KeyGovernor', () => {
   });
 
   it('refuses a model outside the patterns (403), a used-up token limit (429) and budget (429 budget_exceeded)', async () => {
+    const store = new SqliteKeyStore({ path: ':memory:' });
     const governor = new KeyGovernor({
       limiter: new KeyUsageLimiter({ redis, prefix }),
-      recorder: new UsageRecorder({ store: { addUsage: async () => {} } }),
+      recorder: new UsageRecorder({ store }),
       prices: () => ({ 'a-4o': { input_per_million: 1_000_000, output_per_million: 1_000_000 } }),
+      recordedSpend: async (keyId, fromDay, toDay) => (await store.usage({ keyId, fromDay, toDay })).reduce((sum, r) => sum + r.costNanoUsd, 0),
     });
     const limited = createPrincipal({ keyHash: 'gov-1', owner: 'o', maskedKey: 'm', admin: false, policy: mergeKeyPolicy({}, { allowed_models: ['a-*'], tokens_per_minute: 10 }) });
     expect(() => governor.checkModel(limited, 'b-1')).toThrow(ModelNotAllowedError);
@@ -102,19 +113,33 @@ describe('KeyGovernor', () => {
     expect(await governor.admit(limited, request('abcd', { max_tokens: 20 }))).toHaveProperty('reservation');
     await expect(governor.admit(limited, request('abcd', { max_tokens: 20 }))).rejects.toBeInstanceOf(RateLimitExceededError);
 
-    const budgeted = createPrincipal({ keyHash: 'gov-2', owner: 'o', maskedKey: 'm', admin: false, policy: mergeKeyPolicy({}, { budget: { amount_usd: 1, period: 'month' } }) });
+    const budget = mergeKeyPolicy({}, { budget: { amount_usd: 1, period: 'month' } });
+    const budgeted = createPrincipal({ keyHash: 'gov-2', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_gov2', policy: budget });
     expect(await governor.admit(budgeted, request('abcd', { max_tokens: 1 }))).toHaveProperty('reservation');
     const err = await governor.admit(budgeted, request('abcd', { max_tokens: 1 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetExceededError);
     expect((err as BudgetExceededError).status).toBe(429);
     expect((err as BudgetExceededError).message).toContain('budget of 1 USD for this month');
+
+    // Redis has no counter for this key (as after a restart that lost its data), but the key store
+    // recorded 1 USD spent this month: the budget still holds. Spend of another month does not count.
+    const today = new Date().toISOString().slice(0, 10);
+    await store.addUsage([
+      { keyId: 'key_gov3', day: today, model: 'a-4o', requests: 1, promptTokens: 1, completionTokens: 0, costNanoUsd: 1e9 },
+      { keyId: 'key_gov4', day: '2001-01-01', model: 'a-4o', requests: 1, promptTokens: 1, completionTokens: 0, costNanoUsd: 1e9 },
+    ]);
+    const spentBefore = createPrincipal({ keyHash: 'gov-3', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_gov3', policy: budget });
+    await expect(governor.admit(spentBefore, request('abcd', { max_tokens: 1 }))).rejects.toBeInstanceOf(BudgetExceededError);
+    const spentLongAgo = createPrincipal({ keyHash: 'gov-4', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_gov4', policy: budget });
+    expect(await governor.admit(spentLongAgo, request('abcd', { max_tokens: 1 }))).toHaveProperty('reservation');
+    await store.close();
   });
 
   it('estimates, prices and periods', () => {
     expect(estimatePromptTokens(request('x'.repeat(41)))).toBe(11);
     expect(costNanoUsd({ m: { input_per_million: 0.15, output_per_million: 0.6 } }, 'm', 7, 3)).toBe(2_850);
     expect(costNanoUsd({}, 'unpriced', 1_000, 1_000)).toBe(0);
-    expect(budgetPeriod('day', new Date('2026-11-24T23:59:59Z'))).toEqual({ id: '2026-11-24', endsAt: new Date('2026-11-25T00:00:00Z') });
-    expect(budgetPeriod('month', new Date('2026-12-31T12:00:00Z'))).toEqual({ id: '2026-12', endsAt: new Date('2027-01-01T00:00:00Z') });
+    expect(budgetPeriod('day', new Date('2026-11-24T23:59:59Z'))).toEqual({ id: '2026-11-24', startDay: '2026-11-24', endsAt: new Date('2026-11-25T00:00:00Z') });
+    expect(budgetPeriod('month', new Date('2026-12-31T12:00:00Z'))).toEqual({ id: '2026-12', startDay: '2026-12-01', endsAt: new Date('2027-01-01T00:00:00Z') });
   });
 });
