@@ -57,6 +57,8 @@ export interface GovernedCall {
  */
 export class KeyGovernor {
   private readonly options: KeyGovernorOptions;
+  /** Seeds in progress, so a burst at the start of a period asks the key store once per process. */
+  private readonly seeding = new Map<string, Promise<void>>();
 
   constructor(options: KeyGovernorOptions) {
     this.options = options;
@@ -84,9 +86,7 @@ export class KeyGovernor {
     const estimate = { tokens: promptTokens + completionTokens, costNanoUsd: costNanoUsd(this.options.prices(), request.model, promptTokens, completionTokens), periodId: period.id, ttlSeconds };
     let decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
     if ('refusal' in decision && decision.refusal.reason === 'unseeded') {
-      // A new period, or a Redis that lost the counter: start it from what the key store recorded (once per key and period).
-      const spent = principal.keyId === undefined ? 0 : await this.options.recordedSpend(principal.keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1)));
-      await this.options.limiter.seed(principal.keyHash, period.id, spent, ttlSeconds);
+      await this.seed(principal, period, ttlSeconds);
       decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
     }
     if ('refusal' in decision) {
@@ -96,6 +96,20 @@ export class KeyGovernor {
       throw new RateLimitExceededError(seconds, { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' }, 'Token limit');
     }
     return { principal, reservation: decision.reservation, estimate: { promptTokens, completionTokens } };
+  }
+
+  /** A new period, or a Redis that lost the counter: starts it from what the key store recorded. */
+  private seed(principal: Principal, period: ReturnType<typeof budgetPeriod>, ttlSeconds: number): Promise<void> {
+    const id = `${principal.keyHash}:${period.id}`;
+    let pending = this.seeding.get(id);
+    if (!pending) {
+      const { keyId } = principal;
+      pending = (keyId === undefined ? Promise.resolve(0) : this.options.recordedSpend(keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1))))
+        .then((spent) => this.options.limiter.seed(principal.keyHash, period.id, spent, ttlSeconds))
+        .finally(() => this.seeding.delete(id));
+      this.seeding.set(id, pending);
+    }
+    return pending;
   }
 
   /**
