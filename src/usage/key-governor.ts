@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.ts';
 import { messageTexts } from '../chat/message-texts.ts';
 import { maxOutputTokens, type ChatRequest } from '../chat/types.ts';
-import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError } from '../errors/catalog.ts';
+import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { KeyUsageLimiter, KeyUsageLimits, UsageReservation } from '../ratelimit/key-usage-limiter.ts';
 import { NANO_PER_USD, utcDay } from './key-usage.ts';
 import { costNanoUsd, type PriceTable } from './price-table.ts';
@@ -105,6 +105,10 @@ export class KeyGovernor {
     if (!pending) {
       const { keyId } = principal;
       pending = (keyId === undefined ? Promise.resolve(0) : this.options.recordedSpend(keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1))))
+        .catch((err: unknown) => {
+          // Unknown spend is not zero spend: refuse for now rather than let a budget through.
+          throw new ServiceUnavailableError("The gateway cannot read this key's recorded spend from its key store; try again shortly.", { cause: err });
+        })
         .then((spent) => this.options.limiter.seed(principal.keyHash, period.id, spent, ttlSeconds))
         .finally(() => this.seeding.delete(id));
       this.seeding.set(id, pending);

@@ -1,9 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
 import { createPrincipal } from '../../src/auth/principal.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
-import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError } from '../../src/errors/catalog.ts';
+import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError, ServiceUnavailableError } from '../../src/errors/catalog.ts';
 import { KeyUsageLimiter } from '../../src/ratelimit/key-usage-limiter.ts';
 import { budgetPeriod, estimatePromptTokens, KeyGovernor } from '../../src/usage/key-governor.ts';
 import type { UsageDelta } from '../../src/usage/key-usage.ts';
@@ -132,7 +135,20 @@ describe('KeyGovernor', () => {
     await expect(governor.admit(spentBefore, request('abcd', { max_tokens: 1 }))).rejects.toBeInstanceOf(BudgetExceededError);
     const spentLongAgo = createPrincipal({ keyHash: 'gov-4', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_gov4', policy: budget });
     expect(await governor.admit(spentLongAgo, request('abcd', { max_tokens: 1 }))).toHaveProperty('reservation');
+    // The key store down while a counter is missing: 503, not a budget let through.
     await store.close();
+    // A file where the database's folder should be: every call fails.
+    const notAFolder = join(mkdtempSync(join(tmpdir(), 'gw-governor-')), 'a-file');
+    writeFileSync(notAFolder, 'not a folder');
+    const unreadable = new SqliteKeyStore({ path: join(notAFolder, 'keys.sqlite') });
+    const blind = new KeyGovernor({
+      limiter: new KeyUsageLimiter({ redis, prefix }),
+      recorder: new UsageRecorder({ store: unreadable }),
+      prices: () => ({}),
+      recordedSpend: async (keyId) => (await unreadable.usage({ keyId })).length,
+    });
+    const unknownSpend = createPrincipal({ keyHash: 'gov-5', owner: 'o', maskedKey: 'm', admin: false, keyId: 'key_gov5', policy: budget });
+    await expect(blind.admit(unknownSpend, request('abcd'))).rejects.toBeInstanceOf(ServiceUnavailableError);
   });
 
   it('estimates, prices and periods', () => {
