@@ -43,9 +43,6 @@ export const keyPolicySchema = z
   })
   .meta({ id: 'KeyPolicy' });
 
-/** A policy as clients send it (`null` clears a field on update). */
-export type KeyPolicyInput = z.input<typeof keyPolicySchema>;
-
 /** A stored policy: only the fields that are set. */
 export interface KeyPolicy {
   rate_limit?: { requests: number; window_seconds: number };
