@@ -76,7 +76,8 @@ export class KeyGovernor {
     const limits: KeyUsageLimits = {};
     if (policy?.tokens_per_minute !== undefined) limits.tokensPerMinute = policy.tokens_per_minute;
     if (policy?.budget) limits.budgetNanoUsd = Math.round(policy.budget.amount_usd * NANO_PER_USD);
-    if (limits.tokensPerMinute === undefined && limits.budgetNanoUsd === undefined) return { principal };
+    // Nothing to limit: only an issued key's usage is recorded, and that in memory.
+    if (limits.tokensPerMinute === undefined && limits.budgetNanoUsd === undefined) return principal.keyId === undefined ? undefined : { principal };
 
     const now = new Date((this.options.now ?? Date.now)());
     const period = policy?.budget ? budgetPeriod(policy.budget.period, now) : budgetPeriod('day', now);
