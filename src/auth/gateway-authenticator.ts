@@ -1,10 +1,10 @@
-import { ServiceUnavailableError } from '../errors/catalog.ts';
+import { InvalidApiKeyError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
 import { KeyCache } from './key-cache.ts';
 import { INVALIDATE_ALL } from './key-invalidation.ts';
 import type { ApiKeyRecord, KeyStore } from './key-store.ts';
-import type { KeyAuthenticator, Principal } from './principal.ts';
+import { createPrincipal, type KeyAuthenticator, type Principal } from './principal.ts';
 import type { StaticKeyAuthenticator } from './static-key-authenticator.ts';
 
 /** Options of {@link GatewayAuthenticator}. */
@@ -27,7 +27,7 @@ export interface GatewayAuthenticatorOptions {
 }
 
 export function principalOf(record: ApiKeyRecord): Principal {
-  return { keyHash: record.keyHash, owner: record.owner, maskedKey: record.maskedKey, admin: record.admin };
+  return createPrincipal({ keyHash: record.keyHash, owner: record.owner, maskedKey: record.maskedKey, admin: record.admin, keyId: record.id, policy: record.policy });
 }
 
 /**
@@ -59,17 +59,27 @@ export class GatewayAuthenticator implements KeyAuthenticator {
     if (!isWellFormedApiKey(key)) return undefined;
 
     const cached = this.cache.get(keyHash);
-    if (cached?.fresh) return cached.principal ?? undefined;
+    if (cached?.fresh) return this.unexpired(cached.principal);
     try {
-      return (await this.lookup(keyHash)) ?? undefined;
+      return this.unexpired(await this.lookup(keyHash));
     } catch (err) {
+      if (err instanceof InvalidApiKeyError) throw err;
       if (cached?.principal && cached.ageMs <= this.staleIfErrorMs) {
         this.options.logger?.warn({ err, owner: cached.principal.owner }, 'key store unreachable: using the cached key');
-        return cached.principal;
+        return this.unexpired(cached.principal);
       }
       this.options.logger?.warn({ err }, 'key store unreachable: cannot check an issued key');
       throw new ServiceUnavailableError('The gateway cannot reach its key store to check this API key; try again shortly.', { cause: err });
     }
+  }
+
+  /** An expired key is refused with a message that says so (401), not as an unknown key. */
+  private unexpired(principal: Principal | null): Principal | undefined {
+    if (!principal) return undefined;
+    if (principal.expiresAtMs !== undefined && (this.options.now ?? Date.now)() >= principal.expiresAtMs) {
+      throw new InvalidApiKeyError(`This API key expired at ${new Date(principal.expiresAtMs).toISOString()}.`);
+    }
+    return principal;
   }
 
   private lookup(keyHash: string): Promise<Principal | null> {

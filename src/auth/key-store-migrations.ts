@@ -43,6 +43,36 @@ export const KEY_STORE_MIGRATIONS: readonly KeyStoreMigration[] = [
       );
       CREATE INDEX gateway_api_keys_owner ON gateway_api_keys (owner);`,
   },
+  {
+    version: 2,
+    description: 'key policy (limits, models, expiry, budget, metadata) and usage per key, model and day',
+    sqlite: `
+      ALTER TABLE gateway_api_keys ADD COLUMN policy TEXT NOT NULL DEFAULT '{}';
+      CREATE TABLE gateway_key_usage (
+        key_id TEXT NOT NULL,
+        day TEXT NOT NULL,
+        model TEXT NOT NULL,
+        requests INTEGER NOT NULL DEFAULT 0,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_nano_usd INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, day, model)
+      );
+      CREATE INDEX gateway_key_usage_day ON gateway_key_usage (day);`,
+    postgres: `
+      ALTER TABLE gateway_api_keys ADD COLUMN policy JSONB NOT NULL DEFAULT '{}'::jsonb;
+      CREATE TABLE gateway_key_usage (
+        key_id TEXT NOT NULL,
+        day DATE NOT NULL,
+        model TEXT NOT NULL,
+        requests BIGINT NOT NULL DEFAULT 0,
+        prompt_tokens BIGINT NOT NULL DEFAULT 0,
+        completion_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_nano_usd BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_id, day, model)
+      );
+      CREATE INDEX gateway_key_usage_day ON gateway_key_usage (day);`,
+  },
 ];
 
 export const LATEST_KEY_SCHEMA_VERSION = Math.max(...KEY_STORE_MIGRATIONS.map((m) => m.version));

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateApiKey, hashApiKey, maskApiKey } from './api-key.ts';
+import type { KeyPolicy } from './key-policy.ts';
+import type { KeyUsageRow, KeyUsageTotal, UsageDelta } from '../usage/key-usage.ts';
 
 /**
  * The persistent store of issued gateway keys. A key itself is never stored:
@@ -21,6 +23,8 @@ export interface ApiKeyRecord {
   revoked: boolean;
   createdAt: Date;
   revokedAt: Date | null;
+  /** Limits, budget, models, expiry and metadata (src/auth/key-policy.ts); `{}` when none. */
+  policy: KeyPolicy;
 }
 
 /** A freshly issued key: the only moment the key itself exists. */
@@ -47,6 +51,17 @@ export interface KeyStore {
   list(options?: { includeRevoked?: boolean }): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked (idempotent); `undefined` when there is no such key. */
   revoke(id: string): Promise<ApiKeyRecord | undefined>;
+  /** Replaces the key's policy; `undefined` when there is no such key. */
+  updatePolicy(id: string, policy: KeyPolicy): Promise<ApiKeyRecord | undefined>;
+  /** Adds usage to the per key, model and day rows, in one transaction. */
+  addUsage(deltas: readonly UsageDelta[]): Promise<void>;
+  /**
+   * Usage rows, newest day first: of one key when `keyId` is given, of every
+   * key otherwise; days from `fromDay` to `toDay` inclusive (`YYYY-MM-DD`, UTC).
+   */
+  usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]>;
+  /** Usage summed per key (every model and day from `fromDay` on), for /stats. */
+  usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]>;
   /** Resolves when the database answers; throws otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -79,7 +94,7 @@ export class InvalidOwnerError extends Error {
 }
 
 /** Generates a key and inserts its record. The returned key is never retrievable again. */
-export async function issueApiKey(store: KeyStore, input: { owner: string; admin?: boolean; now?: Date }): Promise<IssuedApiKey> {
+export async function issueApiKey(store: KeyStore, input: { owner: string; admin?: boolean; policy?: KeyPolicy; now?: Date }): Promise<IssuedApiKey> {
   const owner = input.owner.trim();
   if (!OWNER_PATTERN.test(owner)) throw new InvalidOwnerError(input.owner);
   const key = generateApiKey();
@@ -93,6 +108,7 @@ export async function issueApiKey(store: KeyStore, input: { owner: string; admin
     // Millisecond precision is what both backends keep.
     createdAt: new Date(Math.floor((input.now ?? new Date()).getTime())),
     revokedAt: null,
+    policy: input.policy ?? {},
   };
   await store.insert(record);
   return { key, record };

@@ -1,6 +1,8 @@
 import { Pool, type PoolClient } from 'pg';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
+import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
+import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -25,9 +27,11 @@ interface Row {
   revoked: boolean;
   created_at: Date;
   revoked_at: Date | null;
+  policy: object;
 }
 
-const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at';
+
+const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
 
 function toRecord(row: Row): ApiKeyRecord {
   return {
@@ -39,8 +43,10 @@ function toRecord(row: Row): ApiKeyRecord {
     revoked: row.revoked,
     createdAt: new Date(row.created_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    policy: parseStoredPolicy(row.policy),
   };
 }
+
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 727_274_001;
@@ -121,7 +127,7 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async insert(record: ApiKeyRecord): Promise<void> {
-    await this.query(`INSERT INTO gateway_api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+    await this.query(`INSERT INTO gateway_api_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
       record.id,
       record.keyHash,
       record.maskedKey,
@@ -130,6 +136,7 @@ export class PostgresKeyStore implements KeyStore {
       record.revoked,
       record.createdAt,
       record.revokedAt,
+      JSON.stringify(record.policy),
     ]);
   }
 
@@ -152,6 +159,52 @@ export class PostgresKeyStore implements KeyStore {
   async revoke(id: string): Promise<ApiKeyRecord | undefined> {
     await this.query('UPDATE gateway_api_keys SET revoked = TRUE, revoked_at = now() WHERE id = $1 AND NOT revoked', [id]);
     return this.findById(id);
+  }
+
+  async updatePolicy(id: string, policy: KeyPolicy): Promise<ApiKeyRecord | undefined> {
+    await this.query('UPDATE gateway_api_keys SET policy = $2::jsonb WHERE id = $1', [id, JSON.stringify(policy)]);
+    return this.findById(id);
+  }
+
+  async addUsage(deltas: readonly UsageDelta[]): Promise<void> {
+    if (deltas.length === 0) return;
+    await this.schema();
+    // One statement for the whole batch: unnest turns the column arrays back into rows.
+    await this.pool.query(
+      `INSERT INTO gateway_key_usage (key_id, day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd)
+       SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+       ON CONFLICT (key_id, day, model) DO UPDATE SET requests = gateway_key_usage.requests + excluded.requests,
+         prompt_tokens = gateway_key_usage.prompt_tokens + excluded.prompt_tokens,
+         completion_tokens = gateway_key_usage.completion_tokens + excluded.completion_tokens,
+         cost_nano_usd = gateway_key_usage.cost_nano_usd + excluded.cost_nano_usd`,
+      [
+        deltas.map((d) => d.keyId),
+        deltas.map((d) => d.day),
+        deltas.map((d) => d.model),
+        deltas.map((d) => d.requests),
+        deltas.map((d) => d.promptTokens),
+        deltas.map((d) => d.completionTokens),
+        deltas.map((d) => d.costNanoUsd),
+      ],
+    );
+  }
+
+  async usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]> {
+    const rows = await this.query<UsageDbRow>(
+      `SELECT key_id, to_char(day, 'YYYY-MM-DD') AS day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd FROM gateway_key_usage
+       WHERE ($1::text IS NULL OR key_id = $1) AND ($2::date IS NULL OR day >= $2) AND ($3::date IS NULL OR day <= $3)
+       ORDER BY day DESC, key_id, model`,
+      [filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null],
+    );
+    return rows.map(usageFromDbRow);
+  }
+
+  async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
+    const rows = await this.query<UsageDbRow>(
+      `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE ($1::date IS NULL OR day >= $1) GROUP BY key_id`,
+      [filter.fromDay ?? null],
+    );
+    return rows.map(usageFromDbRow);
   }
 
   async ping(): Promise<void> {

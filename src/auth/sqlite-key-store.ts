@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, KeyStoreUnavailableError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
+import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
+import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
 
 /** Options of {@link SqliteKeyStore}. */
 export interface SqliteKeyStoreOptions {
@@ -21,9 +23,12 @@ interface Row {
   revoked: number;
   created_at: string;
   revoked_at: string | null;
+  policy: string;
 }
 
-const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at';
+
+const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
+const USAGE_COLUMNS = 'key_id, day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd';
 
 function toRecord(row: Row): ApiKeyRecord {
   return {
@@ -35,8 +40,10 @@ function toRecord(row: Row): ApiKeyRecord {
     revoked: row.revoked === 1,
     createdAt: new Date(row.created_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+    policy: parseStoredPolicy(row.policy),
   };
 }
+
 
 /**
  * The default key store: an embedded SQLite file through Node's built-in
@@ -84,7 +91,7 @@ export class SqliteKeyStore implements KeyStore {
   async insert(record: ApiKeyRecord): Promise<void> {
     this.run((db) =>
       db
-        .prepare(`INSERT INTO gateway_api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+        .prepare(`INSERT INTO gateway_api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
         .run(
           record.id,
           record.keyHash,
@@ -94,6 +101,7 @@ export class SqliteKeyStore implements KeyStore {
           record.revoked ? 1 : 0,
           record.createdAt.toISOString(),
           record.revokedAt?.toISOString() ?? null,
+          JSON.stringify(record.policy),
         ),
     );
   }
@@ -119,6 +127,50 @@ export class SqliteKeyStore implements KeyStore {
       db.prepare('UPDATE gateway_api_keys SET revoked = 1, revoked_at = ? WHERE id = ? AND revoked = 0').run(new Date().toISOString(), id),
     );
     return this.findById(id);
+  }
+
+  async updatePolicy(id: string, policy: KeyPolicy): Promise<ApiKeyRecord | undefined> {
+    this.run((db) => db.prepare('UPDATE gateway_api_keys SET policy = ? WHERE id = ?').run(JSON.stringify(policy), id));
+    return this.findById(id);
+  }
+
+  async addUsage(deltas: readonly UsageDelta[]): Promise<void> {
+    if (deltas.length === 0) return;
+    this.run((db) => {
+      const upsert = db.prepare(
+        `INSERT INTO gateway_key_usage (${USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (key_id, day, model) DO UPDATE SET requests = requests + excluded.requests,
+           prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+           cost_nano_usd = cost_nano_usd + excluded.cost_nano_usd`,
+      );
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        for (const d of deltas) upsert.run(d.keyId, d.day, d.model, d.requests, d.promptTokens, d.completionTokens, d.costNanoUsd);
+        db.exec('COMMIT');
+      } catch (err) {
+        db.exec('ROLLBACK');
+        throw err;
+      }
+    });
+  }
+
+  async usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]> {
+    const rows = this.run((db) =>
+      db
+        .prepare(
+          `SELECT ${USAGE_COLUMNS} FROM gateway_key_usage WHERE (?1 IS NULL OR key_id = ?1) AND (?2 IS NULL OR day >= ?2) AND (?3 IS NULL OR day <= ?3)
+           ORDER BY day DESC, key_id, model`,
+        )
+        .all(filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null),
+    ) as unknown as UsageDbRow[];
+    return rows.map(usageFromDbRow);
+  }
+
+  async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
+    const rows = this.run((db) =>
+      db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
+    ) as unknown as UsageDbRow[];
+    return rows.map(usageFromDbRow);
   }
 
   async ping(): Promise<void> {

@@ -1,5 +1,5 @@
 import { hashApiKey, maskApiKey } from './api-key.ts';
-import type { KeyAuthenticator, Principal } from './principal.ts';
+import { createPrincipal, type KeyAuthenticator, type Principal } from './principal.ts';
 
 /**
  * Keys from the environment: `API_KEYS` (clients) and `ADMIN_API_KEYS`
@@ -17,12 +17,10 @@ export class StaticKeyAuthenticator implements KeyAuthenticator {
   private add(key: string, admin: boolean): void {
     const keyHash = hashApiKey(key);
     const existing = this.principals.get(keyHash);
-    this.principals.set(keyHash, {
+    this.principals.set(
       keyHash,
-      owner: `env:${keyHash.slice(0, 12)}`,
-      maskedKey: maskApiKey(key),
-      admin: admin || (existing?.admin ?? false),
-    });
+      createPrincipal({ keyHash, owner: `env:${keyHash.slice(0, 12)}`, maskedKey: maskApiKey(key), admin: admin || (existing?.admin ?? false) }),
+    );
   }
 
   get size(): number {

@@ -95,3 +95,28 @@ export function validateBatchInput(content: string, rules: BatchInputRules): { l
   if (lines.length === 0) return { errors: [{ code: 'empty_file', message: 'The input file has no request lines.', param: null, line: null }] };
   return { lines };
 }
+
+/**
+ * Lines of an input file whose `body.model` the creating key may not call
+ * (its `allowed_models`), as `errors` items. Checked when the batch is
+ * created, while the key is at hand; lines that do not parse are left to
+ * {@link validateBatchInput}.
+ */
+export function disallowedModelLines(content: string, mayUseModel: (model: string) => boolean): BatchErrorItem[] {
+  const errors: BatchErrorItem[] = [];
+  let n = 0;
+  for (const text of content.split('\n')) {
+    n++;
+    if (text.trim() === '' || errors.length >= MAX_ERRORS) continue;
+    let model: unknown;
+    try {
+      model = (JSON.parse(text) as { body?: { model?: unknown } })?.body?.model;
+    } catch {
+      continue;
+    }
+    if (typeof model === 'string' && !mayUseModel(model)) {
+      errors.push({ code: 'model_not_allowed', message: `This key may not use the model '${model}'.`, param: 'body.model', line: n });
+    }
+  }
+  return errors;
+}

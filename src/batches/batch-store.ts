@@ -87,12 +87,26 @@ export class BatchStore {
     return { id, object: 'file', deleted: true };
   }
 
-  async createBatch(input: { owner: string; inputFileId: string; endpoint: string; completionWindow: string; windowSeconds: number; metadata: Record<string, string> | null }): Promise<BatchObject> {
+  /** A new batch, `validating`; or `failed` at once with `errors` found while the creating key was at hand. */
+  async createBatch(input: {
+    owner: string;
+    inputFileId: string;
+    endpoint: string;
+    completionWindow: string;
+    windowSeconds: number;
+    metadata: Record<string, string> | null;
+    errors?: BatchErrorItem[];
+  }): Promise<BatchObject> {
     const id = this.newId('batch_');
     const created = nowSeconds();
+    const failed = input.errors !== undefined && input.errors.length > 0;
     await this.db.run(
-      'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, input.owner, input.endpoint, input.inputFileId, input.completionWindow, 'validating', input.metadata ? JSON.stringify(input.metadata) : null, created, created + input.windowSeconds],
+      'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at, failed_at, errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        id, input.owner, input.endpoint, input.inputFileId, input.completionWindow, failed ? 'failed' : 'validating',
+        input.metadata ? JSON.stringify(input.metadata) : null, created, created + input.windowSeconds,
+        failed ? created : null, failed ? JSON.stringify(input.errors) : null,
+      ],
     );
     return this.batch(id, { owner: input.owner, admin: false });
   }

@@ -19,6 +19,11 @@ import { adminConfigRouter } from '../http/routes/admin-config.ts';
 import { healthRouter } from '../http/routes/health.ts';
 import { RateLimitStats } from '../ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../ratelimit/sliding-window-limiter.ts';
+import { KeyUsageLimiter } from '../ratelimit/key-usage-limiter.ts';
+import { adminKeysRouter } from '../http/routes/admin-keys.ts';
+import { KeyGovernor } from '../usage/key-governor.ts';
+import { readKeySpend } from '../usage/key-spend.ts';
+import { UsageRecorder } from '../usage/usage-recorder.ts';
 import { createResponseCache } from '../cache/create-response-cache.ts';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { ConfigStore } from '../config/config-store.ts';
@@ -204,6 +209,15 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   reloader.start();
   const limiter = new SlidingWindowLimiter({ redis, prefix });
+  // Usage reaches the key store in batches, off the request path.
+  const usageRecorder = new UsageRecorder({ store: keyStore, onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch') });
+  const governor = new KeyGovernor({
+    limiter: new KeyUsageLimiter({ redis, prefix }),
+    recorder: usageRecorder,
+    prices: () => configStore.current.prices,
+    recordedSpend: async (keyId, fromDay, toDay) => (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
+  });
+  const announceKeyChange = (keyHash: string) => redis.publish(keyInvalidationChannel(prefix), keyHash);
   const failedAuth =
     settings.AUTH_FAILURE_LIMIT > 0
       ? {
@@ -266,7 +280,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [
     ...(metrics ? [metricsRouter(metrics)] : []),
-    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name) }),
+    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name), keySpend: (view) => readKeySpend(keyStore, view) }),
     docsRouter({ document: openapi, assets: docAssets }),
     dashboardRouter({ assets: docAssets }),
   ];
@@ -297,6 +311,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         maxBodyBytes: settings.MAX_REQUEST_BYTES,
         cache,
         dlp,
+        governor,
         routing: {
           router: new ModelRouter({ config: () => configStore.current, cooldowns }),
           cooldowns,
@@ -309,11 +324,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
       adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
+      adminKeysRouter({ store: keyStore, announce: announceKeyChange }),
       chatJobsRouter({
         dispatcher,
         store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
         maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
         dlp,
+        governor,
       }),
       filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
       batchesRouter({ store: batchStore }),
@@ -339,6 +356,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       workerPresence.stop();
       cooldowns.stop();
       await bus.close();
+      await usageRecorder.close();
       await keyStore.close().catch(() => {});
       await stats.close();
       await cache.close();

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defaultFormatFor } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/types.ts';
 import { resolveRouting, routingSchema, type RoutingConfig } from './routing-config.ts';
+import { priceTableSchema, type PriceTable } from '../usage/price-table.ts';
 
 /**
  * config.yaml: providers and their models. Parsed with `yaml`, validated with
@@ -55,6 +56,8 @@ const configSchema = z.strictObject({
   providers: z.array(providerSchema).min(1),
   /** Fallback models and cooldown of failing deployments (src/config/routing-config.ts). */
   routing: routingSchema.optional(),
+  /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. Default none (cost 0). */
+  prices: priceTableSchema,
 });
 
 export type ProviderConfigInput = z.input<typeof providerSchema>;
@@ -81,6 +84,8 @@ export interface GatewayConfig {
   routing: RoutingConfig;
   /** provider name -> provider entry. */
   providerIndex: ReadonlyMap<string, ProviderConfig>;
+  /** Prices per model (`prices`), for key spend and budgets. */
+  prices: PriceTable;
   /** When it was loaded. */
   loadedAt: Date;
 }
@@ -134,7 +139,7 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   const names = new Map([...deployments].map(([model, entries]) => [model, entries.map((p) => p.name)]));
   const routing = resolveRouting(parsed.data.routing, names);
   if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
-  return { providers, modelIndex, providerIndex, deployments, routing, loadedAt: new Date() };
+  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

@@ -4,7 +4,8 @@ import { clearBodySchema } from '../http/routes/admin-cache.ts';
 import { createBatchSchema } from '../http/routes/batches.ts';
 import { batchPaths } from './batch-paths.ts';
 import { batchListSchema, batchSchema, fileDeletedSchema, fileListSchema, fileSchema } from './batch-records.ts';
-import { cacheLookupStatsSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../observability/stats-schema.ts';
+import { cacheLookupStatsSchema, keySpendSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../observability/stats-schema.ts';
+import { KEY_INPUT_SCHEMAS, KEY_OUTPUT_SCHEMAS, keyPaths } from './openapi-keys.ts';
 import {
   asyncJobDeletedSchema,
   asyncJobSchema,
@@ -46,6 +47,8 @@ const OUTPUT_SCHEMAS: readonly z.ZodType[] = [
   cacheLookupStatsSchema,
   providerStatsSchema,
   topUserSchema,
+  keySpendSchema,
+  ...KEY_OUTPUT_SCHEMAS,
   cacheStatsRecordSchema,
   cacheClearResultSchema,
   reloadResultSchema,
@@ -64,6 +67,7 @@ const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
   ['ChatCompletionRequest', chatCompletionRequestSchema],
   ['CacheClearRequest', clearBodySchema],
   ['BatchCreateRequest', createBatchSchema],
+  ...KEY_INPUT_SCHEMAS,
 ];
 
 /** Options of {@link buildOpenApiDocument}. */
@@ -138,11 +142,11 @@ function errors(...statuses: number[]): Record<string, unknown> {
 const ERROR_RESPONSES: Record<number, string> = {
   400: 'Invalid request (`invalid_request`, `model_not_found`, `pii_detected`).',
   401: 'Missing or invalid API key (`invalid_api_key`).',
-  403: 'A valid key that is not an admin key (`admin_required`).',
+  403: 'A valid key that is not an admin key (`admin_required`), or a model outside the key’s allowed models (`model_not_allowed`).',
   404: 'No such route or resource (`not_found`).',
   410: 'An asynchronous job the gateway accepted whose record its Redis lost (`job_lost`); resubmit it.',
   413: 'Body larger than MAX_REQUEST_BYTES (`request_too_large`).',
-  429: 'Rate limit exceeded (`rate_limit_exceeded`); see Retry-After.',
+  429: 'Rate or token limit exceeded (`rate_limit_exceeded`), or the key’s budget used up (`budget_exceeded`); see Retry-After.',
   500: 'Internal error (`internal_error`).',
   502: 'The upstream provider failed (`provider_error`).',
   503: 'Redis unreachable or queue full (`service_unavailable`).',
@@ -191,7 +195,7 @@ function paths(): JsonObject {
               },
             },
           },
-          ...errors(400, 401, 413, 429, 500, 502, 503, 504),
+          ...errors(400, 401, 403, 413, 429, 500, 502, 503, 504),
         },
       },
     },
@@ -204,7 +208,7 @@ function paths(): JsonObject {
         requestBody: { required: true, content: json('ChatCompletionRequest') },
         responses: {
           '202': { description: 'Queued; `Location` names the job.', headers: RATE_LIMIT_HEADERS, content: json('ChatCompletionJob') },
-          ...errors(400, 401, 413, 429, 502, 503),
+          ...errors(400, 401, 403, 413, 429, 502, 503),
         },
       },
     },
@@ -326,6 +330,7 @@ function paths(): JsonObject {
         responses: { '200': { description: 'Cleared.', content: json('CacheClearResult') }, ...errors(400, 401, 403, 503) },
       },
     },
+    ...keyPaths(errors),
     '/openapi.json': {
       get: {
         operationId: 'openapi',

@@ -76,6 +76,7 @@ export function dashboardPage(title: string): string {
 <div class="tile"><span>Requests throttled</span><strong id="requests-throttled">–</strong></div>
 <div class="tile"><span>Exact cache hit rate</span><strong id="exact-hit-rate">–</strong></div>
 <div class="tile"><span>Semantic cache hit rate</span><strong id="semantic-hit-rate">–</strong></div>
+<div class="tile"><span>Spend today (issued keys)</span><strong id="spend-today">–</strong></div>
 </section>
 <section class="charts">
 ${chart('chart-requests')}
@@ -87,6 +88,7 @@ ${chart('chart-queue-depth')}
 ${chart('chart-cooldowns')}
 </section>
 <table><thead><tr><th>Top keys (masked)</th><th>Requests</th></tr></thead><tbody id="top-users"></tbody></table>
+<table><thead><tr><th>Spend per key (masked)</th><th>Owner</th><th>Team</th><th>Requests</th><th>Tokens</th><th>Today</th><th>Total</th></tr></thead><tbody id="key-spend"></tbody></table>
 </main>
 <script src="dashboard/assets/key-prompt.js"></script>
 <script src="dashboard/assets/chart.umd.min.js"></script>

@@ -12,6 +12,7 @@
 export type ErrorCode =
   | 'invalid_api_key'
   | 'admin_required'
+  | 'model_not_allowed'
   | 'invalid_request'
   | 'model_not_found'
   | 'pii_detected'
@@ -22,6 +23,7 @@ export type ErrorCode =
   | 'job_lost'
   | 'rate_limit_exceeded'
   | 'too_many_failed_auth'
+  | 'budget_exceeded'
   | 'provider_error'
   | 'provider_timeout'
   | 'service_unavailable'
@@ -46,6 +48,7 @@ export type ErrorType =
 export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: ErrorType; final?: true }>> = {
   invalid_api_key: { status: 401, type: 'authentication_error' },
   admin_required: { status: 403, type: 'permission_error' },
+  model_not_allowed: { status: 403, type: 'permission_error' },
   invalid_request: { status: 400, type: 'invalid_request_error' },
   model_not_found: { status: 400, type: 'invalid_request_error' },
   pii_detected: { status: 400, type: 'invalid_request_error' },
@@ -57,6 +60,8 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   job_lost: { status: 410, type: 'api_error' },
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   too_many_failed_auth: { status: 429, type: 'rate_limit_error' },
+  // Retrying cannot help before the period ends: SDKs are told not to.
+  budget_exceeded: { status: 429, type: 'rate_limit_error', final: true },
   provider_error: { status: 502, type: 'provider_error', final: true },
   provider_timeout: { status: 504, type: 'provider_error', final: true },
   service_unavailable: { status: 503, type: 'api_error' },
@@ -98,6 +103,13 @@ export class InvalidApiKeyError extends GatewayError {
 export class AdminRequiredError extends GatewayError {
   constructor(message = 'This endpoint requires an admin API key.') {
     super('admin_required', message);
+  }
+}
+
+/** The key's `allowed_models` do not include the requested model (src/auth/key-policy.ts). */
+export class ModelNotAllowedError extends GatewayError {
+  constructor(model: string) {
+    super('model_not_allowed', `This API key may not use the model '${model}'. Ask the gateway's operator to add it to the key's allowed models.`);
   }
 }
 
@@ -159,9 +171,19 @@ export class JobLostError extends GatewayError {
 }
 
 export class RateLimitExceededError extends GatewayError {
-  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super('rate_limit_exceeded', `Rate limit exceeded. Retry after ${retryAfterSeconds} seconds.`, {
+  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}, limit = 'Rate limit') {
+    super('rate_limit_exceeded', `${limit} exceeded. Retry after ${retryAfterSeconds} seconds.`, {
       headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+}
+
+/** The key spent its budget for the period (src/usage/key-governor.ts). */
+export class BudgetExceededError extends GatewayError {
+  constructor(budgetUsd: number, period: 'day' | 'month', resetsAt: Date) {
+    const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000));
+    super('budget_exceeded', `This API key has used its budget of ${budgetUsd} USD for this ${period}; it resets at ${resetsAt.toISOString()}.`, {
+      headers: { 'Retry-After': String(retryAfter) },
     });
   }
 }

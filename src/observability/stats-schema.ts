@@ -29,6 +29,21 @@ export const topUserSchema = z
   })
   .meta({ id: 'TopUser' });
 
+export const keySpendSchema = z
+  .object({
+    id: z.string().describe('Issued key id.'),
+    api_key: z.string().describe('Masked key.'),
+    owner: z.string(),
+    team: z.string().optional(),
+    user: z.string().optional(),
+    requests: z.int().min(0).describe('Requests sent to a provider with this key (cache hits excluded).'),
+    prompt_tokens: z.int().min(0),
+    completion_tokens: z.int().min(0),
+    cost_usd: z.number().min(0).describe('Spend since the key was issued, from config.yaml `prices`.'),
+    cost_today_usd: z.number().min(0).describe('Spend since 00:00 UTC.'),
+  })
+  .meta({ id: 'KeySpend' });
+
 export const statsRecordSchema = z
   .object({
     total_requests: z.int().min(0).describe('Requests to /v1/* endpoints, every outcome included (errors, cache hits, throttled).'),
@@ -41,6 +56,14 @@ export const statsRecordSchema = z
       requests_throttled: z.int().min(0).describe('Requests refused with 429 rate_limit_exceeded.'),
       top_users: z.array(topUserSchema).describe('Keys with the most requests, most first (at most 10).'),
     }),
+    key_spend: z
+      .object({
+        total_cost_usd: z.number().min(0).describe('Spend of every issued key, from the key store.'),
+        cost_today_usd: z.number().min(0),
+        keys: z.array(keySpendSchema).describe('Issued keys by spend, most first (at most 100); the caller\'s own key alone for a non-admin key.'),
+      })
+      .optional()
+      .describe('Issued keys\' usage and spend, recorded durably in the key store (absent when it cannot be read).'),
   })
   .meta({ id: 'StatsRecord', description: 'Counters aggregated across every API and worker process through Redis, since the counters were last cleared.' });
 
@@ -48,3 +71,4 @@ export type StatsRecord = z.infer<typeof statsRecordSchema>;
 export type CacheLookupStats = z.infer<typeof cacheLookupStatsSchema>;
 export type ProviderStats = z.infer<typeof providerStatsSchema>;
 export type TopUser = z.infer<typeof topUserSchema>;
+export type KeySpend = z.infer<typeof keySpendSchema>;

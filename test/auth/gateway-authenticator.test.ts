@@ -4,7 +4,8 @@ import { INVALIDATE_ALL } from '../../src/auth/key-invalidation.ts';
 import { issueApiKey, type ApiKeyRecord, type KeyStore } from '../../src/auth/key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
 import { StaticKeyAuthenticator } from '../../src/auth/static-key-authenticator.ts';
-import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
+import { InvalidApiKeyError, ServiceUnavailableError } from '../../src/errors/catalog.ts';
+import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
 
 /** A real SQLite store that counts lookups and can be made to fail. */
 class ObservedStore extends SqliteKeyStore {
@@ -46,8 +47,27 @@ describe('GatewayAuthenticator', () => {
     const { auth, store } = setup();
     const { key, record } = await issue(store, 'alice', true);
     const principal = await auth.authenticate(key);
-    expect(principal).toEqual({ keyHash: record.keyHash, owner: 'alice', maskedKey: record.maskedKey, admin: true });
+    expect(principal).toMatchObject({ keyHash: record.keyHash, owner: 'alice', maskedKey: record.maskedKey, admin: true, keyId: record.id });
     expect(principal?.maskedKey).not.toContain(key.slice(6, -4));
+    // No policy: nothing for the hot path to check, every model allowed.
+    expect(principal?.policy).toBeUndefined();
+    expect(principal?.mayUseModel('anything-at-all')).toBe(true);
+  });
+
+  it('carries the key policy: allowed model patterns, and 401 with the expiry time once expired (cached or not)', async () => {
+    const { auth, store, advance } = setup();
+    const expiresAt = new Date(1_000_000 + 60_000).toISOString();
+    const { key } = await issueApiKey(store, { owner: 'frank', policy: mergeKeyPolicy({}, { allowed_models: ['a-4o', 'b-*'], expires_at: expiresAt }) });
+    const principal = await auth.authenticate(key);
+    expect(principal?.policy?.allowed_models).toEqual(['a-4o', 'b-*']);
+    expect(['a-4o', 'a-4o-mini', 'b-1', 'b-', 'c-1', 'xa-4o'].map((m) => principal!.mayUseModel(m))).toEqual([true, false, true, true, false, false]);
+    advance(60_000);
+    const err = await auth.authenticate(key).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidApiKeyError);
+    expect((err as Error).message).toBe(`This API key expired at ${expiresAt}.`);
+    // After the cache TTL, the fresh lookup says the same.
+    advance(60_000);
+    await expect(auth.authenticate(key)).rejects.toThrow('expired');
   });
 
   it('never sends a key that is not shaped like an issued key to the store', async () => {

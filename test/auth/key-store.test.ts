@@ -6,11 +6,13 @@ import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey, maskApiKey } from '../../src/auth/api-key.ts';
 import { LATEST_KEY_SCHEMA_VERSION } from '../../src/auth/key-store-migrations.ts';
+import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
 import { InvalidOwnerError, KeyStoreSchemaError, KeyStoreUnavailableError, issueApiKey, type KeyStore } from '../../src/auth/key-store.ts';
 import { openKeyStore } from '../../src/auth/open-key-store.ts';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
-import { freePort } from '../support/processes.ts';
+import { freePort, waitFor } from '../support/processes.ts';
+import { UsageRecorder } from '../../src/usage/usage-recorder.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 
@@ -157,6 +159,28 @@ describe.each([sqliteBackend, postgresBackend])('$name key store', (backend) => 
     expect(await store.findByHash(hashApiKey('gw_never-issued'))).toBeUndefined();
   });
 
+  it('keeps a key policy and replaces it on update; usage rows add up per key, model and day', async () => {
+    const policy = mergeKeyPolicy({}, { tokens_per_minute: 500, allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search' } });
+    const { record } = await issueApiKey(store, { owner: 'erin', policy });
+    expect((await store.findById(record.id))?.policy).toEqual(policy);
+    const updated = await store.updatePolicy(record.id, mergeKeyPolicy(policy, { tokens_per_minute: null, metadata: { user: 'u7' } }));
+    expect(updated?.policy).toEqual({ allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search', user: 'u7' } });
+    expect(await store.updatePolicy('key_doesnotexist', {})).toBeUndefined();
+
+    const row = { keyId: record.id, day: '2026-11-23', model: 'a-4o', requests: 1, promptTokens: 10, completionTokens: 5, costNanoUsd: 1_500 };
+    await store.addUsage([row, { ...row, day: '2026-11-24' }, { ...row, model: 'b-1', costNanoUsd: 7 }]);
+    await store.addUsage([{ ...row, requests: 2, promptTokens: 1, completionTokens: 1, costNanoUsd: 3 }]);
+    expect(await store.usage({ keyId: record.id })).toEqual([
+      { ...row, day: '2026-11-24' },
+      { ...row, requests: 3, promptTokens: 11, completionTokens: 6, costNanoUsd: 1_503 },
+      { ...row, model: 'b-1', costNanoUsd: 7 },
+    ]);
+    expect(await store.usage({ keyId: record.id, fromDay: '2026-11-24', toDay: '2026-11-24' })).toHaveLength(1);
+    const totals = await store.usageTotals({});
+    expect(totals.find((t) => t.keyId === record.id)).toEqual({ keyId: record.id, day: '', model: '', requests: 5, promptTokens: 31, completionTokens: 16, costNanoUsd: 3_010 });
+    expect((await store.usageTotals({ fromDay: '2026-11-24' })).find((t) => t.keyId === record.id)?.costNanoUsd).toBe(1_500);
+  });
+
   it('rejects an owner with control characters or no characters', async () => {
     await expect(issueApiKey(store, { owner: '  ' })).rejects.toBeInstanceOf(InvalidOwnerError);
     await expect(issueApiKey(store, { owner: 'evil\nowner' })).rejects.toBeInstanceOf(InvalidOwnerError);
@@ -224,6 +248,33 @@ describe('key store selection and failures', () => {
       const { key } = await issueApiKey(store, { owner: 'late' });
       expect((await store.findByHash(hashApiKey(key)))?.owner).toBe('late');
     } finally {
+      await store.close();
+      await proxy.close();
+    }
+  });
+
+  it('usage batched by the recorder survives a database outage: written once PostgreSQL is back', async () => {
+    const db = await createTestDatabase('keystore_usage');
+    databases.push(db);
+    const proxy = await startTcpProxy(Number(new URL(db.url).port || 5432));
+    const url = new URL(db.url);
+    url.port = String(proxy.port);
+    const store = new PostgresKeyStore({ connectionString: url.toString(), connectTimeoutMs: 500 });
+    const errors: string[] = [];
+    const recorder = new UsageRecorder({ store, flushMs: 50, onError: (err) => errors.push(err.message) });
+    try {
+      await store.migrate();
+      await proxy.cut();
+      const row = { keyId: 'key_outage', day: '2026-11-24', model: 'a-4o', requests: 1, promptTokens: 3, completionTokens: 4, costNanoUsd: 10 };
+      recorder.add(row);
+      recorder.add(row);
+      await waitFor(() => errors.length > 0, 5_000, 'a failed write');
+      recorder.add(row);
+      await proxy.restore();
+      await waitFor(async () => (await store.usage({ keyId: 'key_outage' }))[0]?.requests === 3, 10_000, 'the retried write');
+      expect(await store.usage({ keyId: 'key_outage' })).toEqual([{ ...row, requests: 3, promptTokens: 9, completionTokens: 12, costNanoUsd: 30 }]);
+    } finally {
+      await recorder.close();
       await store.close();
       await proxy.close();
     }

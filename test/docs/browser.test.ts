@@ -20,6 +20,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM) || process.env.CI === 'true';
 
 const KEY = 'gw_browser_key_0123456789abcdefghijklmnopqrstuv';
+const ADMIN = 'browser-admin-key';
 const prefix = uniquePrefix('browser');
 const redis = testRedis();
 let upstream: FakeUpstream;
@@ -60,12 +61,16 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
       env: {
         REDIS_KEY_PREFIX: prefix,
         API_KEYS: KEY,
+        ADMIN_API_KEYS: ADMIN,
         PROVIDER_A_API_KEY: 'sk-browser-upstream',
         SEMANTIC_CACHE_ENABLED: 'false',
         RATE_LIMIT_REQUESTS: '1000',
         PUBLIC_PATHS: '/docs',
       },
-      config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
+      config: {
+        providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+        prices: { 'a-4o': { input_per_million: 1_000_000, output_per_million: 0 } },
+      },
       providers: ['provider_a'],
     });
     // playwright gives every launch a fresh temporary profile (its own --user-data-dir) and deletes it on close.
@@ -200,6 +205,32 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
       expect(watch.foreign).toEqual([]);
       expect(watch.errors).toEqual([]);
       await page.screenshot({ path: join(tmpdir(), 'gw-dashboard.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows spend per issued key to an admin', async () => {
+    const created = await fetch(`${gateway.baseUrl}/admin/keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': ADMIN },
+      body: JSON.stringify({ owner: 'dash-owner', metadata: { team: 'dash-team' } }),
+    }).then((r) => r.json() as Promise<{ key: string; id: string }>);
+    const res = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': created.key },
+      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'three prompt words' }] }),
+    });
+    expect(res.status).toBe(200);
+    const context = await browser.newContext({ extraHTTPHeaders: { 'X-API-Key': ADMIN } });
+    try {
+      const { page, watch } = await openPage(context, '/dashboard?refresh=1');
+      // Three prompt tokens at 1 USD each, once the usage reached the key store.
+      await page.waitForFunction(() => ((globalThis as any).document.querySelector('#key-spend')?.textContent ?? '').includes('$3.00'), undefined, { timeout: 20_000 });
+      const row: string[] = await page.evaluate(() => Array.from((globalThis as any).document.querySelectorAll('#key-spend tr td')).map((td: any) => td.textContent));
+      expect(row).toEqual([expect.stringMatching(/^gw_/), 'dash-owner', 'dash-team', '1', expect.any(String), '$3.00', '$3.00']);
+      expect(await page.textContent('#spend-today')).toBe('$3.00');
+      expect(watch.errors).toEqual([]);
     } finally {
       await context.close();
     }

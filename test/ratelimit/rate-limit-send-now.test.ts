@@ -5,6 +5,7 @@ import { awaitRateLimit, rateLimit } from '../../src/http/middleware/rate-limit.
 import { SlidingWindowLimiter, type RateLimitDecision, type RateLimitRule } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { contextOf } from '../../src/http/request-context.ts';
+import { createPrincipal } from '../../src/auth/principal.ts';
 
 /**
  * The middleware asks the limiter to send its script at once only for a
@@ -28,7 +29,7 @@ const limiter = new RecordingLimiter({ redis, prefix });
 let release: (() => void) | undefined;
 const app = express();
 app.use((_req, res, next) => {
-  contextOf(res).principal = { keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false };
+  contextOf(res).principal = createPrincipal({ keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false });
   next();
 });
 app.use(rateLimit({ limiter, rule: () => ({ limit: 1_000, windowMs: 60_000 }) }), awaitRateLimit());

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { validateBatchInput, type BatchInputRules } from '../../src/batches/batch-input.ts';
+import { disallowedModelLines, validateBatchInput, type BatchInputRules } from '../../src/batches/batch-input.ts';
 import { ModelNotFoundError } from '../../src/errors/catalog.ts';
 import { readMultipart } from '../../src/http/multipart.ts';
 import { batchLine } from '../support/batches.ts';
@@ -16,6 +16,18 @@ const rules: BatchInputRules = {
     if (request.model !== 'a-4o') throw new ModelNotFoundError(request.model);
   },
 };
+
+describe('disallowedModelLines', () => {
+  it('names each line whose model the key may not call, and leaves unparsable lines to validation', () => {
+    const content = [batchLine('a', 'a-4o', 'hi'), batchLine('b', 'c-opus', 'hi'), '{not json', '', batchLine('c', 'c-opus', 'again')].join('\n');
+    const errors = disallowedModelLines(content, (model) => model.startsWith('a-'));
+    expect(errors).toEqual([
+      { code: 'model_not_allowed', message: "This key may not use the model 'c-opus'.", param: 'body.model', line: 2 },
+      { code: 'model_not_allowed', message: "This key may not use the model 'c-opus'.", param: 'body.model', line: 5 },
+    ]);
+    expect(disallowedModelLines(content, () => true)).toEqual([]);
+  });
+});
 
 describe('validateBatchInput', () => {
   it('accepts good lines, skipping blank ones, and keeps each body as JSON text', () => {

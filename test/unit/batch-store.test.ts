@@ -60,6 +60,16 @@ describe.each(backends)('on $name', (backend) => {
     await expect(store.fileContent(files[0]!.id, alice)).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('creates a batch already failed when the creating key found errors', async (ctx) => {
+    if (!settings) return ctx.skip();
+    const file = await store.createFile({ owner: 'alice', filename: 'in.jsonl', purpose: 'batch', content: 'x', bytes: 1 });
+    const errors = [{ code: 'model_not_allowed', message: "This key may not use the model 'm'.", param: 'body.model', line: 1 }];
+    const batch = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: null, errors });
+    expect(batch).toMatchObject({ status: 'failed', errors: { object: 'list', data: errors } });
+    expect(batch.failed_at).toBeGreaterThan(0);
+    expect(await store.activeBatchIds()).not.toContain(batch.id);
+  });
+
   it('lets one runner hold a batch until its lease lapses, and records each line once', async (ctx) => {
     if (!settings) return ctx.skip();
     const file = await store.createFile({ owner: 'alice', filename: 'in.jsonl', purpose: 'batch', content: 'x', bytes: 1 });

@@ -114,16 +114,31 @@
       setBars(charts.cooldowns, routed, [{ label: 'seconds left', data: routed.map(function (p) { return cooling[p]; }), color: palette[0] }]);
     }
 
-    var body = document.getElementById('top-users');
+    tableRows('top-users', stats.rate_limit_stats.top_users.map(function (u) { return [u.api_key, String(u.requests)]; }));
+
+    // key_spend is absent when the key store cannot be read, or for a caller with a key from API_KEYS.
+    var spend = stats.key_spend;
+    text('spend-today', spend ? usd(spend.cost_today_usd) : '–');
+    tableRows('key-spend', (spend ? spend.keys : []).map(function (k) {
+      return [k.api_key, k.owner, k.team || '', String(k.requests), String(k.prompt_tokens + k.completion_tokens), usd(k.cost_today_usd), usd(k.cost_usd)];
+    }));
+  }
+
+  function usd(amount) {
+    return '$' + (amount < 0.01 && amount > 0 ? amount.toPrecision(2) : amount.toFixed(2));
+  }
+
+  // textContent only: owners and teams are the operator's free text.
+  function tableRows(id, rows) {
+    var body = document.getElementById(id);
     body.innerHTML = '';
-    stats.rate_limit_stats.top_users.forEach(function (u) {
+    rows.forEach(function (cells) {
       var row = document.createElement('tr');
-      var key = document.createElement('td');
-      key.textContent = u.api_key;
-      var n = document.createElement('td');
-      n.textContent = String(u.requests);
-      row.appendChild(key);
-      row.appendChild(n);
+      cells.forEach(function (value) {
+        var cell = document.createElement('td');
+        cell.textContent = value;
+        row.appendChild(cell);
+      });
       body.appendChild(row);
     });
   }

@@ -15,7 +15,8 @@ export interface RateLimitMiddlewareOptions {
 }
 
 /**
- * Per-key rate limit on `/v1/*` (cache hits included): sets
+ * Per-key rate limit on `/v1/*` (cache hits included), the key's own
+ * `rate_limit` when it has one (src/auth/key-policy.ts), else `rule`: sets
  * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
  * (seconds until a slot frees up) on every reply, and answers 429
  * `rate_limit_exceeded` with `Retry-After` when the window is full.
@@ -50,7 +51,9 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
     res.once('close', finished);
     const sendNow = inFlight === 1;
     const span = context.span.child('rate limit');
-    const deciding = options.limiter.consume(principal.keyHash, options.rule(), principal.maskedKey, { sendNow }).then((decision) => {
+    const own = principal.policy?.rate_limit;
+    const rule = own ? { limit: own.requests, windowMs: own.window_seconds * 1000 } : options.rule();
+    const deciding = options.limiter.consume(principal.keyHash, rule, principal.maskedKey, { sendNow }).then((decision) => {
       const resetSeconds = Math.ceil(decision.resetMs / 1000);
       const headers = {
         'X-RateLimit-Limit': String(decision.limit),

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { BatchStore } from '../../batches/batch-store.ts';
 import { describeIssues } from '../../chat/request-schema.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
+import { disallowedModelLines } from '../../batches/batch-input.ts';
+import { contextOf } from '../request-context.ts';
 import { viewerOf } from './files.ts';
 import { pageQuery } from './list-query.ts';
 
@@ -51,6 +53,9 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
     const viewer = viewerOf(res);
     const file = await deps.store.file(body.input_file_id, viewer);
     if (file.purpose !== 'batch') throw new InvalidRequestError(`input_file_id: '${file.id}' was not uploaded with purpose "batch".`);
+    // The runner validates later without the key; a key restricted to some models is checked now.
+    const principal = contextOf(res).principal;
+    const errors = principal?.policy?.allowed_models ? disallowedModelLines(await deps.store.fileContent(file.id, viewer), (model) => principal.mayUseModel(model)) : [];
     res.json(
       await deps.store.createBatch({
         owner: viewer.owner,
@@ -59,6 +64,7 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
         completionWindow: body.completion_window,
         windowSeconds: seconds,
         metadata: body.metadata ?? null,
+        errors,
       }),
     );
   });

@@ -36,7 +36,7 @@ export async function cacheStep(
   const owner = context.principal?.owner ?? 'anonymous';
   const gate = settleRateLimit(res);
   // Its span includes the wait for the rate-limit decision: the lookup settles with it.
-  const lookup = cache ? await traced(context.span.child('cache lookup'), cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider, request.model))) : undefined;
+  const lookup = cache ? await traced(context.span.child('cache lookup'), cache.lookup(request, owner, req.headers['cache-control'], gate, semanticControl(req, provider, request.model, context.principal?.policy?.semantic_cache))) : undefined;
   const admission = lookup?.admission ?? (await gate);
   context.cacheStatus = lookup?.status ?? 'BYPASS';
   context.span.set('gateway.cache.status', context.cacheStatus);
@@ -88,9 +88,9 @@ export function abortOnClose(res: Response): AbortSignal {
   return abort.signal;
 }
 
-/** The semantic-cache control of this request: the model's or else the provider's switch, then the client's `X-Semantic-Cache`. */
-function semanticControl(req: Request, provider: ProviderConfig, model: string): SemanticControl {
-  if (!semanticCacheOn(provider, model)) return { semantic: 'off' };
+/** The semantic-cache control of this request: the model's or else the provider's switch and the key's, then the client's `X-Semantic-Cache`. */
+function semanticControl(req: Request, provider: ProviderConfig, model: string, keySwitch: boolean | undefined): SemanticControl {
+  if (!semanticCacheOn(provider, model) || keySwitch === false) return { semantic: 'off' };
   const control = semanticControlOf(req.headers[SEMANTIC_CACHE_HEADER]);
   if ('error' in control) throw new InvalidRequestError(control.error);
   return control;

@@ -14,6 +14,8 @@ import { contextOf } from '../request-context.ts';
 import { abortOnClose, cacheStep, dlpStep, relayed } from './chat-cache-step.ts';
 import { answerDispatch } from './chat-reply.ts';
 import { MODEL_HEADER, replyRouted, type ChatRouting } from './chat-routed.ts';
+import type { KeyGovernor } from '../../usage/key-governor.ts';
+import { governed } from './chat-governance.ts';
 
 /** Dependencies of the chat completions route. */
 export interface ChatCompletionsDeps {
@@ -26,6 +28,8 @@ export interface ChatCompletionsDeps {
   dlp?: DlpGuard;
   /** Deployments, cooldowns and fallbacks; without it every model goes to its first provider entry. */
   routing?: ChatRouting;
+  /** Per-key models, token limits, budgets and usage (src/usage); without it keys are only rate limited. */
+  governor?: KeyGovernor;
 }
 
 /** Names the parameters a provider configured with `drop_unsupported_params` did not receive. */
@@ -57,13 +61,16 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     res.setHeader(MODEL_HEADER, request.model);
     context.span.set('gateway.model', request.model);
     context.span.set('gateway.provider', provider.name);
+    deps.governor?.checkModel(context.principal, request.model);
 
     const miss = await cacheStep(req, res, request, provider, deps.cache, reply);
     if (!miss) return;
     const { lookup, admission } = miss;
-    const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier), span: context.span });
-    startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
-    await relayed(context, request.stream, answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes, reply }));
+    await governed(deps.governor, res, request, async () => {
+      const dispatch = await dispatchMiss(deps.dispatcher, request, provider, { requestId: context.requestId, lookup, admission, signal: abortOnClose(res), priority: priorityFor(request.service_tier), span: context.span });
+      startReplyFacts(res, { streamed: request.stream, coalesced: lookup?.coalesced ?? false }); // observability: timings and tokens
+      await relayed(context, request.stream, answerDispatch(res, dispatch, { streamed: request.stream, lookup, dispatcher: deps.dispatcher, maxBodyBytes: deps.maxBodyBytes, reply }));
+    });
   };
   return { method: 'POST', path: '/v1/chat/completions', handler };
 }

@@ -8,6 +8,7 @@ import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../request-context.ts';
 import { parseChatRequest } from '../../chat/request-schema.ts';
 import { DROPPED_PARAMS_HEADER } from './chat-completions.ts';
+import type { KeyGovernor } from '../../usage/key-governor.ts';
 
 /** Dependencies of the asynchronous jobs routes. */
 export interface ChatJobsDeps {
@@ -17,6 +18,12 @@ export interface ChatJobsDeps {
   maxWaitMs: number;
   /** DLP, as on the chat route; without it nothing is scanned. */
   dlp?: DlpGuard;
+  /**
+   * Per-key models, token limits and budgets, as on the chat route. A job's
+   * reply is read by its poller, not this route, so it is charged its
+   * admission estimate. Default: keys are only rate limited.
+   */
+  governor?: KeyGovernor;
 }
 
 /**
@@ -45,13 +52,16 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
+    deps.governor?.checkModel(context.principal, request.model);
     // Routes mounted here run after the rate-limit decision; this only picks up its proof.
     const admission = await settleRateLimit(res);
+    const call = await deps.governor?.admit(context.principal, request);
+    let failed = true;
     const id = deps.store.newId(owner(res));
-    const job = await deps.store.create(id, owner(res), request.model);
     // The worker's spans join this request's trace, though it ends with the 202.
     const trace = context.span.carrier();
     try {
+      const job = await deps.store.create(id, owner(res), request.model);
       await deps.dispatcher.submit(request, provider, {
         ...(trace ? { trace } : {}),
         requestId: context.requestId,
@@ -61,12 +71,15 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
         maxWaitMs: deps.maxWaitMs,
         priority: PRIORITIES.batch,
       });
+      failed = false;
+      res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
     } catch (err) {
       // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
       await deps.store.discard(id).catch(() => {});
       throw err;
+    } finally {
+      void deps.governor?.finish(call, { model: request.model, failed, coalesced: false });
     }
-    res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
   });
 
   router.get('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
