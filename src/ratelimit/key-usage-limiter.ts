@@ -149,7 +149,8 @@ export class KeyUsageLimiter {
     estimate: { tokens: number; costNanoUsd: number; periodId: string; ttlSeconds: number },
   ): Promise<{ reservation: UsageReservation } | { refusal: KeyUsageRefusal }> {
     const p = this.options.prefix;
-    const keys: [string, string, string] = [`${p}:vk:tpm:${keyHash}`, `${p}:vk:spend:${keyHash}:${estimate.periodId}`, `${p}:vk:res:${keyHash}:${estimate.periodId}`];
+    // The key's hash tag keeps the script's three keys in one slot on a Redis Cluster (beside its rate-limit window).
+    const keys: [string, string, string] = [`${p}:vk:tpm:{${keyHash}}`, spendKey(p, keyHash, estimate.periodId), `${p}:vk:res:{${keyHash}}:${estimate.periodId}`];
     const id = `${this.instance}.${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const tokens = Math.max(0, Math.round(estimate.tokens));
     const cost = Math.max(0, Math.round(estimate.costNanoUsd));
@@ -175,7 +176,7 @@ export class KeyUsageLimiter {
    * the key store recorded), unless another replica already did.
    */
   async seed(keyHash: string, periodId: string, spentNanoUsd: number, ttlSeconds: number): Promise<void> {
-    await this.options.redis.set(`${this.options.prefix}:vk:spend:${keyHash}:${periodId}`, String(Math.max(0, Math.round(spentNanoUsd))), 'EX', ttlSeconds, 'NX');
+    await this.options.redis.set(spendKey(this.options.prefix, keyHash, periodId), String(Math.max(0, Math.round(spentNanoUsd))), 'EX', ttlSeconds, 'NX');
   }
 
   /** Replaces the reservation's estimates with what the call really used. */
@@ -196,4 +197,9 @@ export class KeyUsageLimiter {
   private clock(): string {
     return this.options.now ? String(Math.floor(this.options.now())) : '';
   }
+}
+
+/** The spend counter of a key's budget period. */
+function spendKey(prefix: string, keyHash: string, periodId: string): string {
+  return `${prefix}:vk:spend:{${keyHash}}:${periodId}`;
 }

@@ -61,7 +61,7 @@ async function settled(key: string): Promise<void> {
   const hash = hashApiKey(key);
   await waitFor(
     async () => {
-      const [tokens, reservations] = await Promise.all([redis.zrange(`${prefix}:vk:tpm:${hash}`, 0, -1), redis.keys(`${prefix}:vk:res:${hash}:*`)]);
+      const [tokens, reservations] = await Promise.all([redis.zrange(`${prefix}:vk:tpm:{${hash}}`, 0, -1), redis.keys(`${prefix}:vk:res:{${hash}}:*`)]);
       const inFlight = reservations.length > 0 ? await redis.zcard(reservations[0]!) : 0;
       return !tokens.some((m) => m.endsWith(`:${ESTIMATE}`)) && inFlight === 0;
     },

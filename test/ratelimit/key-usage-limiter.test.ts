@@ -67,7 +67,7 @@ describe('KeyUsageLimiter', () => {
     expect(['reservation' in first, 'reservation' in second, 'refusal' in third]).toEqual([true, true, true]);
     if ('reservation' in second) await limiter.settle(second.reservation, { tokens: 0, costNanoUsd: 0 });
     if ('reservation' in first) await limiter.settle(first.reservation, { tokens: 0, costNanoUsd: 999 });
-    expect(Number(await redis.get(`${prefix}:vk:spend:k-budget:${day.periodId}`))).toBe(999);
+    expect(Number(await redis.get(`${prefix}:vk:spend:{k-budget}:${day.periodId}`))).toBe(999);
     expect('reservation' in (await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 600, ...day }))).toBe(true);
     const over = await limiter.admit('k-budget', limits, { tokens: 0, costNanoUsd: 1, ...day });
     expect('refusal' in over && over.refusal.reason).toBe('budget');
