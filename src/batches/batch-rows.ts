@@ -12,6 +12,8 @@ export type BatchRow = Record<keyof Omit<BatchObject, 'object' | 'errors' | 'met
   owner: string;
   errors: string | null;
   metadata: string | null;
+  /** `batch`, or `job` for an asynchronous job (never shown as a batch). */
+  kind?: string;
 };
 
 export interface FileRow {

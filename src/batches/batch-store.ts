@@ -22,8 +22,19 @@ export interface LineRow {
   job_id: string | null;
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** What the runner needs of a batch row. */
+export interface BatchState {
+  status: BatchStatus;
+  owner: string;
+  input_file_id: string;
+  expires_at: number;
+  /** `job`: an asynchronous job, a one-line batch finished by `JobRows` rather than into files. */
+  kind: 'batch' | 'job';
+  /** BullMQ priority of its lines. @defaultValue PRIORITIES.batch */
+  priority: number | undefined;
+}
 
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /**
  * Files, batches and their lines in the key-store database (SQLite or
@@ -99,12 +110,12 @@ export class BatchStore {
 
   async batch(id: string, viewer: Viewer): Promise<BatchObject> {
     const row = (await this.db.all<BatchRow>('SELECT * FROM gateway_batches WHERE id = ?', [id]))[0];
-    if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
+    if (!row || row.kind !== 'batch' || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
     return this.batchView(row);
   }
 
   async listBatches(viewer: Viewer, page: { after?: string; limit: number }): Promise<ListPage<BatchObject>> {
-    const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page);
+    const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page, ['kind = ?', 'batch']);
     return listPage(await Promise.all(rows.slice(0, page.limit).map((row) => this.batchView(row))), rows.length > page.limit);
   }
 
@@ -120,7 +131,7 @@ export class BatchStore {
 
   // ---- for the runner ----
 
-  /** Batches something still has to happen to. */
+  /** Batches (and asynchronous jobs) something still has to happen to. */
   async activeBatchIds(): Promise<string[]> {
     const rows = await this.db.all<{ id: string }>("SELECT id FROM gateway_batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') ORDER BY created_at, id");
     return rows.map((row) => row.id);
@@ -139,9 +150,17 @@ export class BatchStore {
     await this.db.run('UPDATE gateway_batches SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?', [id, runner]);
   }
 
-  async state(id: string): Promise<{ status: BatchStatus; owner: string; input_file_id: string; expires_at: number } | undefined> {
-    const row = (await this.db.all<BatchRow>('SELECT status, owner, input_file_id, expires_at FROM gateway_batches WHERE id = ?', [id]))[0];
-    return row ? { status: row.status as BatchStatus, owner: row.owner, input_file_id: String(row.input_file_id), expires_at: Number(row.expires_at) } : undefined;
+  async state(id: string): Promise<BatchState | undefined> {
+    const row = (await this.db.all<BatchRow & { priority: unknown }>('SELECT status, owner, input_file_id, expires_at, kind, priority FROM gateway_batches WHERE id = ?', [id]))[0];
+    if (!row) return undefined;
+    return {
+      status: row.status as BatchStatus,
+      owner: row.owner,
+      input_file_id: String(row.input_file_id),
+      expires_at: Number(row.expires_at),
+      kind: row.kind === 'job' ? 'job' : 'batch',
+      priority: row.priority === null || row.priority === undefined ? undefined : Number(row.priority),
+    };
   }
 
   async inputContent(fileId: string): Promise<string | undefined> {

@@ -140,7 +140,7 @@ const ERROR_RESPONSES: Record<number, string> = {
   401: 'Missing or invalid API key (`invalid_api_key`).',
   403: 'A valid key that is not an admin key (`admin_required`).',
   404: 'No such route or resource (`not_found`).',
-  410: 'An asynchronous job the gateway accepted whose record its Redis lost (`job_lost`); resubmit it.',
+  410: 'An asynchronous job the gateway accepted whose row its database no longer holds (`job_lost`: restored from an older backup); resubmit it.',
   413: 'Body larger than MAX_REQUEST_BYTES (`request_too_large`).',
   429: 'Rate limit exceeded (`rate_limit_exceeded`); see Retry-After.',
   500: 'Internal error (`internal_error`).',

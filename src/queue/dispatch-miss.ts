@@ -19,6 +19,8 @@ export interface Miss {
   requireWorker?: boolean;
   /** See {@link DispatchContext.detached}. @defaultValue false */
   detached?: boolean;
+  /** See {@link DispatchContext.record}. */
+  record?: DispatchContext['record'];
 }
 
 /**
@@ -52,6 +54,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       priority: miss.priority,
       ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
       ...(miss.detached !== undefined ? { detached: miss.detached } : {}),
+      ...(miss.record ? { record: miss.record } : {}),
     });
   } catch (err) {
     await lookup?.leaderFailed(err);

@@ -13,8 +13,8 @@ import { DROPPED_PARAMS_HEADER } from './chat-completions.ts';
 export interface ChatJobsDeps {
   dispatcher: ChatDispatcher;
   store: AsyncJobStore;
-  /** How long a job may wait in its queue, ms. */
-  maxWaitMs: number;
+  /** Starts a stored job now rather than at the runner's next poll; resolves once it is queued (`BatchRunner.startNow`). */
+  start: (id: string) => Promise<void>;
   /** DLP, as on the chat route; without it nothing is scanned. */
   dlp?: DlpGuard;
 }
@@ -29,7 +29,9 @@ export interface ChatJobsDeps {
  * - `POST /v1/chat/completions/jobs/{id}/cancel` — cancels a queued or running job.
  * - `DELETE /v1/chat/completions/jobs/{id}` — forgets the job and its result.
  *
- * Jobs run at batch priority, behind every interactive request.
+ * A job is stored in the key-store database and run by the batch runner
+ * (a one-line batch), so it survives Redis and process restarts. Jobs run
+ * at batch priority, behind every interactive request.
  */
 export function chatJobsRouter(deps: ChatJobsDeps): Router {
   const router = Router();
@@ -45,24 +47,12 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
-    // Routes mounted here run after the rate-limit decision; this only picks up its proof.
-    const admission = await settleRateLimit(res);
+    // Routes mounted here run after the rate-limit decision: only an admitted request is stored.
+    await settleRateLimit(res);
     const id = deps.store.newId(owner(res));
-    const job = await deps.store.create(id, owner(res), request.model);
-    try {
-      await deps.dispatcher.submit(request, provider, {
-        requestId: context.requestId,
-        jobId: id,
-        admission,
-        record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
-        maxWaitMs: deps.maxWaitMs,
-        priority: PRIORITIES.batch,
-      });
-    } catch (err) {
-      // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
-      await deps.store.discard(id).catch(() => {});
-      throw err;
-    }
+    const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(request), priority: PRIORITIES.batch });
+    // Stored: it runs even if starting it now fails (the runner's next poll takes it).
+    await deps.start(id).catch(() => {});
     res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
   });
 
@@ -71,14 +61,14 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
   });
 
   router.post('/v1/chat/completions/jobs/:id/cancel', async (req: Request<{ id: string }>, res: Response) => {
-    const job = await deps.store.cancel(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
+    const { job, queued } = await deps.store.cancel(req.params.id, owner(res));
+    if (queued) await deps.dispatcher.cancel(queued.jobId, deps.dispatcher.providerOf(queued.model));
     res.json(job);
   });
 
   router.delete('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
-    const job = await deps.store.delete(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
+    const { queued } = await deps.store.delete(req.params.id, owner(res));
+    if (queued) await deps.dispatcher.cancel(queued.jobId, deps.dispatcher.providerOf(queued.model));
     res.json({ id: req.params.id, object: 'chat.completion.job.deleted', deleted: true });
   });
 
