@@ -50,7 +50,9 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     // Routes mounted here run after the rate-limit decision: only an admitted request is stored.
     await settleRateLimit(res);
     const id = deps.store.newId(owner(res));
-    const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(request), priority: PRIORITIES.batch });
+    // Stored as a request body (include_usage is internal, and false for a job that is not streamed), already screened by DLP.
+    const { include_usage: _internal, ...body } = request;
+    const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(body), priority: PRIORITIES.batch });
     // Stored: it runs even if starting it now fails (the runner's next poll takes it).
     await deps.start(id).catch(() => {});
     res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
