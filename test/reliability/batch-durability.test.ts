@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBatchDb } from '../../src/batches/sql-db.ts';
-import { batchLine, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
+import { batchLine, killAll, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
@@ -68,10 +68,6 @@ function start(database: Record<string, string>, prefix: string): Promise<Gatewa
     config: trioConfig(upstreams, provider),
     providers: ['provider_a', 'provider_b', 'provider_c'],
   });
-}
-
-async function killAll(gateway: Gateway): Promise<void> {
-  await Promise.all([gateway.api, ...[...gateway.workers.values()].flat()].map((p) => p.kill('SIGKILL')));
 }
 
 const backends = [
