@@ -1,14 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callJobs, submitJob, waitForJobStatus } from '../support/async-jobs.ts';
-import { killAll, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { killAll, TRIO_MODELS, upstreamCallsByText } from '../support/batches.ts';
+import { databaseBackends, startOnRig, useDurabilityRig } from '../support/durability-rig.ts';
+import type { Gateway } from '../support/processes.ts';
 import { uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -28,43 +23,10 @@ if (!hasRedisServer) console.warn('\n*** SKIPPING job-durability: no redis-serve
 const KEY = 'gw_job_durable_key_0123456789';
 const QUEUED = 6;
 
-let upstreams: Record<ProviderLetter, FakeUpstream>;
-let upstreamEnv: Record<string, string>;
-let redis: RedisServer;
-let postgres: TestDatabase | undefined;
-
-beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  upstreamEnv = trio.env;
-  redis = await startRedisServer();
-  postgres = await createTestDatabase('job_durability').catch(() => undefined);
-  if (!postgres) console.warn('\n*** job-durability: PostgreSQL unreachable, its case is skipped ***\n');
-}, 60_000);
-
-afterAll(async () => {
-  await redis?.stop();
-  await postgres?.drop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
-});
+const rig = useDurabilityRig('job_durability');
 
 function start(database: Record<string, string>, prefix: string, providers: string[]): Promise<Gateway> {
-  return startGateway({
-    env: {
-      REDIS_PORT: String(redis.port),
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...upstreamEnv,
-      ...database,
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '1000000',
-      BATCH_POLL_MS: '100',
-      // The restarted API takes the jobs over once the dead one's claims lapse.
-      BATCH_LEASE_MS: '1500',
-    },
-    config: trioConfig(upstreams, { timeout_ms: 5000, queue_timeout_ms: 10000 }),
-    providers,
-  });
+  return startOnRig(rig, { key: KEY, prefix, database, provider: { timeout_ms: 5000, queue_timeout_ms: 10000 }, providers });
 }
 
 async function submit(gateway: Gateway, model: string, text: string): Promise<string> {
@@ -73,16 +35,13 @@ async function submit(gateway: Gateway, model: string, text: string): Promise<st
   return created.body.id ?? '';
 }
 
-const backends = [
-  { name: 'sqlite', env: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-jobs-')), 'gateway.sqlite') }) },
-  { name: 'postgres', env: () => (postgres ? { DATABASE_URL: postgres.url } : undefined) },
-];
+const backends = databaseBackends(rig);
 
 describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
   it('queued jobs complete after Redis, the API and every worker are killed, each prompt sent once; finished and cancelled jobs stay as they were', async (ctx) => {
     const database = backend.env();
     if (!database) return ctx.skip();
-    for (const u of Object.values(upstreams)) u.reset();
+    for (const u of Object.values(rig.upstreams)) u.reset();
     const prefix = uniquePrefix('job-durable');
     const text = (name: string | number) => `line-job-${backend.name}-${name}`;
 
@@ -97,8 +56,8 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
     for (const id of queued) expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
 
     await killAll(gateway);
-    await redis.stop('SIGKILL');
-    await redis.start();
+    await rig.redis.stop('SIGKILL');
+    await rig.redis.start();
     gateway = await start(database, prefix, ['provider_a', 'provider_b', 'provider_c']);
     try {
       for (const id of queued) await waitForJobStatus(gateway.baseUrl, KEY, id, 'completed');
@@ -111,7 +70,7 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
       expect(done.body.result?.choices[0]?.message.content).toContain(text('finished'));
       expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${cancelled}`)).body.status).toBe('cancelled');
 
-      const calls = upstreamCallsByText(Object.values(upstreams));
+      const calls = upstreamCallsByText(Object.values(rig.upstreams));
       expect(Object.fromEntries(calls)).toEqual(Object.fromEntries([text('finished'), ...queued.map((_, i) => text(i))].map((t) => [t, 1])));
     } finally {
       await gateway.stop();
