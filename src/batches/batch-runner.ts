@@ -71,23 +71,20 @@ export class BatchRunner {
     void this.tick();
   }
 
-  /** One pass: claim what is free, renew what is held, advance each held batch. */
+  /** One pass: claim what is free, renew what is held, advance each held batch, let go of the others. */
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
       // Expired jobs go first; the ones that never finished stop their work (nobody may read their answer any more).
       for (const id of await this.options.jobs.purgeExpired()) this.drop(id, 'stop');
-      const ids = await this.options.store.activeBatchIds();
+      const ids = await this.options.store.claimAll(this.id, this.options.leaseMs);
       for (const id of ids) {
-        if (!(await this.options.store.claim(id, this.id, this.options.leaseMs))) {
-          this.drop(id);
-          continue;
-        }
         const run = this.runOf(id);
         if (!run.busy) void this.advance(id, run);
       }
-      for (const id of this.running.keys()) if (!ids.includes(id)) this.drop(id);
+      const held = new Set(ids);
+      for (const id of this.running.keys()) if (!held.has(id)) this.drop(id);
     } catch (err) {
       this.options.logger.warn({ err: (err as Error).message }, 'batch runner: the database is not reachable; batches wait');
     } finally {
@@ -198,7 +195,9 @@ export class BatchRunner {
         owner: state.owner,
         line,
         signal: abort.signal,
-        markDispatched: (jobId) => store.markDispatched(batchId, line.line_index, jobId),
+        markDispatched: async (jobId) => {
+          if (!(await store.markDispatched(batchId, line.line_index, jobId))) throw new Error('stopped before its line was queued');
+        },
         ...(state.priority !== undefined ? { priority: state.priority } : {}),
         ...(state.kind === 'job' ? { record: this.options.jobRecord(batchId) } : {}),
         onEnqueued: () => wake(run),

@@ -36,6 +36,9 @@ export interface BatchState {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** Statuses in which a runner still has something to do. */
+const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
+
 /**
  * Files, batches and their lines in the key-store database (SQLite or
  * PostgreSQL), so a batch outlives Redis and every process. Records the API
@@ -131,9 +134,18 @@ export class BatchStore {
 
   // ---- for the runner ----
 
-  /** Batches (and asynchronous jobs) something still has to happen to. */
-  async activeBatchIds(): Promise<string[]> {
-    const rows = await this.db.all<{ id: string }>("SELECT id FROM gateway_batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') ORDER BY created_at, id");
+  /**
+   * Takes (or renews) for `runner`, until `leaseMs` from now, every batch and
+   * asynchronous job something still has to happen to and no other runner
+   * holds a live lease on; resolves with the ones it holds, oldest first. Two
+   * statements however many there are, so a backlog of jobs costs no more per poll.
+   */
+  async claimAll(runner: string, leaseMs: number): Promise<string[]> {
+    const now = Date.now();
+    await this.db.run(`UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE status IN ${ACTIVE} AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)`, [
+      runner, now + leaseMs, runner, now,
+    ]);
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM gateway_batches WHERE status IN ${ACTIVE} AND lease_owner = ? ORDER BY created_at, id`, [runner]);
     return rows.map((row) => row.id);
   }
 
@@ -190,9 +202,18 @@ export class BatchStore {
     return rows.map((row) => ({ ...row, line_index: Number(row.line_index) })).filter((row) => !exclude.has(row.line_index)).slice(0, limit);
   }
 
-  /** Notes the job a line was enqueued as, before it is enqueued, so a restarted runner can follow that job instead of calling again. */
-  async markDispatched(id: string, index: number, jobId: string): Promise<void> {
-    await this.db.run("UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')", [jobId, id, index]);
+  /**
+   * Notes the job a line is enqueued as, before it is enqueued, so a restarted
+   * runner can follow that job instead of calling again; false (enqueue
+   * nothing) once the batch or job stopped, so a cancel that read no job id
+   * has nothing left to take off a queue.
+   */
+  async markDispatched(id: string, index: number, jobId: string): Promise<boolean> {
+    const changed = await this.db.run(
+      "UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched') AND EXISTS (SELECT 1 FROM gateway_batches WHERE id = ? AND status = 'in_progress')",
+      [jobId, id, index, id],
+    );
+    return changed === 1;
   }
 
   /**

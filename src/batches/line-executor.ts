@@ -37,7 +37,7 @@ export interface LineTask {
   batchId: string;
   owner: string;
   line: LineRow;
-  /** Stores the job id before the job is enqueued. */
+  /** Stores the job id before the job is enqueued; throws when the line must not be enqueued any more (its batch stopped). */
   markDispatched: (jobId: string) => Promise<void>;
   signal: AbortSignal;
   /** BullMQ priority of its job. @defaultValue PRIORITIES.batch */

@@ -77,19 +77,25 @@ export class AsyncJobStore {
 
   /** Cancels a queued or running job; 400 when it already finished. Resolves with the job and the queue job to stop, if any. */
   async cancel(id: string, owner: string): Promise<{ job: AsyncJobView; queued: { jobId: string; model: string } | undefined }> {
-    const row = await this.row(id, owner);
-    if (!(await this.options.rows.cancel(id)) && row.status !== 'cancelled') {
-      throw new InvalidRequestError(`Job '${id}' is already ${statusOf(row.status)} and cannot be cancelled.`);
+    const before = await this.row(id, owner);
+    const cancelled = await this.options.rows.cancel(id);
+    if (!cancelled && before.status !== 'cancelled') {
+      throw new InvalidRequestError(`Job '${id}' is already ${statusOf(before.status)} and cannot be cancelled.`);
     }
-    return { job: await this.get(id, owner), queued: queuedJob(row) };
+    // Read after the cancel: no line is queued once it is stored, so this job id is the last one.
+    const after = await this.row(id, owner);
+    return { job: await this.view(after), queued: cancelled ? queuedJob(after) : undefined };
   }
 
   /** Forgets the job and its result; its id answers 404 (not `job_lost`) until it would have expired. */
   async delete(id: string, owner: string): Promise<{ queued: { jobId: string; model: string } | undefined }> {
-    const row = await this.row(id, owner);
+    const before = await this.row(id, owner);
     await this.options.rows.delete(id);
     await this.options.redis.del(this.key(id)).catch(() => {});
-    return { queued: queuedJob(row) };
+    if (before.status !== 'in_progress') return { queued: undefined };
+    // Read after the delete (see cancel); the request is gone from the row by now, the model was read before.
+    const jobId = (await this.options.rows.get(id))?.job_id;
+    return { queued: jobId ? { jobId, model: modelOf(before.body) } : undefined };
   }
 
   private async row(id: string, owner: string): Promise<JobRow> {
@@ -141,7 +147,7 @@ function modelOf(body: string): string {
   }
 }
 
-/** The queue job of a job still waiting or running, to take off its queue or abort. */
+/** The queue job of a job that was waiting or running, to take off its queue or abort. */
 function queuedJob(row: JobRow): { jobId: string; model: string } | undefined {
-  return row.status === 'in_progress' && row.job_id ? { jobId: row.job_id, model: modelOf(row.body) } : undefined;
+  return row.job_id ? { jobId: row.job_id, model: modelOf(row.body) } : undefined;
 }
