@@ -91,6 +91,26 @@ describe('AsyncJobStore', () => {
     expect(expired.message).toContain(`${TTL} seconds`);
   });
 
+  it('expires a job ASYNC_JOB_TTL after its last change: then 404; the purge removes it and names the unfinished ones (whose work the runner stops)', async () => {
+    const rows = new JobRows(db);
+    const brief = new AsyncJobStore({ rows, redis, prefix, ttlSeconds: 1, ids });
+    const open = brief.newId('owner');
+    const done = brief.newId('owner');
+    await brief.create(open, 'owner', request);
+    await brief.create(done, 'owner', request);
+    await db.run("UPDATE gateway_batch_lines SET status = 'succeeded', output = '{}' WHERE batch_id = ?", [done]);
+    await rows.finish(done);
+    expect((await brief.get(done, 'owner')).status).toBe('completed');
+    await new Promise((r) => setTimeout(r, 2_100));
+    // Past expiry and not yet purged: already gone for the client.
+    expect(await failure(brief.get(open, 'owner'))).toMatchObject({ code: 'not_found', status: 404 });
+    const unfinished = await rows.purgeExpired();
+    expect(unfinished).toContain(open);
+    expect(unfinished).not.toContain(done);
+    expect(await db.all('SELECT id FROM gateway_batches WHERE id IN (?, ?)', [open, done])).toEqual([]);
+    expect(await db.all('SELECT batch_id FROM gateway_batch_lines WHERE batch_id IN (?, ?)', [open, done])).toEqual([]);
+  });
+
   it('ids it never minted are 404', async () => {
     for (const id of ['cjob_nope', `cjob_${'ab'.repeat(24)}`, new AsyncJobIds('other').mint('owner')]) {
       expect(await failure(store.get(id, 'owner'))).toMatchObject({ code: 'not_found', status: 404 });
