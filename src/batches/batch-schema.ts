@@ -71,7 +71,8 @@ const JOBS = `
   ALTER TABLE gateway_batches ADD COLUMN kind TEXT NOT NULL DEFAULT 'batch';
   ALTER TABLE gateway_batches ADD COLUMN priority INTEGER;
   ALTER TABLE gateway_batches ADD COLUMN retain_seconds BIGINT;
-  CREATE INDEX gateway_batches_kind ON gateway_batches (kind, owner, id);`;
+  CREATE INDEX gateway_batches_kind ON gateway_batches (kind, owner, id);
+  CREATE INDEX gateway_batches_expiry ON gateway_batches (kind, expires_at);`;
 
 export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
   { version: 1, description: 'files, batches and batch lines', sql: TABLES },

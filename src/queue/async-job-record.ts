@@ -13,7 +13,6 @@ import type { Redis } from 'ioredis';
  */
 export type AsyncJobStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
-
 export function asyncJobKey(prefix: string, id: string): string {
   return `${prefix}:async:${id}`;
 }
