@@ -199,7 +199,7 @@ function paths(): JsonObject {
         operationId: 'createChatCompletionJob',
         tags: ['chat'],
         summary: 'Queue an asynchronous chat completion',
-        description: 'Body of a chat completion (not streamed). Answers 202 at once with the job; poll it for the result. Runs at batch priority.',
+        description: 'Body of a chat completion (not streamed). Answers 202 with the job once it is stored in the key-store database (normally already on its queue); poll it for the result. Runs at batch priority, and survives Redis and process restarts.',
         requestBody: { required: true, content: json('ChatCompletionRequest') },
         responses: {
           '202': { description: 'Queued; `Location` names the job.', headers: RATE_LIMIT_HEADERS, content: json('ChatCompletionJob') },
