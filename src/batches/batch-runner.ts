@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { ChatRequest } from '../chat/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import { validateBatchInput } from './batch-input.ts';
-import type { BatchState, BatchStore, LineRow } from './batch-store.ts';
+import type { BatchState } from './batch-rows.ts';
+import type { BatchStore, LineRow } from './batch-store.ts';
 import type { JobRows } from './job-rows.ts';
 import { notRun, type LineAbort, type LineExecutor } from './line-executor.ts';
 

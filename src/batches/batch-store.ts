@@ -10,7 +10,7 @@ import {
   type FilePurpose,
   type ListPage,
 } from './batch-objects.ts';
-import { batchView, fileView, visible, type BatchRow, type FileRow, type Viewer } from './batch-rows.ts';
+import { batchView, fileView, visible, type BatchRow, type BatchState, type FileRow, type Viewer } from './batch-rows.ts';
 import type { SqlDb, SqlValue } from './sql-db.ts';
 
 /** A request line as stored for execution. */
@@ -20,18 +20,6 @@ export interface LineRow {
   body: string;
   status: 'pending' | 'dispatched' | 'succeeded' | 'failed';
   job_id: string | null;
-}
-
-/** What the runner needs of a batch row. */
-export interface BatchState {
-  status: BatchStatus;
-  owner: string;
-  input_file_id: string;
-  expires_at: number;
-  /** `job`: an asynchronous job, a one-line batch finished by `JobRows` rather than into files. */
-  kind: 'batch' | 'job';
-  /** BullMQ priority of its lines. @defaultValue PRIORITIES.batch */
-  priority: number | undefined;
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
