@@ -12,7 +12,21 @@ export type BatchRow = Record<keyof Omit<BatchObject, 'object' | 'errors' | 'met
   owner: string;
   errors: string | null;
   metadata: string | null;
+  /** `batch`, or `job` for an asynchronous job (never shown as a batch). */
+  kind?: string;
 };
+
+/** What the runner needs of a batch row. */
+export interface BatchState {
+  status: BatchStatus;
+  owner: string;
+  input_file_id: string;
+  expires_at: number;
+  /** `job`: an asynchronous job, a one-line batch finished by `JobRows` rather than into files. */
+  kind: 'batch' | 'job';
+  /** BullMQ priority of its lines. @defaultValue PRIORITIES.batch */
+  priority: number | undefined;
+}
 
 export interface FileRow {
   id: string;

@@ -1,8 +1,11 @@
+import type { TraceCarrier } from '../observability/tracing/trace-span.ts';
 import { randomBytes } from 'node:crypto';
 import type { ChatRequest } from '../chat/types.ts';
 import type { Logger } from '../observability/logger.ts';
 import { validateBatchInput } from './batch-input.ts';
+import type { BatchState } from './batch-rows.ts';
 import type { BatchStore, LineRow } from './batch-store.ts';
+import type { JobRows } from './job-rows.ts';
 import { notRun, type LineAbort, type LineExecutor } from './line-executor.ts';
 
 /** Options of {@link BatchRunner}. */
@@ -21,6 +24,10 @@ export interface BatchRunnerOptions {
   pollMs: number;
   /** How long a claim on a batch lasts unless renewed, ms (`BATCH_LEASE_MS`). */
   leaseMs: number;
+  /** Asynchronous jobs: one-line batches finished and expired by these rows. */
+  jobs: JobRows;
+  /** The Redis record a job's worker marks `in_progress`. */
+  jobRecord: (id: string) => { key: string; ttlSeconds: number };
   logger: Logger;
 }
 
@@ -32,7 +39,14 @@ interface Running {
   busy: boolean;
   /** A line finished while a step was running: step again at once, so its slot does not idle until the next poll. */
   again: boolean;
+  /** Callers of {@link BatchRunner.startNow} waiting for a line to be enqueued. */
+  waiters: Array<() => void>;
+  /** Trace context of the request that started it now (a job's POST), carried by its line's job; lost with the process. */
+  trace?: TraceCarrier | undefined;
 }
+
+/** Longest a new job's POST waits for its line to be enqueued before answering anyway (it runs regardless). */
+const START_WAIT_MS = 2_000;
 
 /**
  * Runs batches: every API process has one, and each batch is held by one of
@@ -61,27 +75,49 @@ export class BatchRunner {
     void this.tick();
   }
 
-  /** One pass: claim what is free, renew what is held, advance each held batch. */
+  /** One pass: claim what is free, renew what is held, advance each held batch, let go of the others. */
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const ids = await this.options.store.activeBatchIds();
+      // Expired jobs go first; the ones that never finished stop their work (nobody may read their answer any more).
+      for (const id of await this.options.jobs.purgeExpired()) this.drop(id, 'stop');
+      const ids = await this.options.store.claimAll(this.id, this.options.leaseMs);
       for (const id of ids) {
-        if (!(await this.options.store.claim(id, this.id, this.options.leaseMs))) {
-          this.drop(id);
-          continue;
-        }
-        let run = this.running.get(id);
-        if (!run) this.running.set(id, (run = { lines: new Map(), retryAt: 0, busy: false, again: false }));
+        const run = this.runOf(id);
         if (!run.busy) void this.advance(id, run);
       }
-      for (const id of this.running.keys()) if (!ids.includes(id)) this.drop(id);
+      const held = new Set(ids);
+      for (const id of this.running.keys()) if (!held.has(id)) this.drop(id);
     } catch (err) {
       this.options.logger.warn({ err: (err as Error).message }, 'batch runner: the database is not reachable; batches wait');
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * Takes a new job at once instead of at the next poll, and resolves once
+   * its line is on its queue (or answered, or could not start: it is then
+   * retried by the polls), so a job's 202 normally means "queued".
+   */
+  async startNow(id: string, trace?: TraceCarrier): Promise<void> {
+    if (this.stopped || !(await this.options.store.claim(id, this.id, this.options.leaseMs))) return;
+    const run = this.runOf(id);
+    run.trace = trace;
+    const started = new Promise<void>((resolve) => {
+      run.waiters.push(resolve);
+      setTimeout(resolve, START_WAIT_MS).unref();
+    });
+    if (run.busy) run.again = true;
+    else void this.advance(id, run);
+    await started;
+  }
+
+  private runOf(id: string): Running {
+    let run = this.running.get(id);
+    if (!run) this.running.set(id, (run = { lines: new Map(), retryAt: 0, busy: false, again: false, waiters: [] }));
+    return run;
   }
 
   private async advance(id: string, run: Running): Promise<void> {
@@ -93,6 +129,8 @@ export class BatchRunner {
       } while (run.again && !this.stopped);
     } finally {
       run.busy = false;
+      // Nothing of it in flight: whoever waits for an enqueue will not get one from this pass.
+      if (run.lines.size === 0) wake(run);
     }
   }
 
@@ -100,16 +138,28 @@ export class BatchRunner {
     try {
       const state = await this.options.store.state(id);
       if (!state) return;
-      if (state.status === 'validating') await this.validate(id, state.input_file_id);
+      if (state.kind === 'job') await this.stepJob(id, state, run);
+      else if (state.status === 'validating') await this.validate(id, state.input_file_id);
       else if (state.status === 'cancelling') await this.cancel(id, run);
       else if (state.status === 'finalizing') await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
       else if (state.status === 'in_progress') {
         if (Date.now() / 1000 >= state.expires_at) await this.expire(id, run);
-        else await this.fill(id, state.owner, run);
+        else await this.fill(id, state, run);
       }
     } catch (err) {
       this.options.logger.warn({ err: (err as Error).message, batch: id }, 'batch runner: step failed; retried next poll');
     }
+  }
+
+  /** A job runs its one line, then takes its outcome; cancel and delete are settled by the API (the line's answer is then ignored). */
+  private async stepJob(id: string, state: BatchState, run: Running): Promise<void> {
+    if (state.status !== 'in_progress') return;
+    const lines = run.lines.size > 0 || Date.now() < run.retryAt ? [] : await this.options.store.openLines(id, 1, new Set());
+    if (lines.length === 0 && run.lines.size === 0 && Date.now() >= run.retryAt) {
+      await this.options.jobs.finish(id);
+      return;
+    }
+    for (const line of lines) this.runLine(id, state, run, line);
   }
 
   private async validate(id: string, fileId: string): Promise<void> {
@@ -129,7 +179,7 @@ export class BatchRunner {
   }
 
   /** Starts open lines up to the cap; finalizes once none is open and none in flight. */
-  private async fill(id: string, owner: string, run: Running): Promise<void> {
+  private async fill(id: string, state: BatchState, run: Running): Promise<void> {
     const free = this.options.concurrency - run.lines.size;
     if (free <= 0 || Date.now() < run.retryAt) return;
     const lines = await this.options.store.openLines(id, free, new Set(run.lines.keys()));
@@ -137,15 +187,27 @@ export class BatchRunner {
       if (await this.options.store.setStatus(id, ['in_progress'], 'finalizing', 'finalizing_at')) await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
       return;
     }
-    for (const line of lines) this.runLine(id, owner, run, line);
+    for (const line of lines) this.runLine(id, state, run, line);
   }
 
-  private runLine(batchId: string, owner: string, run: Running, line: LineRow): void {
+  private runLine(batchId: string, state: BatchState, run: Running, line: LineRow): void {
     const abort = new AbortController();
     run.lines.set(line.line_index, abort);
     const store = this.options.store;
     this.options.executor
-      .run({ batchId, owner, line, signal: abort.signal, markDispatched: (jobId) => store.markDispatched(batchId, line.line_index, jobId) })
+      .run({
+        batchId,
+        owner: state.owner,
+        line,
+        signal: abort.signal,
+        ...(run.trace ? { trace: run.trace } : {}),
+        markDispatched: async (jobId) => {
+          if (!(await store.markDispatched(batchId, line.line_index, jobId))) throw new Error('stopped before its line was queued');
+        },
+        ...(state.priority !== undefined ? { priority: state.priority } : {}),
+        ...(state.kind === 'job' ? { record: this.options.jobRecord(batchId) } : {}),
+        onEnqueued: () => wake(run),
+      })
       .then((outcome) => store.finishLine(batchId, line.line_index, outcome.status, JSON.stringify(outcome.output)))
       .catch((err: unknown) => {
         if (abort.signal.aborted) return;
@@ -155,6 +217,7 @@ export class BatchRunner {
       })
       .finally(() => {
         run.lines.delete(line.line_index);
+        wake(run);
         // The next line starts now, not at the next poll.
         if (abort.signal.aborted || this.running.get(batchId) !== run) return;
         if (run.busy) run.again = true;
@@ -182,11 +245,12 @@ export class BatchRunner {
     run.lines.clear();
   }
 
-  /** Lets go of a batch another runner took over, or that needs nothing more. */
-  private drop(id: string): void {
+  /** Lets go of a batch another runner took over, or that needs nothing more (`stop`: nobody wants its lines' answers). */
+  private drop(id: string, reason: LineAbort = 'leave'): void {
     const run = this.running.get(id);
     if (!run) return;
-    this.abortLines(run, 'leave');
+    this.abortLines(run, reason);
+    wake(run);
     this.running.delete(id);
   }
 
@@ -199,4 +263,8 @@ export class BatchRunner {
     this.running.clear();
     await Promise.allSettled(ids.map((id) => this.options.store.release(id, this.id)));
   }
+}
+
+function wake(run: Running): void {
+  for (const resolve of run.waiters.splice(0)) resolve();
 }

@@ -61,6 +61,22 @@ const TABLES = `
   );
   CREATE INDEX gateway_batch_lines_status ON gateway_batch_lines (batch_id, status);`;
 
-export const BATCH_MIGRATIONS: readonly BatchMigration[] = [{ version: 1, description: 'files, batches and batch lines', sql: TABLES }];
+/**
+ * Asynchronous jobs (`/v1/chat/completions/jobs`) are one-line rows of the
+ * same tables (`kind = 'job'`, hidden from `/v1/batches`), run by the same
+ * runner at their own `priority`; `retain_seconds` is how long a job is kept
+ * after its last change (`ASYNC_JOB_TTL` when it was created).
+ */
+const JOBS = `
+  ALTER TABLE gateway_batches ADD COLUMN kind TEXT NOT NULL DEFAULT 'batch';
+  ALTER TABLE gateway_batches ADD COLUMN priority INTEGER;
+  ALTER TABLE gateway_batches ADD COLUMN retain_seconds BIGINT;
+  CREATE INDEX gateway_batches_kind ON gateway_batches (kind, owner, id);
+  CREATE INDEX gateway_batches_expiry ON gateway_batches (kind, expires_at);`;
+
+export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
+  { version: 1, description: 'files, batches and batch lines', sql: TABLES },
+  { version: 2, description: 'asynchronous jobs as one-line batches', sql: JOBS },
+];
 
 export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

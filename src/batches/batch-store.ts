@@ -10,7 +10,7 @@ import {
   type FilePurpose,
   type ListPage,
 } from './batch-objects.ts';
-import { batchView, fileView, visible, type BatchRow, type FileRow, type Viewer } from './batch-rows.ts';
+import { batchView, fileView, visible, type BatchRow, type BatchState, type FileRow, type Viewer } from './batch-rows.ts';
 import type { SqlDb, SqlValue } from './sql-db.ts';
 
 /** A request line as stored for execution. */
@@ -24,6 +24,8 @@ export interface LineRow {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** Statuses in which a runner still has something to do. */
+const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
 
 /**
  * Files, batches and their lines in the key-store database (SQLite or
@@ -113,12 +115,12 @@ export class BatchStore {
 
   async batch(id: string, viewer: Viewer): Promise<BatchObject> {
     const row = (await this.db.all<BatchRow>('SELECT * FROM gateway_batches WHERE id = ?', [id]))[0];
-    if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
+    if (!row || row.kind !== 'batch' || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
     return this.batchView(row);
   }
 
   async listBatches(viewer: Viewer, page: { after?: string; limit: number }): Promise<ListPage<BatchObject>> {
-    const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page);
+    const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page, ['kind = ?', 'batch']);
     return listPage(await Promise.all(rows.slice(0, page.limit).map((row) => this.batchView(row))), rows.length > page.limit);
   }
 
@@ -134,9 +136,18 @@ export class BatchStore {
 
   // ---- for the runner ----
 
-  /** Batches something still has to happen to. */
-  async activeBatchIds(): Promise<string[]> {
-    const rows = await this.db.all<{ id: string }>("SELECT id FROM gateway_batches WHERE status IN ('validating', 'in_progress', 'finalizing', 'cancelling') ORDER BY created_at, id");
+  /**
+   * Takes (or renews) for `runner`, until `leaseMs` from now, every batch and
+   * asynchronous job something still has to happen to and no other runner
+   * holds a live lease on; resolves with the ones it holds, oldest first. Two
+   * statements however many there are, so a backlog of jobs costs no more per poll.
+   */
+  async claimAll(runner: string, leaseMs: number): Promise<string[]> {
+    const now = Date.now();
+    await this.db.run(`UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE status IN ${ACTIVE} AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)`, [
+      runner, now + leaseMs, runner, now,
+    ]);
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM gateway_batches WHERE status IN ${ACTIVE} AND lease_owner = ? ORDER BY created_at, id`, [runner]);
     return rows.map((row) => row.id);
   }
 
@@ -153,9 +164,17 @@ export class BatchStore {
     await this.db.run('UPDATE gateway_batches SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?', [id, runner]);
   }
 
-  async state(id: string): Promise<{ status: BatchStatus; owner: string; input_file_id: string; expires_at: number } | undefined> {
-    const row = (await this.db.all<BatchRow>('SELECT status, owner, input_file_id, expires_at FROM gateway_batches WHERE id = ?', [id]))[0];
-    return row ? { status: row.status as BatchStatus, owner: row.owner, input_file_id: String(row.input_file_id), expires_at: Number(row.expires_at) } : undefined;
+  async state(id: string): Promise<BatchState | undefined> {
+    const row = (await this.db.all<BatchRow & { priority: unknown }>('SELECT status, owner, input_file_id, expires_at, kind, priority FROM gateway_batches WHERE id = ?', [id]))[0];
+    if (!row) return undefined;
+    return {
+      status: row.status as BatchStatus,
+      owner: row.owner,
+      input_file_id: String(row.input_file_id),
+      expires_at: Number(row.expires_at),
+      kind: row.kind === 'job' ? 'job' : 'batch',
+      priority: row.priority === null || row.priority === undefined ? undefined : Number(row.priority),
+    };
   }
 
   async inputContent(fileId: string): Promise<string | undefined> {
@@ -185,9 +204,18 @@ export class BatchStore {
     return rows.map((row) => ({ ...row, line_index: Number(row.line_index) })).filter((row) => !exclude.has(row.line_index)).slice(0, limit);
   }
 
-  /** Notes the job a line was enqueued as, before it is enqueued, so a restarted runner can follow that job instead of calling again. */
-  async markDispatched(id: string, index: number, jobId: string): Promise<void> {
-    await this.db.run("UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')", [jobId, id, index]);
+  /**
+   * Notes the job a line is enqueued as, before it is enqueued, so a restarted
+   * runner can follow that job instead of calling again; false (enqueue
+   * nothing) once the batch or job stopped, so a cancel that read no job id
+   * has nothing left to take off a queue.
+   */
+  async markDispatched(id: string, index: number, jobId: string): Promise<boolean> {
+    const changed = await this.db.run(
+      "UPDATE gateway_batch_lines SET status = 'dispatched', job_id = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched') AND EXISTS (SELECT 1 FROM gateway_batches WHERE id = ? AND status = 'in_progress')",
+      [jobId, id, index, id],
+    );
+    return changed === 1;
   }
 
   /**

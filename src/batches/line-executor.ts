@@ -1,3 +1,4 @@
+import type { TraceCarrier } from '../observability/tracing/trace-span.ts';
 import { randomBytes } from 'node:crypto';
 import type { ResponseCache } from '../cache/response-cache.ts';
 import { parseChatRequest } from '../chat/request-schema.ts';
@@ -38,15 +39,24 @@ export interface LineTask {
   batchId: string;
   owner: string;
   line: LineRow;
-  /** Stores the job id before the job is enqueued. */
+  /** Stores the job id before the job is enqueued; throws when the line must not be enqueued any more (its batch stopped). */
   markDispatched: (jobId: string) => Promise<void>;
   signal: AbortSignal;
+  /** BullMQ priority of its job. @defaultValue PRIORITIES.batch */
+  priority?: number;
+  /** The Redis record an asynchronous job's worker marks `in_progress` (see `src/queue/async-job-record.ts`). */
+  record?: { key: string; ttlSeconds: number };
+  /** Called once the line's job is on its queue (or follows one that is). */
+  onEnqueued?: () => void;
+  /** Trace context the line's job carries to its worker. @defaultValue none */
+  trace?: TraceCarrier;
 }
 
 /**
  * Runs one batch line as the chat route runs a non-streamed request: routed,
  * DLP-screened, answered by the caches when they can, else one job on its
- * provider's queue at batch priority (behind every interactive request),
+ * provider's queue at batch priority (behind every interactive request) or
+ * the task's own (an asynchronous job's),
  * whose reply stream it reads. A line whose reply is an error (after the
  * worker's retries) fails; anything that says "try again later" (Redis down,
  * a full queue, the stream lost) is thrown, and the line stays open. A line
@@ -91,13 +101,16 @@ export class LineExecutor {
         // The batch passed the key's rate limit when it was created; its lines are paced by the per-batch concurrency instead.
         admission: admit(),
         signal: task.signal,
-        priority: PRIORITIES.batch,
+        priority: task.priority ?? PRIORITIES.batch,
         jobId,
+        ...(task.record ? { record: task.record } : {}),
+        ...(task.trace ? { trace: task.trace } : {}),
         waitMs: this.options.waitMs,
         requireWorker: false,
         detached: true,
       });
     }
+    task.onEnqueued?.();
     try {
       for await (const entry of dispatch.entries) {
         if (entry.t === 'error') {

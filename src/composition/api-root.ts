@@ -36,6 +36,7 @@ import { batchesRouter } from '../http/routes/batches.ts';
 import { filesRouter } from '../http/routes/files.ts';
 import { BatchRunner } from '../batches/batch-runner.ts';
 import { BatchStore } from '../batches/batch-store.ts';
+import { JobRows } from '../batches/job-rows.ts';
 import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
@@ -256,6 +257,9 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
   const batchDb = openBatchDb(settings);
   const batchStore = new BatchStore(batchDb);
+  // Asynchronous jobs are one-line batches of the same database and runner.
+  const jobRows = new JobRows(batchDb);
+  const asyncJobs = new AsyncJobStore({ rows: jobRows, redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) });
   const batchRunner = new BatchRunner({
     store: batchStore,
     executor: new LineExecutor({
@@ -271,6 +275,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     concurrency: settings.BATCH_CONCURRENCY,
     pollMs: settings.BATCH_POLL_MS,
     leaseMs: settings.BATCH_LEASE_MS,
+    jobs: jobRows,
+    jobRecord: (id) => ({ key: asyncJobs.key(id), ttlSeconds: settings.ASYNC_JOB_TTL }),
     logger,
   });
   batchRunner.start();
@@ -327,8 +333,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminKeysRouter({ store: keyStore, announce: announceKeyChange }),
       chatJobsRouter({
         dispatcher,
-        store: new AsyncJobStore({ redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) }),
-        maxWaitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
+        store: asyncJobs,
+        start: (id, trace) => batchRunner.startNow(id, trace),
         dlp,
         governor,
       }),

@@ -144,7 +144,7 @@ const ERROR_RESPONSES: Record<number, string> = {
   401: 'Missing or invalid API key (`invalid_api_key`).',
   403: 'A valid key that is not an admin key (`admin_required`), or a model outside the key’s allowed models (`model_not_allowed`).',
   404: 'No such route or resource (`not_found`).',
-  410: 'An asynchronous job the gateway accepted whose record its Redis lost (`job_lost`); resubmit it.',
+  410: 'An asynchronous job the gateway accepted whose row its database no longer holds (`job_lost`: restored from an older backup); resubmit it.',
   413: 'Body larger than MAX_REQUEST_BYTES (`request_too_large`).',
   429: 'Rate or token limit exceeded (`rate_limit_exceeded`), or the key’s budget used up (`budget_exceeded`); see Retry-After.',
   500: 'Internal error (`internal_error`).',
@@ -204,7 +204,7 @@ function paths(): JsonObject {
         operationId: 'createChatCompletionJob',
         tags: ['chat'],
         summary: 'Queue an asynchronous chat completion',
-        description: 'Body of a chat completion (not streamed). Answers 202 at once with the job; poll it for the result. Runs at batch priority.',
+        description: 'Body of a chat completion (not streamed). Answers 202 with the job once it is stored in the key-store database (normally already on its queue); poll it for the result. Runs at batch priority, and survives Redis and process restarts.',
         requestBody: { required: true, content: json('ChatCompletionRequest') },
         responses: {
           '202': { description: 'Queued; `Location` names the job.', headers: RATE_LIMIT_HEADERS, content: json('ChatCompletionJob') },

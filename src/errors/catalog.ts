@@ -158,14 +158,15 @@ export class NotFoundError extends GatewayError {
 
 /**
  * An asynchronous job the gateway accepted (its id proves it, see
- * `src/queue/async-job-id.ts`) whose Redis record is gone before its time:
- * Redis restarted without persistence, evicted it, or was flushed.
+ * `src/queue/async-job-id.ts`) whose row in the key-store database is gone
+ * before its time: the database was restored from an older backup, or the
+ * API processes do not share one database.
  */
 export class JobLostError extends GatewayError {
   constructor(id: string, createdAt: Date) {
     super(
       'job_lost',
-      `The asynchronous job '${id}', accepted at ${createdAt.toISOString()}, was lost by the gateway's Redis (a restart without persistence, an eviction or a flush); its status and result cannot be recovered: resubmit the request.`,
+      `The asynchronous job '${id}', accepted at ${createdAt.toISOString()}, is not in the gateway's database (restored from an older backup, or API processes on different databases); its status and result cannot be recovered: resubmit the request.`,
     );
   }
 }

@@ -1,17 +1,17 @@
 import type { Redis } from 'ioredis';
 
 /**
- * The record of an asynchronous chat job: a Redis hash shared by the API
- * (creates, reads, cancels, deletes) and the workers (start, finish). Part of
- * the web <-> worker contract, like the job data.
+ * The Redis record of an asynchronous chat job: a hash the API creates and
+ * the workers move on (start, finish). Part of the web <-> worker contract,
+ * like the job data. The job itself lives in the key-store database
+ * (`src/batches/job-rows.ts`); the API reads only `status` and `started_at`
+ * here, to tell a running job from a waiting one.
  *
- * Fields: `id`, `status`, `owner`, `model`, `created_at`, `started_at`,
+ * Fields: `id`, `status`, `owner`, `created_at`, `started_at`,
  * `completed_at` (epoch seconds), `result` (`chat.completion` JSON),
  * `error` (`{code,message}` JSON).
  */
 export type AsyncJobStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
-
-export const FINAL_STATUSES: ReadonlySet<AsyncJobStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 export function asyncJobKey(prefix: string, id: string): string {
   return `${prefix}:async:${id}`;

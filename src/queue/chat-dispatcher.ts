@@ -91,6 +91,8 @@ export interface DispatchContext {
    * @defaultValue nobody else: the stream is deleted once this request has its terminal entry
    */
   otherReaders?: () => Promise<number | undefined>;
+  /** An asynchronous job's Redis record, which its worker marks `in_progress` ({@link ChatJobData.record}). */
+  record?: { key: string; ttlSeconds: number };
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -216,6 +218,7 @@ export class ChatDispatcher {
     const deadlineAt = startBy + provider.timeout_ms;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
     if (context.trace) job.trace = context.trace;
+    if (context.record) job.record = context.record;
     const liveness = this.options.liveness;
     if (liveness && context.detached !== true) {
       job.readerId = liveness.id;
@@ -289,35 +292,6 @@ export class ChatDispatcher {
       // The reader's own deadline still ends the request.
       this.options.logger?.warn({ err, jobId, provider }, 'could not take a late job back from its queue');
     }
-  }
-
-  /**
-   * Enqueues an asynchronous job whose worker writes its outcome to `record`
-   * instead of anyone reading the reply stream. It may wait in the queue up to
-   * `maxWaitMs` (batch work is tolerant of queuing); a worker refuses it later.
-   */
-  async submit(request: ChatRequest, provider: ProviderConfig, context: { requestId: string; jobId: string; admission: Admission; record: { key: string; ttlSeconds: number }; maxWaitMs: number; priority: number; trace?: ChatJobData['trace'] }): Promise<void> {
-    // Batch work is tolerant of queuing: it waits for a worker up to its own longest wait.
-    const place = await this.reserve(provider, context.admission, { jobId: context.jobId, waitMs: context.maxWaitMs, requireWorker: false });
-    const enqueuedAt = Date.now();
-    const startBy = enqueuedAt + context.maxWaitMs;
-    await this.enqueue(
-      {
-        v: 1,
-        jobId: context.jobId,
-        requestId: context.requestId,
-        provider: provider.name,
-        request,
-        streamKey: responseStreamKey(this.options.prefix, context.jobId),
-        enqueuedAt,
-        startBy,
-        deadlineAt: startBy + provider.timeout_ms,
-        record: context.record,
-        ...(context.trace ? { trace: context.trace } : {}),
-      },
-      place,
-      context.priority,
-    );
   }
 
   /** Adds the job; its place is given back when it cannot be added. */

@@ -1,7 +1,7 @@
 import type { CacheLookup } from '../cache/response-cache.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
-import { errorCodeOf, NOOP_SPAN, type TraceSpan } from '../observability/tracing/trace-span.ts';
+import { errorCodeOf, NOOP_SPAN, type TraceCarrier, type TraceSpan } from '../observability/tracing/trace-span.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatDispatcher, Dispatch, DispatchContext } from './chat-dispatcher.ts';
 
@@ -22,6 +22,10 @@ export interface Miss {
   detached?: boolean;
   /** The request's span: the job carries a child's context to the worker. @defaultValue none (not traced) */
   span?: TraceSpan;
+  /** Trace context to carry when there is no span (a job started after its request ended). @defaultValue none */
+  trace?: TraceCarrier;
+  /** See {@link DispatchContext.record}. */
+  record?: DispatchContext['record'];
 }
 
 /**
@@ -50,7 +54,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
   }
   // The job carries this span's context: the worker's spans continue the request's trace under it.
   const publish = span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': provider.name } });
-  const trace = publish.carrier();
+  const trace = publish.carrier() ?? miss.trace;
   let dispatch: Dispatch;
   try {
     const place = await reserving;
@@ -62,6 +66,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       ...(miss.detached !== undefined ? { detached: miss.detached } : {}),
       ...(trace ? { trace } : {}),
       ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
+      ...(miss.record ? { record: miss.record } : {}),
     });
     publish.end();
   } catch (err) {

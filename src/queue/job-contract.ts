@@ -42,7 +42,9 @@ export interface ChatJobData {
   /**
    * Set for asynchronous jobs: the Redis hash of the job's record, which the
    * worker moves to `in_progress`, then `completed` (with the result) or
-   * `failed` (see `src/queue/async-job-record.ts`).
+   * `failed` (see `src/queue/async-job-record.ts`). The API reads only when
+   * the job started from it; the outcome reaches the job's row through the
+   * reply stream, as for any batch line.
    */
   record?: { key: string; ttlSeconds: number };
   /**

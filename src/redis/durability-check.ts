@@ -35,20 +35,20 @@ export function durabilityProblems(durability: RedisDurability): string[] {
   if (!durability.readable) {
     return [
       `${DURABILITY_WARNING}: cannot read its persistence settings (CONFIG GET refused: ${durability.reason}); ` +
-        'make sure it runs with appendonly yes and maxmemory-policy noeviction, or a restart or memory pressure can drop queued and asynchronous jobs',
+        'make sure it runs with appendonly yes and maxmemory-policy noeviction, or a restart or memory pressure can drop queued requests',
     ];
   }
   const problems: string[] = [];
   if (durability.appendonly !== 'yes') {
     problems.push(
       durability.save.trim() === ''
-        ? `${DURABILITY_WARNING}: persistence is off (appendonly ${durability.appendonly}, no RDB snapshots): a Redis restart loses every queued job and every asynchronous job with its result; run Redis with --appendonly yes`
+        ? `${DURABILITY_WARNING}: persistence is off (appendonly ${durability.appendonly}, no RDB snapshots): a Redis restart loses every queued request (batches and asynchronous jobs are kept in the database and queued again); run Redis with --appendonly yes`
         : `${DURABILITY_WARNING}: only RDB snapshots are on (save "${durability.save}", appendonly ${durability.appendonly}): a Redis crash loses the jobs accepted since the last snapshot; run Redis with --appendonly yes`,
     );
   }
   if (durability.maxmemoryPolicy !== 'noeviction') {
     problems.push(
-      `${DURABILITY_WARNING}: maxmemory-policy is ${durability.maxmemoryPolicy}: at maxmemory Redis evicts keys, queued jobs and job records among them; run Redis with --maxmemory-policy noeviction`,
+      `${DURABILITY_WARNING}: maxmemory-policy is ${durability.maxmemoryPolicy}: at maxmemory Redis evicts keys, queued jobs among them; run Redis with --maxmemory-policy noeviction`,
     );
   }
   return problems;

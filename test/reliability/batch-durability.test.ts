@@ -1,15 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openBatchDb } from '../../src/batches/sql-db.ts';
-import { batchLine, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
-import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { batchLine, killAll, pollBatch, readOutput, submitBatch, TRIO_MODELS, upstreamCallsByText } from '../support/batches.ts';
+import { databaseBackends, startOnRig, useDurabilityRig } from '../support/durability-rig.ts';
+import type { Gateway } from '../support/processes.ts';
+import type { ProviderLetter } from '../support/fake-upstream.ts';
 import { uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -29,61 +25,20 @@ const MODELS = TRIO_MODELS;
 const LINES = 90;
 const CONCURRENCY = 4;
 
-let upstreams: Record<ProviderLetter, FakeUpstream>;
-let upstreamEnv: Record<string, string>;
-let redis: RedisServer;
-let postgres: TestDatabase | undefined;
-
-beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  upstreamEnv = trio.env;
-  redis = await startRedisServer();
-  postgres = await createTestDatabase('batch_durability').catch(() => undefined);
-  if (!postgres) console.warn('\n*** batch-durability: PostgreSQL unreachable, its case is skipped ***\n');
-}, 60_000);
-
-afterAll(async () => {
-  await redis?.stop();
-  await postgres?.drop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
-});
+const rig = useDurabilityRig('batch_durability');
 
 function start(database: Record<string, string>, prefix: string): Promise<Gateway> {
   const provider = { timeout_ms: 5000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 10000, concurrency: 2 };
-  return startGateway({
-    env: {
-      REDIS_PORT: String(redis.port),
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...upstreamEnv,
-      ...database,
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '1000000',
-      BATCH_CONCURRENCY: String(CONCURRENCY),
-      BATCH_POLL_MS: '100',
-      // The restarted API takes the batch over once the dead one's claim lapses.
-      BATCH_LEASE_MS: '1500',
-    },
-    config: trioConfig(upstreams, provider),
-    providers: ['provider_a', 'provider_b', 'provider_c'],
-  });
+  return startOnRig(rig, { key: KEY, prefix, database, provider, providers: ['provider_a', 'provider_b', 'provider_c'], env: { BATCH_CONCURRENCY: String(CONCURRENCY) } });
 }
 
-async function killAll(gateway: Gateway): Promise<void> {
-  await Promise.all([gateway.api, ...[...gateway.workers.values()].flat()].map((p) => p.kill('SIGKILL')));
-}
-
-const backends = [
-  { name: 'sqlite', env: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-batch-')), 'gateway.sqlite') }) },
-  { name: 'postgres', env: () => (postgres ? { DATABASE_URL: postgres.url } : undefined) },
-];
+const backends = databaseBackends(rig);
 
 describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
   it('completes after Redis, the API and every worker are killed mid-batch, each line answered once', async (ctx) => {
     const database = backend.env();
     if (!database) return ctx.skip();
-    for (const u of Object.values(upstreams)) {
+    for (const u of Object.values(rig.upstreams)) {
       u.reset();
       u.setBehavior({ latencyMs: 120 });
     }
@@ -97,7 +52,7 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
     await pollBatch(client, created.id, 30_000, (b) => (b.request_counts?.completed ?? 0) >= 20);
 
     await killAll(gateway);
-    await redis.stop('SIGKILL');
+    await rig.redis.stop('SIGKILL');
     const db = openBatchDb({ KEY_DB_PATH: '', DATABASE_URL: undefined, ...database });
     const before = await db.all<{ custom_id: string; status: string }>('SELECT custom_id, status FROM gateway_batch_lines WHERE batch_id = ?', [created.id]);
     await db.close();
@@ -105,7 +60,7 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
     expect(answeredBefore.length).toBeGreaterThanOrEqual(20);
     expect(answeredBefore.length).toBeLessThan(LINES);
 
-    await redis.start();
+    await rig.redis.start();
     gateway = await start(database, prefix);
     client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0 });
     try {
@@ -116,7 +71,7 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
       expect(output.map((l) => l.custom_id)).toEqual(lines.map((_, i) => `id-${i}`));
       for (const [i, line] of output.entries()) expect(line.response?.body.choices[0].message.content).toContain(`line-${backend.name}-${i}`);
 
-      const calls = upstreamCallsByText(Object.values(upstreams));
+      const calls = upstreamCallsByText(Object.values(rig.upstreams));
       for (const i of answeredBefore) expect(calls.get(`line-${backend.name}-${i}`), `line ${i} answered before the crash`).toBe(1);
       for (let i = 0; i < LINES; i++) expect(calls.get(`line-${backend.name}-${i}`) ?? 0).toBeGreaterThanOrEqual(1);
       // Only lines in flight at the crash (at most the concurrency cap) may have reached an upstream twice.

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
@@ -12,10 +13,12 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 /**
  * Asynchronous jobs across a Redis restart, on private redis-servers:
  *
- * - without persistence, every job is gone afterwards, and its owner is told
- *   so (410 `job_lost`), by any API process, instead of "no such job" (404);
- *   ids the gateway never minted, and other owners, still get 404; the API and
- *   the worker warned at start;
+ * - without persistence, Redis comes back empty, but the jobs live in the
+ *   key-store database: finished ones keep their results, queued ones are
+ *   queued again and run once a worker is there, each prompt reaching the
+ *   upstream once; the API and the worker warned at start (queued interactive
+ *   requests are still lost). A job the database lost answers its owner
+ *   410 `job_lost`; ids the gateway never minted, and other owners, get 404;
  * - with the Redis flags of docker-compose.yml (AOF), queued and finished jobs
  *   survive a crash of Redis, the queued ones then run, and nothing is warned.
  */
@@ -120,44 +123,61 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
     expect(answer.body.error?.code).toBe('not_found');
   });
 
-  it('after a restart, every job it held answers 410 job_lost to its owner, from any API process; other ids and owners get 404', async () => {
+  it('after a restart, every job is still there: finished ones keep their results, queued ones run once a worker is there, each prompt sent once', async () => {
+    upstream.reset();
     const { finished, queued } = await submitBatch(gateway);
     await redis.stop();
     await redis.start();
 
-    const lost = [...finished, ...queued];
-    expect(lost).toHaveLength(2 * JOBS_PER_PROVIDER);
-    for (const id of lost) {
+    for (const id of finished) {
       const answer = await readJobOnceRedisAnswers(gateway.baseUrl, KEY, id);
+      expect(answer.status).toBe(200);
+      expect(answer.body.status).toBe('completed');
+      expect(answer.body.result?.choices[0]?.message.content).toMatch(/^Echo: finished \d+$/);
+    }
+    for (const id of queued) expect((await readJobOnceRedisAnswers(gateway.baseUrl, KEY, id)).body.status).toBe('queued');
+
+    // Their queue entries went with Redis; the runner queues them again, and a worker for provider_x runs each.
+    await gateway.addWorker('provider_x');
+    for (const id of queued) await waitForJobStatus(gateway.baseUrl, KEY, id, 'completed');
+    const prompts = upstream.requests.map((r) => JSON.stringify(r.body).match(/(finished|queued) \d+/)?.[0]).filter((p) => p !== undefined);
+    expect(prompts.sort()).toEqual([...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `finished ${i}`), ...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `queued ${i}`)].sort());
+
+    // Another API process on the same database answers the same.
+    replica = await startApiReplica(gatewayEnv(redis, 'gwvolatile'), gateway.configPath);
+    const answer = await callJobs(replica.baseUrl, KEY, `/v1/chat/completions/jobs/${queued[0]}`);
+    expect(answer.body.result?.choices[0]?.message.content).toBe('Echo: queued 0');
+  });
+
+  it('a job its database lost answers 410 job_lost to its owner only; ids the gateway never minted get 404', async () => {
+    const ids = [await submit(gateway, 'a-4o', 'lost 1'), await submit(gateway, 'x-idle', 'lost 2')];
+    // As if the database were restored from a backup older than these jobs.
+    const db = new DatabaseSync(join(dirname(gateway.configPath), 'keys.sqlite'), { timeout: 5_000 });
+    for (const id of ids) db.prepare('DELETE FROM gateway_batches WHERE id = ?').run(id);
+    db.close();
+
+    for (const id of ids) {
+      const answer = await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`);
       expect(answer.status).toBe(410);
       expect(answer.body.error?.code).toBe('job_lost');
       expect(answer.body.error?.type).toBe('api_error');
       expect(answer.body.error?.message).toContain('resubmit');
     }
     // Cancel and delete say the same about a lost job.
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${queued[0]}/cancel`, { method: 'POST' })).status).toBe(410);
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${queued[1]}`, { method: 'DELETE' })).status).toBe(410);
+    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[1]}/cancel`, { method: 'POST' })).status).toBe(410);
+    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[0]}`, { method: 'DELETE' })).status).toBe(410);
 
     // Another owner cannot tell a lost job from one that never existed.
-    const foreign = await callJobs(gateway.baseUrl, OTHER_KEY, `/v1/chat/completions/jobs/${finished[0]}`);
+    const foreign = await callJobs(gateway.baseUrl, OTHER_KEY, `/v1/chat/completions/jobs/${ids[0]}`);
     expect(foreign.status).toBe(404);
     expect(foreign.body.error?.code).toBe('not_found');
     // Ids the gateway never minted: a made-up one, an all-zero one, and a real one with its last digit changed.
-    const id = finished[0] ?? '';
+    const id = ids[0] ?? '';
     const altered = `${id.slice(0, -1)}${id.endsWith('0') ? '1' : '0'}`;
     for (const unknown of ['cjob_nope', `cjob_${'0'.repeat(48)}`, altered]) {
       const answer = await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${unknown}`);
       expect(answer.status).toBe(404);
       expect(answer.body.error?.code).toBe('not_found');
-    }
-
-    // The API that minted the ids is gone; another one with the same JOB_ID_SECRET answers the same.
-    await gateway.api.kill('SIGKILL');
-    replica = await startApiReplica(gatewayEnv(redis, 'gwvolatile'), gateway.configPath);
-    for (const id of lost) {
-      const answer = await callJobs(replica.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`);
-      expect(answer.status).toBe(410);
-      expect(answer.body.error?.code).toBe('job_lost');
     }
   });
 });

@@ -1,6 +1,7 @@
+import { dirname, join } from 'node:path';
 import { freePort, spawnGatewayProcess, waitFor, type GatewayProcess } from './processes.ts';
 
-/** One more API process (a replica), sharing Redis and config.yaml with a gateway from `startGateway`. */
+/** One more API process (a replica), sharing Redis, config.yaml and the key-store database (batches, jobs) with a gateway from `startGateway`. */
 export interface ApiReplica {
   baseUrl: string;
   process: GatewayProcess;
@@ -9,7 +10,7 @@ export interface ApiReplica {
 
 export async function startApiReplica(env: Record<string, string>, configPath: string): Promise<ApiReplica> {
   const port = await freePort();
-  const api = spawnGatewayProcess('src/server.ts', [], { LOG_LEVEL: 'warning', ...env, CONFIG_PATH: configPath, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnGatewayProcess('src/server.ts', [], { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...env, CONFIG_PATH: configPath, PORT: String(port), HOST: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {

@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import type { FakeUpstream, ProviderLetter } from './fake-upstream.ts';
+import type { Gateway } from './processes.ts';
 
 /** A model of each default provider, one per wire format. */
 export const TRIO_MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
@@ -60,4 +61,9 @@ export function upstreamCallsByText(upstreams: readonly FakeUpstream[]): Map<str
     }
   }
   return calls;
+}
+
+/** SIGKILLs the API and every worker of `gateway` (a crash of everything but Redis and the database). */
+export async function killAll(gateway: Gateway): Promise<void> {
+  await Promise.all([gateway.api, ...[...gateway.workers.values()].flat()].map((p) => p.kill('SIGKILL')));
 }

@@ -67,7 +67,6 @@ describe.each(backends)('on $name', (backend) => {
     const batch = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: null, errors });
     expect(batch).toMatchObject({ status: 'failed', errors: { object: 'list', data: errors } });
     expect(batch.failed_at).toBeGreaterThan(0);
-    expect(await store.activeBatchIds()).not.toContain(batch.id);
   });
 
   it('lets one runner hold a batch until its lease lapses, and records each line once', async (ctx) => {
@@ -75,7 +74,8 @@ describe.each(backends)('on $name', (backend) => {
     const file = await store.createFile({ owner: 'alice', filename: 'in.jsonl', purpose: 'batch', content: 'x', bytes: 1 });
     const batch = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: { k: 'v' } });
     expect(batch).toMatchObject({ status: 'validating', metadata: { k: 'v' }, request_counts: { total: 0, completed: 0, failed: 0 } });
-    expect(await store.activeBatchIds()).toContain(batch.id);
+    expect(await store.claimAll('one', 300)).toContain(batch.id);
+    expect(await store.claimAll('two', 300)).not.toContain(batch.id);
     expect(await store.claim(batch.id, 'one', 300)).toBe(true);
     expect(await store.claim(batch.id, 'two', 300)).toBe(false);
     expect(await store.claim(batch.id, 'one', 300)).toBe(true);
@@ -106,13 +106,16 @@ describe.each(backends)('on $name', (backend) => {
     const outputs = (await store.listFiles(alice, { limit: 100, purpose: 'batch_output' })).data.length;
     await store.finish(batch.id, 'finalizing', 'completed', 'completed_at');
     expect((await store.listFiles(alice, { limit: 100, purpose: 'batch_output' })).data.length).toBe(outputs);
-    expect(await store.activeBatchIds()).not.toContain(batch.id);
+    expect(await store.claimAll('one', 300)).not.toContain(batch.id);
     await expect(store.requestCancel(batch.id, alice)).rejects.toMatchObject({ code: 'invalid_request' });
 
     // A reply arriving once the batch stopped is not recorded.
     const other = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '1h', windowSeconds: 3600, metadata: null });
     await store.start(other.id, [{ customId: 'late', body: '{}' }]);
+    expect(await store.markDispatched(other.id, 0, 'job-running')).toBe(true);
     expect((await store.requestCancel(other.id, alice)).status).toBe('cancelling');
+    // Nothing more is queued for it, and a reply arriving now is not recorded.
+    expect(await store.markDispatched(other.id, 0, 'job-late')).toBe(false);
     expect(await store.finishLine(other.id, 0, 'succeeded', '{}')).toBe(false);
     await store.finish(other.id, 'cancelling', 'cancelled', 'cancelled_at');
     expect(await store.batch(other.id, alice)).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 1, completed: 0, failed: 0 } });
@@ -121,6 +124,6 @@ describe.each(backends)('on $name', (backend) => {
 
 it('answers 503 while the database cannot be reached', async () => {
   const db = openBatchDb({ KEY_DB_PATH: '', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
-  await expect(new BatchStore(db).activeBatchIds()).rejects.toMatchObject({ code: 'service_unavailable' });
+  await expect(new BatchStore(db).claimAll('runner', 1_000)).rejects.toMatchObject({ code: 'service_unavailable' });
   await db.close();
 });

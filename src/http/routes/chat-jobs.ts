@@ -1,3 +1,4 @@
+import type { TraceCarrier } from '../../observability/tracing/trace-span.ts';
 import { Router, type Request, type Response } from 'express';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
@@ -14,8 +15,8 @@ import type { KeyGovernor } from '../../usage/key-governor.ts';
 export interface ChatJobsDeps {
   dispatcher: ChatDispatcher;
   store: AsyncJobStore;
-  /** How long a job may wait in its queue, ms. */
-  maxWaitMs: number;
+  /** Starts a stored job now rather than at the runner's next poll, its worker spans under `trace`; resolves once it is queued (`BatchRunner.startNow`). */
+  start: (id: string, trace?: TraceCarrier) => Promise<void>;
   /** DLP, as on the chat route; without it nothing is scanned. */
   dlp?: DlpGuard;
   /**
@@ -36,7 +37,9 @@ export interface ChatJobsDeps {
  * - `POST /v1/chat/completions/jobs/{id}/cancel` — cancels a queued or running job.
  * - `DELETE /v1/chat/completions/jobs/{id}` — forgets the job and its result.
  *
- * Jobs run at batch priority, behind every interactive request.
+ * A job is stored in the key-store database and run by the batch runner
+ * (a one-line batch), so it survives Redis and process restarts. Jobs run
+ * at batch priority, behind every interactive request.
  */
 export function chatJobsRouter(deps: ChatJobsDeps): Router {
   const router = Router();
@@ -53,30 +56,20 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     context.model = request.model;
     context.provider = provider.name;
     deps.governor?.checkModel(context.principal, request.model);
-    // Routes mounted here run after the rate-limit decision; this only picks up its proof.
-    const admission = await settleRateLimit(res);
+    // Routes mounted here run after the rate-limit decision: only an admitted request is stored.
+    await settleRateLimit(res);
+    // A job is charged its admission estimate: its reply is read later, by whoever polls.
     const call = await deps.governor?.admit(context.principal, request);
     let failed = true;
-    const id = deps.store.newId(owner(res));
-    // The worker's spans join this request's trace, though it ends with the 202.
-    const trace = context.span.carrier();
     try {
-      const job = await deps.store.create(id, owner(res), request.model);
-      await deps.dispatcher.submit(request, provider, {
-        ...(trace ? { trace } : {}),
-        requestId: context.requestId,
-        jobId: id,
-        admission,
-        record: { key: deps.store.key(id), ttlSeconds: deps.store.ttlSeconds },
-        maxWaitMs: deps.maxWaitMs,
-        priority: PRIORITIES.batch,
-      });
+      const id = deps.store.newId(owner(res));
+      // Stored as a request body (include_usage is internal, and false for a job that is not streamed), already screened by DLP.
+      const { include_usage: _internal, ...body } = request;
+      const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(body), priority: PRIORITIES.batch });
       failed = false;
+      // Stored: it runs even if starting it now fails (the runner's next poll takes it). Its worker spans join this request's trace.
+      await deps.start(id, context.span.carrier()).catch(() => {});
       res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
-    } catch (err) {
-      // Refused (no worker, queue full) or not enqueued: no record may stay `queued` for a job that does not exist.
-      await deps.store.discard(id).catch(() => {});
-      throw err;
     } finally {
       void deps.governor?.finish(call, { model: request.model, failed, coalesced: false });
     }
@@ -87,14 +80,14 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
   });
 
   router.post('/v1/chat/completions/jobs/:id/cancel', async (req: Request<{ id: string }>, res: Response) => {
-    const job = await deps.store.cancel(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
+    const { job, queued } = await deps.store.cancel(req.params.id, owner(res));
+    if (queued) await deps.dispatcher.cancel(queued.jobId, deps.dispatcher.providerOf(queued.model));
     res.json(job);
   });
 
   router.delete('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {
-    const job = await deps.store.delete(req.params.id, owner(res));
-    await deps.dispatcher.cancel(req.params.id, deps.dispatcher.providerOf(job.model));
+    const { queued } = await deps.store.delete(req.params.id, owner(res));
+    if (queued) await deps.dispatcher.cancel(queued.jobId, deps.dispatcher.providerOf(queued.model));
     res.json({ id: req.params.id, object: 'chat.completion.job.deleted', deleted: true });
   });
 
