@@ -29,6 +29,8 @@ const SLOTS: Record<string, Slot> = {
   address: p.streetAddress,
   dob: p.dateOfBirth,
   date: p.plainDate,
+  // A fixed value that draws no random number, so the samples around it stay as they were before it was labelled.
+  acme: () => v.whole('ORGANIZATION', 'ACME Corp'),
   phone: (r) => v.phone(r),
   email: v.email,
   obf: v.obfuscatedEmail,
@@ -52,7 +54,7 @@ export const HOLDOUT_TEMPLATES: readonly string[] = [
   '2024-03-02T10:11:12Z WARN payment failed card={card} user={email} latency=231ms',
   'Please wire the deposit to IBAN {iban} (account holder {name}) before {x}.',
   'Bankverbindung: {iban}\nKontoinhaber: {name}, {city}',
-  '{name}\nSenior Engineer | {org}\nM: {phone}\nE: {email}',
+  '{name}\nSenior Engineer | {acme}\nM: {phone}\nE: {email}',
   'contact me at {obf} if the form does not work',
   'Here is my config, why does it fail?\n```\nDATABASE_URL={pw}\nLOG_LEVEL=debug\n```',
   'curl call that returns 401: {pw}',
@@ -82,6 +84,14 @@ export const HOLDOUT_TEMPLATES: readonly string[] = [
   'npm publish fails, my .npmrc has //registry.npmjs.org/:_authToken={key}',
   'The speaker, Dr. {last}, lives near {city} and can be reached on {phone}.',
   'Rufnummer {phone}, Fax {phone}',
+];
+
+/**
+ * Templates for countries, organisations, street addresses and dates of
+ * birth, sampled after the ones above (so those samples stay as they were)
+ * and split the same way by index.
+ */
+export const PLACE_TEMPLATES: readonly string[] = [
   'Shipping address: {address}. Please deliver before {date}.',
   'Neue Anschrift: {address}\nGültig ab {date}.',
   'Patient {name}, DOB {dob}, lives at {address}.',
@@ -105,8 +115,10 @@ const SEEDS: Record<HoldoutSplit, number> = { dev: 101, test: 202 };
 /** Options of {@link generateHoldoutSet}. */
 export interface HoldoutOptions {
   split: HoldoutSplit;
-  /** Samples. Default 1500. */
+  /** Samples from {@link HOLDOUT_TEMPLATES}. Default 1500. */
   size?: number;
+  /** Samples from {@link PLACE_TEMPLATES}, drawn after the others. Default 500. */
+  placeSize?: number;
   /** Default: the split's own seed. */
   seed?: number;
 }
@@ -114,14 +126,18 @@ export interface HoldoutOptions {
 /** The samples of one split; `family` is the first labelled entity type (or `OTHER`). */
 export function generateHoldoutSet(options: HoldoutOptions): EvalSample[] {
   const r = new v.Rng(options.seed ?? SEEDS[options.split]);
-  const templates = HOLDOUT_TEMPLATES.filter((_, i) => i % 2 === (options.split === 'dev' ? 0 : 1));
+  const ofSplit = (list: readonly string[]) => list.filter((_, i) => i % 2 === (options.split === 'dev' ? 0 : 1));
   const samples: EvalSample[] = [];
-  for (let n = 0; n < (options.size ?? 1500); n++) {
-    const index = r.int(templates.length);
-    const { text, gold } = fill(templates[index]!, r);
-    const family = (gold[0]?.entity ?? 'OTHER') as EvalSample['family'];
-    samples.push({ text, gold: gold as GoldSpan[], family, kind: gold.length > 0 ? 'positive' : 'negative', generator: `holdout-${options.split}-${index}` });
-  }
+  const draw = (templates: readonly string[], count: number, prefix: string) => {
+    for (let n = 0; n < count; n++) {
+      const index = r.int(templates.length);
+      const { text, gold } = fill(templates[index]!, r);
+      const family = (gold[0]?.entity ?? 'OTHER') as EvalSample['family'];
+      samples.push({ text, gold: gold as GoldSpan[], family, kind: gold.length > 0 ? 'positive' : 'negative', generator: `holdout-${options.split}-${prefix}${index}` });
+    }
+  };
+  draw(ofSplit(HOLDOUT_TEMPLATES), options.size ?? 1500, '');
+  draw(ofSplit(PLACE_TEMPLATES), options.placeSize ?? 500, 'p');
   return samples;
 }
 
