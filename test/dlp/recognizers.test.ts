@@ -105,6 +105,7 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['Flight to Addis Ababa on Friday', 'Addis Ababa'],
     ['née à Aix-en-Provence', 'Aix-en-Provence'],
     ['moved from Côte d’Ivoire last year', 'Côte d’Ivoire'],
+    ['She moved to the Netherlands.', 'the Netherlands'],
   ],
   ORGANIZATION: [
     ['Invoice from Nordlicht Logistik GmbH attached.', 'Nordlicht Logistik GmbH'],
@@ -122,6 +123,7 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['Livraison au 12 rue de la Paix, 75002 Paris', '12 rue de la Paix, 75002 Paris'],
     ['Dirección: Calle Mayor 15, 3º B, 28013 Madrid', 'Calle Mayor 15, 3º B, 28013 Madrid'],
     ['indirizzo Via Roma 10', 'Via Roma 10'],
+    ['Corso Vittorio Emanuele 19', 'Corso Vittorio Emanuele 19'],
     ['Kerkstraat 25, 3511 AB Utrecht', 'Kerkstraat 25, 3511 AB Utrecht'],
   ],
   DATE_OF_BIRTH: [
@@ -227,8 +229,9 @@ describe('scores', () => {
     expect(score('Lyon is rainy', 'LOCATION')).toBe(0.5);
     expect(score('met her in Lyon', 'LOCATION')).toBeCloseTo(0.85);
     expect(score('Siemens reported', 'ORGANIZATION')).toBe(0.55);
-    expect(score('12 rue de la Paix', 'STREET_ADDRESS')).toBe(0.8);
-    expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(0.9);
+    expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);
+    // The address outranks a name with context inside it, so no part of it is left behind.
+    expect(engine.analyze('Invoice from Corso Vittorio Emanuele 19').map((f) => f.entity)).toEqual(['STREET_ADDRESS']);
     expect(engine.analyze('Invoice dated 12/03/1985', { threshold: 0.5 }).map((f) => f.entity)).toEqual(['DATE_OF_BIRTH']);
   });
 

@@ -65,7 +65,9 @@ export class LocationRecognizer implements Recognizer {
       const place = candidates.find((p) => text.startsWith(p.name, start) && !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? ''));
       if (!place) continue;
       const end = start + place.name.length;
-      out.push({ entity: 'LOCATION', start, end, score: place.score, key: place.name.toLowerCase(), recognizer: this.name });
+      // "the Netherlands", "the Philippines": the article belongs to the name.
+      const from = place.score === COUNTRY_SCORE && /(?:^|[^\p{L}])the $/iu.test(text.slice(Math.max(0, start - 5), start)) ? start - 4 : start;
+      out.push({ entity: 'LOCATION', start: from, end, score: place.score, key: place.name.toLowerCase(), recognizer: this.name });
       CAPITALISED.lastIndex = end;
     }
   }

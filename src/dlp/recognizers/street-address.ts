@@ -35,28 +35,23 @@ const ROMANCE = new RegExp(
  * Street addresses: a house number, capitalised street words and a street
  * type in English, German and Dutch (glued `-straße`, `-weg`, `-straat`),
  * French, Spanish, Italian and Portuguese layouts, with an apartment or
- * suite part and a postcode and town when they follow. 0.8 for a street and
- * number, 0.9 with a unit, postcode or town (above a town found as a place),
- * so they act at the default threshold; "at", "address", "lives", "deliver", "Anschrift",
- * "adresse", "dirección", "indirizzo" nearby add 0.35. The whole address,
- * postcode and town included, is one finding. Off unless listed in
- * DLP_ENTITIES.
+ * suite part and a postcode and town when they follow, all one finding.
+ * 1.0: a house number, street words and a street type are as specific as a
+ * validated format, and a lower score would let a name or town inside the
+ * address (`from Corso Vittorio Emanuele 19`: a surname and a first name
+ * after "from") win the overlap and leave the rest of the address behind.
+ * Off unless listed in DLP_ENTITIES.
  */
 export function streetAddressRecognizer(): PatternRecognizer {
   return new PatternRecognizer({
     name: 'street-address',
     entity: 'STREET_ADDRESS',
     patterns: [
-      { name: 'english', regex: ENGLISH, score: 0.8 },
-      { name: 'germanic', regex: GERMANIC, score: 0.8 },
-      { name: 'french', regex: FRENCH, score: 0.8 },
-      { name: 'romance', regex: ROMANCE, score: 0.8 },
+      { name: 'english', regex: ENGLISH, score: 1 },
+      { name: 'germanic', regex: GERMANIC, score: 1 },
+      { name: 'french', regex: FRENCH, score: 1 },
+      { name: 'romance', regex: ROMANCE, score: 1 },
     ],
-    context: {
-      positive: ['at', 'to', 'office', 'address', 'addr', 'lives', 'live', 'living', 'resides', 'ship*', 'deliver*', 'mail', 'visit', 'located', 'anschrift', 'adresse', 'wohnhaft', 'wohnt', 'lieferadresse', 'dirección', 'domicilio', 'indirizzo', 'morada', 'endereço', 'habite'],
-    },
-    // With a unit, postcode or town the address outranks the town inside it found as a place.
-    validate: (value, pattern) => (value.includes(',') || /\d\D+\d/.test(value) ? 0.9 : pattern.score),
     normalize: (value) => value.toLowerCase().replace(/\s+/g, ' '),
   });
 }
