@@ -61,7 +61,7 @@ function time(label: string, fn: () => unknown, n = iterations): string {
 const engine = new DlpEngine();
 // The opt-in types (DLP_ENTITIES): their dictionaries and layouts cost a scan of every capitalised word.
 const allEngine = new DlpEngine({ entities: ENTITY_TYPES });
-const placesEngine = (entity: EntityType) => new DlpEngine({ entities: [...ENTITY_TYPES.filter((e) => !OPT_IN_ENTITIES.includes(e)), entity] });
+const withOptIn = (entity: EntityType) => new DlpEngine({ entities: [...ENTITY_TYPES.filter((e) => !OPT_IN_ENTITIES.includes(e)), entity] });
 const guard = new DlpGuard({ engine, action: 'redact' });
 const namesPii2k = prompt(2048, [
   ...PII,
@@ -98,7 +98,7 @@ const rows = [
   time('2 KB prompt with a name, places, an address, a birth date, default types', () => engine.analyze(namesPii2k)),
   time('2 KB prompt, every type incl. the opt-in ones (DLP_ENTITIES)', () => allEngine.analyze(namesPii2k)),
   ...OPT_IN_ENTITIES.map((entity) => {
-    const one = placesEngine(entity);
+    const one = withOptIn(entity);
     return time(`2 KB prompt, default types + ${entity}`, () => one.analyze(namesPii2k));
   }),
   time('2 KB streamed reply, 512 chunks, DLP_SCAN_REPLIES + DLP_RESTORE', streamReply, Math.max(50, Math.floor(iterations / 100))),
