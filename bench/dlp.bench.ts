@@ -1,7 +1,7 @@
 import type { ChatRequest } from '../src/chat/types.ts';
 import { DlpGuard } from '../src/dlp/dlp-guard.ts';
 import { DlpEngine } from '../src/dlp/engine.ts';
-import { ENTITY_TYPES } from '../src/dlp/entities.ts';
+import { ENTITY_TYPES, OPT_IN_ENTITIES, type EntityType } from '../src/dlp/entities.ts';
 import { percentiles } from './support/load.ts';
 
 /**
@@ -59,10 +59,15 @@ function time(label: string, fn: () => unknown, n = iterations): string {
 }
 
 const engine = new DlpEngine();
-// PERSON is opt-in (DLP_ENTITIES): its dictionaries cost a word scan of every capitalised word.
+// The opt-in types (DLP_ENTITIES): their dictionaries and layouts cost a scan of every capitalised word.
 const allEngine = new DlpEngine({ entities: ENTITY_TYPES });
+const withOptIn = (entity: EntityType) => new DlpEngine({ entities: [...ENTITY_TYPES.filter((e) => !OPT_IN_ENTITIES.includes(e)), entity] });
 const guard = new DlpGuard({ engine, action: 'redact' });
-const namesPii2k = prompt(2048, [...PII, 'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call.']);
+const namesPii2k = prompt(2048, [
+  ...PII,
+  'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call.',
+  'She was born on 12 March 1985 and lives at 1234 N Maple Avenue, Apt 5B, Springfield, IL 62704; she works for Nordlicht Logistik GmbH.',
+]);
 
 /** A streamed reply of ~2 KB in 4-character chunks through DLP_SCAN_REPLIES + DLP_RESTORE: the cost per reply. */
 function streamReply(): void {
@@ -90,7 +95,12 @@ const rows = [
   time('2 KB prompt, 4 findings (email, phone, card, IBAN, IP)', () => engine.analyze(pii2k)),
   time('DlpGuard.inspect, 4 messages (~2.6 KB), redact', () => guard.inspect(chat)),
   time('64 KB document, 4 findings', () => engine.analyze(doc64k), Math.max(100, Math.floor(iterations / 20))),
-  time('2 KB prompt, every type incl. PERSON (DLP_ENTITIES)', () => allEngine.analyze(namesPii2k)),
+  time('2 KB prompt with a name, places, an address, a birth date, default types', () => engine.analyze(namesPii2k)),
+  time('2 KB prompt, every type incl. the opt-in ones (DLP_ENTITIES)', () => allEngine.analyze(namesPii2k)),
+  ...OPT_IN_ENTITIES.map((entity) => {
+    const one = withOptIn(entity);
+    return time(`2 KB prompt, default types + ${entity}`, () => one.analyze(namesPii2k));
+  }),
   time('2 KB streamed reply, 512 chunks, DLP_SCAN_REPLIES + DLP_RESTORE', streamReply, Math.max(50, Math.floor(iterations / 100))),
 ];
 

@@ -17,13 +17,18 @@ export const ENTITY_TYPES = [
   'JWT',
   'PASSWORD',
   'PERSON',
+  'LOCATION',
+  'ORGANIZATION',
+  'STREET_ADDRESS',
+  'DATE_OF_BIRTH',
 ] as const;
 
 /**
- * Types the engine leaves out unless DLP_ENTITIES names them: dictionary
- * findings (people) are less certain than checksums and formats.
+ * Types the engine leaves out unless DLP_ENTITIES names them: dictionary and
+ * layout findings (people, places, organisations, addresses, birth dates)
+ * are less certain than checksums and formats.
  */
-export const OPT_IN_ENTITIES: readonly EntityType[] = ['PERSON'];
+export const OPT_IN_ENTITIES: readonly EntityType[] = ['PERSON', 'LOCATION', 'ORGANIZATION', 'STREET_ADDRESS', 'DATE_OF_BIRTH'];
 
 export type EntityType = (typeof ENTITY_TYPES)[number];
 

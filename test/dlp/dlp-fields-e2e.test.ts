@@ -38,7 +38,7 @@ let client: OpenAI;
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY });
   gateway = await startGateway({
-    // Every entity type, PERSON (opt-in) included.
+    // Every entity type, the opt-in ones (people, places, organisations, addresses, birth dates) included.
     env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: UPSTREAM_KEY, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000', DLP_ENTITIES: ENTITY_TYPES.join(',') },
     config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
     providers: ['provider_a'],
@@ -99,6 +99,25 @@ describe('DLP on every field, through the gateway', () => {
     expect((body.tools as { function: { description: string } }[])[0]!.function.description).toBe('Look up people such as <EMAIL_ADDRESS_3>');
     const text = receivedText();
     for (const needle of ['jane', 'müller', 'muller', '1512']) expect(text).not.toContain(needle);
+  });
+
+  it('keeps street addresses and dates of birth from the upstream when DLP_ENTITIES lists them, and lets a plain date through', async () => {
+    await client.chat.completions.create({
+      model: 'a-4o',
+      messages: [
+        { role: 'user', content: 'Patient born on 14 March 1987, lives at 1234 N Maple Avenue, Apt 5B, Springfield, IL 62704. Invoice of 2024-01-15.' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c3', type: 'function', function: { name: 'lookup', arguments: '{"id":"p-7"}' } }] },
+        { role: 'tool', tool_call_id: 'c3', content: 'Geburtsdatum: 03.07.1962, Anschrift: Lindenweg 3a, 10115 Berlin' },
+        { role: 'user', content: 'Summarise.' },
+      ],
+      stop: ['DOB 1987-03-14'],
+    });
+    const body = upstream.requests.at(-1)!.body as { messages: { content: string | null }[]; stop: string[] };
+    expect(body.messages[0]!.content).toBe('Patient born on <DATE_OF_BIRTH_1>, lives at <STREET_ADDRESS_1>. Invoice of 2024-01-15.');
+    expect(body.messages[2]!.content).toBe('Geburtsdatum: <DATE_OF_BIRTH_2>, Anschrift: <STREET_ADDRESS_2>');
+    expect(body.stop).toEqual(['DOB <DATE_OF_BIRTH_3>']);
+    const text = receivedText();
+    for (const needle of ['1987', '1962', 'Maple', 'Apt 5B', 'Springfield', '62704', 'Lindenweg', '10115', 'Berlin', '03.07', '14 March']) expect(text).not.toContain(needle);
   });
 
   for (const { value, local, lead = 'Please email or phone:' } of VALUES as { value: string; local: string; lead?: string }[]) {

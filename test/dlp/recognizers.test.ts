@@ -99,6 +99,41 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
     ['Kind regards,\nSinéad', 'Sinéad'],
     ['Hi, this is Haruto Tanabe-Okonkwo.', 'Haruto Tanabe-Okonkwo'],
   ],
+  LOCATION: [
+    ['She lives in Porto Alegre now.', 'Porto Alegre'],
+    ['I am from Deutschland.', 'Deutschland'],
+    ['Flight to Addis Ababa on Friday', 'Addis Ababa'],
+    ['née à Aix-en-Provence', 'Aix-en-Provence'],
+    ['moved from Côte d’Ivoire last year', 'Côte d’Ivoire'],
+    ['She moved to the Netherlands.', 'the Netherlands'],
+  ],
+  ORGANIZATION: [
+    ['Invoice from Nordlicht Logistik GmbH attached.', 'Nordlicht Logistik GmbH'],
+    ['Contract with Rossi & Figli S.p.A. and Blue Harbor Ltd.', 'Rossi & Figli S.p.A.'],
+    ['Contract with Rossi & Figli S.p.A. and Blue Harbor Ltd.', 'Blue Harbor Ltd.'],
+    ['Supplier: Sunrise Foods Co., Ltd. (Osaka)', 'Sunrise Foods Co., Ltd.'],
+    ['Kestrel Partners GmbH & Co. KG, Hamburg', 'Kestrel Partners GmbH & Co. KG'],
+    ['She works for Siemens in Munich.', 'Siemens'],
+  ],
+  STREET_ADDRESS: [
+    ['Ship to 1234 N Maple Avenue, Apt 5B, Springfield, IL 62704 please', '1234 N Maple Avenue, Apt 5B, Springfield, IL 62704'],
+    ['He lives at 221B Baker Street.', '221B Baker Street'],
+    ['Anschrift: Lindenweg 3a, 10115 Berlin', 'Lindenweg 3a, 10115 Berlin'],
+    ['Neue Adresse Berliner Straße 12', 'Berliner Straße 12'],
+    ['Livraison au 12 rue de la Paix, 75002 Paris', '12 rue de la Paix, 75002 Paris'],
+    ['Dirección: Calle Mayor 15, 3º B, 28013 Madrid', 'Calle Mayor 15, 3º B, 28013 Madrid'],
+    ['indirizzo Via Roma 10', 'Via Roma 10'],
+    ['Corso Vittorio Emanuele 19', 'Corso Vittorio Emanuele 19'],
+    ['Kerkstraat 25, 3511 AB Utrecht', 'Kerkstraat 25, 3511 AB Utrecht'],
+  ],
+  DATE_OF_BIRTH: [
+    ['DOB: 12/03/1985', '12/03/1985'],
+    ['Date of birth 1985-03-12, blood type A', '1985-03-12'],
+    ['She was born on March 12, 1985 in Lyon.', 'March 12, 1985'],
+    ['Geboren am 12. März 1985 in Köln', '12. März 1985'],
+    ['Je suis née le 3 mars 1990.', '3 mars 1990'],
+    ['fecha de nacimiento: 3 de marzo de 1990', '3 de marzo de 1990'],
+  ],
   PASSWORD: [
     ['DATABASE_URL=postgres://app:S3cr3t-pw@db.example:5432/app', 'S3cr3t-pw'],
     ['password=hunter2!', 'hunter2!'],
@@ -132,6 +167,10 @@ const LOOK_ALIKES: Record<EntityType, readonly string[]> = {
   BEARER_TOKEN: ['The bearer of this letter is a friend.', 'Bearer authentication is required everywhere', 'Authorization: Bearer <token>', 'Authorization: Bearer $API_TOKEN'],
   JWT: ['eyJub3Rqc29u.eyJhbHNvbm90.c2ln', `eyJhbGciOiJIUzI1NiJ9`],
   PERSON: ['Will you deploy on Monday?', 'Grace Hopper would approve of Java and Rust', 'Call Jordan about the Paris office', 'Hi Team, the Customer Portal is down', 'Error: Python raised in March', 'Dear Customer,'],
+  LOCATION: ['Jordan approved the pull request', 'We use Java and Rust', 'Santiago said the build is green', 'The Orange plan costs more', 'Chicago-style pizza'],
+  ORGANIZATION: ['PROVIDED AS IS, WITHOUT WARRANTY', 'The Inc. magazine article', 'Ltd edition print', 'our company policy says so', 'Sales grew in Q3 AG'],
+  STREET_ADDRESS: ['I came 2 place in the race', 'Spring 2024 release', 'see section 4 Street Fighter', 'Version 12 Way', 'room 101, floor 3'],
+  DATE_OF_BIRTH: ['Invoice dated 12/03/2024', 'The meeting is on March 12, 2025.', 'Release 1985-03-12 of the firmware', 'version 1.2.30', 'Born to run: 5 tips (2024)'],
   PASSWORD: ['password=${DB_PASSWORD}', 'password: os.environ["DB_PASSWORD"]', 'https://example.com:8443/path', 'reset your password: click here', 'curl -u admin https://x'],
 };
 
@@ -154,6 +193,19 @@ describe('recognizers at the default threshold', () => {
     expect(new DlpEngine({ entities: ['PERSON'] }).analyze(text).map((f) => f.entity)).toEqual(['PERSON']);
   });
 
+  it('finds places, organisations, addresses and birth dates only when DLP_ENTITIES asks', () => {
+    const text = 'Born on 12/03/1985 in Lyon, lives at 12 rue de la Paix, 75002 Paris, works for Nordlicht GmbH.';
+    const optIn = ['LOCATION', 'ORGANIZATION', 'STREET_ADDRESS', 'DATE_OF_BIRTH'] as const;
+    for (const entity of optIn) expect(new DlpEngine().entities.has(entity)).toBe(false);
+    expect(new DlpEngine().analyze(text)).toEqual([]);
+    expect(new DlpEngine({ entities: optIn }).analyze(text).map((f) => [f.entity, text.slice(f.start, f.end)])).toEqual([
+      ['DATE_OF_BIRTH', '12/03/1985'],
+      ['LOCATION', 'Lyon'],
+      ['STREET_ADDRESS', '12 rue de la Paix, 75002 Paris'],
+      ['ORGANIZATION', 'Nordlicht GmbH'],
+    ]);
+  });
+
   it('reports nothing in plain prose with numbers, dates, versions and code', () => {
     const text =
       'We shipped v2.14.3 on 2024-10-12 and fixed 37 bugs; revenue grew 12.5% to $1,234,567.89. See section 4.2.1 and ' +
@@ -166,6 +218,22 @@ describe('recognizers at the default threshold', () => {
 describe('scores', () => {
   const score = (text: string, entity: EntityType, threshold = 0) =>
     engine.analyze(text, { threshold }).find((f) => f.entity === entity)?.score;
+
+  it('keeps a date, a city or a country alone below the threshold and raises it with words that place or date a person', () => {
+    expect(score('Invoice dated 12/03/1985', 'DATE_OF_BIRTH')).toBe(0.5);
+    expect(score('DOB 12/03/1985', 'DATE_OF_BIRTH')).toBeCloseTo(0.85);
+    expect(score('ist am 12.03.1985 geboren', 'DATE_OF_BIRTH')).toBeCloseTo(0.85);
+    expect(score('Invoice dated 31/31/1985', 'DATE_OF_BIRTH')).toBeUndefined();
+    expect(score('Jordan approved it', 'LOCATION')).toBe(0.6);
+    expect(score('She is from Jordan', 'LOCATION')).toBeCloseTo(0.95);
+    expect(score('Lyon is rainy', 'LOCATION')).toBe(0.5);
+    expect(score('met her in Lyon', 'LOCATION')).toBeCloseTo(0.85);
+    expect(score('Siemens reported', 'ORGANIZATION')).toBe(0.55);
+    expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);
+    // The address outranks a name with context inside it, so no part of it is left behind.
+    expect(engine.analyze('Invoice from Corso Vittorio Emanuele 19').map((f) => f.entity)).toEqual(['STREET_ADDRESS']);
+    expect(engine.analyze('Invoice dated 12/03/1985', { threshold: 0.5 }).map((f) => f.entity)).toEqual(['DATE_OF_BIRTH']);
+  });
 
   it('gives checksum-validated values 1.0 and rejects broken checksums outright', () => {
     expect(score('4111 1111 1111 1111', 'CREDIT_CARD')).toBe(1);

@@ -4,22 +4,26 @@ import { apiKeyRecognizer } from './api-key.ts';
 import { bearerTokenRecognizer } from './bearer-token.ts';
 import { cloudAccessKeyRecognizer } from './cloud-access-key.ts';
 import { creditCardRecognizer } from './credit-card.ts';
+import { dateOfBirthRecognizer } from './date-of-birth.ts';
 import { EmailRecognizer } from './email.ts';
 import { IbanRecognizer } from './iban.ts';
 import { IpAddressRecognizer } from './ip-address.ts';
 import { jwtRecognizer } from './jwt.ts';
+import { LocationRecognizer } from './location.ts';
 import { ObfuscatedEmailRecognizer } from './obfuscated-email.ts';
+import { organizationRecognizer } from './organization.ts';
 import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
 import { passwordRecognizer } from './password.ts';
 import { PersonNameRecognizer } from './person-name.ts';
 import { privateKeyRecognizer } from './private-key.ts';
+import { streetAddressRecognizer } from './street-address.ts';
 import { usSsnRecognizer } from './us-ssn.ts';
 
 /** Options of {@link defaultRecognizers}. */
 export interface DefaultRecognizerOptions {
   /** Regions for national phone numbers; see {@link PhoneNumberRecognizerOptions.regions}. */
   phoneRegions?: readonly string[];
-  /** The entity types wanted; recognizers that load data (people's names) are built only when listed. */
+  /** The entity types wanted; the opt-in recognizers (people, places, organisations, addresses, birth dates) are built only when listed. */
   entities?: readonly EntityType[];
 }
 
@@ -43,6 +47,12 @@ export function defaultRecognizers(options: DefaultRecognizerOptions = {}): Reco
     new PhoneNumberRecognizer(options.phoneRegions ? { regions: options.phoneRegions } : {}),
     new IpAddressRecognizer(),
   ];
-  if (options.entities?.includes('PERSON')) recognizers.push(new PersonNameRecognizer());
+  const wanted = (entity: EntityType) => options.entities?.includes(entity) ?? false;
+  // A known place before a name: on a tie ("lives near Chiang Mai") the place wins.
+  if (wanted('LOCATION')) recognizers.push(new LocationRecognizer());
+  if (wanted('PERSON')) recognizers.push(new PersonNameRecognizer());
+  if (wanted('ORGANIZATION')) recognizers.push(organizationRecognizer());
+  if (wanted('STREET_ADDRESS')) recognizers.push(streetAddressRecognizer());
+  if (wanted('DATE_OF_BIRTH')) recognizers.push(dateOfBirthRecognizer());
   return recognizers;
 }

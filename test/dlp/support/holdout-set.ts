@@ -1,5 +1,6 @@
 import type { EntityType } from '../../../src/dlp/entities.ts';
 import type { EvalSample, GoldSpan } from './eval-set.ts';
+import * as p from './holdout-places.ts';
 import * as v from './holdout-values.ts';
 
 /**
@@ -8,10 +9,11 @@ import * as v from './holdout-values.ts';
  * filled by holdout-values.ts. It was written before the rules it measures
  * were changed and is split in two by template: `dev` (even templates, seed
  * 101) is what rules may be tuned on, `test` (odd templates, seed 202) is only
- * ever measured. Labels include people and places, whether or not the engine
- * looks for them.
+ * ever measured. Labels include people, places, organisations, street
+ * addresses and dates of birth, whether or not the engine looks for them;
+ * dates that are not birth dates are look-alikes.
  */
-export type HoldoutEntity = EntityType | 'PERSON' | 'LOCATION' | 'PASSWORD';
+export type HoldoutEntity = EntityType | 'PERSON' | 'LOCATION' | 'ORGANIZATION' | 'STREET_ADDRESS' | 'DATE_OF_BIRTH' | 'PASSWORD';
 
 export type HoldoutSplit = 'dev' | 'test';
 
@@ -22,6 +24,13 @@ const SLOTS: Record<string, Slot> = {
   last: (r) => v.person(r, 'last'),
   comma: (r) => v.person(r, 'comma'),
   city: v.city,
+  country: p.country,
+  org: p.organization,
+  address: p.streetAddress,
+  dob: p.dateOfBirth,
+  date: p.plainDate,
+  // A fixed value that draws no random number, so the samples around it stay as they were before it was labelled.
+  acme: () => v.whole('ORGANIZATION', 'ACME Corp'),
   phone: (r) => v.phone(r),
   email: v.email,
   obf: v.obfuscatedEmail,
@@ -45,7 +54,7 @@ export const HOLDOUT_TEMPLATES: readonly string[] = [
   '2024-03-02T10:11:12Z WARN payment failed card={card} user={email} latency=231ms',
   'Please wire the deposit to IBAN {iban} (account holder {name}) before {x}.',
   'Bankverbindung: {iban}\nKontoinhaber: {name}, {city}',
-  '{name}\nSenior Engineer | ACME Corp\nM: {phone}\nE: {email}',
+  '{name}\nSenior Engineer | {acme}\nM: {phone}\nE: {email}',
   'contact me at {obf} if the form does not work',
   'Here is my config, why does it fail?\n```\nDATABASE_URL={pw}\nLOG_LEVEL=debug\n```',
   'curl call that returns 401: {pw}',
@@ -77,13 +86,39 @@ export const HOLDOUT_TEMPLATES: readonly string[] = [
   'Rufnummer {phone}, Fax {phone}',
 ];
 
+/**
+ * Templates for countries, organisations, street addresses and dates of
+ * birth, sampled after the ones above (so those samples stay as they were)
+ * and split the same way by index.
+ */
+export const PLACE_TEMPLATES: readonly string[] = [
+  'Shipping address: {address}. Please deliver before {date}.',
+  'Neue Anschrift: {address}\nGültig ab {date}.',
+  'Patient {name}, DOB {dob}, lives at {address}.',
+  'Name: {name}\nDate of birth: {dob}\nAddress: {address}',
+  'Geboren am {dob} in {city}, wohnhaft in {country}.',
+  'Je suis née le {dob} à {city}, j’habite en {country}.',
+  'fecha de nacimiento: {dob}; país: {country}',
+  'Applicant was born on {dob} in {country}.',
+  'I work for {org} in {city}; before that I was at {org}.',
+  'Invoice from {org}, {address}, dated {date}.',
+  'The contract between {org} and {org} starts on {date}.',
+  'Sie arbeitet bei {org} und ist am {dob} geboren.',
+  'We moved from {country} to {city} last year; the office is at {address}.',
+  'Flight to {city} via {country} on {date}, seat {x}.',
+  'Report due {date}; revenue of {x} was booked in Q3.',
+  'Release {x} shipped on {date}; the next one is planned for {date}.',
+];
+
 const SEEDS: Record<HoldoutSplit, number> = { dev: 101, test: 202 };
 
 /** Options of {@link generateHoldoutSet}. */
 export interface HoldoutOptions {
   split: HoldoutSplit;
-  /** Samples. Default 1500. */
+  /** Samples from {@link HOLDOUT_TEMPLATES}. Default 1500. */
   size?: number;
+  /** Samples from {@link PLACE_TEMPLATES}, drawn after the others. Default 500. */
+  placeSize?: number;
   /** Default: the split's own seed. */
   seed?: number;
 }
@@ -91,14 +126,18 @@ export interface HoldoutOptions {
 /** The samples of one split; `family` is the first labelled entity type (or `OTHER`). */
 export function generateHoldoutSet(options: HoldoutOptions): EvalSample[] {
   const r = new v.Rng(options.seed ?? SEEDS[options.split]);
-  const templates = HOLDOUT_TEMPLATES.filter((_, i) => i % 2 === (options.split === 'dev' ? 0 : 1));
+  const ofSplit = (list: readonly string[]) => list.filter((_, i) => i % 2 === (options.split === 'dev' ? 0 : 1));
   const samples: EvalSample[] = [];
-  for (let n = 0; n < (options.size ?? 1500); n++) {
-    const index = r.int(templates.length);
-    const { text, gold } = fill(templates[index]!, r);
-    const family = (gold[0]?.entity ?? 'OTHER') as EvalSample['family'];
-    samples.push({ text, gold: gold as GoldSpan[], family, kind: gold.length > 0 ? 'positive' : 'negative', generator: `holdout-${options.split}-${index}` });
-  }
+  const draw = (templates: readonly string[], count: number, prefix: string) => {
+    for (let n = 0; n < count; n++) {
+      const index = r.int(templates.length);
+      const { text, gold } = fill(templates[index]!, r);
+      const family = (gold[0]?.entity ?? 'OTHER') as EvalSample['family'];
+      samples.push({ text, gold: gold as GoldSpan[], family, kind: gold.length > 0 ? 'positive' : 'negative', generator: `holdout-${options.split}-${prefix}${index}` });
+    }
+  };
+  draw(ofSplit(HOLDOUT_TEMPLATES), options.size ?? 1500, '');
+  draw(ofSplit(PLACE_TEMPLATES), options.placeSize ?? 500, 'p');
   return samples;
 }
 

@@ -47,12 +47,12 @@ export interface Piece {
   spans: { entity: HoldoutEntity; start: number; end: number }[];
 }
 
-const whole = (entity: HoldoutEntity, text: string): Piece => ({ text, spans: [{ entity, start: 0, end: text.length }] });
+export const whole = (entity: HoldoutEntity, text: string): Piece => ({ text, spans: [{ entity, start: 0, end: text.length }] });
 const inner = (entity: HoldoutEntity, before: string, value: string, after = ''): Piece => ({
   text: before + value + after,
   spans: [{ entity, start: before.length, end: before.length + value.length }],
 });
-const none = (text: string): Piece => ({ text, spans: [] });
+export const none = (text: string): Piece => ({ text, spans: [] });
 
 // ---------------------------------------------------------------- people and places
 

@@ -1,0 +1,49 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { allLocales } from '@faker-js/faker';
+import { MAJOR_CITIES } from './major-cities.ts';
+
+/**
+ * `node --experimental-strip-types scripts/build-place-names.ts`: writes the
+ * dictionaries of the LOCATION recognizer (src/dlp/data/countries.txt,
+ * cities.txt) from the country and city lists of every @faker-js/faker
+ * locale (MIT licence) and the capitals and large cities of
+ * scripts/major-cities.ts. Latin script only (the recognizer reads
+ * capitalised words); names that are common words in English, German,
+ * French or Spanish prose, and one-word town names that are also first names
+ * (`Hope`, `Mark`), are left out. Re-run after upgrading the package, after
+ * scripts/build-person-names.ts.
+ */
+const LICENCE = '# Derived from @faker-js/faker location data (MIT licence, Faker - Copyright (c) 2022-2025) and scripts/major-cities.ts.\n';
+const LATIN = /^\p{Lu}[\p{Script=Latin}\p{M}'’ .-]{2,40}$/u;
+/** City names in the locale lists that are also everyday words or fragments. */
+const COMMON = new Set([
+  'Mobile', 'Reading', 'Bath', 'Nice', 'Orange', 'Florence', 'Victoria', 'Eagle', 'Independence', 'Marina', 'Paradise', 'Spring', 'Union', 'Liberty', 'Enterprise',
+  'Commerce', 'Alliance', 'Concord', 'Harmony', 'Providence', 'Temple', 'Normal', 'Mission', 'Surprise', 'Pleasant', 'Greenville', 'Center', 'Salem', 'Bell', 'Lodge',
+  'Baden', 'Wald', 'Hall', 'Mark', 'Essen', 'Brest', 'Tours', 'Sens', 'Vienne', 'Laval', 'Belle', 'Oder', 'Rain', 'Aba', 'Bar', 'Bor', 'Ede', 'Bela', 'Ore', 'Nord',
+  'Asbestos', 'Banff', 'Arden', 'Aesch', 'Baar', 'Bled', 'Fet', 'Gjes', 'Høy', 'Inn', 'Fager', 'Lille', 'Bender', 'Mai', 'Media', 'Parla', 'Lugo', 'Sale', 'Sur',
+]);
+type Tree = string | readonly Tree[] | { readonly [key: string]: Tree } | undefined;
+
+function collect(node: Tree, into: Set<string>): void {
+  if (typeof node === 'string') {
+    const name = node.replace(/\s*\(.*\)$/, '').trim();
+    if (LATIN.test(name) && !COMMON.has(name)) into.add(name);
+  } else if (Array.isArray(node)) node.forEach((item) => collect(item, into));
+}
+
+const countries = new Set<string>();
+const cities = new Set<string>();
+for (const [code, locale] of Object.entries(allLocales)) {
+  const location = (locale as { location?: { country?: Tree; city_name?: Tree } }).location;
+  collect(location?.country, countries);
+  // nb_NO's "cities" are name fragments (Fet, Høy, Lille), not towns.
+  if (code !== 'nb_NO') collect(location?.city_name, cities);
+}
+const firstNames = new Set(readFileSync(new URL('../src/dlp/data/first-names.txt', import.meta.url), 'utf8').split('\n'));
+for (const city of cities) if (!city.includes(' ') && firstNames.has(city)) cities.delete(city);
+MAJOR_CITIES.forEach((city) => collect(city, cities));
+for (const country of countries) cities.delete(country);
+const out = (set: Set<string>) => `${LICENCE}${[...set].sort().join('\n')}\n`;
+writeFileSync(new URL('../src/dlp/data/countries.txt', import.meta.url), out(countries));
+writeFileSync(new URL('../src/dlp/data/cities.txt', import.meta.url), out(cities));
+process.stdout.write(`countries: ${countries.size}, cities: ${cities.size}\n`);
