@@ -220,11 +220,8 @@ export class ChatExecutor {
       outcome.upstreamMs = Date.now() - startedAt;
       try {
         await writer.flush();
-        if (job.record) {
-          await this.recordOutcome(job.record, resultJson, failure);
-          // Nobody reads an asynchronous job's stream: its outcome is in the record now.
-          await this.options.redis.del(job.streamKey);
-        }
+        // The job's runner reads its stream and releases it like any reader; the TTL stays the safety net.
+        if (job.record) await this.recordOutcome(job.record, resultJson, failure);
       } catch (err) {
         this.options.logger.error({ err, jobId: job.jobId }, 'could not write the reply stream');
       }
