@@ -179,7 +179,7 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
         Object.values((globalThis as any).Chart.instances).map((c: any) => ({ id: c.canvas.id, labels: c.data.labels, width: c.canvas.width, height: c.canvas.height })),
       );
       expect(charts.map((c) => c.id).sort()).toEqual(
-        ['chart-cache', 'chart-provider-latency', 'chart-provider-requests', 'chart-provider-tokens', 'chart-queue-depth', 'chart-requests'].sort(),
+        ['chart-cache', 'chart-cooldowns', 'chart-provider-latency', 'chart-provider-requests', 'chart-provider-tokens', 'chart-queue-depth', 'chart-requests'].sort(),
       );
       for (const chart of charts) {
         expect(chart.width).toBeGreaterThan(0);
