@@ -9,11 +9,17 @@
  *
  * - function words that carry no content (`a`, `the`, `is`, `my`...);
  * - a typo: two words of 4+ letters with the same first letter, one edit
- *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`);
+ *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`) and
+ *   not one opposite part for another (`employer`/`employee`,
+ *   `maximize`/`minimize`, `hyperthyroid`/`hypothyroid`);
  * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
  * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
  *   with relation words (`to`, `from`, `than`, `before`...) kept in place, so
- *   "USD to EUR" never matches "EUR to USD".
+ *   "USD to EUR" never matches "EUR to USD"; not two single words swapped,
+ *   unless one is `not` or an -ly adverb
+ *   ("diff main feature" / "diff feature main", `mv a.yaml a.bak` /
+ *   `mv a.bak a.yaml`, `a => b` / `a >= b`), and no symbol moved across
+ *   another (`*p++` / `++*p`).
  *
  * Everything else rejects: a different content word (an entity, an antonym, a
  * time word, a tone or format instruction), a different payload (code, a
@@ -43,6 +49,16 @@ const NEGATING_PREFIXES = ['un', 'in', 'im', 'il', 'ir', 'dis', 'non', 'de', 'an
 /** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
 function isPayload(token: string): boolean {
   return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
+}
+
+/** Words that may change places with a neighbour without changing the question: `not` ("won't my phone charge" = "will my phone not charge") and -ly adverbs ("quickly reset" = "reset quickly"). */
+function floats(word: string): boolean {
+  return word === 'not' || (word.length > 4 && word.endsWith('ly'));
+}
+
+/** A lone symbol of code or maths (`=`, `>`, `*`); quoted and fenced spans are longer tokens. */
+function isSymbol(token: string): boolean {
+  return /^[^\p{L}\p{N}]$/u.test(token);
 }
 
 /** The content words of token lists seen recently: a lookup verifies one prompt against up to four candidates. */
@@ -96,8 +112,35 @@ function negates(a: string, b: string): boolean {
   return NEGATING_PREFIXES.some((prefix) => long === prefix + short);
 }
 
+/**
+ * Parts of a word that turn it into its opposite when swapped for each
+ * other, one or two letters apart, so the typo rule would otherwise take one
+ * for a misspelling of the other. `$` marks a word ending.
+ */
+const OPPOSITE_PARTS: ReadonlyArray<readonly [string, string]> = [
+  ['max', 'min'], ['micro', 'macro'], ['hyper', 'hypo'], ['inter', 'intra'], ['endo', 'exo'], ['over', 'under'],
+  ['er$', 'ee$'], ['or$', 'ee$'], ['est$', 'er$'],
+];
+
+/** Whether `b` is `a` with one part of an opposite pair replaced by the other. */
+function opposes(a: string, b: string): boolean {
+  for (const [x, y] of OPPOSITE_PARTS) {
+    for (const [from, to] of [[x, y], [y, x]] as const) {
+      const atEnd = from.endsWith('$');
+      const part = from.replace('$', '');
+      const other = to.replace('$', '');
+      if (atEnd) {
+        if (a.endsWith(part) && a.slice(0, -part.length) + other === b) return true;
+        continue;
+      }
+      for (let i = a.indexOf(part); i !== -1; i = a.indexOf(part, i + 1)) if (a.slice(0, i) + other + a.slice(i + part.length) === b) return true;
+    }
+  }
+  return false;
+}
+
 function isTypo(a: string, b: string): boolean {
-  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b)) return false;
+  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
   return editDistance(a, b, allowed) <= allowed;
 }
@@ -185,6 +228,10 @@ function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
     if (rotated.every((token, i) => token === target[i])) {
       const moved = region.slice(0, k);
       const stayed = region.slice(k);
+      // Two words swapped reorder a name or a command's arguments ("diff main feature"), not a phrase;
+      // and code reads in order, so no symbol moves across another (`*p++` / `++*p`; "in C++" may still move).
+      if (moved.length === 1 && stayed.length === 1 && !floats(moved[0] as string) && !floats(stayed[0] as string)) return false;
+      if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
       return movable(moved) || movable(stayed);
     }
