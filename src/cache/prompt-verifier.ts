@@ -15,8 +15,8 @@
  * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
  * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
  *   with relation words (`to`, `from`, `than`, `before`...) kept in place, so
- *   "USD to EUR" never matches "EUR to USD"; not two single words swapped,
- *   unless one is `not` or an -ly adverb
+ *   "USD to EUR" never matches "EUR to USD"; not two neighbouring words
+ *   swapped, unless one is `not` or an -ly adverb
  *   ("diff main feature" / "diff feature main", `mv a.yaml a.bak` /
  *   `mv a.bak a.yaml`, `a => b` / `a >= b`), and no symbol moved across
  *   another (`*p++` / `++*p`).
@@ -51,7 +51,7 @@ function isPayload(token: string): boolean {
   return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
 }
 
-/** Words that may change places with a neighbour without changing the question: `not` ("won't my phone charge" = "will my phone not charge") and -ly adverbs ("quickly reset" = "reset quickly"). */
+/** Words that may change places with a neighbour without changing the question: `not` ("why is not Python fast" = "why is Python not fast") and -ly adverbs ("quickly reset" = "reset quickly"). */
 function floats(word: string): boolean {
   return word === 'not' || (word.length > 4 && word.endsWith('ly'));
 }
@@ -211,8 +211,18 @@ const RELATIONS = new Set([
   'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
 ]);
 
-/** True when `b` is `a` with one contiguous block moved elsewhere, and either the block or what it moved across holds no relation word. */
-function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
+/** Whether `first` is directly followed by `second` somewhere in `tokens`. */
+function adjacent(tokens: readonly string[], first: string, second: string): boolean {
+  for (let i = 0; i + 1 < tokens.length; i++) if (tokens[i] === first && tokens[i + 1] === second) return true;
+  return false;
+}
+
+/**
+ * True when `b` is `a` with one contiguous block moved elsewhere, and either the block or what it
+ * moved across holds no relation word. `rawA` and `rawB` are the prompts' tokens before function
+ * words were dropped, to tell two neighbours swapped from words that only meet once those are gone.
+ */
+function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly string[], rawB: readonly string[]): boolean {
   const n = a.length;
   if (n !== b.length) return false;
   let start = 0;
@@ -228,9 +238,11 @@ function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
     if (rotated.every((token, i) => token === target[i])) {
       const moved = region.slice(0, k);
       const stayed = region.slice(k);
-      // Two words swapped reorder a name or a command's arguments ("diff main feature"), not a phrase;
-      // and code reads in order, so no symbol moves across another (`*p++` / `++*p`; "in C++" may still move).
-      if (moved.length === 1 && stayed.length === 1 && !floats(moved[0] as string) && !floats(stayed[0] as string)) return false;
+      // Two neighbours swapped reorder a name or a command's arguments ("diff main feature"), not a
+      // phrase ("capital of France" = "France: its capital"); and code reads in order, so no symbol
+      // moves across another (`*p++` / `++*p`; "in C++" may still move).
+      const [x, y] = [moved[0] as string, stayed[0] as string];
+      if (moved.length === 1 && stayed.length === 1 && !floats(x) && !floats(y) && adjacent(rawA, x, y) && adjacent(rawB, y, x)) return false;
       if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
       return movable(moved) || movable(stayed);
@@ -271,5 +283,5 @@ export function verifyCandidate(cached: readonly string[], next: readonly string
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained } = explain(b, a);
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  return isBlockMove(a, sequence) ? { ok: true } : { ok: false, reason: 'order' };
+  return isBlockMove(a, sequence, cached, next) ? { ok: true } : { ok: false, reason: 'order' };
 }
