@@ -1,3 +1,5 @@
+import { negates, opposes } from './word-opposites.ts';
+
 /**
  * The second stage of a semantic hit: the vector search proposes a cached
  * prompt, and this decides whether its answer answers the new prompt. The
@@ -43,8 +45,6 @@ const FUNCTION_WORDS = new Set([
 /** Interchangeable question words. */
 const SAME_WORD: Readonly<Record<string, string>> = { which: 'what' };
 
-/** Prefixes that turn a word into its opposite: never a typo. */
-const NEGATING_PREFIXES = ['un', 'in', 'im', 'il', 'ir', 'dis', 'non', 'de', 'anti', 'mis'];
 
 /** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
 function isPayload(token: string): boolean {
@@ -105,38 +105,6 @@ function editDistance(a: string, b: string, max: number): number {
     }
   }
   return (rows[a.length] as number[])[b.length] as number;
-}
-
-function negates(a: string, b: string): boolean {
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
-  return NEGATING_PREFIXES.some((prefix) => long === prefix + short);
-}
-
-/**
- * Parts of a word that turn it into its opposite when swapped for each
- * other, one or two letters apart, so the typo rule would otherwise take one
- * for a misspelling of the other. `$` marks a word ending.
- */
-const OPPOSITE_PARTS: ReadonlyArray<readonly [string, string]> = [
-  ['max', 'min'], ['micro', 'macro'], ['hyper', 'hypo'], ['inter', 'intra'], ['endo', 'exo'], ['over', 'under'],
-  ['er$', 'ee$'], ['or$', 'ee$'], ['est$', 'er$'],
-];
-
-/** Whether `b` is `a` with one part of an opposite pair replaced by the other. */
-function opposes(a: string, b: string): boolean {
-  for (const [x, y] of OPPOSITE_PARTS) {
-    for (const [from, to] of [[x, y], [y, x]] as const) {
-      const atEnd = from.endsWith('$');
-      const part = from.replace('$', '');
-      const other = to.replace('$', '');
-      if (atEnd) {
-        if (a.endsWith(part) && a.slice(0, -part.length) + other === b) return true;
-        continue;
-      }
-      for (let i = a.indexOf(part); i !== -1; i = a.indexOf(part, i + 1)) if (a.slice(0, i) + other + a.slice(i + part.length) === b) return true;
-    }
-  }
-  return false;
 }
 
 function isTypo(a: string, b: string): boolean {
