@@ -8,7 +8,7 @@ import { canonicalPrompt } from '../src/cache/prompt-canonical.ts';
 import { guardSignatureOf } from '../src/cache/prompt-guards.ts';
 import { verifyCandidate } from '../src/cache/prompt-verifier.ts';
 import { loadSettings } from '../src/config/settings.ts';
-import { readPairSet, type Pair, type SetName } from '../eval/semantic/pair-set.ts';
+import { readPairSet, SET_NAMES, type Pair, type SetName } from '../eval/semantic/pair-set.ts';
 import {
   categoryRows,
   curve,
@@ -25,7 +25,7 @@ import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts'
 import { MINILM } from '../test/support/tiny-onnx-model.ts';
 
 /**
- * `npm run eval:semantic [-- --set dev|test] [--threshold 0.95] [--limit n] [--json out.json]`
+ * `npm run eval:semantic [-- --set dev|test|holdout2] [--threshold 0.95] [--limit n] [--json out.json]`
  *
  * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
  * worker processes, exact and semantic cache on, the real all-MiniLM-L6-v2
@@ -55,7 +55,7 @@ const { values: args } = parseArgs({
 
 const ROOT = resolve(import.meta.dirname, '..');
 const set = args.set as SetName;
-if (set !== 'dev' && set !== 'test') fail(`--set must be dev or test, not ${args.set}`);
+if (!SET_NAMES.includes(set)) fail(`--set must be one of ${SET_NAMES.join(', ')}, not ${args.set}`);
 const threshold = args.threshold === undefined ? loadSettings({}).SEMANTIC_CACHE_THRESHOLD : Number(args.threshold);
 if (!(threshold >= 0 && threshold <= 1)) fail(`--threshold must be between 0 and 1, not ${args.threshold}`);
 const limit = args.limit === undefined ? Infinity : Number(args.limit);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { DEV_PARAGRAPHS, TEST_PARAGRAPHS } from './long-paragraphs.ts';
-import { formatPairs, GENERATED_CATEGORIES, readPairSet, setPath, type Pair, type SetName } from './pair-set.ts';
+import { formatPairs, GENERATED_CATEGORIES, readPairSet, setPath, type Pair, type GeneratedSetName } from './pair-set.ts';
 
 /**
  * The long-prompt pairs, built deterministically from long-paragraphs.ts.
@@ -34,7 +34,7 @@ interface Spec {
 const LENGTHS = [100, 300, 600] as const;
 
 // Dev and test use different paragraphs, outcomes, requests and questions, so no prompt text is shared.
-const SPECS: Record<SetName, Spec> = {
+const SPECS: Record<GeneratedSetName, Spec> = {
   dev: {
     paragraphs: DEV_PARAGRAPHS,
     outcomes: [
@@ -109,7 +109,7 @@ function passage(paragraphs: readonly string[], start: number, target: number): 
 }
 
 /** The long pairs of one set, numbered per category. */
-export function longPairs(set: SetName): Pair[] {
+export function longPairs(set: GeneratedSetName): Pair[] {
   const spec = SPECS[set];
   const n = spec.paragraphs.length;
   const pairs: Pair[] = [];
@@ -155,7 +155,7 @@ export function longPairs(set: SetName): Pair[] {
 }
 
 /** Rewrites the generated rows of a set file, keeping the hand-written ones in place before them. */
-export function writeLongPairs(set: SetName): number {
+export function writeLongPairs(set: GeneratedSetName): number {
   const kept = readPairSet(set).filter((p) => !GENERATED_CATEGORIES.includes(p.category));
   const generated = longPairs(set);
   writeFileSync(setPath(set), formatPairs([...kept, ...generated]));

@@ -1,10 +1,14 @@
+import { CAPITONYMS } from './capitonyms.ts';
+
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
  * so trivial variants share an exact-cache key and embed alike, and the
  * semantic verifier compares what is left token by token.
  *
  * Taken out: whitespace, sentence punctuation, letter case where it carries no
- * meaning (a capitalized word, a prompt written all in capitals),
+ * meaning (a capitalized word, a prompt written all in capitals or in Title
+ * Case), except a name that is also a common word (`Turkey`, `Go`) written
+ * with its capital inside a sentence,
  * contractions (`what's` = `what is`, `won't` = `will not`), greetings and
  * politeness (`please`, `thanks`, `can you tell me`), and `how do I` = `how
  * to`. Kept exactly as written: code (fenced and inline), quoted strings,
@@ -92,6 +96,13 @@ function isShouting(text: string): boolean {
   return upper >= 8 && upper > 4 * lower;
 }
 
+/** A prompt in Title Case (`Give Me Tips For Running`): its capitals say nothing about names. */
+function isTitleCase(text: string): boolean {
+  const words = text.match(/\p{L}+/gu) ?? [];
+  const capitalized = words.filter((word) => /^\p{Lu}/u.test(word)).length;
+  return words.length >= 3 && capitalized >= 0.75 * words.length;
+}
+
 /** Capitalized words whose case is their meaning in code (`True` in Python, `true` in JSON). */
 const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', 'Infinity']);
 
@@ -99,15 +110,18 @@ const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', '
  * A capitalized word (`Roughly`, `Everest`, `Inflation` in a title) folds:
  * people capitalize as they please. Capitals elsewhere keep their case, since
  * they may be the meaning: `CO` is not `Co`, `mW` not `MW`, `-R` not `-r`, a
- * single letter is a name (`x` and `X`), and so is a code literal.
+ * single letter is a name (`x` and `X`), and so is a code literal. Where
+ * `keepNames` (inside a sentence, in a prompt not all in capitals or Title
+ * Case), a capitonym keeps its capital: `Turkey` is not `turkey`.
  */
-function foldCase(word: string): string {
+function foldCase(word: string, keepNames: boolean): string {
   if (word === 'I' || word.startsWith("I'") || word.startsWith('I’')) return word.toLowerCase();
-  return /^\p{Lu}[\p{Ll}'’]+$/u.test(word) && !CASED_LITERALS.has(word) ? word.toLowerCase() : word;
+  if (!/^\p{Lu}[\p{Ll}'’]+$/u.test(word) || CASED_LITERALS.has(word)) return word;
+  return keepNames && CAPITONYMS.has(word.toLowerCase().replace(/['’]s$/, '')) ? word : word.toLowerCase();
 }
 
-function expand(token: string): string[] {
-  const word = foldCase(token);
+function expand(token: string, keepNames: boolean): string[] {
+  const word = foldCase(token, keepNames);
   const lower = word.toLowerCase().replaceAll('’', "'");
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
@@ -155,10 +169,30 @@ function dropCourtesy(tokens: readonly string[], promptStart: boolean): string[]
   return out;
 }
 
-function proseTokens(prose: string, shouting: boolean): string[] {
+/** Punctuation after which a capital letter starts a sentence rather than a name. */
+const SENTENCE_END = /^[.!?…:]$/;
+
+/**
+ * The tokens of a stretch of prose. `mayKeepNames`: the prompt is neither all
+ * capitals nor Title Case; `promptStart`: the stretch opens the prompt, so its
+ * first word starts a sentence.
+ */
+function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, promptStart: boolean): string[] {
   const text = shouting ? prose.toLowerCase() : prose;
   const tokens: string[] = [];
-  for (const match of text.matchAll(TOKEN)) if (!PUNCTUATION.has(match[0])) tokens.push(...expand(match[0]));
+  let sentenceStart = promptStart;
+  let previousEnd = 0;
+  for (const match of text.matchAll(TOKEN)) {
+    const token = match[0];
+    if (text.slice(previousEnd, match.index).includes('\n')) sentenceStart = true;
+    previousEnd = match.index + token.length;
+    if (PUNCTUATION.has(token)) {
+      if (SENTENCE_END.test(token)) sentenceStart = true;
+      continue;
+    }
+    tokens.push(...expand(token, mayKeepNames && !sentenceStart));
+    sentenceStart = false;
+  }
   return tokens;
 }
 
@@ -169,12 +203,14 @@ const WHOLLY_QUOTED = /^\s*(?:"([^"]+)"|“([^”]+)”)\s*$/u;
 export function canonicalPrompt(raw: string): CanonicalPrompt {
   const quoted = WHOLLY_QUOTED.exec(raw);
   const text = quoted ? ((quoted[1] ?? quoted[2]) as string) : raw;
-  const shouting = isShouting(text.replace(OPAQUE, ' '));
+  const plain = text.replace(OPAQUE, ' ');
+  const shouting = isShouting(plain);
+  const mayKeepNames = !shouting && !isTitleCase(plain);
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
   const flushProse = (until: number) => {
-    prose.push(...proseTokens(text.slice(cursor, until), shouting));
+    prose.push(...proseTokens(text.slice(cursor, until), shouting, mayKeepNames, cursor === 0));
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);

@@ -1,3 +1,5 @@
+import { negates, opposes } from './word-opposites.ts';
+
 /**
  * The second stage of a semantic hit: the vector search proposes a cached
  * prompt, and this decides whether its answer answers the new prompt. The
@@ -9,11 +11,17 @@
  *
  * - function words that carry no content (`a`, `the`, `is`, `my`...);
  * - a typo: two words of 4+ letters with the same first letter, one edit
- *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`);
+ *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`) and
+ *   not one opposite part for another (`employer`/`employee`,
+ *   `maximize`/`minimize`, `hyperthyroid`/`hypothyroid`);
  * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
  * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
  *   with relation words (`to`, `from`, `than`, `before`...) kept in place, so
- *   "USD to EUR" never matches "EUR to USD".
+ *   "USD to EUR" never matches "EUR to USD"; not two neighbouring words
+ *   swapped, unless one is `not` or an -ly adverb
+ *   ("diff main feature" / "diff feature main", `mv a.yaml a.bak` /
+ *   `mv a.bak a.yaml`, `a => b` / `a >= b`), and no symbol moved across
+ *   another (`*p++` / `++*p`).
  *
  * Everything else rejects: a different content word (an entity, an antonym, a
  * time word, a tone or format instruction), a different payload (code, a
@@ -37,12 +45,20 @@ const FUNCTION_WORDS = new Set([
 /** Interchangeable question words. */
 const SAME_WORD: Readonly<Record<string, string>> = { which: 'what' };
 
-/** Prefixes that turn a word into its opposite: never a typo. */
-const NEGATING_PREFIXES = ['un', 'in', 'im', 'il', 'ir', 'dis', 'non', 'de', 'anti', 'mis'];
 
 /** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
 function isPayload(token: string): boolean {
   return !/^[\p{Ll}]+(?:['’-][\p{Ll}]+)*$/u.test(token);
+}
+
+/** Words that may change places with a neighbour without changing the question: `not` ("why is not Python fast" = "why is Python not fast") and -ly adverbs ("quickly reset" = "reset quickly"). */
+function floats(word: string): boolean {
+  return word === 'not' || (word.length > 4 && word.endsWith('ly'));
+}
+
+/** A lone symbol of code or maths (`=`, `>`, `*`); quoted and fenced spans are longer tokens. */
+function isSymbol(token: string): boolean {
+  return /^[^\p{L}\p{N}]$/u.test(token);
 }
 
 /** The content words of token lists seen recently: a lookup verifies one prompt against up to four candidates. */
@@ -91,13 +107,8 @@ function editDistance(a: string, b: string, max: number): number {
   return (rows[a.length] as number[])[b.length] as number;
 }
 
-function negates(a: string, b: string): boolean {
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
-  return NEGATING_PREFIXES.some((prefix) => long === prefix + short);
-}
-
 function isTypo(a: string, b: string): boolean {
-  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b)) return false;
+  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
   return editDistance(a, b, allowed) <= allowed;
 }
@@ -168,8 +179,18 @@ const RELATIONS = new Set([
   'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
 ]);
 
-/** True when `b` is `a` with one contiguous block moved elsewhere, and either the block or what it moved across holds no relation word. */
-function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
+/** Whether `first` is directly followed by `second` somewhere in `tokens`. */
+function adjacent(tokens: readonly string[], first: string, second: string): boolean {
+  for (let i = 0; i + 1 < tokens.length; i++) if (tokens[i] === first && tokens[i + 1] === second) return true;
+  return false;
+}
+
+/**
+ * True when `b` is `a` with one contiguous block moved elsewhere, and either the block or what it
+ * moved across holds no relation word. `rawA` and `rawB` are the prompts' tokens before function
+ * words were dropped, to tell two neighbours swapped from words that only meet once those are gone.
+ */
+function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly string[], rawB: readonly string[]): boolean {
   const n = a.length;
   if (n !== b.length) return false;
   let start = 0;
@@ -185,6 +206,12 @@ function isBlockMove(a: readonly string[], b: readonly string[]): boolean {
     if (rotated.every((token, i) => token === target[i])) {
       const moved = region.slice(0, k);
       const stayed = region.slice(k);
+      // Two neighbours swapped reorder a name or a command's arguments ("diff main feature"), not a
+      // phrase ("capital of France" = "France: its capital"); and code reads in order, so no symbol
+      // moves across another (`*p++` / `++*p`; "in C++" may still move).
+      const [x, y] = [moved[0] as string, stayed[0] as string];
+      if (moved.length === 1 && stayed.length === 1 && !floats(x) && !floats(y) && adjacent(rawA, x, y) && adjacent(rawB, y, x)) return false;
+      if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
       return movable(moved) || movable(stayed);
     }
@@ -224,5 +251,5 @@ export function verifyCandidate(cached: readonly string[], next: readonly string
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained } = explain(b, a);
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  return isBlockMove(a, sequence) ? { ok: true } : { ok: false, reason: 'order' };
+  return isBlockMove(a, sequence, cached, next) ? { ok: true } : { ok: false, reason: 'order' };
 }

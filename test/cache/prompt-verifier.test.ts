@@ -28,6 +28,24 @@ describe('canonicalPrompt', () => {
     // A greeting is courtesy only where a prompt starts.
     expect(canonicalPrompt('Translate hi to French').tokens).toContain('hi');
   });
+
+  it('keeps the capital of a name that is also a common word, inside a sentence', () => {
+    expect(canonicalPrompt('How expensive is Turkey in July?').tokens).toContain('Turkey');
+    expect(canonicalPrompt('How expensive is Turkey in July?').text).not.toBe(canonicalPrompt('How expensive is turkey in July?').text);
+    expect(canonicalPrompt("What is Turkey's capital?").tokens).toEqual(['what', 'is', 'Turkey', "'s", 'capital']);
+    expect(canonicalPrompt('Is it worth learning Go this year?').text).not.toBe(canonicalPrompt('Is it worth learning go this year?').text);
+  });
+
+  it('still folds a capital that starts a sentence, a Title Case or shouted prompt, other names and months', () => {
+    const same = (a: string, b: string) => expect(canonicalPrompt(a).text).toBe(canonicalPrompt(b).text);
+    same('Turkey is expensive in July', 'turkey is expensive in July');
+    same('I plan a trip. Turkey or Greece?', 'I plan a trip. turkey or Greece?');
+    same('Notes:\nTurkey in July', 'Notes:\nturkey in July');
+    same('Is Go The Best First Programming Language', 'is go the best first programming language');
+    same('IS TURKEY EXPENSIVE IN JULY', 'is turkey expensive in july');
+    same('What should I plant in early March?', 'what should I plant in early march');
+    same('How do I learn Python?', 'how do I learn python');
+  });
 });
 
 describe('verifyCandidate', () => {
@@ -57,6 +75,34 @@ describe('verifyCandidate', () => {
     expect(verdict('Match ^[a-z]+$ in JavaScript', 'Match ^[A-Z]+$ in JavaScript')).toBe('payload');
     expect(verdict('How many joules is 1 mJ?', 'How many joules is 1 MJ?')).toBe('payload');
     expect(verdict('Why does `x = 1` fail here?', 'Why does `x == 1` fail here?')).toBe('payload');
+  });
+
+  it('rejects opposites one or two letters apart, and still accepts a typo of either', () => {
+    expect(verdict('What rights does an employer have?', 'What rights does an employee have?')).toBe('content');
+    expect(verdict('Is the trainer liable for injuries?', 'Is the trainee liable for injuries?')).toBe('content');
+    expect(verdict('How do I maximize a window?', 'How do I minimize a window?')).toBe('content');
+    expect(verdict('What causes hyperthyroidism in cats?', 'What causes hypothyroidism in cats?')).toBe('content');
+    expect(verdict('Why is burning wood endothermic?', 'Why is burning wood exothermic?')).toBe('content');
+    expect(verdict('What does a course in microeconomics cover?', 'What does a course in macroeconomics cover?')).toBe('content');
+    expect(verdict('Is interstate trucking regulated?', 'Is intrastate trucking regulated?')).toBe('content');
+    expect(verdict('Which is the strongest metal?', 'Which is the stronger metal?')).toBe('content');
+    expect(verdict('What does an employer owe a worker?', 'What does an emploer owe a worker?')).toBe('ok');
+    expect(verdict('How do I maximize a window?', 'How do I maximze a window?')).toBe('ok');
+    expect(verdict('Who are the employers in this town?', 'Who are the employer in this town?')).toBe('ok');
+  });
+
+  it('rejects two neighbouring words or two symbols swapped, but lets not, an adverb or a phrase with a symbol move', () => {
+    expect(verdict('what does git diff main feature show', 'what does git diff feature main show')).toBe('order');
+    expect(verdict('Explain: mv settings.yaml settings.bak', 'Explain: mv settings.bak settings.yaml')).toBe('order');
+    expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('order');
+    expect(verdict('In C, what does *p++ do?', 'In C, what does ++*p do?')).toBe('order');
+    expect(verdict("Why won't my phone charge?", 'Why will my phone not charge?')).toBe('ok');
+    expect(verdict('Why is not Python fast?', 'Why is Python not fast?')).toBe('ok');
+    // Words that meet only once function words are dropped were not swapped.
+    expect(verdict('What is the capital of France?', 'France: its capital?')).toBe('ok');
+    expect(verdict('How do I quickly reset a router?', 'How do I reset a router quickly?')).toBe('ok');
+    expect(verdict('In C++, how do I sort a vector?', 'How do I sort a vector in C++?')).toBe('ok');
+    expect(verdict('In Python 3, how do I read a CSV file?', 'How do I read a CSV file in Python 3?')).toBe('ok');
   });
 
   it('compares a long prompt to its last word, past any embedding window', () => {
