@@ -3,6 +3,7 @@ import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrat
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
 import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
+import { withTransaction } from './pg-transaction.ts';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -102,18 +103,8 @@ export class PostgresKeyStore implements KeyStore {
     });
   }
 
-  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await fn(client);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+  private transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+    return withTransaction(this.pool, fn);
   }
 
   private async query<R extends object>(text: string, values: unknown[] = []): Promise<R[]> {

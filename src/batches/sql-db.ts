@@ -5,6 +5,7 @@ import { Pool, type PoolClient } from 'pg';
 import type { Settings } from '../config/settings.ts';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { BATCH_MIGRATIONS, LATEST_BATCH_SCHEMA_VERSION } from './batch-schema.ts';
+import { withTransaction } from '../auth/pg-transaction.ts';
 
 export type SqlValue = string | number | null;
 
@@ -157,18 +158,8 @@ class PostgresDb implements SqlDb {
     });
   }
 
-  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await fn(client);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+  private transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+    return withTransaction(this.pool, fn);
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
