@@ -4,8 +4,8 @@ import { CATEGORIES, GENERATED_CATEGORIES, parsePairs, readPairSet, SET_NAMES, t
 
 /**
  * The labelled pairs of the semantic-cache evaluation (eval/semantic/): well
- * formed, enough of every kind in the held-out sets (test and holdout2), and
- * all three files disjoint, so tuning on dev cannot leak into the held-out figures.
+ * formed, enough of every kind in the held-out sets (test, holdout2 and
+ * holdout3), and all files disjoint, so tuning on dev cannot leak into the held-out figures.
  */
 
 const sets = Object.fromEntries(SET_NAMES.map((set) => [set, readPairSet(set)])) as Record<SetName, Pair[]>;
@@ -37,6 +37,15 @@ describe('semantic evaluation pair sets', () => {
     expect(nearMisses).toBeLessThan(0.6);
     const holdout2 = countBy(sets.holdout2);
     for (const category of Object.keys(CATEGORIES)) expect(holdout2[category] ?? 0, category).toBeGreaterThanOrEqual(5);
+  });
+
+  it('hold at least 230 holdout3 pairs, about half near misses, with every category at least 8 times', () => {
+    expect(sets.holdout3.length).toBeGreaterThanOrEqual(230);
+    const nearMisses = sets.holdout3.filter((p) => p.label === 'near_miss').length / sets.holdout3.length;
+    expect(nearMisses).toBeGreaterThan(0.4);
+    expect(nearMisses).toBeLessThan(0.6);
+    const holdout3 = countBy(sets.holdout3);
+    for (const category of Object.keys(CATEGORIES)) expect(holdout3[category] ?? 0, category).toBeGreaterThanOrEqual(8);
   });
 
   it('rejects a line whose label contradicts its category, naming the line', () => {
@@ -71,5 +80,15 @@ describe('semantic evaluation pair sets', () => {
     for (const p of long) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
     // 450 words is well past the 512 tokens the model reads.
     expect(long.filter((p) => words(p.a) > 450).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('hold hand-written long pairs in holdout3, each prompt at least 150 words, at least 4 past the model window', () => {
+    const long = sets.holdout3.filter((p) => GENERATED_CATEGORIES.includes(p.category));
+    for (const category of GENERATED_CATEGORIES) {
+      const rows = long.filter((p) => p.category === category);
+      for (const p of rows) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
+      // 450 words is well past the 512 tokens the model reads.
+      expect(rows.filter((p) => Math.min(words(p.a), words(p.b)) > 450).length, category).toBeGreaterThanOrEqual(4);
+    }
   });
 });
