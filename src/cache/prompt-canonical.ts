@@ -1,4 +1,4 @@
-import { CAPITONYMS } from './capitonyms.ts';
+import { dropCourtesy } from './prompt-courtesy.ts';
 
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
@@ -29,8 +29,36 @@ const OPAQUE = /```[\s\S]*?```|`[^`\n]+`|"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|
 /** Words (letters and digits, joined by . _ ' ’ -), or single symbols. */
 const TOKEN = /[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
 
-/** Sentence punctuation: it never changes what is asked. */
-const PUNCTUATION = new Set(['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"', '“', '”', "'", '’']);
+/** Sentence punctuation and dashes: they never change what is asked. */
+const PUNCTUATION = new Set(['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"', '“', '”', "'", '’', '—', '–']);
+
+/** Brackets around words of prose, "(in Python)": an aside, not a grouping like `(8 - 3) * 2`. */
+function withoutProseBrackets(chunk: string): string {
+  return chunk.replace(/^\((?=\p{L})/u, '').replace(/(?<=\p{L})\)(?=[.,;:!?…"”’']*$)/u, '');
+}
+
+/** Symbols that make a word code, a path, a formula or an identifier (`./build`, `i++`, `a=>b`, `std::vector`, `50%`). */
+const CODE_SYMBOL = /[/\\=<>+*&|^%$#@~{}[\]]|[^\s:]:[^\s:]|::/u;
+
+/**
+ * A whitespace-separated chunk that is code rather than prose: it holds a
+ * code symbol, starts like a flag, a hidden file or a selector (`-I`,
+ * `--force`, `.env`, `.Header`, `./run`), or calls something (`printf(`).
+ * Such a chunk is one token, kept exactly as written: `-i` is not `-I`, and
+ * `./build` not `/build`.
+ */
+function isCodeChunk(chunk: string): boolean {
+  if (chunk.length < 2) return false;
+  return CODE_SYMBOL.test(chunk) || /^[-.][\p{L}\p{N}/._-]/u.test(chunk) || /[\p{L}\p{N}_]\(/u.test(chunk);
+}
+
+/** Sentence punctuation after a chunk, and an unmatched closing or opening bracket around it. */
+function chunkCore(chunk: string): string {
+  let core = chunk.replace(/[.,;:!?…"”’']+$/u, '');
+  if (core.endsWith(')') && !core.includes('(')) core = core.slice(0, -1);
+  if (core.startsWith('(') && !core.includes(')')) core = core.slice(1);
+  return core;
+}
 
 const CONTRACTIONS: Readonly<Record<string, string[]>> = {
   "won't": ['will', 'not'],
@@ -51,39 +79,6 @@ const SUFFIXES: ReadonlyArray<[string, string]> = [
   ["'ll", 'will'],
   ["'d", 'would'],
 ];
-
-/** Phrases that add politeness, never content; removed wherever they stand (lower-case token sequences). */
-const FILLERS: ReadonlyArray<readonly string[]> = [
-  ['thank', 'you', 'very', 'much'],
-  ['thank', 'you'],
-  ['thanks', 'a', 'lot'],
-  ['thanks'],
-  ['thx'],
-  ['please'],
-  ['pls'],
-  ['kindly'],
-  ['i', 'would', 'like', 'to', 'know'],
-  ['i', 'want', 'to', 'know'],
-  ['do', 'you', 'know'],
-  ['for', 'me'],
-];
-
-/** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi). */
-const GREETINGS = new Set(['hello', 'hi', 'hey', 'greetings']);
-
-/** `can you` and the like are politeness only in front of a request verb ("can you eat raw fish?" is a question). */
-const COURTESY_VERBS = new Set([
-  'tell', 'give', 'list', 'explain', 'write', 'show', 'help', 'describe', 'summarize', 'summarise', 'suggest',
-  'recommend', 'provide', 'make', 'create', 'translate', 'find', 'name', 'share', 'define', 'compare', 'draft',
-]);
-const COURTESY_MODALS = new Set(['can', 'could', 'would', 'will']);
-
-/** "tell me how ...", "tell me what ...": the question is the same without the courtesy. */
-const WH_WORDS = new Set(['how', 'what', 'why', 'when', 'where', 'who', 'which', 'whether', 'if']);
-
-/** `how do I` / `how can I` / `how should we` ... = `how to`. */
-const HOW_MODALS = new Set(['do', 'can', 'could', 'should', 'would', 'does']);
-const HOW_SUBJECTS = new Set(['i', 'we', 'you', 'one']);
 
 /** A word written in capitals from start to end (with at least 8 letters in all) is shouting, not acronyms. */
 function isShouting(text: string): boolean {
@@ -107,17 +102,20 @@ function isTitleCase(text: string): boolean {
 const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', 'Infinity']);
 
 /**
- * A capitalized word (`Roughly`, `Everest`, `Inflation` in a title) folds:
- * people capitalize as they please. Capitals elsewhere keep their case, since
- * they may be the meaning: `CO` is not `Co`, `mW` not `MW`, `-R` not `-r`, a
- * single letter is a name (`x` and `X`), and so is a code literal. Where
- * `keepNames` (inside a sentence, in a prompt not all in capitals or Title
- * Case), a capitonym keeps its capital: `Turkey` is not `turkey`.
+ * A capitalized word that starts a sentence, or any word of a prompt written
+ * all in capitals or in Title Case, folds: its capital is the writer's habit.
+ * Inside a sentence of a prompt that uses case (`keepNames`), a capital is
+ * kept, since it may be the meaning: `Turkey` is not `turkey`, `Hello` in
+ * "hash the string Hello" is not `hello`, `Int` is not `int`. Capitals
+ * elsewhere in a word always stay (`CO` is not `Co`, `mW` not `MW`), and so
+ * does a single letter (`x` and `X`) and a code literal. A prompt written
+ * without capitals says nothing by its case; the verifier lets it match one
+ * that has them (see `prompt-verifier.ts`).
  */
 function foldCase(word: string, keepNames: boolean): string {
   if (word === 'I' || word.startsWith("I'") || word.startsWith('I’')) return word.toLowerCase();
   if (!/^\p{Lu}[\p{Ll}'’]+$/u.test(word) || CASED_LITERALS.has(word)) return word;
-  return keepNames && CAPITONYMS.has(word.toLowerCase().replace(/['’]s$/, '')) ? word : word.toLowerCase();
+  return keepNames ? word : word.toLowerCase();
 }
 
 function expand(token: string, keepNames: boolean): string[] {
@@ -133,65 +131,42 @@ function expand(token: string, keepNames: boolean): string[] {
   return [lower];
 }
 
-function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
-  for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
-  return true;
-}
-
-/** Removes politeness (greetings only at the prompt's start) and rewrites `how do I` as `how to`. */
-function dropCourtesy(tokens: readonly string[], promptStart: boolean): string[] {
-  const out: string[] = [];
-  let i = 0;
-  while (promptStart && GREETINGS.has(tokens[i] ?? '')) i++;
-  while (i < tokens.length) {
-    const filler = FILLERS.find((phrase) => startsWith(tokens, i, phrase));
-    if (filler) {
-      i += filler.length;
-      continue;
-    }
-    const word = tokens[i] as string;
-    if (COURTESY_MODALS.has(word) && tokens[i + 1] === 'you' && COURTESY_VERBS.has(tokens[i + 2] ?? '')) {
-      i += 2;
-      continue;
-    }
-    if (word === 'tell' && tokens[i + 1] === 'me' && WH_WORDS.has(tokens[i + 2] ?? '')) {
-      i += 2;
-      continue;
-    }
-    if (word === 'how' && HOW_MODALS.has(tokens[i + 1] ?? '') && HOW_SUBJECTS.has(tokens[i + 2] ?? '')) {
-      out.push('how', 'to');
-      i += 3;
-      continue;
-    }
-    out.push(word);
-    i++;
-  }
-  return out;
-}
-
 /** Punctuation after which a capital letter starts a sentence rather than a name. */
 const SENTENCE_END = /^[.!?…:]$/;
 
 /**
- * The tokens of a stretch of prose. `mayKeepNames`: the prompt is neither all
+ * The tokens of a stretch of prose, chunk by chunk: a code chunk is one token,
+ * the rest is words and symbols. `mayKeepNames`: the prompt is neither all
  * capitals nor Title Case; `promptStart`: the stretch opens the prompt, so its
  * first word starts a sentence.
  */
 function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, promptStart: boolean): string[] {
-  const text = shouting ? prose.toLowerCase() : prose;
   const tokens: string[] = [];
   let sentenceStart = promptStart;
   let previousEnd = 0;
-  for (const match of text.matchAll(TOKEN)) {
-    const token = match[0];
-    if (text.slice(previousEnd, match.index).includes('\n')) sentenceStart = true;
-    previousEnd = match.index + token.length;
-    if (PUNCTUATION.has(token)) {
-      if (SENTENCE_END.test(token)) sentenceStart = true;
+  for (const chunkMatch of prose.matchAll(/\S+/gu)) {
+    const chunk = chunkMatch[0];
+    // A line break starts a sentence after punctuation or a blank line; inside a sentence it is only wrapping.
+    const gap = prose.slice(previousEnd, chunkMatch.index);
+    if (/\n\s*\n/.test(gap) || (gap.includes('\n') && /[.!?…:]$/.test(prose.slice(0, previousEnd)))) sentenceStart = true;
+    previousEnd = chunkMatch.index + chunk.length;
+    const core = chunkCore(chunk);
+    if (isCodeChunk(core)) {
+      tokens.push(core);
+      sentenceStart = SENTENCE_END.test(chunk.at(-1) as string) && core.length < chunk.length;
       continue;
     }
-    tokens.push(...expand(token, mayKeepNames && !sentenceStart));
-    sentenceStart = false;
+    const words = withoutProseBrackets(chunk);
+    const text = shouting ? words.toLowerCase() : words;
+    for (const match of text.matchAll(TOKEN)) {
+      const token = match[0];
+      if (PUNCTUATION.has(token)) {
+        if (SENTENCE_END.test(token)) sentenceStart = true;
+        continue;
+      }
+      tokens.push(...expand(token, mayKeepNames && !sentenceStart));
+      sentenceStart = false;
+    }
   }
   return tokens;
 }

@@ -1,3 +1,4 @@
+import { CAPITONYMS } from './capitonyms.ts';
 import { negates, opposes } from './word-opposites.ts';
 
 /**
@@ -10,6 +11,11 @@ import { negates, opposes } from './word-opposites.ts';
  * answer:
  *
  * - function words that carry no content (`a`, `the`, `is`, `my`...);
+ * - the case of a word, when the prompt writing it in lower case has no
+ *   capital anywhere in its prose ("what is dna" = "What is DNA?"), except a
+ *   name that is also a common word (`Turkey` / `turkey`), a word of one or
+ *   two letters (`G` / `g` in vim) and mixed case (`kB` / `kb`); and a word
+ *   in capitals for emphasis (`SPANISH` = `Spanish`);
  * - a typo: two words of 4+ letters with the same first letter, one edit
  *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`) and
  *   not one opposite part for another (`employer`/`employee`,
@@ -225,7 +231,16 @@ function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly 
  * the dev pair set), and the search is quadratic, which two long prompts
  * after a static first stage would pay in full.
  */
-const MAX_DIFFERING_WORDS = 16;
+export const MAX_DIFFERING_WORDS = 16;
+
+/**
+ * A prompt's size as the verifier counts it: its content words. Two prompts
+ * whose sizes differ by more than {@link MAX_DIFFERING_WORDS} never verify, so
+ * the index skips such candidates without fetching them.
+ */
+export function promptSize(tokens: readonly string[]): number {
+  return contentOf(tokens).length;
+}
 
 /** Words of `a` missing from `b`, counted as multisets. */
 function missingCount(a: readonly string[], b: readonly string[]): number {
@@ -240,9 +255,47 @@ function missingCount(a: readonly string[], b: readonly string[]): number {
   return missing;
 }
 
+/** A word of prose as the canonical form writes it (not code, a quoted span or a symbol). */
+const PROSE_WORD = /^[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*$/u;
+
+/** A prompt whose prose has no capital: its case says nothing, and it may not hold another's capitals against it. */
+function caseBlind(tokens: readonly string[]): boolean {
+  return tokens.every((token) => !PROSE_WORD.test(token) || token === token.toLowerCase());
+}
+
+/**
+ * Words whose capitals a prompt without any may ignore: a capitalized word
+ * (`Paris`) or an acronym of three letters or more (`DNA`). Not one or two
+ * letters (`G` in vim, `CO`), not mixed case (`kB`, `mW`), not a capitonym.
+ */
+function foldable(token: string): boolean {
+  return (/^\p{Lu}\p{Ll}+$/u.test(token) || /^\p{Lu}{3,}$/u.test(token)) && !CAPITONYMS.has(token.toLowerCase());
+}
+
+/** `tokens` with each foldable word that `blind` writes in lower case written so too. */
+function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
+  const lower = new Set(blind);
+  return tokens.map((token) => (foldable(token) && lower.has(token.toLowerCase()) ? token.toLowerCase() : token));
+}
+
+/** A word of four capitals or more is written as its capitalized form: `SPANISH` for emphasis is `Spanish`, `JSON` is `Json` on both sides. */
+function unshouted(tokens: readonly string[]): readonly string[] {
+  return tokens.some((token) => /^\p{Lu}{4,}$/u.test(token)) ? tokens.map((token) => (/^\p{Lu}{4,}$/u.test(token) ? `${token[0]}${token.slice(1).toLowerCase()}` : token)) : tokens;
+}
+
+function sameTokens(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((token, i) => token === b[i]);
+}
+
 /** Whether a cached prompt's answer answers `next`: both as canonical tokens. */
-export function verifyCandidate(cached: readonly string[], next: readonly string[]): Verdict {
-  if (cached.length === next.length && cached.every((token, i) => token === next[i])) return { ok: true };
+export function verifyCandidate(storedTokens: readonly string[], nextTokens: readonly string[]): Verdict {
+  if (sameTokens(storedTokens, nextTokens)) return { ok: true };
+  let cached = unshouted(storedTokens);
+  let next = unshouted(nextTokens);
+  const [blindCached, blindNext] = [caseBlind(cached), caseBlind(next)];
+  if (blindNext && !blindCached) cached = inCaseOf(cached, next);
+  else if (blindCached && !blindNext) next = inCaseOf(next, cached);
+  if (sameTokens(cached, next)) return { ok: true };
   const a = contentOf(cached);
   const b = contentOf(next);
   const payloadA = a.filter(isPayload).sort();

@@ -14,7 +14,7 @@ import type { StaticEmbedder } from './embedders/static-embedder.ts';
 import type { ExactCache } from './exact-cache.ts';
 import { canonicalPrompt, type CanonicalPrompt } from './prompt-canonical.ts';
 import { guardSignatureOf } from './prompt-guards.ts';
-import { verifyCandidate, type VerifyReason } from './prompt-verifier.ts';
+import { MAX_DIFFERING_WORDS, promptSize, verifyCandidate, type VerifyReason } from './prompt-verifier.ts';
 import type { IndexMatch } from './vector-index.ts';
 import { ReplyAssembler } from './reply-assembler.ts';
 import type { RequestCoalescer } from './request-coalescer.ts';
@@ -254,7 +254,11 @@ export class ResponseCache {
     }
     const { semantic } = this.options;
     const firstStage = retriever ? (this.options.retrieverThreshold ?? 0.7) : threshold;
-    const result = semantic.search(context.semanticPartition as string, context.vector, firstStage, context.guard as string, CANDIDATES);
+    const result = semantic.search(context.semanticPartition as string, context.vector, firstStage, context.guard as string, {
+      limit: CANDIDATES,
+      size: promptSize(prompt.tokens),
+      sizeTolerance: MAX_DIFFERING_WORDS,
+    });
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {
       const candidates = await semantic.fetch(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
@@ -341,6 +345,7 @@ export class ResponseCache {
       text: prompt.text,
       tokens: prompt.tokens,
       guard: context.guard as string,
+      size: promptSize(prompt.tokens),
       vector,
       ...(context.confirmation ? { confirmation: context.confirmation } : {}),
       completion,

@@ -4,7 +4,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { CacheKeys } from './redis-keys.ts';
 import { scanDelete } from './scan-delete.ts';
-import { VectorIndex, type SearchResult } from './vector-index.ts';
+import { VectorIndex, type SearchOptions, type SearchResult } from './vector-index.ts';
 
 /** Options of {@link SemanticCache}. */
 export interface SemanticCacheOptions {
@@ -38,6 +38,8 @@ export interface SemanticEntryInput {
   /** Its canonical tokens, kept so that a later candidate can be verified against them. */
   tokens: readonly string[];
   guard: string;
+  /** The prompt's size for the index's size filter (see {@link SearchOptions.size}). */
+  size: number;
   /** Unit-length embedding of `text`: what the index searches (the first stage's, when there are two). */
   vector: Float32Array;
   /** Unit-length second-stage embedding of `text`, when this request computed it. */
@@ -48,7 +50,7 @@ export interface SemanticEntryInput {
 
 /** Index changes, published on the events channel. `o` is the publishing instance. */
 type IndexEvent =
-  | { o: string; op: 'add'; id: string; p: string; g: string; x: number; v: string }
+  | { o: string; op: 'add'; id: string; p: string; g: string; x: number; n: number; v: string }
   | { o: string; op: 'del'; ids: string[] }
   | { o: string; op: 'clear' };
 
@@ -183,11 +185,11 @@ export class SemanticCache {
       const ids = await redis.zrangebyscore(keys.semanticIndex, now, '+inf');
       for (let i = 0; i < ids.length; i += LOAD_BATCH) {
         const batch = ids.slice(i, i + LOAD_BATCH);
-        const rows = await Promise.all(batch.map((id) => redis.hmgetBuffer(keys.semanticEntry(id), 'p', 'g', 'x', 'v')));
+        const rows = await Promise.all(batch.map((id) => redis.hmgetBuffer(keys.semanticEntry(id), 'p', 'g', 'x', 'v', 'n')));
         rows.forEach((row, j) => {
-          const [p, g, x, v] = row;
+          const [p, g, x, v, n] = row;
           if (!p || !g || !x || !v) return;
-          fresh.add({ id: batch[j] as string, partition: p.toString(), guard: g.toString(), expiresAt: Number(x.toString()), vector: toVector(v) });
+          fresh.add({ id: batch[j] as string, partition: p.toString(), guard: g.toString(), expiresAt: Number(x.toString()), vector: toVector(v), size: n ? Number(n.toString()) : -1 });
         });
       }
       this.index = fresh;
@@ -216,7 +218,7 @@ export class SemanticCache {
   private apply(event: IndexEvent): void {
     switch (event.op) {
       case 'add':
-        this.index.add({ id: event.id, partition: event.p, guard: event.g, expiresAt: event.x, vector: toVector(Buffer.from(event.v, 'base64')) });
+        this.index.add({ id: event.id, partition: event.p, guard: event.g, expiresAt: event.x, size: event.n ?? -1, vector: toVector(Buffer.from(event.v, 'base64')) });
         return;
       case 'del':
         for (const id of event.ids) this.index.remove(id);
@@ -231,8 +233,8 @@ export class SemanticCache {
     return this.options.redis.publish(this.options.keys.semanticEvents, JSON.stringify(event));
   }
 
-  search(partition: string, vector: Float32Array, threshold: number, guard: string, limit = 1): SearchResult {
-    return this.index.search(partition, vector, threshold, guard, { limit });
+  search(partition: string, vector: Float32Array, threshold: number, guard: string, options: SearchOptions = {}): SearchResult {
+    return this.index.search(partition, vector, threshold, guard, options);
   }
 
   /**
@@ -272,7 +274,7 @@ export class SemanticCache {
     const now = Date.now();
     const expiresAt = now + ttlSeconds * 1000;
     const vector = toBuffer(input.vector);
-    const event: IndexEvent = { o: this.instance, op: 'add', id, p: input.partition, g: input.guard, x: expiresAt, v: vector.toString('base64') };
+    const event: IndexEvent = { o: this.instance, op: 'add', id, p: input.partition, g: input.guard, x: expiresAt, n: input.size, v: vector.toString('base64') };
     const evicted = (await (redis as unknown as StoreScript).gatewaySemanticStore(
       keys.semanticEntry(id),
       keys.semanticIndex,
@@ -285,12 +287,12 @@ export class SemanticCache {
       keys.semanticEvents,
       JSON.stringify(event),
       JSON.stringify({ o: this.instance, op: 'del', ids: [] }).replace('[]', '%s'),
-      // The hash: partition, guard, expiry, stored at, vector, reply, canonical tokens, and the
+      // The hash: partition, guard, expiry, stored at, size, vector, reply, canonical tokens, and the
       // second-stage embedding, empty when unknown (a replaced entry must not keep an old one).
-      'p', input.partition, 'g', input.guard, 'x', String(expiresAt), 't', String(now), 'v', vector,
+      'p', input.partition, 'g', input.guard, 'x', String(expiresAt), 't', String(now), 'n', String(input.size), 'v', vector,
       'c', input.completion, 'q', JSON.stringify(input.tokens), 'f', input.confirmation ? toBuffer(input.confirmation) : '',
     )) as string[];
-    this.index.add({ id, partition: input.partition, guard: input.guard, expiresAt, vector: input.vector });
+    this.index.add({ id, partition: input.partition, guard: input.guard, expiresAt, size: input.size, vector: input.vector });
     for (const gone of evicted) this.index.remove(gone);
     return id;
   }

@@ -23,6 +23,25 @@ export interface IndexItem {
   expiresAt: number;
   /** Unit-length embedding. */
   vector: Float32Array;
+  /** Size of the prompt (its content words, see `prompt-verifier.ts`); -1 when unknown. @defaultValue -1 */
+  size?: number;
+}
+
+/** Options of {@link VectorIndex.search}. */
+export interface SearchOptions {
+  /** Most matches returned. @defaultValue 1 */
+  limit?: number;
+  /** Entries expired at this epoch ms are skipped. @defaultValue Date.now() */
+  now?: number;
+  /**
+   * The query's size: entries whose size differs by more than
+   * `sizeTolerance` cannot match and are skipped before any comparison (a
+   * short prompt never pays for a long one's candidacy). Entries of unknown
+   * size are always compared.
+   */
+  size?: number;
+  /** @defaultValue Infinity */
+  sizeTolerance?: number;
 }
 
 /** The best acceptable match of a search. */
@@ -75,6 +94,7 @@ class Partition {
   readonly ids: string[] = [];
   readonly guards: string[] = [];
   readonly expiresAt: number[] = [];
+  readonly sizes: number[] = [];
 
   constructor(dims: number) {
     this.dims = dims;
@@ -102,6 +122,7 @@ class Partition {
     this.ids.push(item.id);
     this.guards.push(item.guard);
     this.expiresAt.push(item.expiresAt);
+    this.sizes.push(item.size ?? -1);
     return slot;
   }
 
@@ -116,10 +137,12 @@ class Partition {
       this.ids[slot] = moved;
       this.guards[slot] = this.guards[last] as string;
       this.expiresAt[slot] = this.expiresAt[last] as number;
+      this.sizes[slot] = this.sizes[last] as number;
     }
     this.ids.pop();
     this.guards.pop();
     this.expiresAt.pop();
+    this.sizes.pop();
     return moved;
   }
 }
@@ -192,19 +215,22 @@ export class VectorIndex {
    * The `limit` most similar live entries of `partition` with similarity >=
    * `threshold` whose guard signature equals `guard`, most similar first.
    */
-  search(partition: string, query: Float32Array, threshold: number, guard: string, options: { limit?: number; now?: number } = {}): SearchResult {
+  search(partition: string, query: Float32Array, threshold: number, guard: string, options: SearchOptions = {}): SearchResult {
     const limit = options.limit ?? 1;
     const now = options.now ?? Date.now();
     const p = this.partitions.get(partition);
     if (!p || p.dims !== query.length || p.size === 0) return { matches: [] };
-    const { vectors, dims } = p;
-    const slots = p.size > EXACT_SCAN_LIMIT ? nearestByBits(p, query) : undefined;
+    const { vectors, dims, sizes } = p;
+    const size = options.size ?? -1;
+    const tolerance = options.sizeTolerance ?? Infinity;
+    const fits = (slot: number) => size < 0 || (sizes[slot] as number) < 0 || Math.abs((sizes[slot] as number) - size) <= tolerance;
+    const slots = p.size > EXACT_SCAN_LIMIT ? nearestByBits(p, query, fits) : undefined;
     const count = slots ? slots.length : p.size;
     let best = -Infinity;
     const matches: IndexMatch[] = [];
     for (let n = 0; n < count; n++) {
       const slot = slots ? (slots[n] as number) : n;
-      if ((p.expiresAt[slot] as number) <= now) continue;
+      if ((p.expiresAt[slot] as number) <= now || !fits(slot)) continue;
       let dot = 0;
       const offset = slot * dims;
       for (let i = 0; i < dims; i++) dot += (vectors[offset + i] as number) * (query[i] as number);
@@ -223,17 +249,22 @@ export class VectorIndex {
 }
 
 /**
- * The slots of the {@link RERANKED} entries whose sign bits are nearest
- * `query`'s: Hamming distances, then a counting pass for the cut-off.
+ * The slots of the {@link RERANKED} entries that `fit` whose sign bits are
+ * nearest `query`'s: Hamming distances, then a counting pass for the cut-off.
  */
-function nearestByBits(p: Partition, query: Float32Array): number[] {
+function nearestByBits(p: Partition, query: Float32Array, fits: (slot: number) => boolean): number[] {
   const { words, bits, size } = p;
   const q = new Uint32Array(words);
   signBits(query, q, 0);
   if (p.distances.length < size) p.distances = new Uint16Array(p.vectors.length / p.dims);
   const distances = p.distances;
-  const histogram = new Uint32Array(words * 32 + 1);
+  const unfit = words * 32 + 1;
+  const histogram = new Uint32Array(unfit + 1);
   for (let slot = 0; slot < size; slot++) {
+    if (!fits(slot)) {
+      distances[slot] = unfit;
+      continue;
+    }
     let d = 0;
     const offset = slot * words;
     for (let w = 0; w < words; w++) d += popcount(((bits[offset + w] as number) ^ (q[w] as number)) >>> 0);
@@ -241,7 +272,7 @@ function nearestByBits(p: Partition, query: Float32Array): number[] {
     histogram[d] = (histogram[d] as number) + 1;
   }
   let cutoff = 0;
-  for (let seen = 0; cutoff < histogram.length; cutoff++) {
+  for (let seen = 0; cutoff < unfit; cutoff++) {
     seen += histogram[cutoff] as number;
     if (seen >= RERANKED) break;
   }
@@ -251,7 +282,7 @@ function nearestByBits(p: Partition, query: Float32Array): number[] {
   for (let slot = 0; slot < size; slot++) {
     const d = distances[slot] as number;
     if (d < cutoff) slots.push(slot);
-    else if (d === cutoff) ties.push(slot);
+    else if (d === cutoff && cutoff < unfit) ties.push(slot);
   }
   for (const slot of ties) {
     if (slots.length >= RERANKED) break;

@@ -106,7 +106,9 @@ describe('semantic cache with the ONNX embedder', () => {
     await waitFor(async () => (await stats(gateway)).semantic_cache.status === 'ready', 60_000, 'the real model to load');
     expect((await ask(client, 'What is the capital of France?')).xCache).toBe('MISS');
     // A trivial variant shares the canonical form, so the exact cache answers it.
-    expect((await ask(client, "what's the capital of france")).xCache).toBe('HIT');
+    expect((await ask(client, "what's the capital of France")).xCache).toBe('HIT');
+    // A prompt without capitals may match one with them, through the verifier.
+    expect((await ask(client, 'what is the capital of france')).xCache).toBe('SEMANTIC_HIT');
     const paraphrase = await ask(client, 'The capital of France, what is it?');
     expect(paraphrase.xCache).toBe('SEMANTIC_HIT');
     expect(paraphrase.similarity).toBeGreaterThanOrEqual(0.9);
@@ -128,7 +130,7 @@ describe('semantic cache with the ONNX embedder', () => {
     }
     // Their look-alikes still hit: a month written in lower case, an adverb moved.
     expect((await ask(client, 'What should I plant in early March?')).xCache).toBe('MISS');
-    expect((await ask(client, 'what should I plant in early march')).xCache).toBe('HIT');
+    expect((await ask(client, 'what should I plant in early march')).xCache).toBe('SEMANTIC_HIT');
     expect((await ask(client, 'How do I quickly reset a home router?')).xCache).toBe('MISS');
     expect((await ask(client, 'How do I reset a home router quickly?')).xCache).toBe('SEMANTIC_HIT');
   }, 120_000);

@@ -10,13 +10,30 @@ function verdict(cached: string, next: string): string {
 
 describe('canonicalPrompt', () => {
   it('takes out what cannot change the answer', () => {
-    const same = ['Where is the Eiffel tower?', 'where is the eiffel tower', '  Where   is the Eiffel Tower?!', 'WHERE IS THE EIFFEL TOWER?', 'Hi, can you tell me where the Eiffel tower is, please?'];
+    const same = ['Where is the Eiffel tower?', '  Where   is the Eiffel tower?!', 'Where is the Eiffel tower (please)?', 'Where is the Eiffel tower — please?', 'Hi, can you tell me where the Eiffel tower is, please?'];
     const texts = same.slice(0, 4).map((text) => canonicalPrompt(text).text);
     expect(new Set(texts).size).toBe(1);
     expect(canonicalPrompt("What's the time? I'm late and won't wait.").text).toBe('what is the time i am late and will not wait');
     expect(canonicalPrompt('How do I boil an egg?').text).toBe(canonicalPrompt('how to boil an egg').text);
     expect(canonicalPrompt('"Explain recursion."').text).toBe(canonicalPrompt('Explain recursion').text);
-    expect(canonicalPrompt(same[4] as string).tokens).toEqual(['where', 'the', 'eiffel', 'tower', 'is']);
+    expect(canonicalPrompt(same[4] as string).tokens).toEqual(['where', 'the', 'Eiffel', 'tower', 'is']);
+    expect(canonicalPrompt('WHERE IS THE EIFFEL TOWER?').text).toBe(canonicalPrompt('where is the eiffel tower').text);
+    expect(canonicalPrompt('Explain recursion (in Python) briefly.').text).toBe(canonicalPrompt('Explain recursion in Python briefly').text);
+  });
+
+  it('takes out greetings, thanks and the lead-ins of a request', () => {
+    const same = (a: string, b: string) => expect(canonicalPrompt(a).text).toBe(canonicalPrompt(b).text);
+    same('Would you kindly summarize the plot of The Great Gatsby?', 'Summarize the plot of The Great Gatsby.');
+    same('Would you mind telling me how tides work?', 'Tell me how tides work');
+    same('Good morning! How many tablespoons are in a cup?', 'How many tablespoons are in a cup?');
+    same("I'd really appreciate it if you could explain compound interest.", 'Explain compound interest.');
+    same('Sorry to bother you, but how does a microwave oven heat food?', 'How does a microwave oven heat food?');
+    same('Hey there, how can I learn to meditate? Thanks in advance.', 'How to learn to meditate');
+    same('Would you be able to give me some tips?', 'give me some tips');
+    same('Could you please explain what the Big Bang theory is?', 'What the Big Bang theory is');
+    // Not where the words are the question or its content.
+    expect(canonicalPrompt('Can you eat raw fish?').tokens).toEqual(['can', 'you', 'eat', 'raw', 'fish']);
+    expect(canonicalPrompt('Plan a good morning routine').tokens).toEqual(['plan', 'a', 'good', 'morning', 'routine']);
   });
 
   it('keeps case where it may mean something, and code and quotes as written', () => {
@@ -36,15 +53,26 @@ describe('canonicalPrompt', () => {
     expect(canonicalPrompt('Is it worth learning Go this year?').text).not.toBe(canonicalPrompt('Is it worth learning go this year?').text);
   });
 
-  it('still folds a capital that starts a sentence, a Title Case or shouted prompt, other names and months', () => {
+  it('still folds a capital that starts a sentence, and every capital of a Title Case or shouted prompt', () => {
     const same = (a: string, b: string) => expect(canonicalPrompt(a).text).toBe(canonicalPrompt(b).text);
     same('Turkey is expensive in July', 'turkey is expensive in July');
     same('I plan a trip. Turkey or Greece?', 'I plan a trip. turkey or Greece?');
-    same('Notes:\nTurkey in July', 'Notes:\nturkey in July');
+    same('Notes:\nTurkey in early July', 'Notes:\nturkey in early July');
     same('Is Go The Best First Programming Language', 'is go the best first programming language');
     same('IS TURKEY EXPENSIVE IN JULY', 'is turkey expensive in july');
-    same('What should I plant in early March?', 'what should I plant in early march');
-    same('How do I learn Python?', 'how do I learn python');
+  });
+
+  it('keeps a capital inside a sentence, since it may be the payload', () => {
+    expect(canonicalPrompt('Hash the string Hello with SHA-256.').text).not.toBe(canonicalPrompt('Hash the string hello with SHA-256.').text);
+    expect(canonicalPrompt('In C, does Int x = 5; compile?').tokens).toContain('Int');
+  });
+
+  it('keeps a code chunk as one token, exactly as written', () => {
+    expect(canonicalPrompt('Explain this command before I run it: rm -rf ./build').tokens).toEqual(['explain', 'this', 'command', 'before', 'i', 'run', 'it', 'rm', '-rf', './build']);
+    expect(canonicalPrompt('What does grep -I do?').tokens).toContain('-I');
+    expect(canonicalPrompt('Which elements does .Header match?').tokens).toContain('.Header');
+    expect(canonicalPrompt('In C, what does printf("%d", i++); print?').tokens).toContain('i++');
+    expect(canonicalPrompt('Is std::vector faster than a list (in C++)?').tokens).toEqual(['is', 'std::vector', 'faster', 'than', 'a', 'list', 'in', 'C++']);
   });
 });
 
@@ -65,10 +93,28 @@ describe('verifyCandidate', () => {
   it('rejects another content word: antonyms, time, entities, tone, negating prefixes', () => {
     expect(verdict('How do I zoom in on a map?', 'How do I zoom out on a map?')).toBe('content');
     expect(verdict('What were the top films last year?', 'What were the top films this year?')).toBe('content');
-    expect(verdict('What is the population of Lyon?', 'What is the population of Lille?')).toBe('content');
+    expect(verdict('What is the population of lyon?', 'What is the population of lille?')).toBe('content');
+    expect(verdict('What is the population of Lyon?', 'What is the population of Lille?')).toBe('payload');
     expect(verdict('Write a formal apology email', 'Write a casual apology email')).toBe('content');
     expect(verdict('Which berries are edible?', 'Which berries are inedible?')).toBe('content');
     expect(verdict('Is it safe to fly?', 'Is it unsafe to fly?')).toBe('content');
+  });
+
+  it('lets a prompt without capitals match one with them, but not a capitonym, and holds case between two prompts that use it', () => {
+    expect(verdict('What is DNA?', 'what is dna?')).toBe('ok');
+    expect(verdict('how does nasa test rockets', 'How does NASA test rockets?')).toBe('ok');
+    expect(verdict('how does wifi work', 'How does WiFi work?')).toBe('payload');
+    expect(verdict('What should I plant in early March?', 'what should i plant in early march')).toBe('ok');
+    expect(verdict('what is the capital of turkey', 'What is the capital of Turkey')).toBe('payload');
+    expect(verdict('Hash the string Hello with SHA-256.', 'Hash the string hello with SHA-256.')).toBe('payload');
+    expect(verdict('What does grep -i do?', 'what does grep -I do?')).toBe('payload');
+    expect(verdict('Which elements does the CSS selector .Header match?', 'which elements does the css selector .header match?')).toBe('payload');
+    expect(verdict('Explain this command: rm -rf ./build', 'Explain this command: rm -rf /build')).toBe('payload');
+    expect(verdict('How many bits are in 1 kB?', 'how many bits are in 1 kb?')).toBe('payload');
+    expect(verdict('What does the vim command G do?', 'what does the vim command g do?')).toBe('payload');
+    expect(verdict('best way to learn SPANISH fast', 'best way to learn Spanish fast')).toBe('ok');
+    expect(verdict('What is the history of the Olympic Games?', 'What is the history of the\nOlympic Games?')).toBe('ok');
+    expect(verdict('compute (8 - 3) * 2', 'compute 8 - 3 * 2')).not.toBe('ok');
   });
 
   it('rejects a payload that differs: case, symbols, code', () => {
@@ -94,8 +140,10 @@ describe('verifyCandidate', () => {
   it('rejects two neighbouring words or two symbols swapped, but lets not, an adverb or a phrase with a symbol move', () => {
     expect(verdict('what does git diff main feature show', 'what does git diff feature main show')).toBe('order');
     expect(verdict('Explain: mv settings.yaml settings.bak', 'Explain: mv settings.bak settings.yaml')).toBe('order');
-    expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('order');
-    expect(verdict('In C, what does *p++ do?', 'In C, what does ++*p do?')).toBe('order');
+    expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('payload');
+    expect(verdict('What does a = > b mean in JavaScript?', 'What does a > = b mean in JavaScript?')).toBe('order');
+    expect(verdict('In C, what does *p++ do?', 'In C, what does ++*p do?')).toBe('payload');
+    expect(verdict('In C, what does this print: int i = 5; printf("%d", i++);', 'In C, what does this print: int i = 5; printf("%d", ++i);')).toBe('payload');
     expect(verdict("Why won't my phone charge?", 'Why will my phone not charge?')).toBe('ok');
     expect(verdict('Why is not Python fast?', 'Why is Python not fast?')).toBe('ok');
     // Words that meet only once function words are dropped were not swapped.

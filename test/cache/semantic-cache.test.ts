@@ -29,7 +29,7 @@ function vec(seed: number, dims = 16): Float32Array {
 }
 
 function entry(text: string, seed: number, partition = 'p1') {
-  return { partition, text, tokens: text.split(' '), guard: '[[],[],0]', vector: vec(seed), completion: JSON.stringify({ text }) };
+  return { partition, text, tokens: text.split(' '), guard: '[[],[],0]', size: text.split(' ').length, vector: vec(seed), completion: JSON.stringify({ text }) };
 }
 
 beforeAll(async () => {
@@ -63,7 +63,7 @@ describe('SemanticCache', () => {
     // The canonical tokens are kept for the verifier; the entry is named by a hash.
     expect(reply?.tokens).toEqual(['capital', 'of', 'France']);
     const fields = await redis.hkeys(keys.semanticEntry(id));
-    expect(fields.sort()).toEqual(['c', 'f', 'g', 'p', 'q', 't', 'v', 'x']);
+    expect(fields.sort()).toEqual(['c', 'f', 'g', 'n', 'p', 'q', 't', 'v', 'x']);
   });
 
   it('loads existing entries at start and mirrors other replicas through pub/sub', async () => {

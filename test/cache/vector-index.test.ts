@@ -110,4 +110,29 @@ describe('VectorIndex', () => {
     expect(large.search('p1', vectors[1] as Float32Array, 0.99, 'g').match?.id).toBe('e1');
     expect(large.search('p1', vectors[2] as Float32Array, 0.99, 'g').match).toBeUndefined();
   });
+
+  it('skips entries whose size is out of tolerance before comparing them, in the exact scan and through sign bits', () => {
+    const small = new VectorIndex();
+    small.add(item('long', vec(1, 0, 0), { size: 400 }));
+    small.add(item('short', vec(1, 0.3, 0), { size: 12 }));
+    small.add(item('unknown', vec(1, 0.6, 0)));
+    const ids = (found: { matches: Array<{ id: string }> }) => found.matches.map((m) => m.id);
+    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3 }))).toEqual(['long', 'short', 'unknown']);
+    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 10, sizeTolerance: 16 }))).toEqual(['short', 'unknown']);
+    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 390, sizeTolerance: 16 }))).toEqual(['long', 'unknown']);
+
+    // Beyond the exact-scan limit: many long entries nearer by their bits than the one short entry must not hide it.
+    const large = new VectorIndex();
+    let state = 11;
+    const random = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const base = normalize(Float32Array.from({ length: 256 }, random));
+    const near = (spread: number) => {
+      const noise = normalize(Float32Array.from({ length: 256 }, random));
+      return normalize(Float32Array.from(base, (x, i) => x + spread * (noise[i] as number)));
+    };
+    for (let i = 0; i < EXACT_SCAN_LIMIT * 2; i++) large.add(item(`long${i}`, near(0.05), { size: 300 }));
+    large.add(item('short', near(0.4), { size: 20 }));
+    expect(large.search('p1', base, 0.6, 'g', { size: 20, sizeTolerance: 16 }).match?.id).toBe('short');
+    expect(large.search('p1', base, 0.6, 'g').match?.id).not.toBe('short');
+  });
 });

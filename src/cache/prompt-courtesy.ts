@@ -1,0 +1,156 @@
+/**
+ * Politeness in a prompt's canonical tokens (see `prompt-canonical.ts`):
+ * greetings, thanks, `please`, and the lead-ins that wrap a request ("could
+ * you", "would you mind telling me", "I'd appreciate it if you could") say
+ * nothing about what is asked, so they are taken out; `how do I` becomes
+ * `how to`. Tokens arrive in lower case where case carries no meaning.
+ */
+
+/** Phrases that add politeness, never content; removed wherever they stand. */
+const FILLERS: ReadonlyArray<readonly string[]> = [
+  ['thank', 'you', 'very', 'much'],
+  ['thank', 'you', 'in', 'advance'],
+  ['thank', 'you'],
+  ['thanks', 'in', 'advance'],
+  ['thanks', 'a', 'lot'],
+  ['thanks'],
+  ['thx'],
+  ['much', 'appreciated'],
+  ['please'],
+  ['pls'],
+  ['kindly'],
+  ['i', 'would', 'like', 'to', 'know'],
+  ['i', 'want', 'to', 'know'],
+  ['do', 'you', 'know'],
+  ['for', 'me'],
+  ['i', 'was', 'wondering'],
+  ['i', 'am', 'wondering'],
+  ['sorry', 'to', 'bother', 'you', 'but'],
+  ['sorry', 'to', 'bother', 'you'],
+];
+
+/** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi, "a good morning routine" its good morning). */
+const GREETINGS: ReadonlyArray<readonly string[]> = [
+  ['good', 'morning'],
+  ['good', 'afternoon'],
+  ['good', 'evening'],
+  ['hello', 'there'],
+  ['hi', 'there'],
+  ['hey', 'there'],
+  ['hello'],
+  ['hi'],
+  ['hey'],
+  ['greetings'],
+];
+
+/**
+ * Verbs of a request: "can you explain X" asks for what "explain X" does.
+ * Not verbs that also make a question of ability ("can you eat raw fish?",
+ * "can you build muscle without protein?", "can you predict earthquakes?").
+ */
+const COURTESY_VERBS = new Set([
+  'tell', 'give', 'list', 'explain', 'write', 'show', 'help', 'describe', 'summarize', 'summarise', 'suggest',
+  'recommend', 'provide', 'make', 'create', 'translate', 'find', 'name', 'share', 'define', 'compare', 'draft',
+  'extract', 'rewrite', 'rephrase', 'reword', 'paraphrase', 'generate', 'calculate', 'compute', 'review',
+  'proofread', 'edit', 'outline', 'analyze', 'analyse', 'classify', 'simplify', 'shorten', 'improve', 'correct',
+  'debug', 'refactor', 'optimize', 'optimise', 'implement', 'solve', 'evaluate', 'assess', 'critique', 'compose',
+  'prepare', 'clarify', 'elaborate', 'brainstorm', 'recap', 'format', 'sort', 'check', 'walk',
+]);
+
+/** The -ing form of each request verb ("would you mind explaining"), to its base. */
+const COURTESY_GERUNDS: ReadonlyMap<string, string> = new Map(
+  [...COURTESY_VERBS].map((verb) => [verb.endsWith('e') && !verb.endsWith('ee') ? `${verb.slice(0, -1)}ing` : `${verb}ing`, verb]),
+);
+
+/** Lead-ins that wrap a request verb: "could you", "would you be able to", "I'd appreciate it if you could". */
+const REQUEST_LEAD_INS: ReadonlyArray<readonly string[]> = [
+  ['i', 'would', 'really', 'appreciate', 'it', 'if', 'you', 'could'],
+  ['i', 'would', 'appreciate', 'it', 'if', 'you', 'could'],
+  ['would', 'you', 'be', 'able', 'to'],
+  ['could', 'you', 'be', 'able', 'to'],
+  ['are', 'you', 'able', 'to'],
+  ['is', 'it', 'possible', 'for', 'you', 'to'],
+  ['i', 'would', 'like', 'you', 'to'],
+  ['i', 'need', 'you', 'to'],
+  ['i', 'want', 'you', 'to'],
+  ['if', 'you', 'could'],
+  ['if', 'you', 'can'],
+  ['can', 'you'],
+  ['could', 'you'],
+  ['would', 'you'],
+  ['will', 'you'],
+];
+
+/** Lead-ins before the -ing form of a request verb: "would you mind telling me". */
+const GERUND_LEAD_INS: ReadonlyArray<readonly string[]> = [
+  ['would', 'you', 'mind'],
+  ['do', 'you', 'mind'],
+];
+
+/** "tell me how ...", "explain what ...": the question is the same without the courtesy. */
+const WH_WORDS = new Set(['how', 'what', 'why', 'when', 'where', 'who', 'which', 'whether', 'if']);
+
+/** `how do I` / `how can I` / `how should we` ... = `how to`. */
+const HOW_MODALS = new Set(['do', 'can', 'could', 'should', 'would', 'does']);
+const HOW_SUBJECTS = new Set(['i', 'we', 'you', 'one']);
+
+function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
+  for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
+  return true;
+}
+
+/** Removes each occurrence of the fillers, and the greetings where `promptStart`. */
+function withoutFillers(tokens: readonly string[], promptStart: boolean): string[] {
+  let i = 0;
+  for (let greeting = promptStart; greeting; ) {
+    const found = GREETINGS.find((phrase) => startsWith(tokens, i, phrase));
+    if (found) i += found.length;
+    greeting = found !== undefined;
+  }
+  const out: string[] = [];
+  while (i < tokens.length) {
+    const filler = FILLERS.find((phrase) => startsWith(tokens, i, phrase));
+    if (filler) i += filler.length;
+    else out.push(tokens[i++] as string);
+  }
+  return out;
+}
+
+/** Removes politeness (greetings only at the prompt's start) and rewrites `how do I` as `how to`. */
+export function dropCourtesy(tokens: readonly string[], promptStart: boolean): string[] {
+  const words = withoutFillers(tokens, promptStart);
+  const out: string[] = [];
+  let i = 0;
+  while (i < words.length) {
+    const leadIn = REQUEST_LEAD_INS.find((phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''));
+    if (leadIn) {
+      i += leadIn.length;
+      continue;
+    }
+    const gerundLeadIn = GERUND_LEAD_INS.find((phrase) => startsWith(words, i, phrase) && COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''));
+    if (gerundLeadIn) {
+      i += gerundLeadIn.length;
+      // "would you mind telling me how" reads on as "tell me how".
+      words[i] = COURTESY_GERUNDS.get(words[i] as string) as string;
+      continue;
+    }
+    const word = words[i] as string;
+    if (word === 'tell' && words[i + 1] === 'me' && WH_WORDS.has(words[i + 2] ?? '')) {
+      i += 2;
+      continue;
+    }
+    // "explain what X is" asks "what is X"; only where the request starts, so "I can explain why" keeps its verb.
+    if (word === 'explain' && out.length === 0 && WH_WORDS.has(words[i + 1] ?? '')) {
+      i += 1;
+      continue;
+    }
+    if (word === 'how' && HOW_MODALS.has(words[i + 1] ?? '') && HOW_SUBJECTS.has(words[i + 2] ?? '')) {
+      out.push('how', 'to');
+      i += 3;
+      continue;
+    }
+    out.push(word);
+    i++;
+  }
+  return out;
+}
