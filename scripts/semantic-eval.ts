@@ -170,6 +170,10 @@ try {
     const key = keyOf(i);
     const first = await ask(key, pair.a);
     const second = await ask(key, pair.b);
+    const [canonicalA, canonicalB] = [canonicalPrompt(pair.a), canonicalPrompt(pair.b)];
+    const verdict = verifyCandidate(canonicalA.tokens, canonicalB.tokens);
+    // With two stages the transformer compares the prompt with the typos and acronyms the verifier explained corrected.
+    const compared = twoStages && verdict.ok && verdict.corrected ? verdict.corrected.join(' ') : canonicalB.text;
     outcomes.push({
       id: pair.id,
       category: pair.category,
@@ -178,10 +182,10 @@ try {
       cacheB: second.cache,
       ...(second.similarity === undefined ? {} : { gatewaySimilarity: second.similarity }),
       // The gateway embeds and verifies the canonical form of each prompt; so does the recomputation.
-      rawSimilarity: await similarity(canonicalPrompt(pair.a).text, canonicalPrompt(pair.b).text),
-      ...(twoStages && retriever ? { firstStage: { similarity: dot(retriever.embed(canonicalPrompt(pair.a).text), retriever.embed(canonicalPrompt(pair.b).text)), threshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } } : {}),
+      rawSimilarity: await similarity(canonicalA.text, compared),
+      ...(twoStages && retriever ? { firstStage: { similarity: dot(retriever.embed(canonicalA.text), retriever.embed(canonicalB.text)), threshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } } : {}),
       guardsAgree: guardSignatureOf(pair.a) === guardSignatureOf(pair.b),
-      verified: verifyCandidate(canonicalPrompt(pair.a).tokens, canonicalPrompt(pair.b).tokens).ok,
+      verified: verdict.ok,
     });
     if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
   }

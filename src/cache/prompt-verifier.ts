@@ -39,7 +39,17 @@ import { negates, opposes } from './word-opposites.ts';
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
 export type VerifyReason = 'payload' | 'content' | 'order';
 
-export type Verdict = { ok: true } | { ok: false; reason: VerifyReason };
+/**
+ * An accepted candidate; `corrected` is the new prompt's tokens with the typos
+ * and acronyms the verifier explained written as the cached prompt has them,
+ * when there were any: what the second stage compares, so that a typo the
+ * embedding model reads as another word does not turn a verified paraphrase
+ * away.
+ */
+export type Verdict = { ok: true; corrected?: string[] } | { ok: false; reason: VerifyReason };
+
+/** Words of the new prompt and what they stand for in the cached one. */
+type Replacement = readonly [from: readonly string[], to: readonly string[]];
 
 /** Words that carry no content of their own. Tense, negation, quantity, time and relation words are not here. */
 const FUNCTION_WORDS = new Set([
@@ -137,14 +147,16 @@ function without(list: readonly string[], remove: readonly string[]): string[] {
  * become the acronym. Returns the rewritten sequence and the words of `other`
  * still unexplained.
  */
-function explain(sequence: readonly string[], other: readonly string[]): { sequence: string[]; unexplained: string[] } {
+function explain(sequence: readonly string[], other: readonly string[]): { sequence: string[]; unexplained: string[]; replacements: Replacement[] } {
   let onlyHere = without(sequence, other);
   let onlyThere = without(other, sequence);
   const out = [...sequence];
+  const replacements: Replacement[] = [];
   for (const word of [...onlyThere]) {
     const typo = onlyHere.find((candidate) => isTypo(candidate, word));
     if (typo !== undefined) {
       out[out.indexOf(typo)] = word;
+      replacements.push([[typo], [word]]);
       onlyHere = without(onlyHere, [typo]);
       onlyThere = without(onlyThere, [word]);
     }
@@ -154,6 +166,7 @@ function explain(sequence: readonly string[], other: readonly string[]): { seque
     const words = spelledOut(acronym, out, onlyHere);
     if (!words) continue;
     const spelled = out.splice(words.start, words.length, acronym);
+    replacements.push([spelled, [acronym]]);
     onlyHere = without(onlyHere, spelled);
     onlyThere = without(onlyThere, [acronym]);
   }
@@ -162,10 +175,21 @@ function explain(sequence: readonly string[], other: readonly string[]): { seque
     if (!words) continue;
     const spelled = other.slice(words.start, words.start + words.length);
     out.splice(out.indexOf(acronym), 1, ...spelled);
+    replacements.push([[acronym], spelled]);
     onlyHere = without(onlyHere, [acronym]);
     onlyThere = without(onlyThere, spelled);
   }
-  return { sequence: out, unexplained: [...onlyHere, ...onlyThere] };
+  return { sequence: out, unexplained: [...onlyHere, ...onlyThere], replacements };
+}
+
+/** `tokens` with each replacement's words (the first place they stand together) written as it says. */
+function corrected(tokens: readonly string[], replacements: readonly Replacement[]): string[] {
+  const out = [...tokens];
+  for (const [from, to] of replacements) {
+    const at = out.findIndex((_, i) => from.every((word, k) => out[i + k] === word));
+    if (at >= 0) out.splice(at, from.length, ...to);
+  }
+  return out;
 }
 
 /** Where `list` spells out `acronym` with words all still unexplained (`loose`): `CEO` = `chief executive officer`. */
@@ -302,7 +326,8 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
-  const { sequence, unexplained } = explain(b, a);
+  const { sequence, unexplained, replacements } = explain(b, a);
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  return isBlockMove(a, sequence, cached, next) ? { ok: true } : { ok: false, reason: 'order' };
+  if (!isBlockMove(a, sequence, cached, next)) return { ok: false, reason: 'order' };
+  return replacements.length > 0 ? { ok: true, corrected: corrected(next, replacements) } : { ok: true };
 }

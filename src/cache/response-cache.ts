@@ -271,7 +271,7 @@ export class ResponseCache {
           this.rejected(verdict.reason, match.similarity);
           continue;
         }
-        const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate) : match.similarity);
+        const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate, verdict.corrected) : match.similarity);
         if (Number.isNaN(similarity)) break;
         if (similarity < threshold) {
           this.rejected('dissimilar', similarity);
@@ -296,17 +296,19 @@ export class ResponseCache {
    * The second stage: the embedder's similarity of a verified first-stage
    * candidate and the prompt (NaN when the embedder fails: a miss). The
    * prompt's embedding is computed once per lookup, the candidate's once per
-   * entry (kept in Redis after).
+   * entry (kept in Redis after). When the verifier `corrected` typos or
+   * acronyms, the corrected prompt is compared instead (and not kept: the
+   * entry this request stores is its own prompt).
    */
-  private async confirm(context: LookupContext, id: string, candidate: SemanticCandidate): Promise<number> {
+  private async confirm(context: LookupContext, id: string, candidate: SemanticCandidate, corrected?: string[]): Promise<number> {
     const batcher = this.options.batcher as EmbeddingBatcher;
     try {
       const [query, stored] = await Promise.all([
-        context.confirmation ?? batcher.embed((context.prompt as CanonicalPrompt).text),
         // The canonical text is the canonical tokens joined by single spaces (prompt-canonical.ts).
+        corrected ? batcher.embed(corrected.join(' ')) : (context.confirmation ?? batcher.embed((context.prompt as CanonicalPrompt).text)),
         candidate.confirmation ?? batcher.embed(candidate.tokens.join(' ')),
       ]);
-      context.confirmation = query;
+      if (!corrected) context.confirmation = query;
       if (!candidate.confirmation) {
         this.options.semantic.keepConfirmation(id, stored).catch((err: Error) => this.warnRarely('store', err, 'semantic cache store failed'));
       }

@@ -84,6 +84,14 @@ describe('verifyCandidate', () => {
     expect(verdict('Suggest some dinner ideas', 'Suggest dinner ideas')).toBe('ok');
   });
 
+  it('hands the second stage the new prompt with its typos and acronyms written as the cached prompt has them', () => {
+    const check = (cached: string, next: string) => verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);
+    expect(check('Explain the theory of relativity.', 'Explain the theroy of relativty.')).toEqual({ ok: true, corrected: ['explain', 'the', 'theory', 'of', 'relativity'] });
+    expect(check('How does a CPU work?', 'How does a central processing unit work?')).toEqual({ ok: true, corrected: ['how', 'does', 'a', 'CPU', 'work'] });
+    expect(check('What does the World Health Organization do?', 'What does the WHO do?')).toEqual({ ok: true, corrected: ['what', 'does', 'the', 'World', 'Health', 'Organization', 'do'] });
+    expect(check('Where is the Eiffel tower?', 'where is the Eiffel tower')).toEqual({ ok: true });
+  });
+
   it('rejects a swapped direction or order, whatever the words', () => {
     expect(verdict('Convert 10 miles to kilometres', 'Convert 10 kilometres to miles')).toBe('order');
     expect(verdict('Does Mars orbit the Sun?', 'Does the Sun orbit Mars?')).toBe('order');
