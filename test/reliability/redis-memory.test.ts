@@ -78,6 +78,10 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with noeviction', () => {
       })().then(() => undefined, (err: Error) => err);
       expect(full?.message).toMatch(/^OOM /);
     }
+    // Full stays full: a key expiring meanwhile (a worker heartbeat) must not make room for the small
+    // writes a job needs, so the limit goes just below what Redis holds now.
+    const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
+    await client.config('SET', 'maxmemory', String(used - 64 * 1024));
 
     // A new job needs writes: refused as a full store, not a 500.
     const refused = await submitJob(gateway.baseUrl, KEY, 'x-idle', 'one too many');
@@ -90,6 +94,7 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with noeviction', () => {
     const outcomes = reads.map((a) => (a.status === 200 ? `200 ${a.body.status}` : `${a.status} ${a.body.error?.code}`));
     expect(outcomes.filter((o) => o !== '200 queued' && o !== '503 service_unavailable')).toEqual([]);
 
+    await client.config('SET', 'maxmemory', MAXMEMORY);
     await client.del(...Array.from({ length: junk }, (_, i) => `junk:${i}`));
     for (const id of ids) {
       const answer = await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`);
