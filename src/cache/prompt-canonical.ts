@@ -32,6 +32,9 @@ const TOKEN = /[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
 /** Sentence punctuation and dashes: they never change what is asked. */
 const PUNCTUATION = new Set(['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"', '“', '”', "'", '’', '—', '–']);
 
+/** A chunk that is only a dash (` - `, `--`) or emoji: prose punctuation and tone, not content. */
+const DASH_OR_EMOJI = /^(?:[-–—]+|[\p{Extended_Pictographic}\u{FE0F}\u{200D}\u{1F3FB}-\u{1F3FF}]+)$/u;
+
 /** Brackets around words of prose, "(in Python)": an aside, not a grouping like `(8 - 3) * 2`. */
 function withoutProseBrackets(chunk: string): string {
   return chunk.replace(/^\((?=\p{L})/u, '').replace(/(?<=\p{L})\)(?=[.,;:!?…"”’']*$)/u, '');
@@ -97,7 +100,6 @@ function isTitleCase(text: string): boolean {
   const capitalized = words.filter((word) => /^\p{Lu}/u.test(word)).length;
   return words.length >= 3 && capitalized >= 0.75 * words.length;
 }
-
 /** Capitalized words whose case is their meaning in code (`True` in Python, `true` in JSON). */
 const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', 'Infinity']);
 
@@ -151,6 +153,13 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
     if (/\n\s*\n/.test(gap) || (gap.includes('\n') && /[.!?…:]$/.test(prose.slice(0, previousEnd)))) sentenceStart = true;
     previousEnd = chunkMatch.index + chunk.length;
     const core = chunkCore(chunk);
+    if (DASH_OR_EMOJI.test(core)) continue;
+    // A lone ampersand joins words as `and` does ("salt & pepper").
+    if (core === '&') {
+      tokens.push('and');
+      sentenceStart = false;
+      continue;
+    }
     if (isCodeChunk(core)) {
       tokens.push(core);
       sentenceStart = SENTENCE_END.test(chunk.at(-1) as string) && core.length < chunk.length;

@@ -31,6 +31,8 @@ describe('canonicalPrompt', () => {
     same('Hey there, how can I learn to meditate? Thanks in advance.', 'How to learn to meditate');
     same('Would you be able to give me some tips?', 'give me some tips');
     same('Could you please explain what the Big Bang theory is?', 'What the Big Bang theory is');
+    same('Quick question: how do I boil an egg? Thanks so much! 🙏', 'How do I boil an egg');
+    same("I'd be grateful if you could list the planets -- in order.", 'List the planets in order');
     // Not where the words are the question or its content.
     expect(canonicalPrompt('Can you eat raw fish?').tokens).toEqual(['can', 'you', 'eat', 'raw', 'fish']);
     expect(canonicalPrompt('Plan a good morning routine').tokens).toEqual(['plan', 'a', 'good', 'morning', 'routine']);
@@ -60,6 +62,7 @@ describe('canonicalPrompt', () => {
     same('Notes:\nTurkey in early July', 'Notes:\nturkey in early July');
     same('Is Go The Best First Programming Language', 'is go the best first programming language');
     same('IS TURKEY EXPENSIVE IN JULY', 'is turkey expensive in july');
+    same('Is salt & pepper enough?', 'Is salt and pepper enough?');
   });
 
   it('keeps a capital inside a sentence, since it may be the payload', () => {
