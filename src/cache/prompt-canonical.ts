@@ -5,15 +5,13 @@ import { dropCourtesy } from './prompt-courtesy.ts';
  * so trivial variants share an exact-cache key and embed alike, and the
  * semantic verifier compares what is left token by token.
  *
- * Taken out: whitespace, sentence punctuation, letter case where it carries no
- * meaning (a capitalized word, a prompt written all in capitals or in Title
- * Case), except a name that is also a common word (`Turkey`, `Go`) written
- * with its capital inside a sentence,
- * contractions (`what's` = `what is`, `won't` = `will not`), greetings and
- * politeness (`please`, `thanks`, `can you tell me`), and `how do I` = `how
- * to`. Kept exactly as written: code (fenced and inline), quoted strings,
- * symbols (`=`, `==`, `-R`), and every word whose case may mean something
- * (`CO`, `mW`, `iPhone`, a single capital letter).
+ * Taken out: whitespace, sentence punctuation, dashes and emoji, brackets
+ * around prose, the capital of a word that starts a sentence (every capital
+ * of a prompt written all in capitals or in Title Case), contractions
+ * (`what's` = `what is`, `won't` = `will not`), greetings and politeness
+ * (`prompt-courtesy.ts`). Kept exactly as written: code (fenced and inline),
+ * quoted strings, code chunks (`-R`, `./build`, `i++`), symbols, and every
+ * capital inside a sentence (`Turkey`, `CO`, `mW`, `iPhone`, `X`).
  */
 
 export interface CanonicalPrompt {
@@ -100,6 +98,7 @@ function isTitleCase(text: string): boolean {
   const capitalized = words.filter((word) => /^\p{Lu}/u.test(word)).length;
   return words.length >= 3 && capitalized >= 0.75 * words.length;
 }
+
 /** Capitalized words whose case is their meaning in code (`True` in Python, `true` in JSON). */
 const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', 'Infinity']);
 

@@ -302,9 +302,11 @@ function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly
   return tokens.map((token) => (foldable(token) && lower.has(token.toLowerCase()) ? token.toLowerCase() : token));
 }
 
-/** A word of four capitals or more is written as its capitalized form: `SPANISH` for emphasis is `Spanish`, `JSON` is `Json` on both sides. */
-function unshouted(tokens: readonly string[]): readonly string[] {
-  return tokens.some((token) => /^\p{Lu}{4,}$/u.test(token)) ? tokens.map((token) => (/^\p{Lu}{4,}$/u.test(token) ? `${token[0]}${token.slice(1).toLowerCase()}` : token)) : tokens;
+/** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
+function unshouted(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  const capitalized = (token: string) => `${token[0]}${token.slice(1).toLowerCase()}`;
+  const shouted = (token: string) => /^\p{Lu}{4,}$/u.test(token) && other.includes(capitalized(token));
+  return tokens.some(shouted) ? tokens.map((token) => (shouted(token) ? capitalized(token) : token)) : tokens;
 }
 
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
@@ -314,8 +316,8 @@ function sameTokens(a: readonly string[], b: readonly string[]): boolean {
 /** Whether a cached prompt's answer answers `next`: both as canonical tokens. */
 export function verifyCandidate(storedTokens: readonly string[], nextTokens: readonly string[]): Verdict {
   if (sameTokens(storedTokens, nextTokens)) return { ok: true };
-  let cached = unshouted(storedTokens);
-  let next = unshouted(nextTokens);
+  let cached = unshouted(storedTokens, nextTokens);
+  let next = unshouted(nextTokens, storedTokens);
   const [blindCached, blindNext] = [caseBlind(cached), caseBlind(next)];
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);

@@ -93,6 +93,7 @@ describe('verifyCandidate', () => {
     expect(check('How does a CPU work?', 'How does a central processing unit work?')).toEqual({ ok: true, corrected: ['how', 'does', 'a', 'CPU', 'work'] });
     expect(check('What does the World Health Organization do?', 'What does the WHO do?')).toEqual({ ok: true, corrected: ['what', 'does', 'the', 'World', 'Health', 'Organization', 'do'] });
     expect(check('Where is the Eiffel tower?', 'where is the Eiffel tower')).toEqual({ ok: true });
+    expect(check('What are the symptoms of ADHD in adults?', 'What are the symptoms of attention deficit hyperactivity disorder in adults?')).toMatchObject({ ok: true });
   });
 
   it('rejects a swapped direction or order, whatever the words', () => {
