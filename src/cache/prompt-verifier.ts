@@ -14,8 +14,9 @@ import { negates, opposes } from './word-opposites.ts';
  * - the case of a word, when the prompt writing it in lower case has no
  *   capital anywhere in its prose ("what is dna" = "What is DNA?"), except a
  *   name that is also a common word (`Turkey` / `turkey`), a word of one or
- *   two letters (`G` / `g` in vim) and mixed case (`kB` / `kb`); and a word
- *   in capitals for emphasis (`SPANISH` = `Spanish`);
+ *   two letters (`G` / `g` in vim) and mixed case (`kB` / `kb`); a word in
+ *   capitals for emphasis (`SPANISH` = `Spanish`); and the case of a name's
+ *   later words (`Eiffel Tower` = `Eiffel tower`);
  * - a typo: two words of 4+ letters with the same first letter, one edit
  *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`) and
  *   not one opposite part for another (`employer`/`employee`,
@@ -309,6 +310,25 @@ function unshouted(tokens: readonly string[], other: readonly string[]): readonl
   return tokens.some(shouted) ? tokens.map((token) => (shouted(token) ? capitalized(token) : token)) : tokens;
 }
 
+/**
+ * `tokens` with the later words of a name lower-cased where `other` writes the
+ * same name so: `Eiffel Tower` = `Eiffel tower`, `Roman Empire` = `Roman
+ * empire` (the first word keeps its capital, and a name's later words are
+ * where people differ).
+ */
+function namesInCaseOf(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  const bigrams = new Set<string>();
+  for (let i = 1; i < other.length; i++) bigrams.add(`${other[i - 1]} ${other[i]}`);
+  let out: string[] | undefined;
+  for (let i = 1; i < tokens.length; i++) {
+    const [previous, token] = [tokens[i - 1] as string, tokens[i] as string];
+    if (!/^\p{Lu}/u.test(previous) || !foldable(token)) continue;
+    const folded = token.toLowerCase();
+    if (bigrams.has(`${previous} ${folded}`)) (out ??= [...tokens])[i] = folded;
+  }
+  return out ?? tokens;
+}
+
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((token, i) => token === b[i]);
 }
@@ -321,6 +341,7 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const [blindCached, blindNext] = [caseBlind(cached), caseBlind(next)];
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);
+  [cached, next] = [namesInCaseOf(cached, next), namesInCaseOf(next, cached)];
   if (sameTokens(cached, next)) return { ok: true };
   const a = contentOf(cached);
   const b = contentOf(next);

@@ -125,6 +125,8 @@ describe('verifyCandidate', () => {
     expect(verdict('How many bits are in 1 kB?', 'how many bits are in 1 kb?')).toBe('payload');
     expect(verdict('What does the vim command G do?', 'what does the vim command g do?')).toBe('payload');
     expect(verdict('best way to learn SPANISH fast', 'best way to learn Spanish fast')).toBe('ok');
+    expect(verdict('When was the Eiffel Tower built?', 'When was the Eiffel tower built?')).toBe('ok');
+    expect(verdict('When was the Eiffel Tower built?', 'When was the eiffel Tower built?')).toBe('payload');
     expect(verdict('What is the history of the Olympic Games?', 'What is the history of the\nOlympic Games?')).toBe('ok');
     expect(verdict('compute (8 - 3) * 2', 'compute 8 - 3 * 2')).not.toBe('ok');
   });
