@@ -4,8 +4,8 @@ import { CATEGORIES, GENERATED_CATEGORIES, parsePairs, readPairSet, SET_NAMES, t
 
 /**
  * The labelled pairs of the semantic-cache evaluation (eval/semantic/): well
- * formed, enough of every kind in the held-out sets (test, holdout2 and
- * holdout3), and all files disjoint, so tuning on dev cannot leak into the held-out figures.
+ * formed, enough of every kind in the held-out sets (test, holdout2, holdout3
+ * and holdout4), and all files disjoint, so tuning cannot leak into the held-out figures.
  */
 
 const sets = Object.fromEntries(SET_NAMES.map((set) => [set, readPairSet(set)])) as Record<SetName, Pair[]>;
@@ -46,6 +46,13 @@ describe('semantic evaluation pair sets', () => {
     expect(nearMisses).toBeLessThan(0.6);
     const holdout3 = countBy(sets.holdout3);
     for (const category of Object.keys(CATEGORIES)) expect(holdout3[category] ?? 0, category).toBeGreaterThanOrEqual(8);
+  });
+
+  it('hold 240 holdout4 pairs, 130 near misses and 110 paraphrases, with every category 10 times', () => {
+    expect(sets.holdout4.length).toBe(240);
+    expect(sets.holdout4.filter((p) => p.label === 'near_miss').length).toBe(130);
+    const holdout4 = countBy(sets.holdout4);
+    for (const category of Object.keys(CATEGORIES)) expect(holdout4[category] ?? 0, category).toBe(10);
   });
 
   it('rejects a line whose label contradicts its category, naming the line', () => {
@@ -89,6 +96,25 @@ describe('semantic evaluation pair sets', () => {
       for (const p of rows) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
       // 450 words is well past the 512 tokens the model reads.
       expect(rows.filter((p) => Math.min(words(p.a), words(p.b)) > 450).length, category).toBeGreaterThanOrEqual(4);
+    }
+  });
+  it('hold hand-written long pairs in holdout4, each prompt at least 150 words, at least 4 past the model window', () => {
+    const long = sets.holdout4.filter((p) => GENERATED_CATEGORIES.includes(p.category));
+    for (const category of GENERATED_CATEGORIES) {
+      const rows = long.filter((p) => p.category === category);
+      expect(rows.length, category).toBe(10);
+      for (const p of rows) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
+      // 450 words is well past the 512 tokens the model reads.
+      expect(rows.filter((p) => Math.min(words(p.a), words(p.b)) > 450).length, category).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it('hold holdout4 short prompts of 4 to 50 words', () => {
+    for (const p of sets.holdout4.filter((q) => !GENERATED_CATEGORIES.includes(q.category))) {
+      for (const text of [p.a, p.b]) {
+        expect(words(text), p.id).toBeGreaterThanOrEqual(4);
+        expect(words(text), p.id).toBeLessThanOrEqual(50);
+      }
     }
   });
 });
