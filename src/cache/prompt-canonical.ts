@@ -115,7 +115,9 @@ const CASED_LITERALS = new Set(['True', 'False', 'None', 'Null', 'NaN', 'Nil', '
  */
 function foldCase(word: string, keepNames: boolean): string {
   if (word === 'I' || word.startsWith("I'") || word.startsWith('I’')) return word.toLowerCase();
-  if (!/^\p{Lu}[\p{Ll}'’]+$/u.test(word) || CASED_LITERALS.has(word)) return word;
+  // The article of a Title Case or shouted prompt ("How To Write A Letter").
+  if (word === 'A' && !keepNames) return 'a';
+  if (!/^\p{Lu}[\p{Ll}'’]+(?:-\p{L}[\p{Ll}'’]*)*$/u.test(word) || CASED_LITERALS.has(word)) return word;
   return keepNames ? word : word.toLowerCase();
 }
 
@@ -164,7 +166,8 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
       sentenceStart = SENTENCE_END.test(chunk.at(-1) as string) && core.length < chunk.length;
       continue;
     }
-    const words = withoutProseBrackets(chunk);
+    // Initials written with dots are the same letters without them: `a.m.` = `am`, `U.S.` = `US`.
+    const words = withoutProseBrackets(/^(?:\p{L}\.){2,}$/u.test(chunk) ? chunk.replaceAll('.', '') : chunk);
     const text = shouting ? words.toLowerCase() : words;
     for (const match of text.matchAll(TOKEN)) {
       const token = match[0];
@@ -197,12 +200,12 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);
-    tokens.push(...dropCourtesy(prose, tokens.length === 0));
+    tokens.push(...dropCourtesy(prose, tokens.length === 0, false));
     prose = [];
     tokens.push(match[0]);
     cursor = match.index + match[0].length;
   }
   flushProse(text.length);
-  tokens.push(...dropCourtesy(prose, tokens.length === 0));
+  tokens.push(...dropCourtesy(prose, tokens.length === 0, true));
   return { text: tokens.join(' '), tokens };
 }

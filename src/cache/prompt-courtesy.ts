@@ -8,6 +8,7 @@
 
 /** Phrases that add politeness, never content; removed wherever they stand. */
 const FILLERS: ReadonlyArray<readonly string[]> = [
+  ['please', 'and', 'thank', 'you'],
   ['thank', 'you', 'very', 'much'],
   ['thank', 'you', 'so', 'much'],
   ['thank', 'you', 'in', 'advance'],
@@ -39,8 +40,12 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['sorry', 'to', 'bother', 'you'],
 ];
 
+/** Sign-offs, taken out only where a prompt ends ("what does cheers mean" keeps its cheers). */
+const SIGN_OFFS: ReadonlyArray<readonly string[]> = [['thanks', 'again'], ['best', 'regards'], ['kind', 'regards'], ['regards'], ['cheers']];
+
 /** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi, "a good morning routine" its good morning). */
 const GREETINGS: ReadonlyArray<readonly string[]> = [
+  ['dear', 'assistant'],
   ['good', 'morning'],
   ['good', 'afternoon'],
   ['good', 'evening'],
@@ -116,16 +121,22 @@ function startsWith(tokens: readonly string[], at: number, phrase: readonly stri
   return true;
 }
 
-/** Removes each occurrence of the fillers, and the greetings where `promptStart`. */
-function withoutFillers(tokens: readonly string[], promptStart: boolean): string[] {
+/** Removes each occurrence of the fillers, the greetings where `promptStart` and the sign-offs where `promptEnd`. */
+function withoutFillers(tokens: readonly string[], promptStart: boolean, promptEnd: boolean): string[] {
   let i = 0;
   for (let greeting = promptStart; greeting; ) {
     const found = GREETINGS.find((phrase) => startsWith(tokens, i, phrase));
     if (found) i += found.length;
     greeting = found !== undefined;
   }
+  let end = tokens.length;
+  for (let signOff = promptEnd; signOff; ) {
+    const found = SIGN_OFFS.find((phrase) => end - phrase.length >= i && startsWith(tokens, end - phrase.length, phrase));
+    if (found) end -= found.length;
+    signOff = found !== undefined;
+  }
   const out: string[] = [];
-  while (i < tokens.length) {
+  while (i < end) {
     const filler = FILLERS.find((phrase) => startsWith(tokens, i, phrase));
     if (filler) i += filler.length;
     else out.push(tokens[i++] as string);
@@ -133,9 +144,9 @@ function withoutFillers(tokens: readonly string[], promptStart: boolean): string
   return out;
 }
 
-/** Removes politeness (greetings only at the prompt's start) and rewrites `how do I` as `how to`. */
-export function dropCourtesy(tokens: readonly string[], promptStart: boolean): string[] {
-  const words = withoutFillers(tokens, promptStart);
+/** Removes politeness (greetings only at the prompt's start, sign-offs only at its end) and rewrites `how do I` as `how to`. */
+export function dropCourtesy(tokens: readonly string[], promptStart: boolean, promptEnd: boolean): string[] {
+  const words = withoutFillers(tokens, promptStart, promptEnd);
   const out: string[] = [];
   let i = 0;
   while (i < words.length) {

@@ -125,10 +125,14 @@ function editDistance(a: string, b: string, max: number): number {
 }
 
 function isTypo(a: string, b: string): boolean {
+  // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
+  if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6) return editDistance(a, b, 1) <= 1;
   if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
   return editDistance(a, b, allowed) <= allowed;
 }
+
+const CAPITALIZED = /^\p{Lu}\p{Ll}+$/u;
 
 /** Removes one occurrence of each of `remove` from `list` (multiset difference). */
 function without(list: readonly string[], remove: readonly string[]): string[] {
@@ -197,9 +201,17 @@ function corrected(tokens: readonly string[], replacements: readonly Replacement
 function spelledOut(acronym: string, list: readonly string[], loose: readonly string[]): { start: number; length: number } | undefined {
   if (!/^\p{Lu}{2,6}s?$/u.test(acronym)) return undefined;
   const letters = acronym.replace(/s$/, '').toLowerCase();
-  for (let start = 0; start + letters.length <= list.length; start++) {
-    const words = list.slice(start, start + letters.length);
-    if (words.every((w, k) => loose.includes(w) && w[0]?.toLowerCase() === letters[k])) return { start, length: letters.length };
+  // A hyphenated word gives the initial of each part: `NDA` = `non-disclosure agreement`.
+  const initials = (word: string) => word.split('-').map((part) => part[0]?.toLowerCase() ?? '').join('');
+  for (let start = 0; start < list.length; start++) {
+    let spelled = '';
+    for (let end = start; end < list.length && spelled.length < letters.length; end++) {
+      const word = list[end] as string;
+      if (!loose.includes(word)) break;
+      spelled += initials(word);
+      if (spelled === letters) return { start, length: end - start + 1 };
+      if (!letters.startsWith(spelled)) break;
+    }
   }
   return undefined;
 }
@@ -290,11 +302,14 @@ function caseBlind(tokens: readonly string[]): boolean {
 
 /**
  * Words whose capitals a prompt without any may ignore: a capitalized word
- * (`Paris`) or an acronym of three letters or more (`DNA`). Not one or two
- * letters (`G` in vim, `CO`), not mixed case (`kB`, `mW`), not a capitonym.
+ * (`Paris`), an acronym of three letters or more (`DNA`), a brand in mixed
+ * case of four letters or more (`WordPress`, `WiFi`). Not one or two letters
+ * (`G` in vim, `CO`, `Mm` for megametres), not short units in mixed case
+ * (`kB`, `mW`, `MHz`), not a capitonym.
  */
 function foldable(token: string): boolean {
-  return (/^\p{Lu}\p{Ll}+$/u.test(token) || /^\p{Lu}{3,}$/u.test(token)) && !CAPITONYMS.has(token.toLowerCase());
+  const cased = /^\p{Lu}\p{Ll}{2,}$/u.test(token) || /^\p{Lu}{3,}$/u.test(token) || (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token));
+  return cased && !CAPITONYMS.has(token.toLowerCase());
 }
 
 /** `tokens` with each foldable word that `blind` writes in lower case written so too. */

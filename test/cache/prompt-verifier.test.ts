@@ -33,6 +33,9 @@ describe('canonicalPrompt', () => {
     same('Could you please explain what the Big Bang theory is?', 'What the Big Bang theory is');
     same('Quick question: how do I boil an egg? Thanks so much! 🙏', 'How do I boil an egg');
     same("I'd be grateful if you could list the planets -- in order.", 'List the planets in order');
+    same('Dear assistant, please and thank you: list the planets. Cheers.', 'List the planets');
+    same('Write a haiku about a server outage at 3 a.m.', 'Write a haiku about a server outage at 3 am!');
+    expect(canonicalPrompt('What does cheers mean in British English?').tokens).toContain('cheers');
     // Not where the words are the question or its content.
     expect(canonicalPrompt('Can you eat raw fish?').tokens).toEqual(['can', 'you', 'eat', 'raw', 'fish']);
     expect(canonicalPrompt('Plan a good morning routine').tokens).toEqual(['plan', 'a', 'good', 'morning', 'routine']);
@@ -62,6 +65,7 @@ describe('canonicalPrompt', () => {
     same('Notes:\nTurkey in early July', 'Notes:\nturkey in early July');
     same('Is Go The Best First Programming Language', 'is go the best first programming language');
     same('IS TURKEY EXPENSIVE IN JULY', 'is turkey expensive in july');
+    same('Explain The Difference Between Stocks And Bonds For A First-Time Investor.', 'explain the difference between stocks and bonds for a first-time investor');
     same('Is salt & pepper enough?', 'Is salt and pepper enough?');
   });
 
@@ -93,6 +97,9 @@ describe('verifyCandidate', () => {
     expect(check('How does a CPU work?', 'How does a central processing unit work?')).toEqual({ ok: true, corrected: ['how', 'does', 'a', 'CPU', 'work'] });
     expect(check('What does the World Health Organization do?', 'What does the WHO do?')).toEqual({ ok: true, corrected: ['what', 'does', 'the', 'World', 'Health', 'Organization', 'do'] });
     expect(check('Where is the Eiffel tower?', 'where is the Eiffel tower')).toEqual({ ok: true });
+    expect(check('Can you explain what an NDA covers?', 'Can you explain what a non-disclosure agreement covers?')).toMatchObject({ ok: true });
+    expect(check('A packing list for a trip to Toronto in November', 'A packing list for a trip to Toronto in Novmber')).toMatchObject({ ok: true });
+    expect(check('What is the capital of Iran?', 'What is the capital of Iraq?')).toEqual({ ok: false, reason: 'payload' });
     expect(check('What are the symptoms of ADHD in adults?', 'What are the symptoms of attention deficit hyperactivity disorder in adults?')).toMatchObject({ ok: true });
   });
 
@@ -115,7 +122,8 @@ describe('verifyCandidate', () => {
   it('lets a prompt without capitals match one with them, but not a capitonym, and holds case between two prompts that use it', () => {
     expect(verdict('What is DNA?', 'what is dna?')).toBe('ok');
     expect(verdict('how does nasa test rockets', 'How does NASA test rockets?')).toBe('ok');
-    expect(verdict('how does wifi work', 'How does WiFi work?')).toBe('payload');
+    expect(verdict('how does wifi work', 'How does WiFi work?')).toBe('ok');
+    expect(verdict('URGENT: OUR WORDPRESS SITE IS DOWN. HOW DO I FIX IT?', 'Urgent: our WordPress site is down. How do I fix it?')).toBe('ok');
     expect(verdict('What should I plant in early March?', 'what should i plant in early march')).toBe('ok');
     expect(verdict('what is the capital of turkey', 'What is the capital of Turkey')).toBe('payload');
     expect(verdict('Hash the string Hello with SHA-256.', 'Hash the string hello with SHA-256.')).toBe('payload');
@@ -123,6 +131,7 @@ describe('verifyCandidate', () => {
     expect(verdict('Which elements does the CSS selector .Header match?', 'which elements does the css selector .header match?')).toBe('payload');
     expect(verdict('Explain this command: rm -rf ./build', 'Explain this command: rm -rf /build')).toBe('payload');
     expect(verdict('How many bits are in 1 kB?', 'how many bits are in 1 kb?')).toBe('payload');
+    expect(verdict('A shuttle stopped 3 Mm from the station. How far is that in km?', 'A shuttle stopped 3 mm from the station. How far is that in km?')).toBe('payload');
     expect(verdict('What does the vim command G do?', 'what does the vim command g do?')).toBe('payload');
     expect(verdict('best way to learn SPANISH fast', 'best way to learn Spanish fast')).toBe('ok');
     expect(verdict('When was the Eiffel Tower built?', 'When was the Eiffel tower built?')).toBe('ok');
