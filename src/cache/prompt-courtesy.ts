@@ -116,6 +116,15 @@ const WH_WORDS = new Set(['how', 'what', 'why', 'when', 'where', 'who', 'which',
 const HOW_MODALS = new Set(['do', 'can', 'could', 'should', 'would', 'does']);
 const HOW_SUBJECTS = new Set(['i', 'we', 'you', 'one']);
 
+/** Phrases by their first word: the canonical form runs on every request, so each token looks up only its own. */
+function byFirstWord(phrases: ReadonlyArray<readonly string[]>): ReadonlyMap<string, ReadonlyArray<readonly string[]>> {
+  const map = new Map<string, Array<readonly string[]>>();
+  for (const phrase of phrases) map.set(phrase[0] as string, [...(map.get(phrase[0] as string) ?? []), phrase]);
+  return map;
+}
+const FILLERS_BY_FIRST = byFirstWord(FILLERS);
+const REQUEST_LEAD_INS_BY_FIRST = byFirstWord(REQUEST_LEAD_INS);
+
 function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
   for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
   return true;
@@ -137,7 +146,7 @@ function withoutFillers(tokens: readonly string[], promptStart: boolean, promptE
   }
   const out: string[] = [];
   while (i < end) {
-    const filler = FILLERS.find((phrase) => startsWith(tokens, i, phrase));
+    const filler = FILLERS_BY_FIRST.get(tokens[i] as string)?.find((phrase) => startsWith(tokens, i, phrase));
     if (filler) i += filler.length;
     else out.push(tokens[i++] as string);
   }
@@ -150,7 +159,7 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
   const out: string[] = [];
   let i = 0;
   while (i < words.length) {
-    const leadIn = REQUEST_LEAD_INS.find((phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''));
+    const leadIn = REQUEST_LEAD_INS_BY_FIRST.get(words[i] as string)?.find((phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''));
     if (leadIn) {
       i += leadIn.length;
       continue;
