@@ -31,8 +31,13 @@ if [ "${1:-}" = "--demo" ]; then
     key="demo-upstream-key-$p"
     "${NODE[@]}" test/support/fake-upstream-cli.ts --format "${FORMAT[$p]}" --port "${PORT_OF[$p]}" --key "$key" --chunk-delay-ms 30 > "$DEMO_DIR/$p.log" 2>&1 &
     pids+=($!)
-    for _ in $(seq 100); do grep -q '^listening' "$DEMO_DIR/$p.log" && break; sleep 0.1; done
+    for _ in $(seq 300); do grep -q '^listening' "$DEMO_DIR/$p.log" && break; sleep 0.1; done
     url="$(sed -n 's/^listening //p' "$DEMO_DIR/$p.log")"
+    if [ -z "$url" ]; then
+      echo "demo: the $p upstream did not start on port ${PORT_OF[$p]} (DEMO_UPSTREAM_PORT picks another base):" >&2
+      cat "$DEMO_DIR/$p.log" >&2
+      exit 1
+    fi
     var="$(echo "$p" | tr a-z A-Z)_API_KEY"
     export "$var=$key"
     models="$(node -e '

@@ -20,7 +20,8 @@ let port = 0;
 
 beforeAll(async () => {
   port = await freePort();
-  const upstreamBase = 20_000 + Math.floor(Math.random() * 20_000);
+  // Below the kernel's ephemeral range (32768 and up), where other tests' client sockets may hold a port.
+  const upstreamBase = 20_000 + Math.floor(Math.random() * 12_000);
   child = spawn('bash', ['scripts/start.sh', '--demo'], {
     cwd: ROOT,
     detached: true,
@@ -29,7 +30,15 @@ beforeAll(async () => {
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.status === 200, 60_000, 'the demo gateway');
+  // Stops waiting when the script exits too, and says why either way.
+  await waitFor(
+    async () => child.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.status === 200,
+    60_000,
+    'the demo gateway',
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}\n--- start.sh output ---\n${output}`);
+  });
+  if (child.exitCode !== null) throw new Error(`start.sh --demo exited with ${child.exitCode}:\n${output}`);
 }, 90_000);
 
 afterAll(async () => {
