@@ -151,8 +151,14 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
     const chunk = chunkMatch[0];
     // A line break starts a sentence after punctuation or a blank line; inside a sentence it is only wrapping.
     const gap = prose.slice(previousEnd, chunkMatch.index);
-    if (/\n\s*\n/.test(gap) || (gap.includes('\n') && /[.!?…:]$/.test(prose.slice(0, previousEnd)))) sentenceStart = true;
+    if (gap.includes('\n') && (/\n\s*\n/.test(gap) || /[.!?…:]/.test(prose[previousEnd - 1] ?? ''))) sentenceStart = true;
     previousEnd = chunkMatch.index + chunk.length;
+    // Most chunks are a bare word: no code, bracket, dot or punctuation to look for.
+    if (/^\p{L}+$/u.test(chunk)) {
+      tokens.push(...expand(shouting ? chunk.toLowerCase() : chunk, mayKeepNames && !sentenceStart));
+      sentenceStart = false;
+      continue;
+    }
     const core = chunkCore(chunk);
     if (DASH_OR_EMOJI.test(core)) continue;
     // A lone ampersand joins words as `and` does ("salt & pepper").
