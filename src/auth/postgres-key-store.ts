@@ -3,7 +3,7 @@ import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrat
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
 import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
-import { withTransaction } from './pg-transaction.ts';
+import { withTransaction } from '../db/pg-transaction.ts';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {

@@ -5,7 +5,7 @@ import { Pool, type PoolClient } from 'pg';
 import type { Settings } from '../config/settings.ts';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { BATCH_MIGRATIONS, LATEST_BATCH_SCHEMA_VERSION } from './batch-schema.ts';
-import { withTransaction } from '../auth/pg-transaction.ts';
+import { withTransaction } from '../db/pg-transaction.ts';
 
 export type SqlValue = string | number | null;
 

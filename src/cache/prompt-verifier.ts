@@ -320,9 +320,10 @@ function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
 function unshouted(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  if (!tokens.some((token) => /^\p{Lu}{4,}$/u.test(token))) return tokens;
   const capitalized = (token: string) => `${token[0]}${token.slice(1).toLowerCase()}`;
-  const shouted = (token: string) => /^\p{Lu}{4,}$/u.test(token) && other.includes(capitalized(token));
-  return tokens.some(shouted) ? tokens.map((token) => (shouted(token) ? capitalized(token) : token)) : tokens;
+  const written = new Set(other);
+  return tokens.map((token) => (/^\p{Lu}{4,}$/u.test(token) && written.has(capitalized(token)) ? capitalized(token) : token));
 }
 
 /**
