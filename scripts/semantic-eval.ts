@@ -118,6 +118,8 @@ const gateway = await startGateway({
     EMBEDDING_BACKEND: 'onnx',
     EMBEDDING_MODEL_PATH: models,
     ...(args.threshold === undefined ? {} : { SEMANTIC_CACHE_THRESHOLD: String(threshold) }),
+    // The first stage below is recomputed from this process's settings: the gateway must use the same.
+    ...(process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD ? { SEMANTIC_CACHE_RETRIEVER_THRESHOLD: process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } : {}),
   },
   config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 0 }] },
   providers: ['provider_a'],

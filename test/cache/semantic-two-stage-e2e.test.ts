@@ -81,6 +81,10 @@ describe.runIf(present)('two-stage semantic lookup with the real model', () => {
     // Unrelated prompts never reach the model: no candidate at all.
     expect((await ask('How do I bake sourdough bread at home?')).xCache).toBe('MISS');
     expect(await candidates('dissimilar')).toBe(0);
+    // WordPiece splits a typo into unrelated pieces; the first stage reads it as the vocabulary word one edit away.
+    expect((await ask('How do solar panels generate electricity?')).xCache).toBe('MISS');
+    expect((await ask('How do solar pannels generate electrcity?')).xCache).toBe('SEMANTIC_HIT');
+    expect(await candidates('verified')).toBe(2);
   }, 120_000);
 
   it('counts a verified candidate the model finds below the threshold as dissimilar, and misses', async () => {

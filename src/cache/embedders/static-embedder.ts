@@ -60,7 +60,7 @@ export class StaticEmbedder {
       // A copy: the Buffer may sit at an offset that is not a multiple of 4 in a shared pool.
       this.table = new Float32Array(new Uint8Array(table).buffer);
       this.dimensions = dims;
-      this.tokenizer = new WordPieceTokenizer(lines);
+      this.tokenizer = new WordPieceTokenizer(lines, { typoTolerant: true });
     } catch (err) {
       throw new EmbeddingError(`the static embedding table in ${dir} could not be loaded: ${(err as Error).message}; ${hint}`, { cause: err });
     }

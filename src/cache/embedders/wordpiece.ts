@@ -1,3 +1,5 @@
+import { nearestWholeWord } from './vocabulary-typos.ts';
+
 /**
  * BERT's uncased WordPiece tokenizer (what all-MiniLM-L6-v2's `tokenizer.json`
  * describes: BertNormalizer with lower-casing and accent stripping,
@@ -31,15 +33,28 @@ function isCjk(code: number): boolean {
   );
 }
 
+/** Options of {@link WordPieceTokenizer}. */
+export interface WordPieceOptions {
+  /**
+   * Read a word that is not in the vocabulary as the whole word one edit away
+   * (`vocabulary-typos.ts`) instead of splitting it into pieces. Not BERT's
+   * behaviour: only for the static first stage, never for the transformer.
+   * @defaultValue false
+   */
+  typoTolerant?: boolean;
+}
+
 export class WordPieceTokenizer {
   private readonly ids: Map<string, number>;
+  private readonly typoTolerant: boolean;
   private readonly unknown: number;
   /** Pieces of words seen before: prompts repeat their words, and a lookup beats the greedy split. */
   private readonly memo = new Map<string, readonly number[]>();
 
   /** `vocab`: the lines of `vocab.txt`, in id order. */
-  constructor(vocab: readonly string[]) {
+  constructor(vocab: readonly string[], options: WordPieceOptions = {}) {
     this.ids = new Map(vocab.map((token, id) => [token, id]));
+    this.typoTolerant = options.typoTolerant ?? false;
     this.unknown = this.ids.get('[UNK]') ?? -1;
   }
 
@@ -91,6 +106,11 @@ export class WordPieceTokenizer {
   private wordPieces(word: string, out: number[]): void {
     if (word.length > MAX_WORD_CHARS) {
       out.push(this.unknown);
+      return;
+    }
+    const near = this.typoTolerant ? nearestWholeWord(word, this.ids) : undefined;
+    if (near !== undefined) {
+      out.push(near);
       return;
     }
     const start = out.length;
