@@ -176,6 +176,13 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
       i += 2;
       continue;
     }
+    // "tell me the capital of Kenya" asks "what is the capital of Kenya"; only where the request starts,
+    // and only before "the": "tell me a joke" is no question.
+    if (word === 'tell' && out.length === 0 && words[i + 1] === 'me' && words[i + 2] === 'the') {
+      out.push('what', 'is');
+      i += 2;
+      continue;
+    }
     // "explain what X is" asks "what is X"; only where the request starts, so "I can explain why" keeps its verb.
     if (word === 'explain' && out.length === 0 && WH_WORDS.has(words[i + 1] ?? '')) {
       i += 1;

@@ -58,7 +58,8 @@ export function promptGuardsOf(text: string): PromptGuards {
   let negations = 0;
   for (const match of text.matchAll(WORD)) {
     const word = match[0].toLowerCase().replaceAll('’', "'");
-    const asNumber = NUMBER_WORDS[word];
+    // "which one's expected" is "which one is expected".
+    const asNumber = NUMBER_WORDS[word.endsWith("'s") ? word.slice(0, -2) : word];
     if (asNumber !== undefined) numbers.push({ at: match.index, value: asNumber });
     if (NEGATIONS.has(word) || word.endsWith("n't")) negations += 1;
   }

@@ -14,6 +14,8 @@ describe('prompt guards', () => {
     expect(same('Is 3 greater than 5?', 'Is 5 greater than 3?')).toBe(false);
     expect(same('What is 2 + 2?', 'what is two + two')).toBe(true);
     expect(same('Population in 2020', 'population in 2,020')).toBe(true);
+    expect(same("Which one's expected in Germany?", 'Which one is expected in Germany?')).toBe(true);
+    expect(same("Which one's expected?", "Which two's expected?")).toBe(false);
   });
 
   it('tells prompts apart that differ by a quoted string, but ignores apostrophes', () => {

@@ -35,6 +35,9 @@ describe('canonicalPrompt', () => {
     same("I'd be grateful if you could list the planets -- in order.", 'List the planets in order');
     same('Dear assistant, please and thank you: list the planets. Cheers.', 'List the planets');
     same('Write a haiku about a server outage at 3 a.m.', 'Write a haiku about a server outage at 3 am!');
+    same('Could you please tell me the capital of Kenya?', 'What is the capital of Kenya?');
+    expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
+    expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
     expect(canonicalPrompt('What does cheers mean in British English?').tokens).toContain('cheers');
     // Not where the words are the question or its content.
     expect(canonicalPrompt('Can you eat raw fish?').tokens).toEqual(['can', 'you', 'eat', 'raw', 'fish']);
