@@ -1,4 +1,5 @@
 import { dropCourtesy } from './prompt-courtesy.ts';
+import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
 
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
@@ -33,6 +34,9 @@ const PUNCTUATION = new Set(['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"
 /** A chunk that is only a dash (` - `, `--`) or emoji: prose punctuation and tone, not content. */
 const DASH_OR_EMOJI = /^(?:[-–—]+|[\p{Extended_Pictographic}\u{FE0F}\u{200D}\u{1F3FB}-\u{1F3FF}]+)$/u;
 
+/** An emoticon typed in ASCII (`:)`, `;-)`, `:D`, `<3`): tone, like an emoji. */
+const EMOTICON = /^(?:[:;=][-'^]?[()[\]DPpOo3*|\\/]+|<3+)$/u;
+
 /** Brackets around words of prose, "(in Python)": an aside, not a grouping like `(8 - 3) * 2`. */
 function withoutProseBrackets(chunk: string): string {
   return chunk.replace(/^\((?=\p{L})/u, '').replace(/(?<=\p{L})\)(?=[.,;:!?…"”’']*$)/u, '');
@@ -61,13 +65,46 @@ function chunkCore(chunk: string): string {
   return core;
 }
 
-const CONTRACTIONS: Readonly<Record<string, string[]>> = {
-  "won't": ['will', 'not'],
-  "can't": ['can', 'not'],
-  "shan't": ['shall', 'not'],
-  cannot: ['can', 'not'],
-  "let's": ['let', 'us'],
-};
+const CONTRACTIONS: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries({
+    "won't": ['will', 'not'],
+    "can't": ['can', 'not'],
+    "shan't": ['shall', 'not'],
+    cannot: ['can', 'not'],
+    "let's": ['let', 'us'],
+  }),
+);
+
+/**
+ * Contractions typed without the apostrophe, and chat shorthand: only forms
+ * that are no other English word (not `its`, `ill`, `were`, `id`, `well`).
+ * The "n't" forms are read by {@link APOSTROPHELESS_NOT}.
+ */
+const SHORTHAND: ReadonlyMap<string, readonly string[]> = new Map(
+  Object.entries({
+    whats: ['what', 'is'],
+    thats: ['that', 'is'],
+    wheres: ['where', 'is'],
+    whos: ['who', 'is'],
+    im: ['i', 'am'],
+    ive: ['i', 'have'],
+    youre: ['you', 'are'],
+    youve: ['you', 'have'],
+    theyre: ['they', 'are'],
+    theyve: ['they', 'have'],
+    u: ['you'],
+    ur: ['your'],
+    approx: ['approximately'],
+    vs: ['versus'],
+  }),
+);
+
+/** Chunks of chat shorthand that hold a slash, which would make them code. */
+const SLASHED: ReadonlyMap<string, string> = new Map([
+  ['w/', 'with'],
+  ['w/o', 'without'],
+  ['b/c', 'because'],
+]);
 
 /** Words whose `'s` is `is`, not a possessive. */
 const IS_CONTRACTED = new Set(['what', 'that', 'it', 'there', 'here', 'who', 'where', 'how', 'when', 'why', 'he', 'she']);
@@ -90,6 +127,13 @@ function isShouting(text: string): boolean {
     else if (char >= 'a' && char <= 'z') lower++;
   }
   return upper >= 8 && upper > 4 * lower;
+}
+
+/** A prompt in alternating case (`wHaT iS tHe DeNsItY`): most of its words switch from lower to upper case inside. */
+function isAlternatingCase(text: string): boolean {
+  const words = text.match(/\p{L}{2,}/gu) ?? [];
+  const alternating = words.filter((word) => /\p{Ll}\p{Lu}/u.test(word)).length;
+  return alternating >= 3 && alternating >= 0.6 * words.length;
 }
 
 /** A prompt in Title Case (`Give Me Tips For Running`): its capitals say nothing about names. */
@@ -127,8 +171,9 @@ function expand(token: string, keepNames: boolean): string[] {
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];
-  const whole = CONTRACTIONS[lower];
-  if (whole) return whole;
+  const whole = CONTRACTIONS.get(lower) ?? SHORTHAND.get(lower);
+  if (whole) return [...whole];
+  if (APOSTROPHELESS_NOT.test(lower)) return lower === 'wont' ? ['will', 'not'] : [lower === 'cant' ? 'can' : lower.slice(0, -2), 'not'];
   if (lower.endsWith("'s")) return IS_CONTRACTED.has(lower.slice(0, -2)) ? [lower.slice(0, -2), 'is'] : [lower.slice(0, -2), "'s"];
   for (const [suffix, full] of SUFFIXES) if (lower.endsWith(suffix) && lower.length > suffix.length) return [lower.slice(0, -suffix.length), full];
   return [lower];
@@ -159,11 +204,21 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
       sentenceStart = false;
       continue;
     }
+    if (EMOTICON.test(chunk)) {
+      sentenceStart = true;
+      continue;
+    }
     const core = chunkCore(chunk);
     if (DASH_OR_EMOJI.test(core)) continue;
     // A lone ampersand joins words as `and` does ("salt & pepper").
     if (core === '&') {
       tokens.push('and');
+      sentenceStart = false;
+      continue;
+    }
+    const slashed = SLASHED.get(core.toLowerCase());
+    if (slashed) {
+      tokens.push(slashed);
       sentenceStart = false;
       continue;
     }
@@ -196,7 +251,8 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const quoted = WHOLLY_QUOTED.exec(raw);
   const text = quoted ? ((quoted[1] ?? quoted[2]) as string) : raw;
   const plain = text.replace(OPAQUE, ' ');
-  const shouting = isShouting(plain);
+  // A prompt in alternating case says no more by its capitals than a shouted one.
+  const shouting = isShouting(plain) || isAlternatingCase(plain);
   const mayKeepNames = !shouting && !isTitleCase(plain);
   const tokens: string[] = [];
   let cursor = 0;

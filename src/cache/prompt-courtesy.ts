@@ -25,10 +25,13 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['when', 'you', 'get', 'a', 'chance'],
   ['if', 'it', 'is', 'not', 'too', 'much', 'trouble'],
   ['quick', 'question'],
+  ['quick', 'favour'],
+  ['quick', 'favor'],
   ['thx'],
   ['much', 'appreciated'],
   ['please'],
   ['pls'],
+  ['plz'],
   ['kindly'],
   ['i', 'would', 'like', 'to', 'know'],
   ['i', 'want', 'to', 'know'],
@@ -176,9 +179,8 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
       i += 2;
       continue;
     }
-    // "tell me the capital of Kenya" asks "what is the capital of Kenya"; only where the request starts,
-    // and only before "the": "tell me a joke" is no question.
-    if (word === 'tell' && out.length === 0 && words[i + 1] === 'me' && words[i + 2] === 'the') {
+    // "tell me the capital of Kenya" asks "what is the capital of Kenya"; only before "the": "tell me a joke" is no question.
+    if (word === 'tell' && words[i + 1] === 'me' && words[i + 2] === 'the') {
       out.push('what', 'is');
       i += 2;
       continue;

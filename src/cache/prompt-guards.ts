@@ -9,21 +9,28 @@
  *   words zero to twenty and the tens count as their digits);
  * - quoted strings, in order ("…", '…', `…`, “…”, ‘…’, «…»), compared as written;
  * - count of negations (not, no, never, none, nothing, nobody, neither, nor,
- *   nowhere, cannot, without, and every "n't").
+ *   nowhere, cannot, without, `w/o`, and every "n't", also written without
+ *   its apostrophe: `doesnt`).
  *
  * The guards of a prompt fold into one signature string; signatures are
  * compared for equality, and only the signature is stored, not the prompt.
  */
 
-const NUMBER_WORDS: Readonly<Record<string, string>> = {
-  zero: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
-  ten: '10', eleven: '11', twelve: '12', thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16',
-  seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20', thirty: '30', forty: '40', fifty: '50',
-  sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100', thousand: '1000', million: '1000000',
-  billion: '1000000000',
-};
+/** A Map, not an object: a prompt's word may be `constructor`. */
+export const NUMBER_WORDS: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    zero: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
+    ten: '10', eleven: '11', twelve: '12', thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16',
+    seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20', thirty: '30', forty: '40', fifty: '50',
+    sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100', thousand: '1000', million: '1000000',
+    billion: '1000000000',
+  }),
+);
 
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nothing', 'nobody', 'neither', 'nor', 'nowhere', 'cannot', 'without']);
+
+/** "n't" typed without its apostrophe (`dont`, `doesnt`, `cant`, `wont`, `shouldnt`). */
+export const APOSTROPHELESS_NOT = /^(?:do|does|did|is|are|was|were|have|has|had|would|should|could|ca|wo|must|need)nt$/;
 
 // Quotes open after a start, a space or an opening bracket, so the apostrophes of "don't" or "Paris' river" never pair up.
 const QUOTED = /"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»|`([^`\n]+)`|‘([^’\n]+)’|(?<=^|[\s([{:=])'([^'\n]+)'(?=$|[\s.,;:!?)\]}])/gu;
@@ -59,10 +66,12 @@ export function promptGuardsOf(text: string): PromptGuards {
   for (const match of text.matchAll(WORD)) {
     const word = match[0].toLowerCase().replaceAll('’', "'");
     // "which one's expected" is "which one is expected".
-    const asNumber = NUMBER_WORDS[word.endsWith("'s") ? word.slice(0, -2) : word];
+    const asNumber = NUMBER_WORDS.get(word.endsWith("'s") ? word.slice(0, -2) : word);
     if (asNumber !== undefined) numbers.push({ at: match.index, value: asNumber });
-    if (NEGATIONS.has(word) || word.endsWith("n't")) negations += 1;
+    if (NEGATIONS.has(word) || word.endsWith("n't") || APOSTROPHELESS_NOT.test(word)) negations += 1;
   }
+  // "w/o" is "without"; its letters are no words of their own.
+  negations += text.match(/(?<![\p{L}/])w\/o(?![\p{L}/])/giu)?.length ?? 0;
   numbers.sort((a, b) => a.at - b.at);
   return { numbers: numbers.map((n) => n.value), quotes, negations };
 }

@@ -1,4 +1,5 @@
 import { CAPITONYMS } from './capitonyms.ts';
+import { NUMBER_WORDS } from './prompt-guards.ts';
 import { negates, opposes } from './word-opposites.ts';
 
 /**
@@ -10,7 +11,8 @@ import { negates, opposes } from './word-opposites.ts';
  * `prompt-canonical.ts`) and accepts only differences that cannot change the
  * answer:
  *
- * - function words that carry no content (`a`, `the`, `is`, `my`...);
+ * - function words that carry no content (`a`, `the`, `is`, `my`...), and a
+ *   number in words or digits (`three` = `3`);
  * - the case of a word, when the prompt writing it in lower case has no
  *   capital anywhere in its prose ("what is dna" = "What is DNA?"), except a
  *   name that is also a common word (`Turkey` / `turkey`), a word of one or
@@ -60,7 +62,7 @@ const FUNCTION_WORDS = new Set([
 ]);
 
 /** Interchangeable question words. */
-const SAME_WORD: Readonly<Record<string, string>> = { which: 'what' };
+const SAME_WORD: ReadonlyMap<string, string> = new Map([['which', 'what']]);
 
 
 /** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
@@ -93,7 +95,8 @@ function contentOf(tokens: readonly string[]): readonly string[] {
 function contentWords(tokens: readonly string[]): string[] {
   const out: string[] = [];
   for (const token of tokens) {
-    const word = SAME_WORD[token] ?? token;
+    // A number word is its digits: the guards have already checked both prompts hold the same numbers.
+    const word = SAME_WORD.get(token) ?? NUMBER_WORDS.get(token) ?? token;
     if (FUNCTION_WORDS.has(word)) continue;
     // "how to" asks for a method; its "to" relates nothing.
     if (word === 'to' && out.at(-1) === 'how') out[out.length - 1] = 'how-to';

@@ -30,6 +30,10 @@ describe('prompt guards', () => {
     expect(same('Is 7 a prime number?', 'Is 7 not a prime number?')).toBe(false);
     expect(same('Which fruits are not red?', "Which fruits aren't red?")).toBe(true);
     expect(same('Recipes with nuts', 'Recipes without nuts')).toBe(false);
+    expect(same('Recipes w/ nuts', 'Recipes w/o nuts')).toBe(false);
+    expect(same('Recipes w/o nuts', 'Recipes without nuts')).toBe(true);
+    expect(same('why doesnt it stick', "why doesn't it stick")).toBe(true);
+    expect(same('why does it stick', 'why doesnt it stick')).toBe(false);
   });
 
   it('lets plain paraphrases through', () => {

@@ -21,6 +21,20 @@ describe('canonicalPrompt', () => {
     expect(canonicalPrompt('Explain recursion (in Python) briefly.').text).toBe(canonicalPrompt('Explain recursion in Python briefly').text);
   });
 
+  it('reads contractions typed without an apostrophe, chat shorthand and alternating case', () => {
+    const same = (a: string, b: string) => expect(canonicalPrompt(a).text).toBe(canonicalPrompt(b).text);
+    same('whats the best time to take creatine', "What's the best time to take creatine?");
+    same('why doesnt my pan stay non-stick', "Why doesn't my pan stay non-stick?");
+    same('im sure u cant and wont', "I'm sure you can't and won't");
+    same('Store beans w/o a jar b/c of air, w/ a lid', 'Store beans without a jar because of air, with a lid');
+    same('Approx. how many calories in a croissant?', 'Approximately how many calories in a croissant?');
+    same('wHaT iS tHe DeNsItY oF gOlD', 'What is the density of gold');
+    // Brands keep their case; a word such as `its` or `well` is no contraction.
+    expect(canonicalPrompt('Is the iPhone or the iPad better for its price').tokens).toEqual(['is', 'the', 'iPhone', 'or', 'the', 'iPad', 'better', 'for', 'its', 'price']);
+    // Words that are properties of every JavaScript object are plain words.
+    expect(canonicalPrompt('what is a constructor, toString or __proto__').tokens.slice(0, 5)).toEqual(['what', 'is', 'a', 'constructor', 'toString']);
+  });
+
   it('takes out greetings, thanks and the lead-ins of a request', () => {
     const same = (a: string, b: string) => expect(canonicalPrompt(a).text).toBe(canonicalPrompt(b).text);
     same('Would you kindly summarize the plot of The Great Gatsby?', 'Summarize the plot of The Great Gatsby.');
@@ -36,6 +50,10 @@ describe('canonicalPrompt', () => {
     same('Dear assistant, please and thank you: list the planets. Cheers.', 'List the planets');
     same('Write a haiku about a server outage at 3 a.m.', 'Write a haiku about a server outage at 3 am!');
     same('Could you please tell me the capital of Kenya?', 'What is the capital of Kenya?');
+    same('Some notes. Tell me the deadline.', 'Some notes. What is the deadline?');
+    same('hey!! could u pls tell me how to unclog a drain? thx', 'How to unclog a drain');
+    same('Good morning :) Can you list the halogens?', 'List the halogens.');
+    same('hello! quick favour: name the bones of the ear pls 🙏', 'Name the bones of the ear');
     expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
     expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
     expect(canonicalPrompt('What does cheers mean in British English?').tokens).toContain('cheers');
@@ -87,6 +105,10 @@ describe('canonicalPrompt', () => {
 });
 
 describe('verifyCandidate', () => {
+  it('reads a number in words as its digits', () => {
+    expect(verdict('How many moons does Mars have? Give 3 facts.', 'How many moons does Mars have? Give three facts.')).toBe('ok');
+  });
+
   it('accepts a moved phrase, a typo, an acronym and function words', () => {
     expect(verdict('In Rust, how do I read a file?', 'How do I read a file in Rust?')).toBe('ok');
     expect(verdict('Recommend a good book on gardening', 'Recomend a good book on gardenning')).toBe('ok');
