@@ -101,6 +101,12 @@ describe('exact cache', () => {
     expect(chatCalls()).toBe(before + 1);
   });
 
+  it('caches a prompt whose words name properties of every JavaScript object (constructor, toString, __proto__)', async () => {
+    const prompt = 'What do constructor, toString and __proto__ do in JavaScript?';
+    expect((await ask(prompt)).xCache).toBe('MISS');
+    expect((await ask(prompt)).xCache).toBe('HIT');
+  });
+
   it('serves a stored reply to a streaming request as SSE, and stores a streamed reply for JSON requests', async () => {
     const before = chatCalls();
     const stored = await ask('Exact: spell the word cat.');
