@@ -1,6 +1,7 @@
 import { CAPITONYMS } from './capitonyms.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
 import { negates, opposes } from './word-opposites.ts';
+import { synonymous } from './word-synonyms.ts';
 
 /**
  * The second stage of a semantic hit: the vector search proposes a cached
@@ -35,8 +36,9 @@ import { negates, opposes } from './word-opposites.ts';
  * Everything else rejects: a different content word (an entity, an antonym, a
  * time word, a tone or format instruction), a different payload (code, a
  * quoted string, a symbol, a word whose case matters), or any other order.
- * Synonyms are not matched: a synonym table would be tuned to the words its
- * author thought of, and a missed hit costs only an upstream call.
+ * A synonym counts only where WordNet has it (`word-synonyms.ts`): a table of
+ * our own would be tuned to the words its author thought of, and a missed hit
+ * costs only an upstream call.
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -166,6 +168,16 @@ function explain(sequence: readonly string[], other: readonly string[]): { seque
       out[out.indexOf(typo)] = word;
       replacements.push([[typo], [word]]);
       onlyHere = without(onlyHere, [typo]);
+      onlyThere = without(onlyThere, [word]);
+    }
+  }
+  // A synonym (`word-synonyms.ts`) reads as the cached word for the order check, but stays as written
+  // for the second stage: the transformer must still find the two prompts alike in context.
+  for (const word of [...onlyThere]) {
+    const synonym = onlyHere.find((candidate) => synonymous(candidate, word));
+    if (synonym !== undefined) {
+      out[out.indexOf(synonym)] = word;
+      onlyHere = without(onlyHere, [synonym]);
       onlyThere = without(onlyThere, [word]);
     }
   }
