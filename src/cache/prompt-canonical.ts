@@ -95,6 +95,10 @@ const SHORTHAND: ReadonlyMap<string, readonly string[]> = new Map(
     u: ['you'],
     ur: ['your'],
     approx: ['approximately'],
+    thru: ['through'],
+    tho: ['though'],
+    ppl: ['people'],
+    abt: ['about'],
     vs: ['versus'],
   }),
 );
@@ -171,6 +175,8 @@ function expand(token: string, keepNames: boolean): string[] {
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];
+  // A compound written with a hyphen is its words: `non-stick` = `non stick`, `first-time` = `first time`.
+  if (/^\p{Ll}{2,}(?:-\p{Ll}{2,})+$/u.test(word)) return word.split('-');
   const whole = CONTRACTIONS.get(lower) ?? SHORTHAND.get(lower);
   if (whole) return [...whole];
   if (APOSTROPHELESS_NOT.test(lower)) return lower === 'wont' ? ['will', 'not'] : [lower === 'cant' ? 'can' : lower.slice(0, -2), 'not'];

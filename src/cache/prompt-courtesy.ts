@@ -40,6 +40,14 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['i', 'was', 'wondering'],
   ['i', 'am', 'wondering'],
   ['sorry', 'to', 'bother', 'you', 'but'],
+  ...['dumb', 'stupid', 'silly'].flatMap((adjective) => [
+    ['sorry', 'if', 'this', 'is', 'a', adjective, 'question', 'but'],
+    ['sorry', 'if', 'this', 'is', 'a', adjective, 'question'],
+    ['this', 'might', 'be', 'a', adjective, 'question', 'but'],
+    ['this', 'may', 'be', 'a', adjective, 'question', 'but'],
+    ['probably', 'a', adjective, 'question', 'but'],
+    [adjective, 'question', 'but'],
+  ]),
   ['sorry', 'to', 'bother', 'you'],
 ];
 

@@ -29,6 +29,8 @@ describe('canonicalPrompt', () => {
     same('Store beans w/o a jar b/c of air, w/ a lid', 'Store beans without a jar because of air, with a lid');
     same('Approx. how many calories in a croissant?', 'Approximately how many calories in a croissant?');
     same('wHaT iS tHe DeNsItY oF gOlD', 'What is the density of gold');
+    same('why wont my pan stay non stick thru the week', "Why won't my pan stay non-stick through the week?");
+    expect(verdict('Is this pan non-stick?', 'Is this pan stick?')).toBe('content');
     // Brands keep their case; a word such as `its` or `well` is no contraction.
     expect(canonicalPrompt('Is the iPhone or the iPad better for its price').tokens).toEqual(['is', 'the', 'iPhone', 'or', 'the', 'iPad', 'better', 'for', 'its', 'price']);
     // Words that are properties of every JavaScript object are plain words.
@@ -54,6 +56,7 @@ describe('canonicalPrompt', () => {
     same('hey!! could u pls tell me how to unclog a drain? thx', 'How to unclog a drain');
     same('Good morning :) Can you list the halogens?', 'List the halogens.');
     same('hello! quick favour: name the bones of the ear pls 🙏', 'Name the bones of the ear');
+    same("Sorry if this is a dumb question, but what's a stock split?", 'What is a stock split?');
     expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
     expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
     expect(canonicalPrompt('What does cheers mean in British English?').tokens).toContain('cheers');
