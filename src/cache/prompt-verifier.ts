@@ -237,9 +237,12 @@ const RELATIONS = new Set([
   'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
 ]);
 
-/** Whether `first` is directly followed by `second` somewhere in `tokens`. */
-function adjacent(tokens: readonly string[], first: string, second: string): boolean {
-  for (let i = 0; i + 1 < tokens.length; i++) if (tokens[i] === first && tokens[i + 1] === second) return true;
+/** Most words of a compound whose order the verifier holds ("guinea pig rabbit pellets"). */
+const MAX_COMPOUND_WORDS = 4;
+
+/** Whether `run` stands word after word somewhere in `tokens`. */
+function contiguous(tokens: readonly string[], run: readonly string[]): boolean {
+  for (let i = 0; i + run.length <= tokens.length; i++) if (run.every((token, k) => tokens[i + k] === token)) return true;
   return false;
 }
 
@@ -264,11 +267,14 @@ function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly 
     if (rotated.every((token, i) => token === target[i])) {
       const moved = region.slice(0, k);
       const stayed = region.slice(k);
-      // Two neighbours swapped reorder a name or a command's arguments ("diff main feature"), not a
-      // phrase ("capital of France" = "France: its capital"); and code reads in order, so no symbol
+      // Neighbouring words swapped, up to a compound's length, reorder a name, a compound or a
+      // command's arguments ("diff main feature", "rabbit guinea pig pellets" / "guinea pig rabbit
+      // pellets"), not a phrase ("capital of France" = "France: its capital", "is it safe, eating
+      // raw cookie dough" = "is eating raw cookie dough safe"); and code reads in order, so no symbol
       // moves across another (`*p++` / `++*p`; "in C++" may still move).
-      const [x, y] = [moved[0] as string, stayed[0] as string];
-      if (moved.length === 1 && stayed.length === 1 && !floats(x) && !floats(y) && adjacent(rawA, x, y) && adjacent(rawB, y, x)) return false;
+      const floating = (moved.length === 1 && floats(moved[0] as string)) || (stayed.length === 1 && floats(stayed[0] as string));
+      const compound = moved.length + stayed.length <= MAX_COMPOUND_WORDS && contiguous(rawA, [...moved, ...stayed]) && contiguous(rawB, [...stayed, ...moved]);
+      if (!floating && compound) return false;
       if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
       return movable(moved) || movable(stayed);
@@ -327,10 +333,13 @@ function foldable(token: string): boolean {
   return cased && !CAPITONYMS.has(token.toLowerCase());
 }
 
-/** `tokens` with each foldable word that `blind` writes in lower case written so too. */
+/**
+ * `tokens` with each foldable word that `blind` writes in lower case written so too; not a word
+ * right after a number, which is a unit whose case is its meaning (`200 Cal` is not `200 cal`).
+ */
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
-  return tokens.map((token) => (foldable(token) && lower.has(token.toLowerCase()) ? token.toLowerCase() : token));
+  return tokens.map((token, i) => (foldable(token) && lower.has(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */

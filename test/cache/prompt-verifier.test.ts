@@ -151,6 +151,8 @@ describe('verifyCandidate', () => {
     expect(verdict('What is DNA?', 'what is dna?')).toBe('ok');
     expect(verdict('how does nasa test rockets', 'How does NASA test rockets?')).toBe('ok');
     expect(verdict('how does wifi work', 'How does WiFi work?')).toBe('ok');
+    // A capital right after a number is a unit's: the food Calorie is a thousand calories.
+    expect(verdict('A snack has 150 Cal. How many joules is that?', 'A snack has 150 cal. How many joules is that?')).toBe('payload');
     expect(verdict('URGENT: OUR WORDPRESS SITE IS DOWN. HOW DO I FIX IT?', 'Urgent: our WordPress site is down. How do I fix it?')).toBe('ok');
     expect(verdict('What should I plant in early March?', 'what should i plant in early march')).toBe('ok');
     expect(verdict('what is the capital of turkey', 'What is the capital of Turkey')).toBe('payload');
@@ -191,6 +193,8 @@ describe('verifyCandidate', () => {
   it('rejects two neighbouring words or two symbols swapped, but lets not, an adverb or a phrase with a symbol move', () => {
     expect(verdict('what does git diff main feature show', 'what does git diff feature main show')).toBe('order');
     expect(verdict('Explain: mv settings.yaml settings.bak', 'Explain: mv settings.bak settings.yaml')).toBe('order');
+    // Words of one compound change places: the pellets are another animal's.
+    expect(verdict('Can I feed my cat dog biscuit treats?', 'Can I feed my dog cat biscuit treats?')).toBe('order');
     expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('payload');
     expect(verdict('What does a = > b mean in JavaScript?', 'What does a > = b mean in JavaScript?')).toBe('order');
     expect(verdict('In C, what does *p++ do?', 'In C, what does ++*p do?')).toBe('payload');
