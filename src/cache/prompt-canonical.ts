@@ -95,6 +95,9 @@ const SHORTHAND: ReadonlyMap<string, readonly string[]> = new Map(
     u: ['you'],
     ur: ['your'],
     approx: ['approximately'],
+    max: ['maximum'],
+    info: ['information'],
+    veg: ['vegetables'],
     thru: ['through'],
     tho: ['though'],
     ppl: ['people'],
@@ -200,9 +203,10 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
   let previousEnd = 0;
   for (const chunkMatch of prose.matchAll(/\S+/gu)) {
     const chunk = chunkMatch[0];
-    // A line break starts a sentence after punctuation or a blank line; inside a sentence it is only wrapping.
+    // A line break starts a sentence after punctuation or a blank line, or before a field's label
+    // ("Task: ... / Ingredients: ..."); inside a sentence it is only wrapping.
     const gap = prose.slice(previousEnd, chunkMatch.index);
-    if (gap.includes('\n') && (/\n\s*\n/.test(gap) || /[.!?…:]/.test(prose[previousEnd - 1] ?? ''))) sentenceStart = true;
+    if (gap.includes('\n') && (/\n\s*\n/.test(gap) || /[.!?…:]/.test(prose[previousEnd - 1] ?? '') || chunk.endsWith(':'))) sentenceStart = true;
     previousEnd = chunkMatch.index + chunk.length;
     // Most chunks are a bare word: no code, bracket, dot or punctuation to look for.
     if (/^\p{L}+$/u.test(chunk)) {

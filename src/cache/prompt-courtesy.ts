@@ -40,6 +40,8 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['i', 'was', 'wondering'],
   ['i', 'am', 'wondering'],
   ['sorry', 'to', 'bother', 'you', 'but'],
+  ['sorry', 'to', 'ask', 'but'],
+  ['sorry', 'to', 'ask'],
   ...['dumb', 'stupid', 'silly'].flatMap((adjective) => [
     ['sorry', 'if', 'this', 'is', 'a', adjective, 'question', 'but'],
     ['sorry', 'if', 'this', 'is', 'a', adjective, 'question'],
@@ -52,7 +54,7 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
 ];
 
 /** Sign-offs, taken out only where a prompt ends ("what does cheers mean" keeps its cheers). */
-const SIGN_OFFS: ReadonlyArray<readonly string[]> = [['thanks', 'again'], ['best', 'regards'], ['kind', 'regards'], ['regards'], ['cheers']];
+const SIGN_OFFS: ReadonlyArray<readonly string[]> = [['thanks', 'again'], ['best', 'regards'], ['kind', 'regards'], ['regards'], ['cheers'], ['ta']];
 
 /** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi, "a good morning routine" its good morning). */
 const GREETINGS: ReadonlyArray<readonly string[]> = [
@@ -64,6 +66,7 @@ const GREETINGS: ReadonlyArray<readonly string[]> = [
   ['hi', 'there'],
   ['hey', 'there'],
   ['hello'],
+  ['hiya'],
   ['hi'],
   ['hey'],
   ['greetings'],
@@ -80,7 +83,7 @@ const COURTESY_VERBS = new Set([
   'extract', 'rewrite', 'rephrase', 'reword', 'paraphrase', 'generate', 'calculate', 'compute', 'review',
   'proofread', 'edit', 'outline', 'analyze', 'analyse', 'classify', 'simplify', 'shorten', 'improve', 'correct',
   'debug', 'refactor', 'optimize', 'optimise', 'implement', 'solve', 'evaluate', 'assess', 'critique', 'compose',
-  'prepare', 'clarify', 'elaborate', 'brainstorm', 'recap', 'format', 'sort', 'check', 'walk',
+  'prepare', 'clarify', 'elaborate', 'brainstorm', 'recap', 'format', 'sort', 'check', 'walk', 'convert',
 ]);
 
 /** The -ing form of each request verb ("would you mind explaining"), to its base. */
@@ -118,6 +121,8 @@ const REQUEST_LEAD_INS: ReadonlyArray<readonly string[]> = [
 const GERUND_LEAD_INS: ReadonlyArray<readonly string[]> = [
   ['would', 'you', 'mind'],
   ['do', 'you', 'mind'],
+  // Only where the request starts ("mind explaining X"; "never mind" stays).
+  ['mind'],
 ];
 
 /** "tell me how ...", "explain what ...": the question is the same without the courtesy. */
@@ -175,7 +180,7 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
       i += leadIn.length;
       continue;
     }
-    const gerundLeadIn = GERUND_LEAD_INS.find((phrase) => startsWith(words, i, phrase) && COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''));
+    const gerundLeadIn = GERUND_LEAD_INS.find((phrase) => (phrase.length > 1 || out.length === 0) && startsWith(words, i, phrase) && COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''));
     if (gerundLeadIn) {
       i += gerundLeadIn.length;
       // "would you mind telling me how" reads on as "tell me how".

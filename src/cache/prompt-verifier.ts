@@ -157,11 +157,24 @@ function without(list: readonly string[], remove: readonly string[]): string[] {
  * become the acronym. Returns the rewritten sequence and the words of `other`
  * still unexplained.
  */
-function explain(sequence: readonly string[], other: readonly string[]): { sequence: string[]; unexplained: string[]; replacements: Replacement[] } {
+function explain(
+  sequence: readonly string[],
+  other: readonly string[],
+  possessed: { here: ReadonlySet<string>; there: ReadonlySet<string> },
+): { sequence: string[]; unexplained: string[]; replacements: Replacement[] } {
   let onlyHere = without(sequence, other);
   let onlyThere = without(other, sequence);
   const out = [...sequence];
   const replacements: Replacement[] = [];
+  // A possessive typed without its apostrophe: "my dogs ears" = "my dog's ears" (either way round).
+  for (const word of [...onlyThere]) {
+    const bare = word.slice(0, -1);
+    const match = word.endsWith('s') && possessed.here.has(bare) ? bare : possessed.there.has(word) && onlyHere.includes(`${word}s`) ? `${word}s` : undefined;
+    if (match === undefined || !onlyHere.includes(match)) continue;
+    out[out.indexOf(match)] = word;
+    onlyHere = without(onlyHere, [match]);
+    onlyThere = without(onlyThere, [word]);
+  }
   for (const word of [...onlyThere]) {
     const typo = onlyHere.find((candidate) => isTypo(candidate, word));
     if (typo !== undefined) {
@@ -369,6 +382,13 @@ function namesInCaseOf(tokens: readonly string[], other: readonly string[]): rea
   return out ?? tokens;
 }
 
+/** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
+function possessedWords(tokens: readonly string[]): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (let i = 1; i < tokens.length; i++) if (tokens[i] === "'s" && /^\p{Ll}+$/u.test(tokens[i - 1] as string)) out.add(tokens[i - 1] as string);
+  return out;
+}
+
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((token, i) => token === b[i]);
 }
@@ -389,7 +409,7 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
-  const { sequence, unexplained, replacements } = explain(b, a);
+  const { sequence, unexplained, replacements } = explain(b, a, { here: possessedWords(next), there: possessedWords(cached) });
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
   if (!isBlockMove(a, sequence, cached, next)) return { ok: false, reason: 'order' };
   return replacements.length > 0 ? { ok: true, corrected: corrected(next, replacements) } : { ok: true };

@@ -56,6 +56,10 @@ describe('canonicalPrompt', () => {
     same('hey!! could u pls tell me how to unclog a drain? thx', 'How to unclog a drain');
     same('Good morning :) Can you list the halogens?', 'List the halogens.');
     same('hello! quick favour: name the bones of the ear pls 🙏', 'Name the bones of the ear');
+    same('Hiya! Mind suggesting a yoga routine? Ta!', 'Suggest a yoga routine.');
+    same('Hi, sorry to ask, but could you kindly convert 2 kg to pounds for me?', 'Convert 2 kg to pounds');
+    same('Task: suggest a recipe\nIngredients: leeks', 'task: suggest a recipe\ningredients: leeks');
+    expect(canonicalPrompt('Never mind explaining it').tokens).toEqual(['never', 'mind', 'explaining', 'it']);
     same("Sorry if this is a dumb question, but what's a stock split?", 'What is a stock split?');
     expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
     expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
@@ -108,6 +112,13 @@ describe('canonicalPrompt', () => {
 });
 
 describe('verifyCandidate', () => {
+  it('reads a possessive typed without its apostrophe, and holds singular and plural apart', () => {
+    expect(verdict("How do I clean my dog's ears?", 'how do i clean my dogs ears')).toBe('ok');
+    expect(verdict('how do i clean my dogs ears', "How do I clean my dog's ears?")).toBe('ok');
+    expect(verdict("My dog's scratching a lot; why?", 'My dog is scratching a lot; why?')).toBe('ok');
+    expect(verdict('How do I train my dog?', 'How do I train my dogs?')).toBe('content');
+  });
+
   it('reads a number in words as its digits', () => {
     expect(verdict('How many moons does Mars have? Give 3 facts.', 'How many moons does Mars have? Give three facts.')).toBe('ok');
   });
