@@ -6,11 +6,12 @@ import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
  * so trivial variants share an exact-cache key and embed alike, and the
  * semantic verifier compares what is left token by token.
  *
- * Taken out: whitespace, sentence punctuation, dashes and emoji, brackets
- * around prose, the capital of a word that starts a sentence (every capital
- * of a prompt written all in capitals or in Title Case), contractions
- * (`what's` = `what is`, `won't` = `will not`), greetings and politeness
- * (`prompt-courtesy.ts`). Kept exactly as written: code (fenced and inline),
+ * Taken out: whitespace, sentence punctuation, dashes, emoji and emoticons,
+ * brackets around prose, the hyphen of a lower-case compound, the capital of
+ * a word that starts a sentence (every capital of a prompt written all in
+ * capitals, in Title Case or in alternating case), contractions (`what's` =
+ * `what is`, `won't` = `will not`, also without the apostrophe), chat
+ * shorthand (`u`, `w/o`), greetings and politeness (`prompt-courtesy.ts`). Kept exactly as written: code (fenced and inline),
  * quoted strings, code chunks (`-R`, `./build`, `i++`), symbols, and every
  * capital inside a sentence (`Turkey`, `CO`, `mW`, `iPhone`, `X`).
  */
