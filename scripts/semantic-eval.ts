@@ -25,7 +25,7 @@ import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts'
 import { MINILM } from '../test/support/tiny-onnx-model.ts';
 
 /**
- * `npm run eval:semantic [-- --set dev|test|holdout2|holdout3|holdout4|holdout5|holdout6] [--threshold 0.95] [--limit n] [--json out.json]`
+ * `npm run eval:semantic [-- --set dev|test|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7] [--threshold 0.95] [--limit n] [--json out.json]`
  *
  * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
  * worker processes, exact and semantic cache on, the real all-MiniLM-L6-v2
