@@ -137,6 +137,20 @@ function isShouting(text: string): boolean {
   return upper >= 8 && upper > 4 * lower;
 }
 
+/**
+ * A sentence or line of prose written in capitals (`SUMMARISE WEEKS 1 TO 4 FOR ME.`) inside a
+ * prompt that is not, as a request typed in capitals under a pasted document: in lower case, as a
+ * shouted prompt is. At least four words, and no code chunk, whose case may be its meaning.
+ */
+function withoutShoutedSentences(prose: string): string {
+  if (!/\p{Lu}{2}/u.test(prose)) return prose;
+  return prose.replace(/[^.!?…\n]+/gu, (sentence) => {
+    if (/\p{Ll}/u.test(sentence) || !isShouting(sentence)) return sentence;
+    const chunks = sentence.match(/\S+/gu) ?? [];
+    return chunks.length >= 4 && !chunks.some((chunk) => isCodeChunk(chunkCore(chunk))) ? sentence.toLowerCase() : sentence;
+  });
+}
+
 /** A prompt in alternating case (`wHaT iS tHe DeNsItY`): most of its words switch from lower to upper case inside. */
 function isAlternatingCase(text: string): boolean {
   const words = text.match(/\p{L}{2,}/gu) ?? [];
@@ -264,12 +278,14 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const plain = text.replace(OPAQUE, ' ');
   // A prompt in alternating case says no more by its capitals than a shouted one.
   const shouting = isShouting(plain) || isAlternatingCase(plain);
-  const mayKeepNames = !shouting && !isTitleCase(plain);
+  // A sentence in capitals says nothing about Title Case elsewhere.
+  const mayKeepNames = !shouting && !isTitleCase(withoutShoutedSentences(plain));
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
   const flushProse = (until: number) => {
-    prose.push(...proseTokens(text.slice(cursor, until), shouting, mayKeepNames, cursor === 0));
+    const stretch = text.slice(cursor, until);
+    prose.push(...proseTokens(shouting ? stretch : withoutShoutedSentences(stretch), shouting, mayKeepNames, cursor === 0));
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);

@@ -77,6 +77,29 @@ function floats(word: string): boolean {
   return word === 'not' || (word.length > 4 && word.endsWith('ly'));
 }
 
+/** -ly words whose place is their meaning ("take two weekly and one daily") or that are no adverb. */
+const PLACED_LY = new Set(['daily', 'weekly', 'monthly', 'yearly', 'hourly', 'nightly', 'early', 'family', 'supply', 'apply', 'reply', 'rally', 'jelly', 'belly', 'bully']);
+
+/** An adverb that may stand anywhere in its sentence ("suddenly", "roughly"). */
+function isFreeAdverb(word: string): boolean {
+  return word.length > 4 && word.endsWith('ly') && !PLACED_LY.has(word);
+}
+
+/**
+ * Whether `b` is `a` with its one free adverb moved anywhere and one block moved: "suddenly my
+ * budgie plucks its feathers, why" = "why does my budgie suddenly pluck its feathers". One adverb
+ * only, so two never trade places, and within its clause.
+ */
+function adverbMoved(a: readonly string[], b: readonly string[], rawA: readonly string[], rawB: readonly string[]): boolean {
+  const adverbs = a.filter(isFreeAdverb);
+  if (adverbs.length !== 1 || b.filter(isFreeAdverb).length !== 1) return false;
+  // Within its clause: not across a relation word ("slowly add the eggs, then the flour").
+  const relationsBefore = (words: readonly string[]) => words.slice(0, words.findIndex(isFreeAdverb)).filter((word) => RELATIONS.has(word)).length;
+  if (relationsBefore(a) !== relationsBefore(b)) return false;
+  const rest = (words: readonly string[]) => words.filter((word) => !isFreeAdverb(word));
+  return isBlockMove(rest(a), rest(b), rawA, rawB);
+}
+
 /** A lone symbol of code or maths (`=`, `>`, `*`); quoted and fenced spans are longer tokens. */
 function isSymbol(token: string): boolean {
   return /^[^\p{L}\p{N}]$/u.test(token);
@@ -411,6 +434,6 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained, replacements } = explain(b, a, { here: possessedWords(next), there: possessedWords(cached) });
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  if (!isBlockMove(a, sequence, cached, next)) return { ok: false, reason: 'order' };
+  if (!isBlockMove(a, sequence, cached, next) && !adverbMoved(a, sequence, cached, next)) return { ok: false, reason: 'order' };
   return replacements.length > 0 ? { ok: true, corrected: corrected(next, replacements) } : { ok: true };
 }

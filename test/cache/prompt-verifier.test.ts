@@ -29,6 +29,9 @@ describe('canonicalPrompt', () => {
     same('Store beans w/o a jar b/c of air, w/ a lid', 'Store beans without a jar because of air, with a lid');
     same('Approx. how many calories in a croissant?', 'Approximately how many calories in a croissant?');
     same('wHaT iS tHe DeNsItY oF gOlD', 'What is the density of gold');
+    // A request typed in capitals under a document that is not.
+    same('Week 1: run 3 km on Monday. SUMMARISE WEEK 1 FOR ME IN PLAIN WORDS.', 'Week 1: run 3 km on Monday. Summarise week 1 in plain words.');
+    expect(canonicalPrompt('Some notes here. RUN LS -R IN THE HOME DIR.').tokens).toContain('-R');
     same('why wont my pan stay non stick thru the week', "Why won't my pan stay non-stick through the week?");
     expect(verdict('Is this pan non-stick?', 'Is this pan stick?')).toBe('content');
     // Brands keep their case; a word such as `its` or `well` is no contraction.
@@ -204,6 +207,9 @@ describe('verifyCandidate', () => {
   it('rejects two neighbouring words or two symbols swapped, but lets not, an adverb or a phrase with a symbol move', () => {
     expect(verdict('what does git diff main feature show', 'what does git diff feature main show')).toBe('order');
     expect(verdict('Explain: mv settings.yaml settings.bak', 'Explain: mv settings.bak settings.yaml')).toBe('order');
+    // One adverb may stand anywhere in its clause while another phrase moves; two never trade places.
+    expect(verdict('Suddenly my budgie is plucking its feathers out. Why?', 'Why is my budgie suddenly plucking its feathers out?')).toBe('ok');
+    expect(verdict('Take 2 pills weekly and 1 daily', 'Take 2 pills daily and 1 weekly')).toBe('order');
     // Words of one compound change places: the pellets are another animal's.
     expect(verdict('Can I feed my cat dog biscuit treats?', 'Can I feed my dog cat biscuit treats?')).toBe('order');
     expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('payload');
