@@ -296,5 +296,7 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   }
   flushProse(text.length);
   tokens.push(...dropCourtesy(prose, tokens.length === 0, true));
+  // "'s been" and "is been" (from "it's been") are "has been".
+  for (let i = 0; i + 1 < tokens.length; i++) if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
   return { text: tokens.join(' '), tokens };
 }

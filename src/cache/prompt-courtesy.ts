@@ -12,9 +12,12 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['thank', 'you', 'very', 'much'],
   ['thank', 'you', 'so', 'much'],
   ['thank', 'you', 'in', 'advance'],
+  ['thanking', 'you', 'in', 'advance'],
+  ['thanking', 'you'],
   ['thank', 'you', 'for', 'your', 'help'],
   ['thank', 'you'],
   ['thanks', 'in', 'advance'],
+  ['thanks', 'so', 'much', 'in', 'advance'],
   ['thanks', 'so', 'much'],
   ['thanks', 'for', 'your', 'help'],
   ['thanks', 'for', 'the', 'help'],
@@ -42,7 +45,9 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['sorry', 'to', 'bother', 'you', 'but'],
   ['sorry', 'to', 'ask', 'but'],
   ['sorry', 'to', 'ask'],
-  ...['dumb', 'stupid', 'silly'].flatMap((adjective) => [
+  ...['dumb', 'stupid', 'silly', 'basic'].flatMap((adjective) => [
+    ['apologies', 'for', 'the', adjective, 'question', 'but'],
+    ['sorry', 'for', 'the', adjective, 'question', 'but'],
     ['sorry', 'if', 'this', 'is', 'a', adjective, 'question', 'but'],
     ['sorry', 'if', 'this', 'is', 'a', adjective, 'question'],
     ['this', 'might', 'be', 'a', adjective, 'question', 'but'],
@@ -59,6 +64,9 @@ const SIGN_OFFS: ReadonlyArray<readonly string[]> = [['thanks', 'again'], ['best
 /** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi, "a good morning routine" its good morning). */
 const GREETINGS: ReadonlyArray<readonly string[]> = [
   ['dear', 'assistant'],
+  ['dear', 'sir', 'or', 'madam'],
+  ['dear', 'sir'],
+  ['dear', 'madam'],
   ['good', 'morning'],
   ['good', 'afternoon'],
   ['good', 'evening'],
@@ -173,6 +181,7 @@ function withoutFillers(tokens: readonly string[], promptStart: boolean, promptE
 export function dropCourtesy(tokens: readonly string[], promptStart: boolean, promptEnd: boolean): string[] {
   const words = withoutFillers(tokens, promptStart, promptEnd);
   const out: string[] = [];
+  let gerunds = false;
   let i = 0;
   while (i < words.length) {
     const leadIn = REQUEST_LEAD_INS_BY_FIRST.get(words[i] as string)?.find((phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''));
@@ -182,6 +191,7 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
     }
     const gerundLeadIn = GERUND_LEAD_INS.find((phrase) => (phrase.length > 1 || out.length === 0) && startsWith(words, i, phrase) && COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''));
     if (gerundLeadIn) {
+      gerunds = true;
       i += gerundLeadIn.length;
       // "would you mind telling me how" reads on as "tell me how".
       words[i] = COURTESY_GERUNDS.get(words[i] as string) as string;
@@ -191,6 +201,15 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
     if (word === 'tell' && words[i + 1] === 'me' && WH_WORDS.has(words[i + 2] ?? '')) {
       i += 2;
       continue;
+    }
+    // "help me understand what X is" asks "what is X".
+    if (word === 'help' && words[i + 1] === 'me' && words[i + 2] === 'understand' && WH_WORDS.has(words[i + 3] ?? '')) {
+      i += 3;
+      continue;
+    }
+    // "would you mind checking X and telling me Y": the second request verb reads as the first did.
+    if (gerunds && word === 'and' && COURTESY_GERUNDS.has(words[i + 1] ?? '')) {
+      words[i + 1] = COURTESY_GERUNDS.get(words[i + 1] as string) as string;
     }
     // "tell me the capital of Kenya" asks "what is the capital of Kenya"; only before "the": "tell me a joke" is no question.
     if (word === 'tell' && words[i + 1] === 'me' && words[i + 2] === 'the') {

@@ -183,8 +183,9 @@ function without(list: readonly string[], remove: readonly string[]): string[] {
 function explain(
   sequence: readonly string[],
   other: readonly string[],
-  possessed: { here: ReadonlySet<string>; there: ReadonlySet<string> },
+  raw: { here: readonly string[]; there: readonly string[] },
 ): { sequence: string[]; unexplained: string[]; replacements: Replacement[] } {
+  const possessed = { here: possessedWords(raw.here), there: possessedWords(raw.there) };
   let onlyHere = without(sequence, other);
   let onlyThere = without(other, sequence);
   const out = [...sequence];
@@ -235,6 +236,13 @@ function explain(
     onlyHere = without(onlyHere, [acronym]);
     onlyThere = without(onlyThere, spelled);
   }
+  // A typo of a function word the other prompt has ("wich documents" = "which documents"): no content either.
+  const functionTypo = (word: string, tokens: readonly string[]) => tokens.some((token) => (FUNCTION_WORDS.has(token) || SAME_WORD.has(token)) && isTypo(word, token));
+  for (const word of onlyHere.filter((candidate) => functionTypo(candidate, raw.there))) {
+    out.splice(out.indexOf(word), 1);
+    onlyHere = without(onlyHere, [word]);
+  }
+  onlyThere = onlyThere.filter((word) => !functionTypo(word, raw.here));
   return { sequence: out, unexplained: [...onlyHere, ...onlyThere], replacements };
 }
 
@@ -313,7 +321,12 @@ function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly 
       if (!floating && compound) return false;
       if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
-      return movable(moved) || movable(stayed);
+      // A phrase led by its one relation word may go from one end of the prompt to the other:
+      // "under English law, what is the difference between murder and manslaughter" asks what
+      // "... between murder and manslaughter under English law" does.
+      const phrase = (block: readonly string[]) => RELATIONS.has(block[0] as string) && movable(block.slice(1));
+      const endToEnd = start === 0 && end === n - 1 && (phrase(moved) || phrase(stayed));
+      return movable(moved) || movable(stayed) || endToEnd;
     }
   }
   return false;
@@ -432,7 +445,7 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
-  const { sequence, unexplained, replacements } = explain(b, a, { here: possessedWords(next), there: possessedWords(cached) });
+  const { sequence, unexplained, replacements } = explain(b, a, { here: next, there: cached });
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
   if (!isBlockMove(a, sequence, cached, next) && !adverbMoved(a, sequence, cached, next)) return { ok: false, reason: 'order' };
   return replacements.length > 0 ? { ok: true, corrected: corrected(next, replacements) } : { ok: true };

@@ -64,6 +64,10 @@ describe('canonicalPrompt', () => {
     same('Task: suggest a recipe\nIngredients: leeks', 'task: suggest a recipe\ningredients: leeks');
     expect(canonicalPrompt('Never mind explaining it').tokens).toEqual(['never', 'mind', 'explaining', 'it']);
     same("Sorry if this is a dumb question, but what's a stock split?", 'What is a stock split?');
+    same('Apologies for the basic question, but what is a bond?', 'What is a bond?');
+    same('Dear sir, could you help me understand what a bond is? Thanking you in advance.', 'What a bond is');
+    same('Would you mind checking the plan and telling me if it works? Thanks so much in advance!', 'Check the plan and tell me if it works');
+    same("The order's been late; it's been a week", 'The order has been late; it has been a week');
     expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
     expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
     expect(canonicalPrompt('What does cheers mean in British English?').tokens).toContain('cheers');
@@ -120,6 +124,11 @@ describe('verifyCandidate', () => {
     expect(verdict('how do i clean my dogs ears', "How do I clean my dog's ears?")).toBe('ok');
     expect(verdict("My dog's scratching a lot; why?", 'My dog is scratching a lot; why?')).toBe('ok');
     expect(verdict('How do I train my dog?', 'How do I train my dogs?')).toBe('content');
+  });
+
+  it('reads a typo of a function word the other prompt has as that word', () => {
+    expect(verdict('Which documents do I need to register a company?', 'Wich documents do I need to register a company?')).toBe('ok');
+    expect(verdict('Which documents do I need to register a company?', 'Wish documents do I need to register a company?')).toBe('content');
   });
 
   it('reads a number in words as its digits', () => {
@@ -210,6 +219,9 @@ describe('verifyCandidate', () => {
     // One adverb may stand anywhere in its clause while another phrase moves; two never trade places.
     expect(verdict('Suddenly my budgie is plucking its feathers out. Why?', 'Why is my budgie suddenly plucking its feathers out?')).toBe('ok');
     expect(verdict('Take 2 pills weekly and 1 daily', 'Take 2 pills daily and 1 weekly')).toBe('order');
+    // A phrase led by one relation word goes from one end of the prompt to the other.
+    expect(verdict('Under English law, what is the difference between murder and manslaughter?', 'What is the difference between murder and manslaughter under English law?')).toBe('ok');
+    expect(verdict('Is a cat faster than a dog?', 'Is a dog faster than a cat?')).toBe('order');
     // Words of one compound change places: the pellets are another animal's.
     expect(verdict('Can I feed my cat dog biscuit treats?', 'Can I feed my dog cat biscuit treats?')).toBe('order');
     expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('payload');
