@@ -236,13 +236,12 @@ function explain(
     onlyHere = without(onlyHere, [acronym]);
     onlyThere = without(onlyThere, spelled);
   }
-  // A typo of a function word the other prompt has ("wich documents" = "which documents"): no content either.
+  // A typo of a function word the cached prompt has ("wich documents" = "which documents"): no content either.
   const functionTypo = (word: string, tokens: readonly string[]) => tokens.some((token) => (FUNCTION_WORDS.has(token) || SAME_WORD.has(token)) && isTypo(word, token));
   for (const word of onlyHere.filter((candidate) => functionTypo(candidate, raw.there))) {
     out.splice(out.indexOf(word), 1);
     onlyHere = without(onlyHere, [word]);
   }
-  onlyThere = onlyThere.filter((word) => !functionTypo(word, raw.here));
   return { sequence: out, unexplained: [...onlyHere, ...onlyThere], replacements };
 }
 
