@@ -197,7 +197,8 @@ function expand(token: string, keepNames: boolean): string[] {
   if (/^\p{Ll}{2,}(?:-\p{Ll}{2,})+$/u.test(word)) return word.split('-');
   const whole = CONTRACTIONS.get(lower) ?? SHORTHAND.get(lower);
   if (whole) return [...whole];
-  if (APOSTROPHELESS_NOT.test(lower)) return lower === 'wont' ? ['will', 'not'] : [lower === 'cant' ? 'can' : lower.slice(0, -2), 'not'];
+  // Typed without its apostrophe, "n't" reads as with it: `dont` = `don't`, `wont` = `won't`.
+  if (APOSTROPHELESS_NOT.test(lower)) return expand(`${lower.slice(0, -2)}n't`, keepNames);
   if (lower.endsWith("'s")) return IS_CONTRACTED.has(lower.slice(0, -2)) ? [lower.slice(0, -2), 'is'] : [lower.slice(0, -2), "'s"];
   for (const [suffix, full] of SUFFIXES) if (lower.endsWith(suffix) && lower.length > suffix.length) return [lower.slice(0, -suffix.length), full];
   return [lower];
@@ -279,13 +280,16 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   // A prompt in alternating case says no more by its capitals than a shouted one.
   const shouting = isShouting(plain) || isAlternatingCase(plain);
   // A sentence in capitals says nothing about Title Case elsewhere.
-  const mayKeepNames = !shouting && !isTitleCase(withoutShoutedSentences(plain));
+  const folded = shouting ? plain : withoutShoutedSentences(plain);
+  const mayKeepNames = !shouting && !isTitleCase(folded);
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
   const flushProse = (until: number) => {
     const stretch = text.slice(cursor, until);
-    prose.push(...proseTokens(shouting ? stretch : withoutShoutedSentences(stretch), shouting, mayKeepNames, cursor === 0));
+    // Without code or quotes the one stretch is the whole prompt, folded above already.
+    const unshouted = shouting ? stretch : stretch === plain ? folded : withoutShoutedSentences(stretch);
+    prose.push(...proseTokens(unshouted, shouting, mayKeepNames, cursor === 0));
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);

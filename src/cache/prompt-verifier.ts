@@ -74,7 +74,12 @@ function isPayload(token: string): boolean {
 
 /** Words that may change places with a neighbour without changing the question: `not` ("why is not Python fast" = "why is Python not fast") and -ly adverbs ("quickly reset" = "reset quickly"). */
 function floats(word: string): boolean {
-  return word === 'not' || (word.length > 4 && word.endsWith('ly'));
+  return word === 'not' || isLyWord(word);
+}
+
+/** A word of five letters or more ending in -ly: most are adverbs. */
+function isLyWord(word: string): boolean {
+  return word.length > 4 && word.endsWith('ly');
 }
 
 /** -ly words whose place is their meaning ("take two weekly and one daily") or that are no adverb. */
@@ -82,7 +87,7 @@ const PLACED_LY = new Set(['daily', 'weekly', 'monthly', 'yearly', 'hourly', 'ni
 
 /** An adverb that may stand anywhere in its sentence ("suddenly", "roughly"). */
 function isFreeAdverb(word: string): boolean {
-  return word.length > 4 && word.endsWith('ly') && !PLACED_LY.has(word);
+  return isLyWord(word) && !PLACED_LY.has(word);
 }
 
 /**

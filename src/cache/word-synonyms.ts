@@ -47,17 +47,18 @@ let senses: Map<string, Array<readonly [number, number]>> | undefined;
 
 function table(): Map<string, Array<readonly [number, number]>> {
   if (senses) return senses;
-  senses = new Map();
+  const built = new Map<string, Array<readonly [number, number]>>();
   WORDNET_GROUPS.split('\n').forEach((line, group) => {
     const [pos, ...members] = line.split(' ');
     for (const member of members) {
       const key = `${pos}:${member.slice(0, -1)}`;
-      const list = senses?.get(key) ?? [];
+      let list = built.get(key);
+      if (!list) built.set(key, (list = []));
       list.push([group, Number(member.at(-1))]);
-      senses?.set(key, list);
     }
   });
-  return senses;
+  senses = built;
+  return built;
 }
 
 /** Each reading of `word` as a lemma: its part of speech, the lemma, and the ending taken off. */
