@@ -1,0 +1,47 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatRequest } from '../chat/types.ts';
+import type { GatewayError } from '../errors/catalog.ts';
+
+/** What a door reads from the HTTP request: the parsed JSON body and the headers. */
+export interface DoorRequest {
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  /** The caller's owner id (key scope), for doors that keep state per key (stored responses). */
+  owner: string;
+}
+
+/**
+ * Encodes the pipeline's reply, which is always in OpenAI's chat shape
+ * (`chat.completion` JSON, `chat.completion.chunk` JSON), into one protocol's
+ * reply. One instance serves one request, so it may keep state across chunks
+ * (content block indexes, sequence numbers, the accumulated message).
+ */
+export interface ReplyCodec {
+  /** The JSON body of a non-streamed reply, from a `chat.completion` JSON text. */
+  completion(json: string): string;
+  /** Whole SSE frames (possibly none, possibly several) for one `chat.completion.chunk` JSON text. */
+  chunk(json: string): string;
+  /** The SSE frames that close a stream that ended cleanly. */
+  end(): string;
+  /** The SSE frames of a stream that fails after its first frame (never a clean end). */
+  fail(err: GatewayError, requestId: string): string;
+  /** Called once the whole reply was sent (a door that stores replies stores it here). @defaultValue none */
+  settled?(): Promise<void>;
+}
+
+/**
+ * An entry point's protocol: it only decodes its request into the canonical
+ * {@link ChatRequest} and encodes the reply and errors in its own shapes;
+ * everything else (keys, limits, DLP, caches, governance, dispatch, relay,
+ * records) is the pipeline's, the same for every door.
+ */
+export interface Door {
+  /** The door's name in metrics, logs and traces: `chat`, `messages`, `responses`. */
+  readonly name: string;
+  /** Decodes and validates a request; bad input throws a GatewayError (InvalidRequestError, NotFoundError). */
+  decode(request: DoorRequest): ChatRequest | Promise<ChatRequest>;
+  /** The codec of one request's reply. */
+  reply(request: ChatRequest): ReplyCodec;
+  /** The status and body of an error answered before any reply byte, in this door's shape. */
+  error(err: GatewayError, requestId: string): { status: number; body: unknown };
+}
