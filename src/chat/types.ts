@@ -6,9 +6,17 @@
  * are part of the job contract between the API and the workers.
  */
 
+/** Prompt caching at an Anthropic-format upstream: marks the end of a cacheable prefix. */
+export interface CacheControl {
+  type: 'ephemeral';
+  /** How long the upstream keeps the prefix. @defaultValue '5m' */
+  ttl?: '5m' | '1h';
+}
+
 export interface TextPart {
   type: 'text';
   text: string;
+  cache_control?: CacheControl;
 }
 
 export interface ImagePart {
