@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { chatCompletionRequestSchema } from '../../src/chat/request-schema.ts';
 import { createApiRoot, type ApiRoot } from '../../src/composition/api-root.ts';
 import { loadSettings } from '../../src/config/settings.ts';
-import { buildOpenApiDocument } from '../../src/docs/openapi.ts';
+import { buildOpenApiDocument } from '../../src/http/api-docs/openapi.ts';
 import { serviceVersion } from '../../src/health/service-version.ts';
 import { clearBodySchema } from '../../src/http/routes/admin-cache.ts';
 import { startGateway, writeConfig, type Gateway } from '../support/processes.ts';
