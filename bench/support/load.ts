@@ -15,6 +15,11 @@ export interface LoadOptions {
   warmupMs?: number;
   /** Silence on a connection, ms, after which its request counts as an error (never a hang). Default 30000. */
   replyTimeoutMs?: number;
+  /**
+   * Also time the first generated text of each reply ({@link LoadResult.ttft}).
+   * @defaultValue false
+   */
+  firstToken?: boolean;
 }
 
 /** Latency summary in ms. */
@@ -30,6 +35,11 @@ export interface LoadResult {
   latency: Percentiles;
   /** Time to the first body byte (the first SSE chunk when streamed). */
   ttfb: Percentiles;
+  /**
+   * Time to the first generated text (a non-empty `content`), with
+   * {@link LoadOptions.firstToken}; a reply without any counts at its end.
+   */
+  ttft?: Percentiles;
 }
 
 export interface Percentiles {
@@ -72,6 +82,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const end = measureFrom + options.durationMs;
   const latencies: number[] = [];
   const ttfbs: number[] = [];
+  const ttfts: number[] = [];
   const statuses: Record<number, number> = {};
   let errors = 0;
   let counter = 0;
@@ -95,7 +106,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       if (!socket) {
         try {
           const opened = await open();
-          const reader = new HttpResponseReader();
+          const reader = new HttpResponseReader({ firstToken: options.firstToken ?? false });
           opened.on('data', (data: Buffer) => {
             try {
               const response = reader.feed(data, performance.now());
@@ -134,6 +145,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       if (t0 >= measureFrom && t1 <= end) {
         latencies.push(t1 - t0);
         ttfbs.push((outcome.firstByteAt || t1) - t0);
+        if (options.firstToken) ttfts.push((outcome.firstTokenAt || t1) - t0);
         if (outcome.status >= 300) statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       }
       if (outcome.closes) {
@@ -153,5 +165,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     rps: latencies.length / (options.durationMs / 1000),
     latency: percentiles(latencies),
     ttfb: percentiles(ttfbs),
+    ...(options.firstToken ? { ttft: percentiles(ttfts) } : {}),
   };
 }
