@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { redisPid } from './support/cpu.ts';
+import { cpuMs, redisPid } from './support/cpu.ts';
 import { buildEmbeddingModel, findEmbeddingModel, startGatewayAsStarted, type GatewayAsStarted } from './support/gateway-as-started.ts';
 import { runLoad } from './support/load.ts';
 import { installPeer, peerVersion, ROOT, startLiteLLM, startPortkey, type BenchTarget, type PeerName } from './support/peers.ts';
@@ -37,7 +37,8 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * connections), BENCH_ROUNDS (3), BENCH_PROMPTS (plain,numbers,code,long),
  * BENCH_PEERS (direct,portkey,litellm,gateway), BENCH_PEERS_INSTALL (1:
  * install missing peers, 0: never; default 1, smoke: Portkey only),
- * BENCH_PIN=0 (do not pin).
+ * BENCH_DRAIN_MS (10000, smoke 2000: how long a run waits past its end for
+ * the requests in flight), BENCH_PIN=0 (do not pin).
  */
 const smoke = process.env.BENCH_SMOKE === '1';
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 300 : 5000));
@@ -45,6 +46,8 @@ const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? (smoke ? 100 : 2000));
 const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 1 : 3));
 const selected = new Set((process.env.BENCH_PEERS ?? 'direct,portkey,litellm,gateway').split(','));
 const installSetting = process.env.BENCH_PEERS_INSTALL;
+/** How long a run waits past its end for the requests in flight (a peer may take minutes to answer 64 long streams). */
+const drainMs = Number(process.env.BENCH_DRAIN_MS ?? (smoke ? 2000 : 10_000));
 const MANY = 64;
 const ONE = 1;
 
@@ -77,6 +80,15 @@ if (pinning) {
   await pin(LOAD_CORE, [process.pid, upstream.proc.child.pid]);
 }
 
+interface Cell {
+  rps: number[];
+  p50: number[];
+  ttft: number[];
+  failures: Record<string, number>;
+  /** Requests still unanswered `drainMs` after a run's end (not failures: the run stopped waiting). */
+  abandoned: number;
+}
+
 interface Row {
   id: 'direct' | PeerName | 'gateway';
   target: BenchTarget;
@@ -84,6 +96,25 @@ interface Row {
 const rows: Row[] = [];
 let gateway: GatewayAsStarted | undefined;
 let failed = false;
+
+let stopped: Promise<void> | undefined;
+/** Stops everything the bench started, once: the servers run in process groups of their own, which Ctrl-C does not reach. */
+function shutdown(): Promise<void> {
+  stopped ??= (async () => {
+    for (const row of [...rows].reverse()) await row.target.stop();
+    if (gateway && !rows.some((r) => r.id === 'gateway')) await gateway.stop();
+    await upstream.proc.kill();
+    await redisServer.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  })();
+  return stopped;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`peers: ${signal}, stopping the servers\n`);
+    void shutdown().finally(() => process.exit(130));
+  });
+}
 
 try {
   if (selected.has('direct')) {
@@ -123,7 +154,8 @@ try {
     await row.target.stop();
   }
 
-  const results = new Map<string, { rps: number[]; p50: number[]; ttft: number[]; bad: number }>();
+  /** Per server, prompt kind, reply kind and connections: the figures of each round, and the failed requests by status (or `no reply`). */
+  const results = new Map<string, Cell>();
   for (let round = 0; round < rounds; round++) {
     for (const kind of kinds) {
       for (const stream of [false, true]) {
@@ -138,15 +170,19 @@ try {
               durationMs,
               warmupMs,
               firstToken: stream,
+              drainMs,
             });
             const key = `${row.id}|${kind.name}|${stream}|${connections}`;
-            const cell = results.get(key) ?? { rps: [], p50: [], ttft: [], bad: 0 };
+            const cell = results.get(key) ?? { rps: [], p50: [], ttft: [], failures: {}, abandoned: 0 };
             // A run in which no request both began and ended inside the measured span has no figure (a smoke run's slow server).
             cell.rps.push(r.requests > 0 ? r.rps : NaN);
             cell.p50.push(r.latency.p50);
             if (r.ttft) cell.ttft.push(r.ttft.p50);
-            cell.bad += r.errors + Object.values(r.statuses).reduce((a, b) => a + b, 0);
+            if (r.errors > 0) cell.failures['no reply or cut'] = (cell.failures['no reply or cut'] ?? 0) + r.errors;
+            cell.abandoned += r.abandoned;
+            for (const [status, count] of Object.entries(r.statuses)) cell.failures[status] = (cell.failures[status] ?? 0) + count;
             results.set(key, cell);
+            if (r.abandoned > 0) await quiet(row.target, r.abandoned);
             progress(`round ${round + 1}/${rounds}, ${kind.name}, ${stream ? 'SSE' : 'JSON'}, ${connections} conn: ${row.id} ${r.rps.toFixed(0)} req/s, p50 ${r.latency.p50.toFixed(2)} ms`);
           }
         }
@@ -158,13 +194,28 @@ try {
   const gatewayAll = gateway && rows.some((r) => r.id === 'gateway') ? await gateway.allMemory() : NaN;
   report(results, memory, gatewayAll);
 } finally {
-  for (const row of [...rows].reverse()) await row.target.stop();
-  if (gateway && !rows.some((r) => r.id === 'gateway')) await gateway.stop();
-  await upstream.proc.kill();
-  await redisServer.stop();
-  rmSync(workDir, { recursive: true, force: true });
+  await shutdown();
 }
 if (failed) process.exit(1);
+
+/**
+ * Waits until `target` has stopped working on requests the last run closed
+ * unanswered (a server that does not notice a client leaving goes on with
+ * them, and would slow the next run down): until its processes spend under
+ * 5 % of a core over a second, for at most two minutes.
+ */
+async function quiet(target: BenchTarget, abandoned: number): Promise<void> {
+  if (!target.pids) return;
+  const started = Date.now();
+  const cpu = async (pids: number[]) => (await Promise.all(pids.map(cpuMs))).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  while (Date.now() - started < 120_000) {
+    const pids = target.pids();
+    const before = await cpu(pids);
+    await new Promise((r) => setTimeout(r, 1000));
+    if ((await cpu(pids)) - before < 50) break;
+  }
+  progress(`${target.label} was left with ${abandoned} unanswered requests; quiet again after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
 
 /** Sends one JSON and one streamed request; undefined when both came back as the upstream's echo of `prompt`, else what was wrong. */
 async function checkAnswers(target: BenchTarget, prompt: string): Promise<string | undefined> {
@@ -198,7 +249,7 @@ async function checkAnswers(target: BenchTarget, prompt: string): Promise<string
   }
 }
 
-function report(results: Map<string, { rps: number[]; p50: number[]; ttft: number[]; bad: number }>, memory: Map<string, number>, gatewayAll: number): void {
+function report(results: Map<string, Cell>, memory: Map<string, number>, gatewayAll: number): void {
   const median = (all: number[]) => {
     const xs = all.filter(Number.isFinite).sort((a, b) => a - b);
     return xs.length === 0 ? NaN : (xs[Math.floor(xs.length / 2)] as number);
@@ -233,7 +284,18 @@ function report(results: Map<string, { rps: number[]; p50: number[]; ttft: numbe
       };
       const ttft = figure(row.id, kind.name, true, ONE, 'ttft');
       const over = row.id === 'direct' ? '' : `+${fmt(ttft - figure('direct', kind.name, true, ONE, 'ttft'))}`;
-      const bad = [true, false].flatMap((stream) => [MANY, ONE].map((c) => results.get(`${row.id}|${kind.name}|${stream}|${c}`)?.bad ?? 0)).reduce((a, b) => a + b, 0);
+      const failures: Record<string, number> = {};
+      let abandoned = 0;
+      for (const stream of [false, true]) {
+        for (const c of [MANY, ONE]) {
+          const cell = results.get(`${row.id}|${kind.name}|${stream}|${c}`);
+          for (const [what, count] of Object.entries(cell?.failures ?? {})) failures[what] = (failures[what] ?? 0) + count;
+          abandoned += cell?.abandoned ?? 0;
+        }
+      }
+      const total = Object.values(failures).reduce((a, b) => a + b, 0);
+      const details = [...Object.entries(failures).map(([what, count]) => `${what}: ${count}`), ...(abandoned > 0 ? [`and ${abandoned} unanswered ${drainMs} ms after the end`] : [])];
+      const bad = details.length === 0 ? '0' : `${total} (${details.join(', ')})`;
       console.log(`| ${row.target.label} | ${cell(false, MANY, 'rps', 0)} | ${cell(true, MANY, 'rps', 0)} | ${cell(false, ONE, 'p50', 2)} | ${cell(true, ONE, 'p50', 2)} | ${cell(true, ONE, 'ttft', 2)} | ${over} | ${bad} |`);
     }
     console.log('');

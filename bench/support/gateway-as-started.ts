@@ -107,6 +107,7 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
     memoryOf: 'the API process',
     semantic,
     allMemory: () => service.rss(),
+    pids: () => [...service.tree().keys()],
     stop: () => service.stop(),
   };
 }

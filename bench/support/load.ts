@@ -16,6 +16,13 @@ export interface LoadOptions {
   /** Silence on a connection, ms, after which its request counts as an error (never a hang). Default 30000. */
   replyTimeoutMs?: number;
   /**
+   * How long after the run's end a request still in flight may take before its
+   * connection is closed; it then counts in {@link LoadResult.abandoned}, not as an error.
+   * Bounds a run against a server that takes minutes to answer what it accepted.
+   * @defaultValue Infinity: each waits for its reply, or for `replyTimeoutMs` of silence
+   */
+  drainMs?: number;
+  /**
    * Also time the first generated text of each reply ({@link LoadResult.ttft}).
    * @defaultValue false
    */
@@ -29,6 +36,8 @@ export interface LoadResult {
   /** Every request finished during the run, warm-up included (for per-request accounting). */
   finished: number;
   errors: number;
+  /** Requests still in flight `drainMs` after the end, whose connections were closed. */
+  abandoned: number;
   /** Non-2xx statuses seen, by status. */
   statuses: Record<number, number>;
   rps: number;
@@ -85,6 +94,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const ttfts: number[] = [];
   const statuses: Record<number, number> = {};
   let errors = 0;
+  let abandoned = 0;
+  let draining = false;
+  const sockets = new Set<Socket>();
   let counter = 0;
   let finished = 0;
 
@@ -116,7 +128,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             }
           });
           opened.on('error', () => {});
+          sockets.add(opened);
           opened.on('close', () => {
+            sockets.delete(opened);
             if (socket === opened) socket = undefined;
             settle?.(new Error('connection closed mid-response'));
           });
@@ -135,6 +149,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       });
       settle = undefined;
       const t1 = performance.now();
+      if (outcome instanceof Error && draining) {
+        abandoned++;
+        break;
+      }
       finished++;
       if (outcome instanceof Error) {
         errors++;
@@ -156,11 +174,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     socket?.destroy();
   };
 
+  const drainMs = options.drainMs ?? Infinity;
+  const drain = Number.isFinite(drainMs)
+    ? setTimeout(() => {
+        draining = true;
+        for (const socket of sockets) socket.destroy();
+      }, end + drainMs - performance.now())
+    : undefined;
   await Promise.all(Array.from({ length: options.connections }, loop));
+  clearTimeout(drain);
   return {
     requests: latencies.length,
     finished,
     errors,
+    abandoned,
     statuses,
     rps: latencies.length / (options.durationMs / 1000),
     latency: percentiles(latencies),

@@ -16,6 +16,8 @@ export interface BenchTarget {
   memory?: () => Promise<number>;
   /** What that memory figure covers. */
   memoryOf?: string;
+  /** Its processes, for telling when it has gone quiet. */
+  pids?: () => number[];
   stop(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function startPortkey(options: PeerOptions): Promise<BenchTarget> {
     headers: { authorization: `Bearer ${options.upstreamKey}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': options.upstreamUrl },
     memory: () => service.rss(),
     memoryOf: 'its process',
+    pids: () => [...service.tree().keys()],
     stop: () => service.stop(),
   };
 }
@@ -144,6 +147,7 @@ export async function startLiteLLM(options: PeerOptions): Promise<BenchTarget> {
     headers: { authorization: `Bearer ${masterKey}` },
     memory: () => service.rss(),
     memoryOf: 'its processes',
+    pids: () => [...service.tree().keys()],
     stop: () => service.stop(),
   };
 }
