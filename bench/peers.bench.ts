@@ -97,6 +97,7 @@ const rows: Row[] = [];
 let gateway: GatewayAsStarted | undefined;
 let failed = false;
 
+let cacheLine = '';
 let stopped: Promise<void> | undefined;
 /** Stops everything the bench started, once: the servers run in process groups of their own, which Ctrl-C does not reach. */
 function shutdown(): Promise<void> {
@@ -146,7 +147,8 @@ try {
 
   // Each server must relay the upstream's answer, whole, before its figures mean anything.
   for (const row of [...rows]) {
-    const problem = await checkAnswers(row.target, kinds[0]?.next() ?? 'hello there');
+    const prompt = () => kinds[0]?.next() ?? `hello there ${Math.random()}`;
+    const problem = await checkAnswers(row.target, prompt(), prompt());
     if (problem === undefined) continue;
     if (row.id === 'direct' || row.id === 'gateway') failed = true;
     loud(`${row.target.label} DOES NOT ANSWER CORRECTLY, its rows are missing: ${problem}`);
@@ -192,6 +194,14 @@ try {
   const memory = new Map<string, number>();
   for (const row of rows) if (row.target.memory) memory.set(row.id, await row.target.memory());
   const gatewayAll = gateway && rows.some((r) => r.id === 'gateway') ? await gateway.allMemory() : NaN;
+  if (gateway && rows.some((r) => r.id === 'gateway')) {
+    const { exact, semantic } = await gateway.cacheStats();
+    const hits = exact.hits + semantic.hits;
+    const line = `this gateway's cache over the run: ${exact.hits} exact and ${semantic.hits} semantic hits, ${exact.misses} exact and ${semantic.misses} semantic misses`;
+    // Every prompt is new: a hit means the figures partly measure the cache, not the path to the upstream.
+    if (hits > 0.01 * (hits + exact.misses)) loud(`${line}: the cache answered part of the load`);
+    cacheLine = line;
+  }
   report(results, memory, gatewayAll);
 } finally {
   await shutdown();
@@ -217,10 +227,13 @@ async function quiet(target: BenchTarget, abandoned: number): Promise<void> {
   progress(`${target.label} was left with ${abandoned} unanswered requests; quiet again after ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-/** Sends one JSON and one streamed request; undefined when both came back as the upstream's echo of `prompt`, else what was wrong. */
-async function checkAnswers(target: BenchTarget, prompt: string): Promise<string | undefined> {
-  const expected = `Echo: ${prompt}`;
-  const post = (stream: boolean) =>
+/**
+ * Sends one JSON and one streamed request, each with its own prompt (the same
+ * one twice would be an exact-cache hit the second time); undefined when both
+ * came back whole as the upstream's echo, else what was wrong.
+ */
+async function checkAnswers(target: BenchTarget, jsonPrompt: string, ssePrompt: string): Promise<string | undefined> {
+  const post = (stream: boolean, prompt: string) =>
     fetch(target.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...target.headers },
@@ -228,11 +241,12 @@ async function checkAnswers(target: BenchTarget, prompt: string): Promise<string
       signal: AbortSignal.timeout(30_000),
     });
   try {
-    const json = await post(false);
+    const json = await post(false, jsonPrompt);
     const body = await json.text();
     const content = (JSON.parse(body) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message?.content;
-    if (json.status !== 200 || content !== expected) return `JSON: status ${json.status}, body ${body.slice(0, 300)}`;
-    const sse = await post(true);
+    if (json.status !== 200 || content !== `Echo: ${jsonPrompt}`) return `JSON: status ${json.status}, body ${body.slice(0, 300)}`;
+    const expected = `Echo: ${ssePrompt}`;
+    const sse = await post(true, ssePrompt);
     const text = await sse.text();
     const events = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim());
     let streamed = '';
@@ -270,7 +284,7 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
   console.log(
     `${pinning ? 'pinned: each server under test, this gateway\'s processes and their Redis on core 0; the load generator and the fake upstream on core 1' : 'NOT PINNED'}; ${rounds} round(s) of ${durationMs} ms per run after ${warmupMs} ms of warm-up on the run's own connections, medians; every prompt new; times in ms`,
   );
-  if (gateway) console.log(`this gateway: API + one worker per provider (scripts/start.sh), DLP on, exact cache on, semantic cache ${gateway.semantic}`);
+  if (gateway) console.log(`this gateway: API + one worker per provider (scripts/start.sh), DLP on, exact cache on, semantic cache ${gateway.semantic}; ${cacheLine}`);
   console.log(`ratios (×) are to Portkey in this run${has('portkey') ? '' : ': NO PORTKEY, so none'}\n`);
 
   for (const kind of kinds) {

@@ -43,6 +43,13 @@ export interface GatewayAsStarted extends BenchTarget {
   semantic: string;
   /** Resident memory of every process `scripts/start.sh` started (API, workers, the script), MiB. */
   allMemory(): Promise<number>;
+  /** Its cache's hits and misses so far, from `GET /stats`: a run of new prompts should see no hit. */
+  cacheStats(): Promise<{ exact: CacheCounts; semantic: CacheCounts }>;
+}
+
+interface CacheCounts {
+  hits: number;
+  misses: number;
 }
 
 /**
@@ -107,6 +114,11 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
     memoryOf: 'the API process',
     semantic,
     allMemory: () => service.rss(),
+    async cacheStats() {
+      const res = await fetch(`${base}/stats`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+      const stats = (await res.json()) as { cache_stats: { exact_cache: CacheCounts; semantic_cache: CacheCounts } };
+      return { exact: stats.cache_stats.exact_cache, semantic: stats.cache_stats.semantic_cache };
+    },
     pids: () => [...service.tree().keys()],
     stop: () => service.stop(),
   };
