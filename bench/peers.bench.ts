@@ -156,7 +156,7 @@ try {
     await row.target.stop();
   }
 
-  /** Per server, prompt kind, reply kind and connections: the figures of each round, and the failed requests by status (or `no reply`). */
+  /** Per server, prompt kind, reply kind and connections: the figures of each round, and the failed requests by status (or `no reply or cut`). */
   const results = new Map<string, Cell>();
   for (let round = 0; round < rounds; round++) {
     for (const kind of kinds) {

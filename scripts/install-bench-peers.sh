@@ -7,12 +7,12 @@
 #   bash scripts/install-bench-peers.sh [portkey] [litellm]     (default: both)
 #
 # Versions are pinned (PORTKEY_VERSION, LITELLM_VERSION override them), so a figure names what it
-# was measured against; LiteLLM stays on the release the issue measured (a later one, 1.107.0, was a
-# compromised release). Portkey's copy of @hono/node-server is held at 1.13.8 (an npm override): from
-# 1.14 on (which its `^1.3.3` range lets npm pick), a Response built on a fetched one keeps the
-# fetched one's read-only headers, and every streamed chat completion through Portkey fails with
-# `TypeError: immutable` (Portkey-AI/gateway issue 1389). Each install is bounded in time (PEERS_INSTALL_TIMEOUT_S, default 900) and
-# does nothing when that version is already there. Prints one line per peer: installed, present or
+# was measured against; LiteLLM stays on the release issue 40 measured. Portkey's copy of
+# @hono/node-server is held at 1.13.8 (an npm override): from 1.14 on (which its `^1.3.3` range lets
+# npm pick), a Response built on a fetched one keeps the fetched one's read-only headers, and every
+# streamed chat completion through Portkey fails with `TypeError: immutable` (Portkey-AI/gateway
+# issue 1389). Each install is bounded in time (PEERS_INSTALL_TIMEOUT_S, default 900) and does
+# nothing when that version is already there. Prints one line per peer: installed, present or
 # FAILED; exits non-zero when one failed, so the bench can say so and go on without it.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
