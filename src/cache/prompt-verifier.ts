@@ -411,12 +411,14 @@ function foldable(token: string): boolean {
 }
 
 /**
- * `tokens` with each foldable word that `blind` writes in lower case written so too; not a word
- * right after a number, which is a unit whose case is its meaning (`200 Cal` is not `200 cal`).
+ * `tokens` with each foldable word that `blind` writes in lower case (or misspells so) written so
+ * too; not a word right after a number, which is a unit whose case is its meaning (`200 Cal` is not `200 cal`).
  */
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
-  return tokens.map((token, i) => (foldable(token) && lower.has(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
+  // A name the case-blind prompt also misspells is in its case too ("Fahrenheit" / "farenheit"): the typo is judged after.
+  const written = (word: string) => lower.has(word) || blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
+  return tokens.map((token, i) => (foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
