@@ -170,7 +170,12 @@ function isTypo(a: string, b: string): boolean {
   // A word and its -s form read alike: "how long cooked chicken keeps" = "how long does cooked chicken keep".
   if (a.length >= 4 && b.length >= 4 && /^\p{Ll}+$/u.test(a) && /^\p{Ll}+$/u.test(b) && (a === `${b}s` || b === `${a}s`)) return true;
   // A typo is a word that is none: two words are two words, whatever one edit separates them (`horse` / `house`).
-  if (isEnglishWord(a) && isEnglishWord(b)) return false;
+  // Looked up last, for the few pairs close enough to be a typo at all.
+  return closeEnough(a, b) && !(isEnglishWord(a) && isEnglishWord(b));
+}
+
+/** Whether `a` and `b` are close enough in spelling to be one word mistyped. */
+function closeEnough(a: string, b: string): boolean {
   // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
   if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6) return editDistance(a, b, 1) <= 1;
   if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
