@@ -94,6 +94,10 @@ function series(text: string, name: string, provider: string): number {
   return match ? Number(match[1]) : Number.NaN;
 }
 
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, v) => sum + v, 0) / values.length;
+}
+
 function perLetter(f: (l: ProviderLetter) => number): Record<ProviderLetter, number> {
   return { a: f('a'), b: f('b'), c: f('c') };
 }
@@ -142,7 +146,8 @@ describe('provider workers added while traffic runs', () => {
           workers,
           rps: perLetter((l) => outcomes[l].filter((o) => o.status === 200 && o.startedAt + o.ms >= from && o.startedAt + o.ms < to).length / ((to - from) / 1000)),
           waitMs: perLetter((l) => (1000 * delta(l, 'gateway_queue_wait_seconds_sum')) / delta(l, 'gateway_queue_wait_seconds_count')),
-          waiting: perLetter((l) => depthSamples.reduce((sum, s) => sum + s[l], 0) / depthSamples.length),
+          // A scrape that could not read Redis in time leaves the gauge out: such samples are skipped.
+          waiting: perLetter((l) => mean(depthSamples.map((s) => s[l]).filter((v) => !Number.isNaN(v)))),
         });
       }
     } finally {
