@@ -21,14 +21,15 @@ export interface K8sObject {
 }
 
 /**
- * Finds a command: the variable `envName` when set, else PATH, else the
- * virtual environment `scripts/install-k8s-tools.sh` fills (`.tools/k8s/bin`).
+ * Finds a command: the variable `envName` when set, else the virtual
+ * environment `scripts/install-k8s-tools.sh` fills (`.tools/k8s/bin`, which
+ * holds a kubectl only when PATH had none recent enough), else PATH.
  * Undefined when none has it.
  */
 export function findTool(name: string, envName: string): string | undefined {
   const given = process.env[envName];
   if (given) return existsSync(given) ? given : undefined;
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), join(ROOT, '.tools/k8s/bin')];
+  const dirs = [join(ROOT, '.tools/k8s/bin'), ...(process.env.PATH ?? '').split(delimiter)];
   for (const dir of dirs) {
     if (dir && existsSync(join(dir, name))) return join(dir, name);
   }
