@@ -168,6 +168,13 @@ describe.skipIf(!kubectl)('kubectl kustomize renders every overlay', () => {
     }
   });
 
+  it("the base's config.yaml is the repository's (the same providers, models and key variables)", () => {
+    const shipped = parseConfig(readFileSync(join(ROOT, 'config.yaml'), 'utf8'));
+    const mounted = mountedConfig('base', one('base', 'Deployment', 'llm-gateway-api'));
+    const shape = (c: GatewayConfig) => c.providers.map((p) => ({ name: p.name, key: p.api_key_env, models: p.models }));
+    expect(shape(mounted)).toEqual(shape(shipped));
+  });
+
   it('the overlays differ only in where Redis is', () => {
     const redisEnv = (overlay: string) => {
       const env = literalEnv(overlay, container(one(overlay, 'Deployment', 'llm-gateway-api')));
