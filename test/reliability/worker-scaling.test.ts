@@ -19,8 +19,12 @@ const prefix = uniquePrefix('worker-scaling');
 const redis = testRedis();
 const LETTERS: readonly ProviderLetter[] = ['a', 'b', 'c'];
 const MODEL: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-haiku-4-20250514' };
-/** Upstream time per call, ms. */
+/**
+ * Mean upstream time per call, ms: 1 to 3 s, spread (and the clients' starts staggered) so that
+ * requests do not complete in lockstep bursts, of which a window would count 3 or 4.
+ */
 const UPSTREAM_MS = 2_000;
+const UPSTREAM_SPREAD_MS = 2_000;
 /** Jobs at once per worker process (config.yaml `concurrency`). */
 const CONCURRENCY = 8;
 /** Requests in flight per provider: three workers' slots, so the fourth adds nothing. */
@@ -50,7 +54,7 @@ interface Phase {
 beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
-  for (const u of Object.values(upstreams)) u.setBehavior({ latencyMs: UPSTREAM_MS });
+  for (const u of Object.values(upstreams)) u.setBehavior({ latencyMs: UPSTREAM_MS - UPSTREAM_SPREAD_MS / 2, latencyJitterMs: UPSTREAM_SPREAD_MS });
   gateway = await startGateway({
     env: {
       ...trio.env,
@@ -110,6 +114,7 @@ describe('provider workers added while traffic runs', () => {
     const traffic = Promise.all(
       LETTERS.flatMap((l) =>
         Array.from({ length: CLIENTS }, async () => {
+          await new Promise((r) => setTimeout(r, Math.random() * UPSTREAM_MS));
           while (!stop) {
             const body = { model: MODEL[l], messages: [{ role: 'user', content: `scaling ${n++} ${Math.random()}` }] };
             outcomes[l].push(await sendChat(gateway.baseUrl, KEY, body, 30_000));
@@ -124,12 +129,13 @@ describe('provider workers added while traffic runs', () => {
         while ((gateway.workers.get('provider_a')?.length ?? 0) < workers) {
           await Promise.all(LETTERS.map((l) => gateway.addWorker(`provider_${l}`)));
         }
-        // The API counts them (what it checks before it queues), then the backlog of the phase before drains.
+        // The API counts them (what it checks before it queues), then the queue settles: the first
+        // phase's backlog builds up (a job there waits about 4 s), a later one's drains.
         await waitFor(async () => {
           const text = await scrape();
           return LETTERS.every((l) => series(text, 'gateway_live_workers', `provider_${l}`) === workers);
         }, 15_000, `${workers} live workers per provider`);
-        await new Promise((r) => setTimeout(r, 2 * UPSTREAM_MS));
+        await new Promise((r) => setTimeout(r, (workers === PHASES[0] ? 4 : 2) * UPSTREAM_MS));
 
         const before = await scrape();
         const from = Date.now();
@@ -162,7 +168,7 @@ describe('provider workers added while traffic runs', () => {
     });
     console.log(
       [
-        `worker scaling: upstream ${UPSTREAM_MS} ms, concurrency ${CONCURRENCY}, ${CLIENTS} clients per provider, ${WINDOW_MS} ms windows (per provider a / b / c)`,
+        `worker scaling: upstream ${UPSTREAM_MS} ± ${UPSTREAM_SPREAD_MS / 2} ms, concurrency ${CONCURRENCY}, ${CLIENTS} clients per provider, ${WINDOW_MS} ms windows (per provider a / b / c)`,
         '| workers per provider | model req/s | measured req/s | model queue wait ms | measured queue wait ms | model waiting jobs | measured waiting jobs |',
         '|---|---|---|---|---|---|---|',
         ...rows,
@@ -179,13 +185,15 @@ describe('provider workers added while traffic runs', () => {
       // Where the workers are the limit, the model's figure (never above it); past that point the
       // clients are, and a job's time outside the upstream call (Redis, the API, the client) counts too.
       expect(rps[i], `${p.workers} workers per provider: ${rps[i]} req/s, model ${model}`).toBeGreaterThan(model * (workerBound ? 0.8 : 0.65));
-      expect(rps[i]).toBeLessThan(model * 1.05);
+      expect(rps[i]).toBeLessThan(model * 1.1);
     });
     // Growth while the workers' slots are short of the clients, then the plateau the model puts at
-    // clients / concurrency workers: the fourth worker per provider adds nothing.
+    // clients / concurrency workers: the fourth worker per provider finds nothing waiting (below).
+    // Past the point throughput moves with the clients' round trip, i.e. with what else the
+    // machine runs, hence the looser bound there.
     expect(rps[1] as number).toBeGreaterThan((rps[0] as number) * 1.6);
     expect(rps[2] as number).toBeGreaterThan(rps[1] as number);
-    expect(rps[3] as number).toBeLessThan((rps[2] as number) * 1.15);
+    expect(rps[3] as number).toBeLessThan((rps[2] as number) * 1.3);
     for (const l of LETTERS) {
       const wait = phases.map((p) => p.waitMs[l]);
       const waiting = phases.map((p) => p.waiting[l]);
@@ -199,6 +207,7 @@ describe('provider workers added while traffic runs', () => {
       expect(waiting[0], `provider_${l} waiting jobs`).toBeGreaterThan(waiting[1] as number);
       expect(waiting[0]).toBeGreaterThan(predicted(1).waiting * 0.6);
       expect(waiting[2]).toBeLessThan(2);
+      expect(waiting[3]).toBeLessThan(2);
     }
   }, 180_000);
 });
