@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
 import { parseConfig, type GatewayConfig } from '../../src/config/gateway-config.ts';
 import { loadSettings } from '../../src/config/settings.ts';
@@ -378,7 +378,8 @@ describe.skipIf(!kubectl)('the rendered containers, run as processes, answer the
     const c = container(deployment);
     const dir = mkdtempSync(join(tmpdir(), 'gw-k8s-run-'));
     const configPath = join(dir, 'config.yaml');
-    writeFileSync(configPath, stringify(parseYaml(one(overlay, 'ConfigMap', (deployment.spec.template.spec.volumes as { configMap?: { name: string } }[]).find((v) => v.configMap)?.configMap?.name as string).data?.['config.yaml'] as string)));
+    const configMap = (deployment.spec.template.spec.volumes as { configMap?: { name: string } }[]).find((v) => v.configMap)?.configMap?.name as string;
+    writeFileSync(configPath, one(overlay, 'ConfigMap', configMap).data?.['config.yaml'] as string);
     const env: Record<string, string> = { ...literalEnv(overlay, c) };
     for (const ref of secretRefs(c)) env[ref.env] = ref.env === 'API_KEYS' ? API_KEY : `stand-in-${ref.key}`;
     delete env.DATABASE_URL;
@@ -400,7 +401,7 @@ describe.skipIf(!kubectl)('the rendered containers, run as processes, answer the
     return proc;
   }
 
-  it('the API: startup, liveness and readiness answer 200 without a key, /metrics (with a key) carries the series KEDA queries, SIGTERM ends it within the grace', async () => {
+  it('the API: startup, liveness and readiness answer 200 without a key; the worker: its liveness answers 200 and the API counts it; /metrics (with a key) carries the series KEDA queries, SIGTERM ends it and the worker within their grace', async () => {
     const deployment = one(overlay, 'Deployment', 'llm-gateway-api');
     const c = container(deployment);
     const http = await freePort();
@@ -432,10 +433,13 @@ describe.skipIf(!kubectl)('the rendered containers, run as processes, answer the
     // The worker joined the API's Redis and prefix: the API counts it among provider_a's live workers.
     await waitFor(async () => /^gateway_live_workers\{provider="provider_a"\} 1$/m.test(await (await fetch(`http://127.0.0.1:${metrics}/metrics`, { headers: { authorization: `Bearer ${API_KEY}` } })).text()), 15_000, 'the API to see the worker');
 
+    // SIGTERM, as the kubelet sends it after the preStop hook: each process is gone before the kill.
     const started = Date.now();
-    const code = await api.kill('SIGTERM');
+    const [apiCode, workerCode] = await Promise.all([api.kill('SIGTERM'), worker.kill('SIGTERM')]);
     const preStopMs = Number(c.lifecycle?.preStop?.exec?.command[1] ?? 0) * 1000;
-    expect(code).toBe(0);
+    expect(apiCode).toBe(0);
+    expect(workerCode).toBe(0);
     expect(Date.now() - started).toBeLessThan(deployment.spec.template.spec.terminationGracePeriodSeconds * 1000 - preStopMs);
+    expect(Date.now() - started).toBeLessThan(workerDeployment.spec.template.spec.terminationGracePeriodSeconds * 1000);
   }, 90_000);
 });
