@@ -78,7 +78,7 @@ export class LineExecutor {
     let request;
     try {
       routed = dispatcher.route(parseChatRequest(JSON.parse(line.body)));
-      request = this.options.dlp ? this.options.dlp.screen(routed.request, {}) : routed.request;
+      request = this.options.dlp ? await this.options.dlp.screenAsync(routed.request, {}) : routed.request;
     } catch (err) {
       if (err instanceof GatewayError) return failed(line.custom_id, requestId, err);
       throw err;

@@ -21,16 +21,16 @@ export function cacheHeaders(lookup: CacheLookup): Record<string, string> {
  * Answers a cache hit: the stored JSON as it is, or replayed as SSE chunks
  * ending with `[DONE]`; through the exchange's DLP reply filter when there is one.
  */
-export function sendCachedReply(res: Response, request: ChatRequest, lookup: CacheLookup, elapsedMs: number, reply?: ReplyFilter): void {
+export async function sendCachedReply(res: Response, request: ChatRequest, lookup: CacheLookup, elapsedMs: number, reply?: ReplyFilter): Promise<void> {
   const hit = lookup.hit;
   if (!hit) throw new Error('sendCachedReply needs a hit');
   const headers = { ...cacheHeaders(lookup), 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs }) };
   if (!request.stream) {
-    sendJsonText(res, 200, reply ? reply.completion(hit.completion) : hit.completion, headers);
+    sendJsonText(res, 200, reply ? await reply.completionAsync(hit.completion) : hit.completion, headers);
     return;
   }
   // Filtered whole before the stream starts, so a blocked reply is still a plain error answer.
-  const completion = JSON.parse(reply ? reply.completion(hit.completion) : hit.completion) as ChatCompletion;
+  const completion = JSON.parse(reply ? await reply.completionAsync(hit.completion) : hit.completion) as ChatCompletion;
   startSse(res, headers);
   for (const chunk of completionChunks(completion, request.include_usage)) writeSseData(res, JSON.stringify(chunk));
   endSse(res);

@@ -41,7 +41,7 @@ export async function cacheStep(
   context.cacheStatus = lookup?.status ?? 'BYPASS';
   context.span.set('gateway.cache.status', context.cacheStatus);
   if (lookup?.hit) {
-    sendCachedReply(res, request, lookup, elapsedMs(context), reply);
+    await sendCachedReply(res, request, lookup, elapsedMs(context), reply);
     return undefined;
   }
   if (lookup) res.set(cacheHeaders(lookup));
@@ -52,10 +52,10 @@ export async function cacheStep(
  * DLP screening in a span of its own, which counts the findings (never their
  * values); `reply` filters the reply (DLP_SCAN_REPLIES, DLP_RESTORE), absent when neither is set.
  */
-export function dlpStep(dlp: DlpGuard, request: ChatRequest, context: RequestContext): { request: ChatRequest; reply?: ReplyFilter | undefined } {
+export async function dlpStep(dlp: DlpGuard, request: ChatRequest, context: RequestContext): Promise<{ request: ChatRequest; reply?: ReplyFilter | undefined }> {
   const span = context.span.child('dlp');
   try {
-    const screened = dlp.screenExchange(request, context);
+    const screened = await dlp.screenExchangeAsync(request, context);
     if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
     return screened;
   } catch (err) {

@@ -55,7 +55,7 @@ export function chatCompletionsRoute(deps: ChatCompletionsDeps): DirectRoute {
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     // Every text is scanned before the cache, the queue and the provider see it; block mode throws pii_detected.
     // `reply` is set only with DLP_SCAN_REPLIES or DLP_RESTORE: otherwise replies are relayed untouched.
-    const { request, reply } = deps.dlp ? dlpStep(deps.dlp, routed.request, context) : { request: routed.request, reply: undefined };
+    const { request, reply } = deps.dlp ? await dlpStep(deps.dlp, routed.request, context) : { request: routed.request, reply: undefined };
     context.model = request.model;
     context.provider = provider.name;
     res.setHeader(MODEL_HEADER, request.model);

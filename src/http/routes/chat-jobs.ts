@@ -52,7 +52,7 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const routed = deps.dispatcher.route(parsed);
     const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
-    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    const request = deps.dlp ? await deps.dlp.screenAsync(routed.request, context) : routed.request;
     context.model = request.model;
     context.provider = provider.name;
     deps.governor?.checkModel(context.principal, request.model);

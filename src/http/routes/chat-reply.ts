@@ -57,7 +57,7 @@ async function replyOnce(res: Response, dispatch: Dispatch, reply: ReplyFilter |
     noteReplyEntry(res, entry);
     if (entry.t === 'error') throw decodeError(entry);
     if (entry.t === 'result') {
-      sendJsonText(res, 200, reply ? reply.completion(entry.d) : entry.d, { 'Server-Timing': timingOf(res, entry) });
+      sendJsonText(res, 200, reply ? await reply.completionAsync(entry.d) : entry.d, { 'Server-Timing': timingOf(res, entry) });
       return;
     }
   }
@@ -77,9 +77,9 @@ async function replyStreamed(res: Response, dispatch: Dispatch, maxBodyBytes: nu
         started = true;
         startSse(res, { 'Server-Timing': timingOf(res, entry) });
       }
-      if (entry.t === 'chunk') writeSseData(res, reply ? reply.chunk(entry.d) : entry.d);
+      if (entry.t === 'chunk') writeSseData(res, reply ? await reply.chunkAsync(entry.d) : entry.d);
       else if (entry.t === 'end') {
-        if (reply) for (const held of reply.flush()) writeSseData(res, held);
+        if (reply) for (const held of await reply.flushAsync()) writeSseData(res, held);
         endSse(res);
         return;
       }

@@ -51,7 +51,7 @@ export async function replyRouted(req: Request, res: Response, request: ChatRequ
   const context = contextOf(res);
   const candidates = deps.routing.router.plan(request.model, context.principal, req.headers[FALLBACKS_HEADER]);
   const primary = candidates[0] as (typeof candidates)[number];
-  const { request: screened, reply } = deps.dlp ? dlpStep(deps.dlp, request, context) : { request, reply: undefined };
+  const { request: screened, reply } = deps.dlp ? await dlpStep(deps.dlp, request, context) : { request, reply: undefined };
   context.model = request.model;
   context.provider = primary.provider.name;
   deps.governor?.checkModel(context.principal, request.model);
