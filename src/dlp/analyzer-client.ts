@@ -54,6 +54,18 @@ const SEPARATOR = '\n\n\n';
 /** A text with no letter holds no name, place or organisation: not sent. */
 const HAS_LETTER = /\p{L}/u;
 const HAS_SURROGATE = /[\uD800-\uDFFF]/;
+const JSON_START = /^\s*[[{]/;
+/** A JSON string literal, and the colon after it when it is a key. */
+const JSON_STRING = /"((?:[^"\\\n]|\\.)*)"(\s*:)?/g;
+const BARE_NUMBER = /^\d{9,}$/;
+
+/** A piece of a scanned text placed in the document sent: `at` in the text, `doc` in the document. */
+interface Segment {
+  index: number;
+  at: number;
+  doc: number;
+  length: number;
+}
 
 /**
  * A client of Presidio's analyzer REST API (`POST /analyze` with
@@ -87,35 +99,44 @@ export class AnalyzerClient {
    */
   async analyze(texts: readonly string[], threshold: number): Promise<Candidate[][]> {
     const out: Candidate[][] = texts.map(() => []);
-    const sent: { index: number; offset: number }[] = [];
+    const segments: Segment[] = [];
     let document = '';
+    const add = (index: number, at: number, value: string, prefix: string) => {
+      if (document !== '') document += SEPARATOR;
+      document += prefix;
+      segments.push({ index, at, doc: document.length, length: value.length });
+      document += value;
+    };
     texts.forEach((text, index) => {
       if (!HAS_LETTER.test(text)) return;
-      if (document !== '') document += SEPARATOR;
-      sent.push({ index, offset: document.length });
-      document += text;
+      if (JSON_START.test(text)) for (const member of jsonStrings(text)) add(index, member.at, member.value, member.key);
+      else add(index, 0, text, '');
     });
-    if (sent.length === 0) return out;
+    if (segments.length === 0) return out;
 
     const results = await this.call(document, threshold);
     const toUtf16 = HAS_SURROGATE.test(document) ? codePointOffsets(document) : undefined;
     const wanted = new Set<string>(this.entities);
     for (const r of results) {
       if (!wanted.has(r.entity_type) || !isEntityType(r.entity_type) || r.score < threshold) continue;
-      const start = toUtf16 ? toUtf16[r.start] : r.start;
+      let start = toUtf16 ? toUtf16[r.start] : r.start;
       const end = toUtf16 ? toUtf16[r.end] : r.end;
       if (start === undefined || end === undefined || end <= start || end > document.length) continue;
-      const owner = ownerOf(sent, start);
-      const text = texts[owner.index]!;
-      const localStart = start - owner.offset;
-      const localEnd = end - owner.offset;
-      if (localEnd > text.length) continue;
+      const segment = segmentOf(segments, end - 1);
+      if (!segment || end > segment.doc + segment.length) continue;
+      // A span that begins in a JSON member's key ("name: Ada Lovelace") keeps its value part only.
+      start = Math.max(start, segment.doc);
+      const text = texts[segment.index]!;
+      const localStart = start - segment.doc + segment.at;
+      const localEnd = end - segment.doc + segment.at;
       const value = text.slice(localStart, localEnd);
       // Presidio's spans may carry the spaces around a value; a placeholder replaces the value only.
       const lead = value.length - value.trimStart().length;
       const trail = value.length - value.trimEnd().length;
       if (lead + trail >= value.length) continue;
-      out[owner.index]!.push({
+      // spaCy reads a long bare number as a date ("order number 4155552671"): no date is nine digits or more.
+      if (r.entity_type === 'DATE_TIME' && BARE_NUMBER.test(value.trim())) continue;
+      out[segment.index]!.push({
         entity: r.entity_type,
         start: localStart + lead,
         end: localEnd - trail,
@@ -158,16 +179,37 @@ export class AnalyzerClient {
   }
 }
 
-/** The sent text that holds UTF-16 offset `position` (the last one starting at or before it). */
-function ownerOf(sent: readonly { index: number; offset: number }[], position: number): { index: number; offset: number } {
+/** The segment whose value holds document offset `position`, if any (a separator or a key holds none). */
+function segmentOf(segments: readonly Segment[], position: number): Segment | undefined {
   let low = 0;
-  let high = sent.length - 1;
+  let high = segments.length - 1;
   while (low < high) {
     const mid = (low + high + 1) >>> 1;
-    if (sent[mid]!.offset <= position) low = mid;
+    if (segments[mid]!.doc <= position) low = mid;
     else high = mid - 1;
   }
-  return sent[low]!;
+  const segment = segments[low]!;
+  return position >= segment.doc && position < segment.doc + segment.length ? segment : undefined;
+}
+
+/**
+ * The string values of JSON text (tool-call arguments, a reply's JSON), each
+ * with the key it belongs to as a `key: ` prefix: a language model reads
+ * `recipient: Jürgen Weber` as a name and `{"recipient":"Jürgen Weber"}` as
+ * nothing. Read with a pattern rather than parsed, so a streamed piece of JSON
+ * works too; escapes stay as written, so offsets map one to one.
+ */
+function* jsonStrings(text: string): Generator<{ at: number; value: string; key: string }> {
+  let key = '';
+  for (const match of text.matchAll(JSON_STRING)) {
+    const value = match[1]!;
+    if (match[2] !== undefined) {
+      key = value;
+      continue;
+    }
+    if (HAS_LETTER.test(value)) yield { at: match.index + 1, value, key: key === '' ? '' : `${key}: ` };
+    key = '';
+  }
 }
 
 /** Presidio counts offsets in code points (Python strings); UTF-16 offset of each code point offset, end included. */
