@@ -58,6 +58,8 @@ const JSON_START = /^\s*[[{]/;
 /** A JSON string literal, and the colon after it when it is a key. */
 const JSON_STRING = /"((?:[^"\\\n]|\\.)*)"(\s*:)?/g;
 const BARE_NUMBER = /^\d{9,}$/;
+const NAME_TYPES = new Set(['PERSON', 'ORGANIZATION', 'LOCATION', 'NRP']);
+const ACRONYM = /^(?:\p{Lu}{1,4}|iban|atm)$/u;
 
 /** A piece of a scanned text placed in the document sent: `at` in the text, `doc` in the document. */
 interface Segment {
@@ -136,6 +138,8 @@ export class AnalyzerClient {
       if (lead + trail >= value.length) continue;
       // spaCy reads a long bare number as a date ("order number 4155552671"): no date is nine digits or more.
       if (r.entity_type === 'DATE_TIME' && BARE_NUMBER.test(value.trim())) continue;
+      // A short word in capitals is an acronym (ATM, ASAP, IBAN) far more often than a name or a company.
+      if (NAME_TYPES.has(r.entity_type) && ACRONYM.test(value.trim())) continue;
       out[segment.index]!.push({
         entity: r.entity_type,
         start: localStart + lead,

@@ -17,11 +17,11 @@ export interface PhoneNumberRecognizerOptions {
 /** North American Numbering Plan regions: their numbers never start with a trunk 0. */
 const NANP = new Set(['US', 'CA', 'AG', 'AI', 'AS', 'BB', 'BM', 'BS', 'DM', 'DO', 'GD', 'GU', 'JM', 'KN', 'KY', 'LC', 'MP', 'MS', 'PR', 'SX', 'TC', 'TT', 'VC', 'VG', 'VI']);
 
-/** The 20 most populous countries, the EU members and the United Kingdom. */
+/** The 20 most populous countries, the EU members, the United Kingdom and Canada (which shares the US layout). */
 export const DEFAULT_PHONE_REGIONS: readonly string[] = [
   'US', 'IN', 'CN', 'ID', 'PK', 'NG', 'BR', 'BD', 'RU', 'ET', 'MX', 'JP', 'EG', 'PH', 'CD', 'VN', 'IR', 'TR', 'DE', 'TH',
   'GB', 'FR', 'IT', 'ES', 'PL', 'RO', 'NL', 'BE', 'CZ', 'GR', 'PT', 'SE', 'HU', 'AT', 'BG', 'DK', 'FI', 'SK', 'IE', 'HR',
-  'LT', 'SI', 'LV', 'EE', 'CY', 'LU', 'MT',
+  'LT', 'SI', 'LV', 'EE', 'CY', 'LU', 'MT', 'CA',
 ];
 
 /**
