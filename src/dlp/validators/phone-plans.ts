@@ -115,7 +115,12 @@ export function internationalE164(digits: string): string | undefined {
       if (!plan) continue;
       if (isValidFor(plan, nsn)) return `+${digits}`;
       // `+7 8 922 …`: a trunk prefix typed after the calling code, which libphonenumber drops too.
-      if (plan.trunk !== undefined && nsn.startsWith(plan.trunk) && isValidFor(plan, nsn.slice(plan.trunk.length))) return `+${plan.callingCode}${nsn.slice(plan.trunk.length)}`;
+      // Only a plain strip (no carrier code or area code rewritten in), as libphonenumber does here.
+      const match = plan.prefix?.exec(nsn);
+      if (match && match[0] !== '' && match.slice(1).every((group) => group === undefined)) {
+        const stripped = nsn.slice(match[0].length);
+        if (isValidFor(plan, stripped)) return `+${plan.callingCode}${stripped}`;
+      }
     }
     // Calling codes are prefix-free: only one length can name a country.
     return undefined;
