@@ -46,7 +46,7 @@ export function usageOf(counts: ReportedCounts): Usage {
 }
 
 /** The counts of a usage object; details it lacks are 0. */
-export function countsOf(usage: Usage): TokenCounts {
+export function countsOf(usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details' | 'completion_tokens_details'>): TokenCounts {
   return {
     prompt: usage.prompt_tokens,
     completion: usage.completion_tokens,
