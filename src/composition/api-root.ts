@@ -281,7 +281,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   batchRunner.start();
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
-  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
+  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats, prices: () => configStore.current.prices })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [

@@ -4,6 +4,7 @@ import { completionChunks } from '../chat/completion-accumulator.ts';
 import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import type { ReplyFilter } from '../dlp/reply-filter.ts';
 import { sendJsonText } from './json-reply.ts';
+import { contextOf } from './request-context.ts';
 import { serverTiming } from './server-timing.ts';
 import { endSse, startSse, writeSseData } from './sse.ts';
 
@@ -18,19 +19,26 @@ export function cacheHeaders(lookup: CacheLookup): Record<string, string> {
 }
 
 /**
- * Answers a cache hit: the stored JSON as it is, or replayed as SSE chunks
- * ending with `[DONE]`; through the exchange's DLP reply filter when there is one.
+ * Answers a cache hit: the stored reply, or replayed as SSE chunks ending
+ * with `[DONE]`; through the exchange's DLP reply filter when there is one.
+ * Its usage keeps the counts of the reply when it was first produced and is
+ * marked `gateway_cache` (nothing was charged); the request's context keeps
+ * that usage, so the observer counts it as saved spend.
  */
 export function sendCachedReply(res: Response, request: ChatRequest, lookup: CacheLookup, elapsedMs: number, reply?: ReplyFilter): void {
   const hit = lookup.hit;
   if (!hit) throw new Error('sendCachedReply needs a hit');
   const headers = { ...cacheHeaders(lookup), 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs }) };
+  // Filtered whole before a stream starts, so a blocked reply is still a plain error answer.
+  const completion = JSON.parse(reply ? reply.completion(hit.completion) : hit.completion) as ChatCompletion;
+  if (completion.usage) {
+    completion.usage.gateway_cache = { hit: true, type: hit.similarity === undefined ? 'exact' : 'semantic' };
+    contextOf(res).cacheHitUsage = completion.usage;
+  }
   if (!request.stream) {
-    sendJsonText(res, 200, reply ? reply.completion(hit.completion) : hit.completion, headers);
+    sendJsonText(res, 200, JSON.stringify(completion), headers);
     return;
   }
-  // Filtered whole before the stream starts, so a blocked reply is still a plain error answer.
-  const completion = JSON.parse(reply ? reply.completion(hit.completion) : hit.completion) as ChatCompletion;
   startSse(res, headers);
   for (const chunk of completionChunks(completion, request.include_usage)) writeSseData(res, JSON.stringify(chunk));
   endSse(res);

@@ -52,6 +52,17 @@ export const statsRecordSchema = z
       semantic_cache: cacheLookupStatsSchema,
     }),
     provider_stats: z.record(z.string(), providerStatsSchema).describe('Key per provider of config.yaml.'),
+    spend_saved: z
+      .object({
+        gateway_cache_usd: z.number().min(0).describe("What the replies served from the gateway's cache cost when they were produced (config.yaml `prices`): charged to nobody."),
+        gateway_cache_tokens: z.int().min(0).describe("Tokens of the replies served from the gateway's cache."),
+        prompt_cache_usd: z
+          .number()
+          .describe("What providers' prompt caches saved: cached reads priced at the input price minus their own price, less the premium of cache writes. Negative when writes cost more than reads saved."),
+        prompt_cache_read_tokens: z.int().min(0).describe("Prompt tokens providers read from their prompt cache."),
+        prompt_cache_write_tokens: z.int().min(0).describe("Prompt tokens providers wrote to their prompt cache."),
+      })
+      .meta({ id: 'SpendSaved' }),
     rate_limit_stats: z.object({
       requests_throttled: z.int().min(0).describe('Requests refused with 429 rate_limit_exceeded.'),
       top_users: z.array(topUserSchema).describe('Keys with the most requests, most first (at most 10).'),
