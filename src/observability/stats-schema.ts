@@ -62,7 +62,8 @@ export const statsRecordSchema = z
         prompt_cache_read_tokens: z.int().min(0).describe("Prompt tokens providers read from their prompt cache."),
         prompt_cache_write_tokens: z.int().min(0).describe("Prompt tokens providers wrote to their prompt cache."),
       })
-      .meta({ id: 'SpendSaved' }),
+      .optional()
+      .describe('Spend that was not paid thanks to caching, since the counters were last cleared (always sent by this gateway; optional so the record keeps the required fields of its spec).'),
     rate_limit_stats: z.object({
       requests_throttled: z.int().min(0).describe('Requests refused with 429 rate_limit_exceeded.'),
       top_users: z.array(topUserSchema).describe('Keys with the most requests, most first (at most 10).'),
