@@ -80,18 +80,15 @@ function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
 
 /**
  * Appends parts to a turn; a text right after a text joins it, as merged
- * messages did before parts existed, unless the earlier text ends at a
- * prompt-cache breakpoint: joining would move the breakpoint past text the
- * client kept out of the cached prefix. (A breakpoint on the later text stays
- * at the end of the joined text, which is the same position in the prompt.)
+ * messages did before parts existed, unless either marks a prompt-cache
+ * breakpoint: those stay the blocks the client wrote, so the breakpoint
+ * reaches the upstream at the very position the client put it.
  */
 function append(turn: Turn, parts: readonly TurnPart[]): void {
   for (const part of parts) {
     const last = turn.parts.at(-1);
-    if (part.kind === 'text' && last?.kind === 'text' && last.cacheControl === undefined) {
-      last.text += MERGE_SEPARATOR + part.text;
-      if (part.cacheControl) last.cacheControl = part.cacheControl;
-    } else turn.parts.push(part.kind === 'text' ? { ...part } : part);
+    if (part.kind === 'text' && last?.kind === 'text' && last.cacheControl === undefined && part.cacheControl === undefined) last.text += MERGE_SEPARATOR + part.text;
+    else turn.parts.push(part.kind === 'text' ? { ...part } : part);
   }
 }
 
@@ -101,9 +98,8 @@ function appendSystem(blocks: SystemBlock[], content: string | TextPart[]): void
   for (const part of texts) {
     if (part.text.trim() === '') continue;
     const last = blocks.at(-1);
-    if (last !== undefined && last.cacheControl === undefined) last.text += MERGE_SEPARATOR + part.text;
-    else blocks.push({ text: part.text });
-    if (part.cache_control) blocks.at(-1)!.cacheControl = part.cache_control;
+    if (last !== undefined && last.cacheControl === undefined && part.cache_control === undefined) last.text += MERGE_SEPARATOR + part.text;
+    else blocks.push(part.cache_control ? { text: part.text, cacheControl: part.cache_control } : { text: part.text });
   }
 }
 
