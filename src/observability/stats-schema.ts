@@ -39,7 +39,10 @@ export const keySpendSchema = z
     requests: z.int().min(0).describe('Requests sent to a provider with this key (cache hits excluded).'),
     prompt_tokens: z.int().min(0),
     completion_tokens: z.int().min(0),
-    cost_usd: z.number().min(0).describe('Spend since the key was issued, from config.yaml `prices`.'),
+    cached_tokens: z.int().min(0).describe("Of prompt_tokens, read from the provider's prompt cache."),
+    cache_write_tokens: z.int().min(0).describe("Of prompt_tokens, written to the provider's prompt cache."),
+    reasoning_tokens: z.int().min(0).describe('Of completion_tokens, spent reasoning.'),
+    cost_usd: z.number().min(0).describe('Spend since the key was issued, from config.yaml `prices`, token type by token type.'),
     cost_today_usd: z.number().min(0).describe('Spend since 00:00 UTC.'),
   })
   .meta({ id: 'KeySpend' });
