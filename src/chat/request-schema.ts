@@ -18,7 +18,15 @@ export const MAX_METADATA_PAIRS = 16;
 /** Anthropic's prompt-cache breakpoint, as LiteLLM users already write it on OpenAI-shaped parts. */
 const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).nullish() });
 
-const textPart = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl.nullish() });
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
+
+/**
+ * A text part of a system, developer or user message, which may end a
+ * cacheable prefix. Assistant and tool messages keep the plain part: the
+ * canonical model holds their content as one string, so a mark there would be
+ * dropped, and unknown fields are refused rather than dropped.
+ */
+const markedTextPart = textPart.extend({ cache_control: cacheControl.nullish() });
 
 /** Images come inline (`data:`) or as an `https:` URL for the provider to fetch; the gateway never fetches one. */
 const IMAGE_URL = /^(?:data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+|https:\/\/\S+)$/;
@@ -32,6 +40,7 @@ const imagePart = z.strictObject({
 });
 
 const textContent = z.union([z.string(), z.array(textPart).min(1)]);
+const markedTextContent = z.union([z.string(), z.array(markedTextPart).min(1)]);
 const name = z.string().min(1).max(64).nullish();
 
 /** OpenAI's rule for function names. */
@@ -45,8 +54,8 @@ const toolCall = z.strictObject({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.strictObject({ role: z.enum(['system', 'developer']), content: textContent, name }),
-  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([textPart, imagePart])).min(1)]), name }),
+  z.strictObject({ role: z.enum(['system', 'developer']), content: markedTextContent, name }),
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart])).min(1)]), name }),
   z
     .strictObject({
       role: z.literal('assistant'),
@@ -150,7 +159,7 @@ function joinText(parts: ReadonlyArray<{ text: string }>): string {
   return parts.map((part) => part.text).join('\n');
 }
 
-type TextPartBody = z.infer<typeof textPart>;
+type TextPartBody = z.infer<typeof markedTextPart>;
 
 function cacheControlOf(value: NonNullable<TextPartBody['cache_control']>): CacheControl {
   return value.ttl != null ? { type: 'ephemeral', ttl: value.ttl } : { type: 'ephemeral' };

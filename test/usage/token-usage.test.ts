@@ -127,6 +127,13 @@ describe('cache_control from the request to the upstream body', () => {
     expect(messageText(req.messages[1]!)).toBe('cached rules\nafter the breakpoint');
   });
 
+  it('refuses a mark where the canonical model could not keep it (assistant and tool text), naming the field', () => {
+    const marked = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }];
+    for (const message of [{ role: 'assistant', content: marked }, { role: 'tool', tool_call_id: 'c1', content: marked }]) {
+      expect(() => parseChatRequest({ model: 'c', messages: [{ role: 'user', content: 'q' }, message] })).toThrow(/unrecognized field\(s\) 'cache_control'/);
+    }
+  });
+
   it('DLP redaction rewrites the text and keeps the breakpoint; prompt_cache_key is client text too', () => {
     const req = { ...request(), prompt_cache_key: 'user-42' };
     const upper = mapRequestTexts(req, (t) => t.toUpperCase());
