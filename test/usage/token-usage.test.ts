@@ -8,6 +8,7 @@ import { AnthropicStreamDecoder } from '../../src/providers/anthropic/stream-dec
 import { buildOpenAiBody } from '../../src/providers/openai/adapter.ts';
 import { OpenAiStreamDecoder } from '../../src/providers/openai/stream-decoder.ts';
 import { GeminiStreamDecoder } from '../../src/providers/gemini/stream-decoder.ts';
+import { withUsageMark } from '../../src/http/cached-reply.ts';
 import { entryFields, parseEntry } from '../../src/streams/protocol.ts';
 import { billLines, costNanoUsd, promptCacheSavingNanoUsd, priceTableSchema } from '../../src/usage/price-table.ts';
 
@@ -169,5 +170,23 @@ describe('cache_control from the request to the upstream body', () => {
     expect(body.prompt_cache_retention).toBe('in_memory');
     expect(JSON.stringify(body)).not.toContain('cache_control');
     expect((body.messages as any[])[1]).toEqual({ role: 'system', content: [{ type: 'text', text: 'cached rules' }, { type: 'text', text: 'after the breakpoint' }] });
+  });
+});
+
+describe('a gateway cache hit marks the usage it replays', () => {
+  const mark = { hit: true, type: 'exact' } as const;
+  const usage = { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13, prompt_tokens_details: { cached_tokens: 4 } };
+
+  it('rewrites only the usage at the end, whatever the content says', () => {
+    const stored = JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'say "usage":{"prompt_tokens":99}' } }], usage });
+    const marked = withUsageMark(stored, mark);
+    expect(JSON.parse(marked.json)).toEqual({ ...JSON.parse(stored), usage: { ...usage, gateway_cache: mark } });
+    expect(marked.usage).toEqual({ ...usage, gateway_cache: mark });
+  });
+
+  it('parses a reply whose usage is not its last field whole', () => {
+    const stored = JSON.stringify({ id: 'x', usage, choices: [] });
+    const marked = withUsageMark(stored, { hit: true, type: 'semantic' });
+    expect(JSON.parse(marked.json)).toEqual({ id: 'x', usage: { ...usage, gateway_cache: { hit: true, type: 'semantic' } }, choices: [] });
   });
 });
