@@ -128,9 +128,9 @@ export const chatCompletionRequestSchema = z
       .nullish(),
     store: z.boolean().nullish(),
     reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).nullish(),
-    cache_control: cacheControl.nullish().describe("Anthropic's automatic prompt caching (Anthropic-format providers only; ignored by others)."),
-    prompt_cache_key: z.string().min(1).max(1024).nullish().describe("OpenAI's prompt-cache routing key (OpenAI-format providers only; ignored by others)."),
-    prompt_cache_retention: z.enum(['in_memory', '24h']).nullish().describe("OpenAI's prompt-cache retention (OpenAI-format providers only; ignored by others)."),
+    cache_control: cacheControl.nullish().describe("Anthropic's automatic prompt caching (Anthropic-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
+    prompt_cache_key: z.string().min(1).max(1024).nullish().describe("OpenAI's prompt-cache routing key (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
+    prompt_cache_retention: z.enum(['in_memory', '24h']).nullish().describe("OpenAI's prompt-cache retention (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
   })
   .superRefine((body, ctx) => {
     const tools = body.tools ?? [];

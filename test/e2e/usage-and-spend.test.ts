@@ -237,7 +237,7 @@ describe('usage and spend by token type', () => {
     expect(admitted).toEqual({ 'a-reason-nocache': 4, 'a-reason': 9 });
   });
 
-  it('puts cache_control where Anthropic expects it, prompt_cache_key and prompt_cache_retention where OpenAI does, and neither where they mean nothing', async () => {
+  it('puts cache_control where Anthropic expects it, prompt_cache_key and prompt_cache_retention where OpenAI does, and drops and names them where they mean nothing', async () => {
     const { key } = await createKey();
     const post = (body: Record<string, unknown>) =>
       fetch(`${gateway.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -260,8 +260,12 @@ describe('usage and spend by token type', () => {
     ];
     const cacheFields = { prompt_cache_key: 'tenant-7', prompt_cache_retention: '24h', cache_control: { type: 'ephemeral' } };
 
+    // Another format's controls are dropped, never refused, and named like every dropped parameter.
+    const dropped = (res: Response) => (res.headers.get('x-gateway-dropped-params') ?? '').split(', ').sort();
     const anthropic = upstreams.anthropic!;
-    expect((await post({ model: 'c-cache', messages, ...cacheFields, max_tokens: 50 })).status).toBe(200);
+    const toC = await post({ model: 'c-cache', messages, ...cacheFields, max_tokens: 50 });
+    expect(toC.status).toBe(200);
+    expect(dropped(toC)).toEqual(['prompt_cache_key', 'prompt_cache_retention']);
     const sent = anthropic.bodies.at(-1)!;
     expect(sent.system).toEqual([
       { type: 'text', text: `You answer briefly. ${unique}` },
@@ -280,7 +284,9 @@ describe('usage and spend by token type', () => {
     expect(Object.keys(sent)).not.toContain('prompt_cache_key');
 
     const openai = upstreams.openai!;
-    expect((await post({ model: 'a-reason', messages, ...cacheFields, max_tokens: 50 })).status).toBe(200);
+    const toA = await post({ model: 'a-reason', messages, ...cacheFields, max_tokens: 50 });
+    expect(toA.status).toBe(200);
+    expect(dropped(toA)).toEqual(['cache_control']);
     const toOpenAi = openai.bodies.at(-1)!;
     expect(toOpenAi.prompt_cache_key).toBe('tenant-7');
     expect(toOpenAi.prompt_cache_retention).toBe('24h');
@@ -291,7 +297,9 @@ describe('usage and spend by token type', () => {
     ]);
 
     const gemini = upstreams.gemini!;
-    expect((await post({ model: 'b-think', messages, ...cacheFields, max_tokens: 50 })).status).toBe(200);
+    const toB = await post({ model: 'b-think', messages, ...cacheFields, max_tokens: 50 });
+    expect(toB.status).toBe(200);
+    expect(dropped(toB)).toEqual(['cache_control', 'prompt_cache_key', 'prompt_cache_retention']);
     const toGemini = JSON.stringify(gemini.bodies.at(-1));
     expect(toGemini).not.toContain('cache_control');
     expect(toGemini).not.toContain('prompt_cache');

@@ -8,7 +8,7 @@ import { AnthropicStreamDecoder } from '../../src/providers/anthropic/stream-dec
 import { buildOpenAiBody } from '../../src/providers/openai/adapter.ts';
 import { OpenAiStreamDecoder } from '../../src/providers/openai/stream-decoder.ts';
 import { GeminiStreamDecoder } from '../../src/providers/gemini/stream-decoder.ts';
-import { withUsageMark } from '../../src/http/cached-reply.ts';
+import { withUsageMark } from '../../src/chat/usage-mark.ts';
 import { entryFields, parseEntry } from '../../src/streams/protocol.ts';
 import { billLines, costNanoUsd, promptCacheSavingNanoUsd, priceTableSchema } from '../../src/usage/price-table.ts';
 

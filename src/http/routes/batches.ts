@@ -4,7 +4,7 @@ import type { BatchStore } from '../../batches/batch-store.ts';
 import { describeIssues } from '../../chat/request-schema.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import { disallowedModelLines } from '../../batches/batch-input.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { viewerOf } from './files.ts';
 import { pageQuery } from './list-query.ts';
 
@@ -59,6 +59,7 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
     res.json(
       await deps.store.createBatch({
         owner: viewer.owner,
+        keyId: principal?.keyId,
         inputFileId: file.id,
         endpoint: body.endpoint,
         completionWindow: body.completion_window,

@@ -48,6 +48,9 @@ const UNSUPPORTED = [
   'top_logprobs',
   'metadata',
   'reasoning_effort',
+  // OpenAI's prompt-cache controls: Anthropic's are `cache_control` marks.
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ] as const satisfies ReadonlyArray<keyof ChatRequest>;
 
 /** Builds the JSON body; exported for tests. */

@@ -103,8 +103,9 @@ export const openAiAdapter: ProviderAdapter = {
     return undefined;
   },
 
-  unsupportedParams() {
-    return [];
+  unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
+    // Anthropic's automatic caching; OpenAI caches prefixes by itself.
+    return req.cache_control !== undefined ? ['cache_control'] : [];
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {

@@ -1,8 +1,7 @@
-import type { Response } from 'express';
 import type { Principal } from '../auth/principal.ts';
 import type { DlpFindingCounts } from '../dlp/dlp-guard.ts';
 import type { Usage } from '../chat/types.ts';
-import type { ReplyFacts } from '../observability/reply-facts.ts';
+import type { ReplyFacts } from './reply-facts.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
 import type { AttemptRecord } from '../routing/fallback-dispatch.ts';
@@ -10,9 +9,10 @@ import { NOOP_SPAN, type TraceSpan } from '../observability/tracing/trace-span.t
 
 /**
  * Everything one request's handlers learn about it, in one typed object
- * instead of loose `res.locals` keys. The middleware fill in who and when,
- * the routes what was asked and how it was answered; the request observer
- * reads it once the response is over. It holds no secret: the caller is a
+ * instead of loose `res.locals` keys. The HTTP middleware fill in who and
+ * when, the pipeline's steps what was asked and how it was answered; the
+ * request observer reads it once the response is over. A batch line has one
+ * of its own, never seen by HTTP. It holds no secret: the caller is a
  * {@link Principal} (owner, masked key), never the key.
  */
 export interface RequestContext {
@@ -39,16 +39,28 @@ export interface RequestContext {
   errorCode?: string;
 }
 
-/** Starts the context of a request (the request-id middleware, first in the chain). */
-export function openContext(res: Response, requestId: string): RequestContext {
-  const context: RequestContext = { requestId, startedAt: performance.now(), span: NOOP_SPAN };
+/** A new context, started now. */
+export function newContext(requestId: string): RequestContext {
+  return { requestId, startedAt: performance.now(), span: NOOP_SPAN };
+}
+
+/** Where an HTTP response keeps its request's context (Express' `res.locals`). */
+interface HasLocals {
+  locals: Record<string, unknown>;
+}
+
+/** Starts the context of an HTTP request (the request-id middleware, first in the chain). */
+export function openContext(res: HasLocals, requestId: string): RequestContext {
+  const context = newContext(requestId);
   res.locals.ctx = context;
   return context;
 }
 
-/** The request's context; a response that never met the request-id middleware gets one with an unknown id. */
-export function contextOf(res: Response): RequestContext {
-  return (res.locals.ctx as RequestContext | undefined) ?? openContext(res, 'unknown');
+/** An HTTP request's context. A response that never met the request-id middleware is a wiring bug, not an anonymous request. */
+export function contextOf(res: HasLocals): RequestContext {
+  const context = res.locals.ctx as RequestContext | undefined;
+  if (!context) throw new Error('contextOf: this response has no request context (the request-id middleware did not run)');
+  return context;
 }
 
 /** Milliseconds since the request arrived. */
