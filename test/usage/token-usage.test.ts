@@ -9,6 +9,8 @@ import { buildOpenAiBody } from '../../src/providers/openai/adapter.ts';
 import { OpenAiStreamDecoder } from '../../src/providers/openai/stream-decoder.ts';
 import { GeminiStreamDecoder } from '../../src/providers/gemini/stream-decoder.ts';
 import { withUsageMark } from '../../src/chat/usage-mark.ts';
+import { requestLogFields } from '../../src/observability/request-log.ts';
+import type { RequestSummary } from '../../src/observability/request-summary.ts';
 import { entryFields, parseEntry } from '../../src/streams/protocol.ts';
 import { billLines, costNanoUsd, promptCacheSavingNanoUsd, priceTableSchema } from '../../src/usage/price-table.ts';
 
@@ -188,5 +190,25 @@ describe('a gateway cache hit marks the usage it replays', () => {
     const stored = JSON.stringify({ id: 'x', usage, choices: [] });
     const marked = withUsageMark(stored, { hit: true, type: 'semantic' });
     expect(JSON.parse(marked.json)).toEqual({ id: 'x', usage: { ...usage, gateway_cache: { hit: true, type: 'semantic' } }, choices: [] });
+  });
+});
+
+describe('the access-log line', () => {
+  it('names the token types a provider reported beside the totals, and nothing else new', () => {
+    const summary: RequestSummary = {
+      requestId: 'req_2',
+      method: 'POST',
+      path: '/v1/chat/completions',
+      endpoint: '/v1/chat/completions',
+      status: 200,
+      durationMs: 3,
+      aborted: false,
+      model: 'c-cache',
+      provider: 'provider_c',
+      reply: { streamed: false, coalesced: false, terminal: 'result', promptTokens: 1000, completionTokens: 300, cachedReadTokens: 800, cacheWriteTokens: 100, cacheWrite1hTokens: 40 },
+    };
+    const fields = requestLogFields(summary);
+    expect(fields).toMatchObject({ promptTokens: 1000, completionTokens: 300, cachedTokens: 800, cacheWriteTokens: 100 });
+    expect(fields).not.toHaveProperty('reasoningTokens');
   });
 });
