@@ -1,13 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
+import { countsOf } from '../chat/token-usage.ts';
+import { pricedCounts } from '../usage/key-governor.ts';
+import { costNanoUsd, promptCacheSavingNanoUsd, type PriceTable } from '../usage/price-table.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
 import type { Logger } from './logger.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { logRequest } from './request-log.ts';
 import { summarize, type RequestSummary } from './request-summary.ts';
 import type { StatsStore } from './stats-store.ts';
-import { countsOf } from '../chat/token-usage.ts';
-import { pricedCounts } from '../usage/key-governor.ts';
-import { costNanoUsd, promptCacheSavingNanoUsd, type PriceTable } from '../usage/price-table.ts';
 
 /** Options of {@link observeRequests}. */
 export interface RequestObserverOptions {
