@@ -73,6 +73,18 @@ export const KEY_STORE_MIGRATIONS: readonly KeyStoreMigration[] = [
       );
       CREATE INDEX gateway_key_usage_day ON gateway_key_usage (day);`,
   },
+  {
+    version: 3,
+    description: 'usage by token type: prompt tokens read from and written to the upstream prompt cache, reasoning tokens',
+    sqlite: `
+      ALTER TABLE gateway_key_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_key_usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_key_usage ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;`,
+    postgres: `
+      ALTER TABLE gateway_key_usage ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_key_usage ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE gateway_key_usage ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export const LATEST_KEY_SCHEMA_VERSION = Math.max(...KEY_STORE_MIGRATIONS.map((m) => m.version));

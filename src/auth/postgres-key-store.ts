@@ -162,11 +162,14 @@ export class PostgresKeyStore implements KeyStore {
     await this.schema();
     // One statement for the whole batch: unnest turns the column arrays back into rows.
     await this.pool.query(
-      `INSERT INTO gateway_key_usage (key_id, day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd)
-       SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+      `INSERT INTO gateway_key_usage (key_id, day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano_usd)
+       SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
        ON CONFLICT (key_id, day, model) DO UPDATE SET requests = gateway_key_usage.requests + excluded.requests,
          prompt_tokens = gateway_key_usage.prompt_tokens + excluded.prompt_tokens,
          completion_tokens = gateway_key_usage.completion_tokens + excluded.completion_tokens,
+         cached_tokens = gateway_key_usage.cached_tokens + excluded.cached_tokens,
+         cache_write_tokens = gateway_key_usage.cache_write_tokens + excluded.cache_write_tokens,
+         reasoning_tokens = gateway_key_usage.reasoning_tokens + excluded.reasoning_tokens,
          cost_nano_usd = gateway_key_usage.cost_nano_usd + excluded.cost_nano_usd`,
       [
         deltas.map((d) => d.keyId),
@@ -175,6 +178,9 @@ export class PostgresKeyStore implements KeyStore {
         deltas.map((d) => d.requests),
         deltas.map((d) => d.promptTokens),
         deltas.map((d) => d.completionTokens),
+        deltas.map((d) => d.cachedTokens ?? 0),
+        deltas.map((d) => d.cacheWriteTokens ?? 0),
+        deltas.map((d) => d.reasoningTokens ?? 0),
         deltas.map((d) => d.costNanoUsd),
       ],
     );
@@ -182,7 +188,7 @@ export class PostgresKeyStore implements KeyStore {
 
   async usage(filter: { keyId?: string; fromDay?: string; toDay?: string }): Promise<KeyUsageRow[]> {
     const rows = await this.query<UsageDbRow>(
-      `SELECT key_id, to_char(day, 'YYYY-MM-DD') AS day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd FROM gateway_key_usage
+      `SELECT key_id, to_char(day, 'YYYY-MM-DD') AS day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano_usd FROM gateway_key_usage
        WHERE ($1::text IS NULL OR key_id = $1) AND ($2::date IS NULL OR day >= $2) AND ($3::date IS NULL OR day <= $3)
        ORDER BY day DESC, key_id, model`,
       [filter.keyId ?? null, filter.fromDay ?? null, filter.toDay ?? null],
@@ -192,7 +198,7 @@ export class PostgresKeyStore implements KeyStore {
 
   async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
     const rows = await this.query<UsageDbRow>(
-      `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE ($1::date IS NULL OR day >= $1) GROUP BY key_id`,
+      `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE ($1::date IS NULL OR day >= $1) GROUP BY key_id`,
       [filter.fromDay ?? null],
     );
     return rows.map(usageFromDbRow);

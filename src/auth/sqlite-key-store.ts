@@ -28,7 +28,7 @@ interface Row {
 
 
 const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
-const USAGE_COLUMNS = 'key_id, day, model, requests, prompt_tokens, completion_tokens, cost_nano_usd';
+const USAGE_COLUMNS = 'key_id, day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano_usd';
 
 function toRecord(row: Row): ApiKeyRecord {
   return {
@@ -138,14 +138,16 @@ export class SqliteKeyStore implements KeyStore {
     if (deltas.length === 0) return;
     this.run((db) => {
       const upsert = db.prepare(
-        `INSERT INTO gateway_key_usage (${USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO gateway_key_usage (${USAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (key_id, day, model) DO UPDATE SET requests = requests + excluded.requests,
            prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
+           cached_tokens = cached_tokens + excluded.cached_tokens, cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+           reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
            cost_nano_usd = cost_nano_usd + excluded.cost_nano_usd`,
       );
       db.exec('BEGIN IMMEDIATE');
       try {
-        for (const d of deltas) upsert.run(d.keyId, d.day, d.model, d.requests, d.promptTokens, d.completionTokens, d.costNanoUsd);
+        for (const d of deltas) upsert.run(d.keyId, d.day, d.model, d.requests, d.promptTokens, d.completionTokens, d.cachedTokens ?? 0, d.cacheWriteTokens ?? 0, d.reasoningTokens ?? 0, d.costNanoUsd);
         db.exec('COMMIT');
       } catch (err) {
         db.exec('ROLLBACK');
@@ -168,7 +170,7 @@ export class SqliteKeyStore implements KeyStore {
 
   async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
     const rows = this.run((db) =>
-      db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
+      db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
     ) as unknown as UsageDbRow[];
     return rows.map(usageFromDbRow);
   }

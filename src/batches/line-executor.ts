@@ -1,3 +1,5 @@
+import { gatewayCacheMark, withUsageMark } from '../chat/usage-mark.ts';
+import type { TokenDetails } from '../observability/metrics.ts';
 import type { TraceCarrier } from '../observability/tracing/trace-span.ts';
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../auth/principal.ts';
@@ -32,7 +34,7 @@ export interface LineExecutorOptions {
    */
   principalOf: (keyId: string | undefined, owner: string) => Promise<Principal | undefined>;
   /** Notes the tokens of a line answered by a provider (usage metrics, as the request observer does for a synchronous call). */
-  onTokens?: (provider: string, model: string, promptTokens: number, completionTokens: number) => void;
+  onTokens?: (provider: string, model: string, promptTokens: number, completionTokens: number, details: TokenDetails) => void;
 }
 
 /** What became of a line: the line of the output file, or of the error file. */
@@ -142,8 +144,9 @@ class LineAnswerer implements Answerer {
   }
 
   async hit(exchange: Exchange, lookup: CacheLookup): Promise<void> {
-    const stored = (lookup.hit as NonNullable<CacheLookup['hit']>).completion;
-    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(stored) : stored));
+    const hit = lookup.hit as NonNullable<CacheLookup['hit']>;
+    const stored = exchange.replyFilter ? await exchange.replyFilter.completionAsync(hit.completion) : hit.completion;
+    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(withUsageMark(stored, gatewayCacheMark(hit)).json));
   }
 
   async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
@@ -152,7 +155,7 @@ class LineAnswerer implements Answerer {
       noteReplyEntry(exchange.context, entry);
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
-        this.onTokens?.(dispatch.provider.name, exchange.context.model ?? exchange.request.model, entry.pt ?? 0, entry.ct ?? 0);
+        this.onTokens?.(dispatch.provider.name, exchange.context.model ?? exchange.request.model, entry.pt ?? 0, entry.ct ?? 0, { cachedRead: entry.cr ?? 0, cacheWrite: entry.cw ?? 0, reasoning: entry.rt ?? 0 });
         this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(entry.d) : entry.d));
         return;
       }

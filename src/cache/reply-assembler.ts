@@ -1,3 +1,4 @@
+import { usageOf } from '../chat/token-usage.ts';
 import { CompletionAccumulator } from '../chat/completion-accumulator.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
 import type { StreamEntry } from '../streams/protocol.ts';
@@ -34,9 +35,8 @@ export class ReplyAssembler {
         this.failed = true;
         return;
       case 'end': {
-        const prompt = entry.pt ?? 0;
-        const completion = entry.ct ?? 0;
-        this.accumulator.setUsage({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+        // Token types absent from the entry were 0 (the protocol leaves zeros out).
+        this.accumulator.setUsage(usageOf({ prompt: entry.pt ?? 0, completion: entry.ct ?? 0, cachedRead: entry.cr, cacheWrite: entry.cw, cacheWrite1h: entry.ch, reasoning: entry.rt }));
         this.complete = true;
         return;
       }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, ContentPart } from './types.ts';
+import type { ChatMessage, ChatRequest, ContentPart, TextPart } from './types.ts';
 
 /**
  * Every piece of client-written text in a message list, in a fixed order:
@@ -14,7 +14,7 @@ export function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: str
     switch (message.role) {
       case 'system':
       case 'developer':
-        return withName({ ...message, content: fn(message.content) }, fn);
+        return withName({ ...message, content: typeof message.content === 'string' ? fn(message.content) : message.content.map((part) => mapTextPart(part, fn)) }, fn);
       case 'tool':
         return { ...message, content: fn(message.content) };
       case 'user':
@@ -34,12 +34,14 @@ export function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: str
 /**
  * {@link mapMessageTexts} over a whole request, then the other client text
  * that reaches a provider or a cache key: `stop` sequences, the `user` id
- * (often an e-mail address), `metadata` values, and tool descriptions.
+ * (often an e-mail address), OpenAI's `prompt_cache_key` (often a user or
+ * session id), `metadata` values, and tool descriptions.
  */
 export function mapRequestTexts(request: ChatRequest, fn: (text: string) => string): ChatRequest {
   const out: ChatRequest = { ...request, messages: mapMessageTexts(request.messages, fn) };
   if (request.stop) out.stop = request.stop.map(fn);
   if (request.user !== undefined) out.user = fn(request.user);
+  if (request.prompt_cache_key !== undefined) out.prompt_cache_key = fn(request.prompt_cache_key);
   if (request.metadata) out.metadata = Object.fromEntries(Object.entries(request.metadata).map(([k, v]) => [k, fn(v)]));
   if (request.tools) {
     out.tools = request.tools.map((tool) =>
@@ -57,7 +59,12 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
 }
 
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
-  return part.type === 'text' ? { type: 'text', text: fn(part.text) } : part;
+  return part.type === 'text' ? mapTextPart(part, fn) : part;
+}
+
+/** Keeps the part's prompt-cache breakpoint: it marks a position, not text. */
+function mapTextPart(part: TextPart, fn: (text: string) => string): TextPart {
+  return part.cache_control ? { type: 'text', text: fn(part.text), cache_control: part.cache_control } : { type: 'text', text: fn(part.text) };
 }
 
 /** The texts {@link mapRequestTexts} visits, in its order. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors/catalog.ts';
-import type { AssistantMessage, ChatMessage, ChatRequest, ContentPart, ToolCall } from './types.ts';
+import type { AssistantMessage, CacheControl, ChatMessage, ChatRequest, ContentPart, TextPart, ToolCall } from './types.ts';
 
 /**
  * The zod schema of `POST /v1/chat/completions` bodies: OpenAI's request
@@ -15,7 +15,18 @@ export const MAX_STOP_SEQUENCES = 4;
 export const MAX_TOOLS = 128;
 export const MAX_METADATA_PAIRS = 16;
 
+/** Anthropic's prompt-cache breakpoint, as LiteLLM users already write it on OpenAI-shaped parts. */
+const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).nullish() });
+
 const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
+
+/**
+ * A text part of a system, developer or user message, which may end a
+ * cacheable prefix. Assistant and tool messages keep the plain part: the
+ * canonical model holds their content as one string, so a mark there would be
+ * dropped, and unknown fields are refused rather than dropped.
+ */
+const markedTextPart = textPart.extend({ cache_control: cacheControl.nullish() });
 
 /** Images come inline (`data:`) or as an `https:` URL for the provider to fetch; the gateway never fetches one. */
 const IMAGE_URL = /^(?:data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+|https:\/\/\S+)$/;
@@ -29,6 +40,7 @@ const imagePart = z.strictObject({
 });
 
 const textContent = z.union([z.string(), z.array(textPart).min(1)]);
+const markedTextContent = z.union([z.string(), z.array(markedTextPart).min(1)]);
 const name = z.string().min(1).max(64).nullish();
 
 /** OpenAI's rule for function names. */
@@ -42,8 +54,8 @@ const toolCall = z.strictObject({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.strictObject({ role: z.enum(['system', 'developer']), content: textContent, name }),
-  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([textPart, imagePart])).min(1)]), name }),
+  z.strictObject({ role: z.enum(['system', 'developer']), content: markedTextContent, name }),
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart])).min(1)]), name }),
   z
     .strictObject({
       role: z.literal('assistant'),
@@ -116,6 +128,9 @@ export const chatCompletionRequestSchema = z
       .nullish(),
     store: z.boolean().nullish(),
     reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).nullish(),
+    cache_control: cacheControl.nullish().describe("Anthropic's automatic prompt caching (Anthropic-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
+    prompt_cache_key: z.string().min(1).max(1024).nullish().describe("OpenAI's prompt-cache routing key (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
+    prompt_cache_retention: z.enum(['in_memory', '24h']).nullish().describe("OpenAI's prompt-cache retention (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
   })
   .superRefine((body, ctx) => {
     const tools = body.tools ?? [];
@@ -144,6 +159,27 @@ function joinText(parts: ReadonlyArray<{ text: string }>): string {
   return parts.map((part) => part.text).join('\n');
 }
 
+type TextPartBody = z.infer<typeof markedTextPart>;
+
+function cacheControlOf(value: NonNullable<TextPartBody['cache_control']>): CacheControl {
+  return value.ttl != null ? { type: 'ephemeral', ttl: value.ttl } : { type: 'ephemeral' };
+}
+
+function textPartOf(part: TextPartBody): TextPart {
+  return part.cache_control != null ? { type: 'text', text: part.text, cache_control: cacheControlOf(part.cache_control) } : { type: 'text', text: part.text };
+}
+
+/** A breakpoint is a position in the prompt: parts that carry one stay parts, so it reaches the upstream where the client put it. */
+function hasBreakpoint(parts: ReadonlyArray<{ type: string; cache_control?: unknown }>): boolean {
+  return parts.some((part) => part.type === 'text' && part.cache_control != null);
+}
+
+/** System text: a string, or text parts when one of them carries a breakpoint. */
+function systemContent(value: string | TextPartBody[]): string | TextPart[] {
+  if (typeof value === 'string' || !hasBreakpoint(value)) return textOf(value);
+  return value.map(textPartOf);
+}
+
 function textOf(value: string | ReadonlyArray<{ text: string }>): string {
   return typeof value === 'string' ? value : joinText(value);
 }
@@ -151,9 +187,9 @@ function textOf(value: string | ReadonlyArray<{ text: string }>): string {
 /** Text-only part lists become a string, so a plain prompt has one form whatever the client sent. */
 function userContent(value: Extract<MessageBody, { role: 'user' }>['content']): string | ContentPart[] {
   if (typeof value === 'string') return value;
-  if (value.every((part) => part.type === 'text')) return joinText(value as Array<{ text: string }>);
+  if (value.every((part) => part.type === 'text') && !hasBreakpoint(value)) return joinText(value as Array<{ text: string }>);
   return value.map((part) => {
-    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (part.type === 'text') return textPartOf(part);
     const image: ContentPart = { type: 'image_url', image_url: { url: part.image_url.url } };
     if (part.image_url.detail != null) image.image_url.detail = part.image_url.detail;
     return image;
@@ -164,7 +200,7 @@ function normalizeMessage(m: MessageBody): ChatMessage {
   switch (m.role) {
     case 'system':
     case 'developer':
-      return m.name != null ? { role: m.role, content: textOf(m.content), name: m.name } : { role: m.role, content: textOf(m.content) };
+      return m.name != null ? { role: m.role, content: systemContent(m.content), name: m.name } : { role: m.role, content: systemContent(m.content) };
     case 'user':
       return m.name != null ? { role: 'user', content: userContent(m.content), name: m.name } : { role: 'user', content: userContent(m.content) };
     case 'assistant': {
@@ -231,6 +267,9 @@ export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatReque
   if (body.metadata != null && Object.keys(body.metadata).length > 0) req.metadata = body.metadata;
   if (body.store != null) req.store = body.store;
   if (body.reasoning_effort != null) req.reasoning_effort = body.reasoning_effort;
+  if (body.cache_control != null) req.cache_control = cacheControlOf(body.cache_control);
+  if (body.prompt_cache_key != null) req.prompt_cache_key = body.prompt_cache_key;
+  if (body.prompt_cache_retention != null) req.prompt_cache_retention = body.prompt_cache_retention;
   return req;
 }
 

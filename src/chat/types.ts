@@ -36,13 +36,17 @@ export interface ToolCall {
 
 export interface SystemMessage {
   role: 'system' | 'developer';
-  content: string;
+  /** A string, or text parts when one of them marks a prompt-cache breakpoint (`cache_control`). */
+  content: string | TextPart[];
   name?: string;
 }
 
 export interface UserMessage {
   role: 'user';
-  /** A string, or parts when the message carries images (text-only part lists are joined into a string). */
+  /**
+   * A string, or parts when the message carries images or a prompt-cache
+   * breakpoint (other text-only part lists are joined into a string).
+   */
   content: string | ContentPart[];
   name?: string;
 }
@@ -117,7 +121,18 @@ export interface ChatRequest {
   metadata?: Record<string, string>;
   store?: boolean;
   reasoning_effort?: ReasoningEffort;
+  /**
+   * Anthropic's automatic prompt caching: the upstream puts the breakpoint on
+   * the last cacheable block itself. Sent to Anthropic-format upstreams only.
+   */
+  cache_control?: CacheControl;
+  /** OpenAI's prompt-cache routing key. Sent to OpenAI-format upstreams only. */
+  prompt_cache_key?: string;
+  /** OpenAI's prompt-cache retention. Sent to OpenAI-format upstreams only. */
+  prompt_cache_retention?: PromptCacheRetention;
 }
+
+export type PromptCacheRetention = 'in_memory' | '24h';
 
 /** The token budget of a request, whichever field carried it. */
 export function maxOutputTokens(req: ChatRequest): number | undefined {
@@ -136,10 +151,45 @@ export function messageText(message: ChatMessage): string {
 
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
+/**
+ * Token counts in OpenAI's shape: `prompt_tokens` includes cached and
+ * cache-written prompt tokens, `completion_tokens` includes reasoning tokens.
+ * The details objects are present when the upstream reported such counts
+ * (`src/usage/token-usage.ts` reads them).
+ */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details?: PromptTokensDetails;
+  completion_tokens_details?: CompletionTokensDetails;
+  /**
+   * Present only on a reply served from the gateway's own response cache: the
+   * counts are those of the reply when it was first produced, and nothing was
+   * charged for this one.
+   */
+  gateway_cache?: GatewayCacheMark;
+}
+
+export interface PromptTokensDetails {
+  /** Prompt tokens read from the upstream's prompt cache (OpenAI's field). */
+  cached_tokens: number;
+  /** Prompt tokens written to the upstream's prompt cache (Anthropic reports them; OpenAI has no such charge). */
+  cache_write_tokens?: number;
+  /** Of `cache_write_tokens`, those written with the 1-hour retention. */
+  cache_write_1h_tokens?: number;
+}
+
+export interface CompletionTokensDetails {
+  /** Completion tokens spent on reasoning or thinking, included in `completion_tokens`. */
+  reasoning_tokens: number;
+}
+
+/** How a reply served from the gateway's cache is marked in its usage. */
+export interface GatewayCacheMark {
+  hit: true;
+  /** Which of the gateway's caches answered. */
+  type: 'exact' | 'semantic';
 }
 
 /** The assistant message of a reply. */

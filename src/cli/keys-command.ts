@@ -149,7 +149,11 @@ async function usage(args: readonly string[], { store, io }: KeysCommandDeps): P
     io.out(JSON.stringify({ id: record.id, key: record.maskedKey, owner: record.owner, ...report }));
     return 0;
   }
-  const rows = [['DAY', 'MODEL', 'REQUESTS', 'PROMPT', 'COMPLETION', 'COST_USD'], ...report.by_day.map((r) => [r.day, r.model, String(r.requests), String(r.prompt_tokens), String(r.completion_tokens), r.cost_usd.toFixed(6)])];
+  const header = ['DAY', 'MODEL', 'REQUESTS', 'PROMPT', 'CACHED', 'CACHE_WRITE', 'COMPLETION', 'REASONING', 'COST_USD'];
+  const rows = [
+    header,
+    ...report.by_day.map((r) => [r.day, r.model, String(r.requests), String(r.prompt_tokens), String(r.cached_tokens), String(r.cache_write_tokens), String(r.completion_tokens), String(r.reasoning_tokens), r.cost_usd.toFixed(6)]),
+  ];
   printTable(io, rows);
   io.out(`total: ${report.total.requests} requests, ${report.total.prompt_tokens + report.total.completion_tokens} tokens, ${report.total.cost_usd.toFixed(6)} USD`);
   return 0;

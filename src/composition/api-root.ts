@@ -317,7 +317,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       dispatcher,
       waitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
       principalOf: storedKeyPrincipals(keyStore),
-      onTokens: (provider, model, promptTokens, completionTokens) => metrics?.tokens(provider, model, promptTokens, completionTokens),
+      onTokens: (provider, model, promptTokens, completionTokens, details) => metrics?.tokens(provider, model, promptTokens, completionTokens, details),
     }),
     check: (request) => void dispatcher.route(request),
     maxLines: settings.BATCH_MAX_LINES,
@@ -331,7 +331,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   });
   lifecycle.add({ name: 'batch runner', start: () => batchRunner.start(), close: () => batchRunner.close() });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
-  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
+  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats, prices: () => configStore.current.prices })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [

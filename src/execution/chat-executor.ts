@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { sumUsage } from '../chat/token-usage.ts';
 import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
@@ -428,16 +429,6 @@ function attemptOutcome(err: unknown): AttemptOutcome | undefined {
 /** The job id's letters and digits: no dashes, and no Redis Cluster hash-tag braces. */
 function completionId(job: ChatJobData): string {
   return `chatcmpl-${job.jobId.replace(/[^A-Za-z0-9]/g, '')}`;
-}
-
-function sumUsage(usages: readonly Usage[]): Usage {
-  const total: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  for (const u of usages) {
-    total.prompt_tokens += u.prompt_tokens;
-    total.completion_tokens += u.completion_tokens;
-    total.total_tokens += u.total_tokens;
-  }
-  return total;
 }
 
 function mergeCompletions(job: ChatJobData, parts: readonly ParsedCompletion[], renumber: boolean): ChatCompletion {

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { CacheLookup } from '../cache/response-cache.ts';
 import { completionChunks } from '../chat/completion-accumulator.ts';
 import type { ChatCompletion } from '../chat/types.ts';
+import { gatewayCacheMark, withUsageMark } from '../chat/usage-mark.ts';
 import { ProviderTimeoutError } from '../errors/catalog.ts';
 import type { ReplyCodec } from '../pipeline/door.ts';
 import type { Answerer, Exchange } from '../pipeline/exchange.ts';
@@ -41,13 +42,22 @@ export class HttpAnswerer implements Answerer {
     const headers = { 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs(exchange.context) }) };
     // Filtered whole before the stream starts, so a blocked reply is still a plain error answer.
     const completion = filter ? await filter.completionAsync(stored) : stored;
+    // The usage it replays is marked as the gateway cache's, and kept for the saved spend of /stats.
+    const mark = gatewayCacheMark(lookup.hit as NonNullable<CacheLookup['hit']>);
     if (!exchange.request.stream) {
-      sendJsonText(res, 200, codec.completion(completion), headers);
+      const marked = withUsageMark(completion, mark);
+      if (marked.usage) exchange.context.cacheHitUsage = marked.usage;
+      sendJsonText(res, 200, codec.completion(marked.json), headers);
       return;
+    }
+    const parsed = JSON.parse(completion) as ChatCompletion;
+    if (parsed.usage) {
+      parsed.usage.gateway_cache = mark;
+      exchange.context.cacheHitUsage = parsed.usage;
     }
     startSse(res, headers);
     let frames = '';
-    for (const chunk of completionChunks(JSON.parse(completion) as ChatCompletion, exchange.request.include_usage)) frames += codec.chunk(JSON.stringify(chunk));
+    for (const chunk of completionChunks(parsed, exchange.request.include_usage)) frames += codec.chunk(JSON.stringify(chunk));
     writeSse(res, frames);
     endSse(res, codec.end());
   }

@@ -13,7 +13,11 @@ import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.t
  * | gateway_requests_total | counter | method, endpoint (route pattern), status |
  * | gateway_request_duration_seconds | histogram | le |
  * | gateway_cache_hits_total | counter | cache_type (`exact`, `semantic`) |
- * | gateway_tokens_used_total | counter | provider, model, type (`prompt`, `completion`) |
+ * | gateway_tokens_used_total | counter | provider, model, type (`prompt`, `completion`, `cached_input`, `cache_write`, `reasoning`) |
+ *
+ * The last three `type` values are parts of the first two, not more tokens:
+ * `cached_input` (read from the upstream's prompt cache) and `cache_write`
+ * (written to it) are counted in `prompt` too, `reasoning` in `completion`.
  *
  * Added for operating the queue: gateway_queue_depth{provider},
  * gateway_live_workers{provider} and gateway_redis_up (read at scrape time,
@@ -37,6 +41,13 @@ import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.t
  * `unmatched`), methods a fixed set, providers and models come from
  * config.yaml, entity types from the DLP recognizers.
  */
+
+/** Token types counted inside prompt and completion tokens (gateway_tokens_used_total's extra `type` values). */
+export interface TokenDetails {
+  cachedRead: number;
+  cacheWrite: number;
+  reasoning: number;
+}
 
 /** Buckets of gateway_request_duration_seconds, in seconds; include 0.1, 0.5 and 1.0, the thresholds dashboards ask about. */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60, 120];
@@ -130,7 +141,7 @@ export class GatewayMetrics {
     });
     this.tokensUsed = new Counter({
       name: 'gateway_tokens_used_total',
-      help: 'Tokens reported by upstream providers, by provider, model and type (prompt or completion).',
+      help: 'Tokens reported by upstream providers, by provider, model and type (prompt, completion; cached_input and cache_write are parts of prompt, reasoning of completion).',
       labelNames: ['provider', 'model', 'type'] as const,
       registers: [registry],
     });
@@ -222,9 +233,14 @@ export class GatewayMetrics {
     this.semanticCandidates.inc({ outcome });
   }
 
-  tokens(provider: string, model: string, promptTokens: number, completionTokens: number): void {
+  /** Counts a call's tokens; `details` are the token types inside the two totals (omitted: none reported). */
+  tokens(provider: string, model: string, promptTokens: number, completionTokens: number, details?: TokenDetails): void {
     if (promptTokens > 0) this.tokensUsed.inc({ provider, model, type: 'prompt' }, promptTokens);
     if (completionTokens > 0) this.tokensUsed.inc({ provider, model, type: 'completion' }, completionTokens);
+    if (!details) return;
+    if (details.cachedRead > 0) this.tokensUsed.inc({ provider, model, type: 'cached_input' }, details.cachedRead);
+    if (details.cacheWrite > 0) this.tokensUsed.inc({ provider, model, type: 'cache_write' }, details.cacheWrite);
+    if (details.reasoning > 0) this.tokensUsed.inc({ provider, model, type: 'reasoning' }, details.reasoning);
   }
 
   queueWaitSeconds(provider: string, seconds: number): void {

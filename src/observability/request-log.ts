@@ -40,6 +40,10 @@ export function requestLogFields(summary: RequestSummary): Record<string, unknow
     if (reply.firstTokenMs !== undefined) fields.ttftMs = round1(reply.firstTokenMs);
     if (reply.promptTokens !== undefined) fields.promptTokens = reply.promptTokens;
     if (reply.completionTokens !== undefined) fields.completionTokens = reply.completionTokens;
+    // Token types inside those two, only when the provider reported some (ordinary lines stay as they were).
+    if (reply.cachedReadTokens !== undefined) fields.cachedTokens = reply.cachedReadTokens;
+    if (reply.cacheWriteTokens !== undefined) fields.cacheWriteTokens = reply.cacheWriteTokens;
+    if (reply.reasoningTokens !== undefined) fields.reasoningTokens = reply.reasoningTokens;
   }
   return fields;
 }

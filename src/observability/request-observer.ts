@@ -1,4 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import { countsOf } from '../chat/token-usage.ts';
+import { pricedCounts } from '../usage/key-governor.ts';
+import { costNanoUsd, promptCacheSavingNanoUsd, type PriceTable } from '../usage/price-table.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
 import type { Logger } from './logger.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -14,6 +17,8 @@ export interface RequestObserverOptions {
   /** Omit when PROMETHEUS_METRICS_ENABLED=false. */
   metrics?: GatewayMetrics;
   stats?: StatsStore;
+  /** The price table in force (config.yaml `prices`), for the saved spend of `/stats`; without it nothing is counted as saved. */
+  prices?: () => PriceTable;
 }
 
 /**
@@ -36,6 +41,7 @@ export function observeRequests(options: RequestObserverOptions) {
       logRequest(logger, summary, req);
       if (metrics) recordMetrics(metrics, summary);
       stats?.recordRequest(summary);
+      if (stats && options.prices) recordSavings(stats, options.prices(), summary);
     };
     res.once('finish', onDone);
     res.once('close', onDone);
@@ -53,6 +59,26 @@ function recordMetrics(metrics: GatewayMetrics, summary: RequestSummary): void {
   if (!reply.coalesced && reply.queueMs !== undefined) metrics.queueWaitSeconds(summary.provider, reply.queueMs / 1000);
   if (reply.firstTokenMs !== undefined) metrics.timeToFirstTokenSeconds(summary.provider, reply.firstTokenMs / 1000);
   if (!reply.coalesced && summary.model && (reply.promptTokens !== undefined || reply.completionTokens !== undefined)) {
-    metrics.tokens(summary.provider, summary.model, reply.promptTokens ?? 0, reply.completionTokens ?? 0);
+    const details = { cachedRead: reply.cachedReadTokens ?? 0, cacheWrite: reply.cacheWriteTokens ?? 0, reasoning: reply.reasoningTokens ?? 0 };
+    metrics.tokens(summary.provider, summary.model, reply.promptTokens ?? 0, reply.completionTokens ?? 0, details);
   }
+}
+
+/**
+ * Saved spend for /stats: a reply from the gateway's cache saves what it
+ * cost when it was produced; a provider's prompt cache saves what its cached
+ * reads did not cost, less the premium of its writes. Counted once per call
+ * (a coalesced request's tokens belong to its leader).
+ */
+function recordSavings(stats: StatsStore, prices: PriceTable, summary: RequestSummary): void {
+  const model = summary.model;
+  if (model === undefined) return;
+  if (summary.cacheHitUsage) {
+    stats.recordSavings({ gatewayCacheNanoUsd: costNanoUsd(prices, model, countsOf(summary.cacheHitUsage)), gatewayCacheTokens: summary.cacheHitUsage.total_tokens });
+    return;
+  }
+  const reply = summary.reply;
+  if (!reply || reply.coalesced || (reply.cachedReadTokens === undefined && reply.cacheWriteTokens === undefined)) return;
+  const counts = pricedCounts({ ...reply, promptTokens: reply.promptTokens ?? 0, completionTokens: reply.completionTokens ?? 0 });
+  stats.recordSavings({ promptCacheNanoUsd: promptCacheSavingNanoUsd(prices, model, counts), promptCacheReadTokens: counts.cachedRead ?? 0, promptCacheWriteTokens: counts.cacheWrite ?? 0 });
 }

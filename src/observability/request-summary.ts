@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { Usage } from '../chat/types.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
 import { contextOf, elapsedMs } from '../pipeline/request-context.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
@@ -30,6 +31,8 @@ export interface RequestSummary {
   errorCode?: string;
   /** Present when the request went through a provider queue. */
   reply?: ReplyFacts;
+  /** Present when the gateway's cache answered: the usage the stored reply reported. */
+  cacheHitUsage?: Usage;
   /** The request's server span, when tracing is on. */
   trace?: TraceIds;
 }
@@ -52,6 +55,7 @@ export function summarize(req: Request, res: Response, labeler: EndpointLabeler)
   if (context.cacheStatus !== undefined) summary.cacheStatus = context.cacheStatus;
   if (context.errorCode !== undefined) summary.errorCode = context.errorCode;
   if (context.reply) summary.reply = context.reply;
+  if (context.cacheHitUsage) summary.cacheHitUsage = context.cacheHitUsage;
   if (context.span.recording) summary.trace = context.span.ids();
   return summary;
 }

@@ -39,7 +39,10 @@ export const keySpendSchema = z
     requests: z.int().min(0).describe('Requests sent to a provider with this key (cache hits excluded).'),
     prompt_tokens: z.int().min(0),
     completion_tokens: z.int().min(0),
-    cost_usd: z.number().min(0).describe('Spend since the key was issued, from config.yaml `prices`.'),
+    cached_tokens: z.int().min(0).describe("Of prompt_tokens, read from the provider's prompt cache."),
+    cache_write_tokens: z.int().min(0).describe("Of prompt_tokens, written to the provider's prompt cache."),
+    reasoning_tokens: z.int().min(0).describe('Of completion_tokens, spent reasoning.'),
+    cost_usd: z.number().min(0).describe('Spend since the key was issued, from config.yaml `prices`, token type by token type.'),
     cost_today_usd: z.number().min(0).describe('Spend since 00:00 UTC.'),
   })
   .meta({ id: 'KeySpend' });
@@ -52,6 +55,18 @@ export const statsRecordSchema = z
       semantic_cache: cacheLookupStatsSchema,
     }),
     provider_stats: z.record(z.string(), providerStatsSchema).describe('Key per provider of config.yaml.'),
+    spend_saved: z
+      .object({
+        gateway_cache_usd: z.number().min(0).describe("What the replies served from the gateway's cache cost when they were produced (config.yaml `prices`): charged to nobody."),
+        gateway_cache_tokens: z.int().min(0).describe("Tokens of the replies served from the gateway's cache."),
+        prompt_cache_usd: z
+          .number()
+          .describe("What providers' prompt caches saved: cached reads priced at the input price minus their own price, less the premium of cache writes. Negative when writes cost more than reads saved."),
+        prompt_cache_read_tokens: z.int().min(0).describe("Prompt tokens providers read from their prompt cache."),
+        prompt_cache_write_tokens: z.int().min(0).describe("Prompt tokens providers wrote to their prompt cache."),
+      })
+      .optional()
+      .describe('Spend that was not paid thanks to caching, since the counters were last cleared (always sent by this gateway; optional so the record keeps the required fields of its spec).'),
     rate_limit_stats: z.object({
       requests_throttled: z.int().min(0).describe('Requests refused with 429 rate_limit_exceeded.'),
       top_users: z.array(topUserSchema).describe('Keys with the most requests, most first (at most 10).'),

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { CounterBuffer } from '../redis/counter-buffer.ts';
 import { maskApiKey } from '../auth/api-key.ts';
+import { NANO_PER_USD } from '../usage/key-usage.ts';
 import type { RequestSummary } from './request-summary.ts';
 import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './stats-schema.ts';
 
@@ -23,6 +24,7 @@ import type { CacheLookupStats, ProviderStats, StatsRecord, TopUser } from './st
  * |---|---|---|
  * | `<prefix>:{stats}:counters` | hash | total_requests |
  * | `<prefix>:{stats}:providers` | hash | `<provider>:requests`, `:tokens`, `:latency_ms`, `:latency_n` |
+ * | `<prefix>:{stats}:savings` | hash | `gateway_cache_nano_usd`, `gateway_cache_tokens`, `prompt_cache_nano_usd`, `prompt_cache_read_tokens`, `prompt_cache_write_tokens` |
  *
  * No key, key hash or request content is ever written.
  */
@@ -52,6 +54,25 @@ export interface FinishedJob {
   upstreamMs: number;
 }
 
+/** Spend saved by one request (API processes); nano-USD, as key spend is kept. */
+export interface Savings {
+  /** What a reply served from the gateway's cache cost when it was produced. */
+  gatewayCacheNanoUsd?: number;
+  gatewayCacheTokens?: number;
+  /** What the provider's prompt cache saved on a call, less its write premium (may be negative). */
+  promptCacheNanoUsd?: number;
+  promptCacheReadTokens?: number;
+  promptCacheWriteTokens?: number;
+}
+
+const SAVINGS_FIELDS = {
+  gatewayCacheNanoUsd: 'gateway_cache_nano_usd',
+  gatewayCacheTokens: 'gateway_cache_tokens',
+  promptCacheNanoUsd: 'prompt_cache_nano_usd',
+  promptCacheReadTokens: 'prompt_cache_read_tokens',
+  promptCacheWriteTokens: 'prompt_cache_write_tokens',
+} as const satisfies Record<keyof Savings, string>;
+
 /** Options of {@link StatsStore}. */
 export interface StatsStoreOptions {
   /** A connection for counters (the command connection in the API, the writer in a worker). */
@@ -75,7 +96,7 @@ function isApiRequest(summary: RequestSummary): boolean {
 
 export class StatsStore {
   private readonly redis: Redis;
-  private readonly keys: { counters: string; providers: string };
+  private readonly keys: { counters: string; providers: string; savings: string };
   private readonly topUsers: number;
   private readonly options: StatsStoreOptions;
   /** Increments go out in batches (src/redis/counter-buffer.ts). */
@@ -86,7 +107,7 @@ export class StatsStore {
     this.redis = options.redis;
     this.topUsers = options.topUsers ?? 10;
     const base = `${options.prefix}:{stats}`;
-    this.keys = { counters: `${base}:counters`, providers: `${base}:providers` };
+    this.keys = { counters: `${base}:counters`, providers: `${base}:providers`, savings: `${base}:savings` };
     const onError = options.onError;
     this.counters = new CounterBuffer({ redis: options.redis, ...(onError ? { onError } : {}) });
   }
@@ -115,6 +136,14 @@ export class StatsStore {
     }
   }
 
+  /** Adds one request's saved spend (API processes). Fire-and-forget, like {@link recordRequest}. */
+  recordSavings(savings: Savings): void {
+    for (const [name, field] of Object.entries(SAVINGS_FIELDS) as Array<[keyof Savings, string]>) {
+      const value = Math.round(savings[name] ?? 0);
+      if (value !== 0) this.counters.add(this.keys.savings, field, value);
+    }
+  }
+
   /** Writes buffered counts (on shutdown). */
   async close(): Promise<void> {
     await this.counters.close();
@@ -128,9 +157,10 @@ export class StatsStore {
   async read(providers: readonly string[], topUsers: TopUsersView = { all: true }): Promise<StatsRecord> {
     await this.counters.flush();
     const zero = { hits: 0, misses: 0 };
-    const [total, providerValues, cache, rateLimit] = await Promise.all([
+    const [total, providerValues, savings, cache, rateLimit] = await Promise.all([
       this.redis.hget(this.keys.counters, 'total_requests'),
       this.redis.hgetall(this.keys.providers),
+      this.redis.hgetall(this.keys.savings),
       this.options.cache ? this.options.cache.read() : { exact: zero, semantic: zero },
       this.readRateLimit(topUsers),
     ]);
@@ -152,6 +182,13 @@ export class StatsStore {
       total_requests: toInt(total ?? undefined),
       cache_stats: { exact_cache: lookupStats(cache.exact), semantic_cache: lookupStats(cache.semantic) },
       provider_stats: providerStats,
+      spend_saved: {
+        gateway_cache_usd: toInt(savings[SAVINGS_FIELDS.gatewayCacheNanoUsd]) / NANO_PER_USD,
+        gateway_cache_tokens: toInt(savings[SAVINGS_FIELDS.gatewayCacheTokens]),
+        prompt_cache_usd: toInt(savings[SAVINGS_FIELDS.promptCacheNanoUsd]) / NANO_PER_USD,
+        prompt_cache_read_tokens: toInt(savings[SAVINGS_FIELDS.promptCacheReadTokens]),
+        prompt_cache_write_tokens: toInt(savings[SAVINGS_FIELDS.promptCacheWriteTokens]),
+      },
       rate_limit_stats: {
         requests_throttled: Math.trunc(rateLimit.requests_throttled),
         // Masked again defensively: whatever a source holds, a full key never leaves through /stats.
@@ -170,7 +207,7 @@ export class StatsStore {
 
   /** Deletes this store's counters (the cache's and the rate limiter's are theirs to reset). */
   async reset(): Promise<void> {
-    await this.redis.del(this.keys.counters, this.keys.providers);
+    await this.redis.del(this.keys.counters, this.keys.providers, this.keys.savings);
   }
 }
 

@@ -83,7 +83,16 @@ function callOutcome(exchange: Exchange): CallOutcome {
   const reported = facts?.promptTokens !== undefined || facts?.completionTokens !== undefined;
   return {
     model: context.model ?? exchange.request.model,
-    usage: reported ? { promptTokens: facts?.promptTokens ?? 0, completionTokens: facts?.completionTokens ?? 0 } : undefined,
+    usage: reported
+      ? {
+          promptTokens: facts?.promptTokens ?? 0,
+          completionTokens: facts?.completionTokens ?? 0,
+          cachedReadTokens: facts?.cachedReadTokens ?? 0,
+          cacheWriteTokens: facts?.cacheWriteTokens ?? 0,
+          cacheWrite1hTokens: facts?.cacheWrite1hTokens ?? 0,
+          reasoningTokens: facts?.reasoningTokens ?? 0,
+        }
+      : undefined,
     // Never dispatched, or ended in an error entry: nothing was produced upstream to charge.
     failed: !facts || facts.terminal === 'error',
     coalesced: facts?.coalesced ?? false,

@@ -25,6 +25,11 @@ export interface ReplyFacts {
   terminal?: 'result' | 'end' | 'error';
   promptTokens?: number;
   completionTokens?: number;
+  /** Token types inside the two counts above (protocol fields `cr`, `cw`, `ch`, `rt`); absent when the entry had none. */
+  cachedReadTokens?: number;
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  reasoningTokens?: number;
 }
 
 /** Marks the request as dispatched; call once the job is on the queue. */
@@ -46,4 +51,8 @@ export function noteReplyEntry(context: RequestContext, entry: StreamEntry): voi
   facts.terminal = entry.t;
   if (entry.pt !== undefined && Number.isFinite(entry.pt)) facts.promptTokens = entry.pt;
   if (entry.ct !== undefined && Number.isFinite(entry.ct)) facts.completionTokens = entry.ct;
+  if (entry.cr !== undefined && Number.isFinite(entry.cr)) facts.cachedReadTokens = entry.cr;
+  if (entry.cw !== undefined && Number.isFinite(entry.cw)) facts.cacheWriteTokens = entry.cw;
+  if (entry.ch !== undefined && Number.isFinite(entry.ch)) facts.cacheWrite1hTokens = entry.ch;
+  if (entry.rt !== undefined && Number.isFinite(entry.rt)) facts.reasoningTokens = entry.rt;
 }

@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type { DlpFindingCounts } from '../dlp/dlp-guard.ts';
+import type { Usage } from '../chat/types.ts';
 import type { ReplyFacts } from './reply-facts.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { CacheStatus } from '../cache/response-cache.ts';
@@ -32,6 +33,8 @@ export interface RequestContext {
   attempts?: AttemptRecord[];
   /** Present once the request was dispatched to a provider queue. */
   reply?: ReplyFacts;
+  /** The usage of a reply served from the gateway's cache (what it would have cost upstream; nothing is charged). */
+  cacheHitUsage?: Usage;
   /** The code of the error the response carried. */
   errorCode?: string;
 }

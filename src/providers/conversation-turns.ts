@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart, ToolCall } from '../chat/types.ts';
+import type { CacheControl, ChatMessage, ContentPart, TextPart, ToolCall } from '../chat/types.ts';
 
 /**
  * Reshapes an OpenAI-style message list for upstreams that take system
@@ -13,7 +13,8 @@ import type { ChatMessage, ContentPart, ToolCall } from '../chat/types.ts';
 export type ImageSource = { type: 'base64'; mediaType: string; data: string } | { type: 'url'; url: string };
 
 export type TurnPart =
-  | { kind: 'text'; text: string }
+  /** `cacheControl`: the client marked the end of this text as a prompt-cache breakpoint. */
+  | { kind: 'text'; text: string; cacheControl?: CacheControl }
   | { kind: 'image'; source: ImageSource }
   | { kind: 'tool_call'; call: ToolCall }
   /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
@@ -24,9 +25,21 @@ export interface Turn {
   parts: TurnPart[];
 }
 
+/** A piece of the system instruction; `cacheControl` as on a text part. */
+export interface SystemBlock {
+  text: string;
+  cacheControl?: CacheControl;
+}
+
 export interface AlternatingConversation {
   /** System and developer messages, in order, joined; undefined when there are none. */
   system: string | undefined;
+  /**
+   * The same text as blocks, for upstreams that take breakpoints in the
+   * system instruction: texts are joined as in {@link system} except after a
+   * breakpoint, which ends its block. Empty when there is no system text.
+   */
+  systemBlocks: SystemBlock[];
   /** Never two consecutive turns of the same role; the first one is a user turn. */
   turns: Turn[];
 }
@@ -50,23 +63,43 @@ export function imageSourceOf(url: string): ImageSource {
   return { type: 'url', url };
 }
 
+function textPart(part: TextPart): TurnPart {
+  return part.cache_control ? { kind: 'text', text: part.text, cacheControl: part.cache_control } : { kind: 'text', text: part.text };
+}
+
 function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
   if (content === null) return [];
   if (typeof content === 'string') return content.trim() === '' ? [] : [{ kind: 'text', text: content }];
   const parts: TurnPart[] = [];
   for (const part of content) {
     if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
-    else if (part.text.trim() !== '') parts.push({ kind: 'text', text: part.text });
+    else if (part.text.trim() !== '') parts.push(textPart(part));
   }
   return parts;
 }
 
-/** Appends parts to a turn; a text right after a text joins it, as merged messages did before parts existed. */
+/**
+ * Appends parts to a turn; a text right after a text joins it, as merged
+ * messages did before parts existed, unless either marks a prompt-cache
+ * breakpoint: those stay the blocks the client wrote, so the breakpoint
+ * reaches the upstream at the very position the client put it.
+ */
 function append(turn: Turn, parts: readonly TurnPart[]): void {
   for (const part of parts) {
     const last = turn.parts.at(-1);
-    if (part.kind === 'text' && last?.kind === 'text') last.text += MERGE_SEPARATOR + part.text;
+    if (part.kind === 'text' && last?.kind === 'text' && last.cacheControl === undefined && part.cacheControl === undefined) last.text += MERGE_SEPARATOR + part.text;
     else turn.parts.push(part.kind === 'text' ? { ...part } : part);
+  }
+}
+
+/** Adds a system or developer message's texts to the blocks, joined as {@link append} joins turn texts. */
+function appendSystem(blocks: SystemBlock[], content: string | TextPart[]): void {
+  const texts = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
+  for (const part of texts) {
+    if (part.text.trim() === '') continue;
+    const last = blocks.at(-1);
+    if (last !== undefined && last.cacheControl === undefined && part.cache_control === undefined) last.text += MERGE_SEPARATOR + part.text;
+    else blocks.push(part.cache_control ? { text: part.text, cacheControl: part.cache_control } : { text: part.text });
   }
 }
 
@@ -78,7 +111,7 @@ function append(turn: Turn, parts: readonly TurnPart[]): void {
  * part of the user turn that follows the calls.
  */
 export function toAlternatingTurns(messages: readonly ChatMessage[]): AlternatingConversation {
-  const systemParts: string[] = [];
+  const systemBlocks: SystemBlock[] = [];
   const turns: Turn[] = [];
   const callNames = new Map<string, string>();
   for (const message of messages) {
@@ -87,7 +120,7 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
     switch (message.role) {
       case 'system':
       case 'developer':
-        if (message.content.trim() !== '') systemParts.push(message.content);
+        appendSystem(systemBlocks, message.content);
         continue;
       case 'user':
         role = 'user';
@@ -116,7 +149,8 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
     }
   }
   if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', parts: [{ kind: 'text', text: LEADING_USER_PLACEHOLDER }] });
-  return { system: systemParts.length > 0 ? systemParts.join(MERGE_SEPARATOR) : undefined, turns };
+  const system = systemBlocks.length > 0 ? systemBlocks.map((block) => block.text).join(MERGE_SEPARATOR) : undefined;
+  return { system, systemBlocks, turns };
 }
 
 /** The `validate()` message shared by the adapters that need at least one turn. */

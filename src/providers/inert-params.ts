@@ -5,7 +5,10 @@ import type { ChatRequest } from '../chat/types.ts';
  * answer, so leaving it out is faithful: `user` and `seed` only label or
  * seed the call, a penalty of 0 is the default, `n: 1` is one choice anyway,
  * and `parallel_tool_calls: false` holds when one named function is forced
- * (what LangChain's function-calling structured output sends). Such
+ * (what LangChain's function-calling structured output sends), and the
+ * prompt-cache controls of another format (`cache_control`,
+ * `prompt_cache_key`, `prompt_cache_retention`) change what the provider
+ * keeps, never what it answers. Such
  * parameters are dropped for every provider rather than refused; a value
  * that would change the answer is still a 400 naming it.
  */
@@ -13,6 +16,9 @@ export function isInert(name: keyof ChatRequest, request: ChatRequest): boolean 
   switch (name) {
     case 'user':
     case 'seed':
+    case 'cache_control':
+    case 'prompt_cache_key':
+    case 'prompt_cache_retention':
       return true;
     case 'presence_penalty':
     case 'frequency_penalty':

@@ -12,7 +12,10 @@
  * The first `result` or `chunk` entry also carries timings in ms: `q` (queue
  * wait) and `u` (upstream time: whole call, or time to first token).
  * `result` and `end` entries carry the token usage: `pt` (prompt) and `ct`
- * (completion), so the API can count tokens without parsing payloads.
+ * (completion), so the API can count tokens without parsing payloads, and,
+ * when not zero, the token types inside them: `cr` (prompt tokens read from
+ * the upstream's prompt cache), `cw` (prompt tokens written to it), `ch` (of
+ * `cw`, those kept for an hour) and `rt` (completion tokens spent reasoning).
  * Chunk and result payloads are forwarded to the client as they are, so the API
  * never re-serializes them on the hot path.
  *
@@ -21,6 +24,8 @@
  * (workers, and the request coalescer when a leader fails before enqueuing).
  */
 
+import { countsOf } from '../chat/token-usage.ts';
+import type { Usage } from '../chat/types.ts';
 import { errorFromCode, type GatewayError } from '../errors/catalog.ts';
 
 export type StreamEntryType = 'result' | 'chunk' | 'end' | 'error';
@@ -37,7 +42,23 @@ export interface StreamEntry {
   pt?: number;
   /** Completion tokens (`result`, `end`). */
   ct?: number;
+  /** Of `pt`, read from the upstream's prompt cache (`result`, `end`; absent when 0). */
+  cr?: number;
+  /** Of `pt`, written to the upstream's prompt cache (absent when 0). */
+  cw?: number;
+  /** Of `cw`, written for an hour (absent when 0). */
+  ch?: number;
+  /** Of `ct`, reasoning tokens (absent when 0). */
+  rt?: number;
 }
+
+/** The token-type fields of an entry beyond `pt` and `ct`, in {@link entryFields} order. */
+const DETAIL_FIELDS = [
+  ['cr', 'cachedRead'],
+  ['cw', 'cacheWrite'],
+  ['ch', 'cacheWrite1h'],
+  ['rt', 'reasoning'],
+] as const;
 
 /** The entry kinds after which nothing more is written. */
 const TERMINAL: ReadonlySet<string> = new Set<StreamEntryType>(['result', 'end', 'error']);
@@ -83,11 +104,17 @@ export function entryFields(
   t: StreamEntryType,
   d: string,
   timing?: { q: number; u: number },
-  usage?: { prompt_tokens: number; completion_tokens: number },
+  usage?: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details' | 'completion_tokens_details'>,
 ): string[] {
   const fields = ['t', t, 'd', d];
   if (timing) fields.push('q', String(Math.round(timing.q)), 'u', String(Math.round(timing.u)));
-  if (usage) fields.push('pt', String(usage.prompt_tokens), 'ct', String(usage.completion_tokens));
+  if (usage) {
+    fields.push('pt', String(usage.prompt_tokens), 'ct', String(usage.completion_tokens));
+    if (usage.prompt_tokens_details || usage.completion_tokens_details) {
+      const counts = countsOf(usage);
+      for (const [field, type] of DETAIL_FIELDS) if (counts[type] > 0) fields.push(field, String(counts[type]));
+    }
+  }
   return fields;
 }
 
@@ -114,6 +141,18 @@ export function parseEntry(id: string, fields: readonly string[]): StreamEntry {
         break;
       case 'ct':
         entry.ct = Number(value);
+        break;
+      case 'cr':
+        entry.cr = Number(value);
+        break;
+      case 'cw':
+        entry.cw = Number(value);
+        break;
+      case 'ch':
+        entry.ch = Number(value);
+        break;
+      case 'rt':
+        entry.rt = Number(value);
         break;
     }
   }

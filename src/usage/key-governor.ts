@@ -4,7 +4,7 @@ import { maxOutputTokens, type ChatRequest } from '../chat/types.ts';
 import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { KeyUsageLimiter, KeyUsageLimits, UsageReservation } from '../ratelimit/key-usage-limiter.ts';
 import { NANO_PER_USD, utcDay } from './key-usage.ts';
-import { costNanoUsd, type PriceTable } from './price-table.ts';
+import { costNanoUsd, type PriceTable, type PricedCounts } from './price-table.ts';
 import type { UsageRecorder } from './usage-recorder.ts';
 
 /** Options of {@link KeyGovernor}. */
@@ -25,11 +25,38 @@ export interface KeyGovernorOptions {
   now?: () => number;
 }
 
+/**
+ * Tokens of a call by type. The details are parts of the two totals
+ * (`cachedReadTokens` and `cacheWriteTokens` of `promptTokens`,
+ * `cacheWrite1hTokens` of `cacheWriteTokens`, `reasoningTokens` of
+ * `completionTokens`) and are 0 when the provider reported none.
+ */
+export interface CallUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedReadTokens?: number;
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** The counts {@link costNanoUsd} prices. */
+export function pricedCounts(usage: CallUsage): PricedCounts {
+  return {
+    prompt: usage.promptTokens,
+    completion: usage.completionTokens,
+    cachedRead: usage.cachedReadTokens ?? 0,
+    cacheWrite: usage.cacheWriteTokens ?? 0,
+    cacheWrite1h: usage.cacheWrite1hTokens ?? 0,
+    reasoning: usage.reasoningTokens ?? 0,
+  };
+}
+
 /** How a dispatched request ended, for {@link KeyGovernor.finish}. */
 export interface CallOutcome {
   model: string;
   /** What the provider reported; undefined when the reply never said. */
-  usage?: { promptTokens: number; completionTokens: number } | undefined;
+  usage?: CallUsage | undefined;
   /** The call failed before any usage (nothing to charge). */
   failed: boolean;
   /** This request read an identical request's reply: its tokens were charged there. */
@@ -84,7 +111,7 @@ export class KeyGovernor {
     const promptTokens = estimatePromptTokens(request);
     const completionTokens = maxOutputTokens(request) ?? this.options.defaultCompletionEstimate ?? 256;
     const ttlSeconds = Math.ceil((period.endsAt.getTime() - now.getTime()) / 1000) + 86_400;
-    const estimate = { tokens: promptTokens + completionTokens, costNanoUsd: costNanoUsd(this.options.prices(), request.model, promptTokens, completionTokens), periodId: period.id, ttlSeconds };
+    const estimate = { tokens: promptTokens + completionTokens, costNanoUsd: costNanoUsd(this.options.prices(), request.model, { prompt: promptTokens, completion: completionTokens }), periodId: period.id, ttlSeconds };
     let decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
     if ('refusal' in decision && decision.refusal.reason === 'unseeded') {
       await this.seed(principal, period, ttlSeconds);
@@ -126,22 +153,25 @@ export class KeyGovernor {
     if (!call) return;
     const reported = outcome.coalesced || outcome.failed ? { promptTokens: 0, completionTokens: 0 } : outcome.usage;
     // Unknown usage: a metered key is charged its estimate; any other key's call is counted without tokens.
-    const charged = reported ?? call.estimate ?? { promptTokens: 0, completionTokens: 0 };
-    const cost = costNanoUsd(this.options.prices(), outcome.model, charged.promptTokens, charged.completionTokens);
+    const charged = pricedCounts(reported ?? call.estimate ?? { promptTokens: 0, completionTokens: 0 });
+    const cost = costNanoUsd(this.options.prices(), outcome.model, charged);
     if (call.principal.keyId !== undefined) {
       this.options.recorder.add({
         keyId: call.principal.keyId,
         day: utcDay(new Date((this.options.now ?? Date.now)())),
         model: outcome.model,
         requests: 1,
-        promptTokens: charged.promptTokens,
-        completionTokens: charged.completionTokens,
+        promptTokens: charged.prompt,
+        completionTokens: charged.completion,
+        cachedTokens: charged.cachedRead ?? 0,
+        cacheWriteTokens: charged.cacheWrite ?? 0,
+        reasoningTokens: charged.reasoning ?? 0,
         costNanoUsd: cost,
       });
     }
     const reservation = call.reservation;
     if (!reservation) return;
-    const used = { tokens: charged.promptTokens + charged.completionTokens, costNanoUsd: cost };
+    const used = { tokens: charged.prompt + charged.completion, costNanoUsd: cost };
     // The limit errs on the generous side if Redis is gone now: the estimate then expires with its window.
     await this.options.limiter.settle(reservation, used).catch(() => {});
   }

@@ -26,6 +26,9 @@ export async function readKeySpend(store: KeyStore, view: { all: true } | { keyI
       requests: total.requests,
       prompt_tokens: total.promptTokens,
       completion_tokens: total.completionTokens,
+      cached_tokens: total.cachedTokens,
+      cache_write_tokens: total.cacheWriteTokens,
+      reasoning_tokens: total.reasoningTokens,
       cost_usd: total.costNanoUsd / NANO_PER_USD,
       cost_today_usd: (todayById.get(total.keyId) ?? 0) / NANO_PER_USD,
     });

@@ -13,11 +13,17 @@ export interface UsageDelta {
   requests: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of `promptTokens`, read from the upstream's prompt cache. @defaultValue 0 */
+  cachedTokens?: number;
+  /** Of `promptTokens`, written to the upstream's prompt cache. @defaultValue 0 */
+  cacheWriteTokens?: number;
+  /** Of `completionTokens`, spent reasoning. @defaultValue 0 */
+  reasoningTokens?: number;
   costNanoUsd: number;
 }
 
 /** One stored row: the same fields, summed. */
-export type KeyUsageRow = UsageDelta;
+export type KeyUsageRow = Required<UsageDelta>;
 
 /** A usage row as either database returns it (PostgreSQL's BIGINT arrives as a string). */
 export interface UsageDbRow {
@@ -27,6 +33,9 @@ export interface UsageDbRow {
   requests: number | string;
   prompt_tokens: number | string;
   completion_tokens: number | string;
+  cached_tokens: number | string;
+  cache_write_tokens: number | string;
+  reasoning_tokens: number | string;
   cost_nano_usd: number | string;
 }
 
@@ -39,6 +48,9 @@ export function usageFromDbRow(row: UsageDbRow): KeyUsageRow {
     requests: Number(row.requests),
     promptTokens: Number(row.prompt_tokens),
     completionTokens: Number(row.completion_tokens),
+    cachedTokens: Number(row.cached_tokens),
+    cacheWriteTokens: Number(row.cache_write_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
     costNanoUsd: Number(row.cost_nano_usd),
   };
 }
@@ -61,6 +73,9 @@ export function usageJson(row: UsageSum) {
     requests: row.requests,
     prompt_tokens: row.promptTokens,
     completion_tokens: row.completionTokens,
+    cached_tokens: row.cachedTokens,
+    cache_write_tokens: row.cacheWriteTokens,
+    reasoning_tokens: row.reasoningTokens,
     cost_usd: row.costNanoUsd / NANO_PER_USD,
   };
 }
@@ -69,12 +84,15 @@ function addTo(sum: UsageSum, row: UsageSum): void {
   sum.requests += row.requests;
   sum.promptTokens += row.promptTokens;
   sum.completionTokens += row.completionTokens;
+  sum.cachedTokens += row.cachedTokens;
+  sum.cacheWriteTokens += row.cacheWriteTokens;
+  sum.reasoningTokens += row.reasoningTokens;
   sum.costNanoUsd += row.costNanoUsd;
 }
 
 /** Totals, per model and per day of usage rows (USD). */
 export function usageReport(rows: readonly KeyUsageRow[]) {
-  const empty = (): UsageSum => ({ requests: 0, promptTokens: 0, completionTokens: 0, costNanoUsd: 0 });
+  const empty = (): UsageSum => ({ requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costNanoUsd: 0 });
   const total = empty();
   const byModel = new Map<string, UsageSum>();
   for (const row of rows) {

@@ -37,6 +37,9 @@ export class UsageRecorder {
       row.requests += delta.requests;
       row.promptTokens += delta.promptTokens;
       row.completionTokens += delta.completionTokens;
+      row.cachedTokens = (row.cachedTokens ?? 0) + (delta.cachedTokens ?? 0);
+      row.cacheWriteTokens = (row.cacheWriteTokens ?? 0) + (delta.cacheWriteTokens ?? 0);
+      row.reasoningTokens = (row.reasoningTokens ?? 0) + (delta.reasoningTokens ?? 0);
       row.costNanoUsd += delta.costNanoUsd;
     } else {
       this.pending.set(id, { ...delta });

@@ -116,7 +116,7 @@ describe.each([{ store: 'sqlite' }, { store: 'postgres' }])('keys CLI and admin 
     // 4 x 2.5 + 3 x 10 USD per million tokens = 40 micro-USD.
     let usage: any;
     await waitFor(async () => (usage = (await api('GET', `/admin/keys/${id}/usage`)).body).total?.requests === 1, 5_000, 'usage in the key store');
-    expect(usage.total).toEqual({ requests: 1, prompt_tokens: 4, completion_tokens: 3, cost_usd: 0.00004 });
+    expect(usage.total).toEqual({ requests: 1, prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00004 });
     const fromCli = await cli('usage', id, '--json');
     expect(fromCli.json.total).toEqual(usage.total);
     expect(fromCli.json.by_day[0]).toMatchObject({ day: new Date().toISOString().slice(0, 10), model: 'a-4o' });

@@ -167,17 +167,17 @@ describe.each([sqliteBackend, postgresBackend])('$name key store', (backend) => 
     expect(updated?.policy).toEqual({ allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search', user: 'u7' } });
     expect(await store.updatePolicy('key_doesnotexist', {})).toBeUndefined();
 
-    const row = { keyId: record.id, day: '2026-11-23', model: 'a-4o', requests: 1, promptTokens: 10, completionTokens: 5, costNanoUsd: 1_500 };
+    const row = { keyId: record.id, day: '2026-11-23', model: 'a-4o', requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 4, cacheWriteTokens: 2, reasoningTokens: 1, costNanoUsd: 1_500 };
     await store.addUsage([row, { ...row, day: '2026-11-24' }, { ...row, model: 'b-1', costNanoUsd: 7 }]);
     await store.addUsage([{ ...row, requests: 2, promptTokens: 1, completionTokens: 1, costNanoUsd: 3 }]);
     expect(await store.usage({ keyId: record.id })).toEqual([
       { ...row, day: '2026-11-24' },
-      { ...row, requests: 3, promptTokens: 11, completionTokens: 6, costNanoUsd: 1_503 },
+      { ...row, requests: 3, promptTokens: 11, completionTokens: 6, cachedTokens: 8, cacheWriteTokens: 4, reasoningTokens: 2, costNanoUsd: 1_503 },
       { ...row, model: 'b-1', costNanoUsd: 7 },
     ]);
     expect(await store.usage({ keyId: record.id, fromDay: '2026-11-24', toDay: '2026-11-24' })).toHaveLength(1);
     const totals = await store.usageTotals({});
-    expect(totals.find((t) => t.keyId === record.id)).toEqual({ keyId: record.id, day: '', model: '', requests: 5, promptTokens: 31, completionTokens: 16, costNanoUsd: 3_010 });
+    expect(totals.find((t) => t.keyId === record.id)).toEqual({ keyId: record.id, day: '', model: '', requests: 5, promptTokens: 31, completionTokens: 16, cachedTokens: 16, cacheWriteTokens: 8, reasoningTokens: 4, costNanoUsd: 3_010 });
     expect((await store.usageTotals({ fromDay: '2026-11-24' })).find((t) => t.keyId === record.id)?.costNanoUsd).toBe(1_500);
   });
 
@@ -272,7 +272,7 @@ describe('key store selection and failures', () => {
       recorder.add(row);
       await proxy.restore();
       await waitFor(async () => (await store.usage({ keyId: 'key_outage' }))[0]?.requests === 3, 10_000, 'the retried write');
-      expect(await store.usage({ keyId: 'key_outage' })).toEqual([{ ...row, requests: 3, promptTokens: 9, completionTokens: 12, costNanoUsd: 30 }]);
+      expect(await store.usage({ keyId: 'key_outage' })).toEqual([{ ...row, requests: 3, promptTokens: 9, completionTokens: 12, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costNanoUsd: 30 }]);
     } finally {
       await recorder.close();
       await store.close();

@@ -161,7 +161,7 @@ describe('virtual keys across two API replicas', () => {
       'usage rows',
     );
     expect(usage).toMatchObject({ id, owner: 'team-e2e', metadata: { team: 'search', user: 'u-42' } });
-    expect(usage.total).toEqual({ requests: 8, prompt_tokens: 16, completion_tokens: 40, cost_usd: 56 });
+    expect(usage.total).toEqual({ requests: 8, prompt_tokens: 16, completion_tokens: 40, cached_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 56 });
     expect(usage.by_model['a-4o']).toEqual(usage.total);
     expect(usage.by_day).toHaveLength(1);
 

@@ -230,6 +230,8 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
       const row: string[] = await page.evaluate(() => Array.from((globalThis as any).document.querySelectorAll('#key-spend tr td')).map((td: any) => td.textContent));
       expect(row).toEqual([expect.stringMatching(/^gw_/), 'dash-owner', 'dash-team', '1', expect.any(String), '$3.00', '$3.00']);
       expect(await page.textContent('#spend-today')).toBe('$3.00');
+      // Saved spend of /stats: the gateway's cache, then providers' prompt caches.
+      expect(await page.textContent('#spend-saved')).toMatch(/^\$\d+\.\d\d \/ \$-?\d+\.\d\d$/);
       expect(watch.errors).toEqual([]);
     } finally {
       await context.close();

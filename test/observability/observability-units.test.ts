@@ -230,6 +230,7 @@ describe('StatsStore (real Redis, real cache and rate-limit counters)', () => {
       total_requests: 0,
       cache_stats: { exact_cache: { hits: 0, misses: 0, hit_rate: 0 }, semantic_cache: { hits: 0, misses: 0, hit_rate: 0 } },
       provider_stats: { provider_a: { requests: 0, tokens: 0, avg_latency: 0 }, provider_b: { requests: 0, tokens: 0, avg_latency: 0 } },
+      spend_saved: { gateway_cache_usd: 0, gateway_cache_tokens: 0, prompt_cache_usd: 0, prompt_cache_read_tokens: 0, prompt_cache_write_tokens: 0 },
       rate_limit_stats: { requests_throttled: 0, top_users: [] },
     });
   });

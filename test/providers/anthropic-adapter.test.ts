@@ -470,8 +470,8 @@ describe('anthropicAdapter.parseResponse', () => {
       usage: { input_tokens: 10, output_tokens: 4, cache_creation_input_tokens: 2, cache_read_input_tokens: 3 },
     });
     expect(parsed.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello, world.' }, finish_reason: 'length' }]);
-    // Cached prompt tokens count as prompt tokens, as OpenAI counts them.
-    expect(parsed.usage).toEqual({ prompt_tokens: 15, completion_tokens: 4, total_tokens: 19 });
+    // Cached prompt tokens count as prompt tokens, as OpenAI counts them, and are its details.
+    expect(parsed.usage).toEqual({ prompt_tokens: 15, completion_tokens: 4, total_tokens: 19, prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 2 } });
   });
 
   const usage = { input_tokens: 3, output_tokens: 2 };

@@ -128,7 +128,7 @@ describe('geminiAdapter.parseResponse', () => {
       { index: 1, message: { role: 'assistant', content: 'second' }, finish_reason: 'length' },
     ]);
     // Thinking tokens are completion tokens.
-    expect(parsed.usage).toEqual({ prompt_tokens: 11, completion_tokens: 10, total_tokens: 21 });
+    expect(parsed.usage).toEqual({ prompt_tokens: 11, completion_tokens: 10, total_tokens: 21, completion_tokens_details: { reasoning_tokens: 4 } });
   });
 
   it('falls back to positions when candidates leave out every index', () => {

@@ -96,7 +96,7 @@ describe('KeyGovernor', () => {
     expect(call?.reservation).toBeUndefined();
     await governor.finish(call, { model: 'a-4o', usage: { promptTokens: 1_000_000, completionTokens: 500_000 }, failed: false, coalesced: false });
     await new Promise((r) => setTimeout(r, 50));
-    expect(rows).toEqual([{ keyId: 'key_1', day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), model: 'a-4o', requests: 1, promptTokens: 1_000_000, completionTokens: 500_000, costNanoUsd: 2 * 1e9 }]);
+    expect(rows).toEqual([{ keyId: 'key_1', day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), model: 'a-4o', requests: 1, promptTokens: 1_000_000, completionTokens: 500_000, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costNanoUsd: 2 * 1e9 }]);
     expect(dead.status).not.toBe('ready');
     dead.disconnect();
   });
@@ -153,8 +153,8 @@ describe('KeyGovernor', () => {
 
   it('estimates, prices and periods', () => {
     expect(estimatePromptTokens(request('x'.repeat(41)))).toBe(11);
-    expect(costNanoUsd({ m: { input_per_million: 0.15, output_per_million: 0.6 } }, 'm', 7, 3)).toBe(2_850);
-    expect(costNanoUsd({}, 'unpriced', 1_000, 1_000)).toBe(0);
+    expect(costNanoUsd({ m: { input_per_million: 0.15, output_per_million: 0.6 } }, 'm', { prompt: 7, completion: 3 })).toBe(2_850);
+    expect(costNanoUsd({}, 'unpriced', { prompt: 1_000, completion: 1_000 })).toBe(0);
     expect(budgetPeriod('day', new Date('2026-11-24T23:59:59Z'))).toEqual({ id: '2026-11-24', startDay: '2026-11-24', endsAt: new Date('2026-11-25T00:00:00Z') });
     expect(budgetPeriod('month', new Date('2026-12-31T12:00:00Z'))).toEqual({ id: '2026-12', startDay: '2026-12-01', endsAt: new Date('2027-01-01T00:00:00Z') });
   });

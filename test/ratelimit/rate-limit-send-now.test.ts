@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { awaitRateLimit, rateLimit } from '../../src/http/middleware/rate-limit.ts';
 import { SlidingWindowLimiter, type RateLimitDecision, type RateLimitRule } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
-import { contextOf } from '../../src/pipeline/request-context.ts';
+import { openContext } from '../../src/pipeline/request-context.ts';
 import { createPrincipal } from '../../src/auth/principal.ts';
 
 /**
@@ -29,7 +29,8 @@ const limiter = new RecordingLimiter({ redis, prefix });
 let release: (() => void) | undefined;
 const app = express();
 app.use((_req, res, next) => {
-  contextOf(res).principal = createPrincipal({ keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false });
+  // The request-id middleware's part: every request has its context.
+  openContext(res, 'req_send_now').principal = createPrincipal({ keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false });
   next();
 });
 app.use(rateLimit({ limiter, rule: () => ({ limit: 1_000, windowMs: 60_000 }) }), awaitRateLimit());

@@ -9,7 +9,10 @@ const usageFigures = {
   requests: z.int().min(0).describe('Requests sent to a provider (cache hits excluded).'),
   prompt_tokens: z.int().min(0),
   completion_tokens: z.int().min(0),
-  cost_usd: z.number().min(0).describe('From config.yaml `prices`; 0 for a model without a price.'),
+  cached_tokens: z.int().min(0).describe("Of prompt_tokens, read from the upstream's prompt cache."),
+  cache_write_tokens: z.int().min(0).describe("Of prompt_tokens, written to the upstream's prompt cache."),
+  reasoning_tokens: z.int().min(0).describe('Of completion_tokens, spent reasoning.'),
+  cost_usd: z.number().min(0).describe('From config.yaml `prices`, token type by token type; 0 for a model without a price.'),
 };
 
 export const keyUsageReportSchema = z

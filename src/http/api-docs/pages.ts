@@ -77,6 +77,7 @@ export function dashboardPage(title: string): string {
 <div class="tile"><span>Exact cache hit rate</span><strong id="exact-hit-rate">–</strong></div>
 <div class="tile"><span>Semantic cache hit rate</span><strong id="semantic-hit-rate">–</strong></div>
 <div class="tile"><span>Spend today (issued keys)</span><strong id="spend-today">–</strong></div>
+<div class="tile"><span>Saved by caching (gateway / provider)</span><strong id="spend-saved">–</strong></div>
 </section>
 <section class="charts">
 ${chart('chart-requests')}

@@ -25,9 +25,25 @@ export const errorEnvelopeSchema = z
 
 export const usageSchema = z
   .object({
-    prompt_tokens: z.int().min(0),
-    completion_tokens: z.int().min(0),
+    prompt_tokens: z.int().min(0).describe('Every prompt token, cached and cache-written ones included (as OpenAI counts them).'),
+    completion_tokens: z.int().min(0).describe('Every completion token, reasoning included.'),
     total_tokens: z.int().min(0),
+    prompt_tokens_details: z
+      .object({
+        cached_tokens: z.int().min(0).describe("Of prompt_tokens, read from the upstream's prompt cache."),
+        cache_write_tokens: z.int().min(0).optional().describe("Of prompt_tokens, written to the upstream's prompt cache (Anthropic-format providers)."),
+        cache_write_1h_tokens: z.int().min(0).optional().describe('Of cache_write_tokens, written with the 1-hour retention.'),
+      })
+      .optional()
+      .describe('Present when the provider reported prompt caching.'),
+    completion_tokens_details: z
+      .object({ reasoning_tokens: z.int().min(0).describe('Of completion_tokens, spent reasoning or thinking.') })
+      .optional()
+      .describe('Present when the provider reported reasoning tokens.'),
+    gateway_cache: z
+      .object({ hit: z.literal(true), type: z.enum(['exact', 'semantic']) })
+      .optional()
+      .describe("Present only on a reply served from the gateway's response cache: the counts are those of the reply when first produced; nothing was charged."),
   })
   .meta({ id: 'Usage' });
 

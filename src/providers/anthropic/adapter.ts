@@ -7,11 +7,11 @@ import {
   type ProviderEndpoint,
   type UpstreamHttpRequest,
 } from '../types.ts';
-import { conversationProblem, toAnthropicMessages } from './messages.ts';
+import { breakpointProblem, conversationProblem, toAnthropicMessages, toAnthropicSystem } from './messages.ts';
 import { AnthropicStreamDecoder } from './stream-decoder.ts';
 import { JSON_MODE_TOOL, structuredOutputFields, structuredOutputOf, structuredOutputProblem } from './structured-output.ts';
 import { toolFields, toolsProblem } from './tools.ts';
-import { anthropicErrorSchema, inputJson, mapAnthropicStopReason, messageSchema, promptTokensOf, toolUseOf, toUsage } from './wire.ts';
+import { anthropicErrorSchema, cacheCountsOf, inputJson, mapAnthropicStopReason, messageSchema, promptTokensOf, toolUseOf, toUsage } from './wire.ts';
 
 /**
  * Adapter for the Anthropic Messages API (provider_c). Messages and tools are
@@ -48,17 +48,23 @@ const UNSUPPORTED = [
   'top_logprobs',
   'metadata',
   'reasoning_effort',
+  // OpenAI's prompt-cache controls: Anthropic's are `cache_control` marks.
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ] as const satisfies ReadonlyArray<keyof ChatRequest>;
 
 /** Builds the JSON body; exported for tests. */
 export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
-  const { system, turns } = toAlternatingTurns(req.messages);
+  const conversation = toAlternatingTurns(req.messages);
   const body: Record<string, unknown> = {
     model: req.model,
     max_tokens: maxOutputTokens(req) ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
-    messages: toAnthropicMessages(turns),
+    messages: toAnthropicMessages(conversation.turns),
   };
+  const system = toAnthropicSystem(conversation);
   if (system !== undefined) body.system = system;
+  // Automatic caching: the API places the breakpoint on the last cacheable block itself.
+  if (req.cache_control !== undefined) body.cache_control = req.cache_control;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.top_p !== undefined) body.top_p = req.top_p;
   // Anthropic documents only non-whitespace stop sequences as working.
@@ -91,7 +97,7 @@ export const anthropicAdapter: ProviderAdapter = {
     }
     const conversation = toAlternatingTurns(req.messages);
     if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
-    return conversationProblem(conversation) ?? toolsProblem(req) ?? structuredOutputProblem(req);
+    return conversationProblem(conversation) ?? breakpointProblem(conversation) ?? toolsProblem(req) ?? structuredOutputProblem(req);
   },
 
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
@@ -138,7 +144,7 @@ export const anthropicAdapter: ProviderAdapter = {
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     return {
       choices: [{ index: 0, message, finish_reason: finish }],
-      usage: toUsage(promptTokensOf(usage) ?? 0, usage.output_tokens),
+      usage: toUsage(promptTokensOf(usage) ?? 0, usage.output_tokens, cacheCountsOf(usage)),
     };
   },
 

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../../chat/types.ts';
+import type { CacheControl, ToolCall } from '../../chat/types.ts';
 import { toolResultProblem, type AlternatingConversation, type ImageSource, type Turn, type TurnPart } from '../conversation-turns.ts';
 
 /**
@@ -13,8 +13,12 @@ import { toolResultProblem, type AlternatingConversation, type ImageSource, type
  * results come first in their message.
  */
 
+/**
+ * A text block may end a cacheable prefix (`cache_control`, the
+ * `TextBlockParam` field of the prompt-caching guide).
+ */
 export type AnthropicBlock =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content?: string };
@@ -51,7 +55,7 @@ function imageBlock(source: ImageSource): AnthropicBlock {
 function toBlock(part: TurnPart): AnthropicBlock {
   switch (part.kind) {
     case 'text':
-      return { type: 'text', text: part.text };
+      return part.cacheControl ? { type: 'text', text: part.text, cache_control: part.cacheControl } : { type: 'text', text: part.text };
     case 'image':
       return imageBlock(part.source);
     case 'tool_call': {
@@ -80,7 +84,8 @@ export function toAnthropicMessages(turns: readonly Turn[]): AnthropicMessage[] 
     const rest = turn.parts.filter((part) => part.kind !== 'tool_result');
     const parts = [...results, ...rest];
     const only = parts[0];
-    if (parts.length === 1 && only?.kind === 'text') return { role: turn.role, content: only.text };
+    // A string has nowhere to carry a breakpoint.
+    if (parts.length === 1 && only?.kind === 'text' && only.cacheControl === undefined) return { role: turn.role, content: only.text };
     return { role: turn.role, content: parts.map(toBlock) };
   });
   const last = messages.at(-1);
@@ -92,6 +97,26 @@ export function toAnthropicMessages(turns: readonly Turn[]): AnthropicMessage[] 
     }
   }
   return messages;
+}
+
+/** Explicit breakpoints the API accepts in one request (the prompt-caching guide's limit). */
+export const MAX_CACHE_BREAKPOINTS = 4;
+
+/**
+ * The `system` field: the joined string as before, or text blocks when the
+ * client marked a breakpoint in the system instruction.
+ */
+export function toAnthropicSystem(conversation: AlternatingConversation): string | AnthropicBlock[] | undefined {
+  if (!conversation.systemBlocks.some((block) => block.cacheControl)) return conversation.system;
+  return conversation.systemBlocks.map((block): AnthropicBlock => (block.cacheControl ? { type: 'text', text: block.text, cache_control: block.cacheControl } : { type: 'text', text: block.text }));
+}
+
+/** A `validate()` message when the request marks more breakpoints than the API takes. */
+export function breakpointProblem(conversation: AlternatingConversation): string | undefined {
+  let count = conversation.systemBlocks.filter((block) => block.cacheControl).length;
+  for (const turn of conversation.turns) for (const part of turn.parts) if (part.kind === 'text' && part.cacheControl) count++;
+  if (count <= MAX_CACHE_BREAKPOINTS) return undefined;
+  return `${count} text parts carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
 }
 
 /**

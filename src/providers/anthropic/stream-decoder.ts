@@ -4,7 +4,9 @@ import { JSON_MODE_TOOL } from './structured-output.ts';
 import {
   anthropicErrorSchema,
   anthropicUsageSchema,
+  cacheCountsOf,
   contentBlockSchema,
+  type AnthropicCacheCounts,
   inputJson,
   mapAnthropicStopReason,
   promptTokensOf,
@@ -56,6 +58,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   #events = 0;
   #promptTokens = 0;
   #completionTokens = 0;
+  /** Cache counts as last reported (`message_start`, and again in `message_delta` by newer API versions). */
+  #cache: AnthropicCacheCounts = {};
   /** By content block index. */
   readonly #blocks = new Map<number, BlockRole>();
   #toolCalls = 0;
@@ -151,6 +155,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const prompt = promptTokensOf(usage);
     if (prompt !== undefined) this.#promptTokens = prompt;
     if (usage.output_tokens != null) this.#completionTokens = usage.output_tokens;
-    return [{ kind: 'usage', usage: toUsage(this.#promptTokens, this.#completionTokens) }];
+    const cache = cacheCountsOf(usage);
+    for (const key of Object.keys(cache) as Array<keyof AnthropicCacheCounts>) if (cache[key] !== undefined) this.#cache[key] = cache[key];
+    return [{ kind: 'usage', usage: toUsage(this.#promptTokens, this.#completionTokens, this.#cache) }];
   }
 }

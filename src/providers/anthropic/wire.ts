@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { usageOf } from '../../chat/token-usage.ts';
 import type { FinishReason, Usage } from '../../chat/types.ts';
 import { UpstreamProtocolError } from '../types.ts';
 
@@ -35,6 +36,8 @@ export const anthropicUsageSchema = z.object({
   output_tokens: z.number().nullish(),
   cache_creation_input_tokens: z.number().nullish(),
   cache_read_input_tokens: z.number().nullish(),
+  // The split of cache_creation_input_tokens by retention.
+  cache_creation: z.object({ ephemeral_5m_input_tokens: z.number().nullish(), ephemeral_1h_input_tokens: z.number().nullish() }).nullish(),
 });
 
 export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
@@ -52,8 +55,29 @@ export function promptTokensOf(usage: AnthropicUsage): number | undefined {
   return (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);
 }
 
-export function toUsage(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+/** The prompt-cache counts of a usage, each undefined when this usage did not report it. */
+export interface AnthropicCacheCounts {
+  cachedRead?: number | undefined;
+  cacheWrite?: number | undefined;
+  cacheWrite1h?: number | undefined;
+}
+
+export function cacheCountsOf(usage: AnthropicUsage): AnthropicCacheCounts {
+  return {
+    cachedRead: usage.cache_read_input_tokens ?? undefined,
+    cacheWrite: usage.cache_creation_input_tokens ?? undefined,
+    cacheWrite1h: usage.cache_creation?.ephemeral_1h_input_tokens ?? undefined,
+  };
+}
+
+/**
+ * OpenAI-shaped usage: `prompt` already includes the cache reads and writes
+ * ({@link promptTokensOf}). Thinking is billed as output and counted in
+ * `output_tokens`; the API reports no separate count of it, so there is no
+ * reasoning detail to give.
+ */
+export function toUsage(prompt: number, completion: number, cache: AnthropicCacheCounts = {}): Usage {
+  return usageOf({ prompt, completion, ...cache });
 }
 
 /**

@@ -161,6 +161,10 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.store === true) unsupported.push('store');
     if (req.parallel_tool_calls === false) unsupported.push('parallel_tool_calls');
     if (req.reasoning_effort !== undefined) unsupported.push('reasoning_effort');
+    // Prompt-cache controls of the other formats (Gemini caches by itself, or through cachedContents).
+    if (req.cache_control !== undefined) unsupported.push('cache_control');
+    if (req.prompt_cache_key !== undefined) unsupported.push('prompt_cache_key');
+    if (req.prompt_cache_retention !== undefined) unsupported.push('prompt_cache_retention');
     return unsupported;
   },
 

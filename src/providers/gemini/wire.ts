@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { usageOf } from '../../chat/token-usage.ts';
 import type { FinishReason, ToolCall, Usage } from '../../chat/types.ts';
 
 /**
@@ -76,6 +77,8 @@ const usageMetadataSchema = z.object({
   promptTokenCount: z.number().nullish(),
   candidatesTokenCount: z.number().nullish(),
   thoughtsTokenCount: z.number().nullish(),
+  // Part of promptTokenCount: the prompt tokens read from a cached content (explicit or implicit caching).
+  cachedContentTokenCount: z.number().nullish(),
   totalTokenCount: z.number().nullish(),
 });
 
@@ -139,15 +142,17 @@ export function finalFinishReason(reason: FinishReason, calledTools: boolean): F
 }
 
 /**
- * OpenAI-style usage. Thinking tokens count as completion tokens, as OpenAI
- * counts reasoning tokens; `candidatesTokenCount` is absent when nothing was
- * generated (and on early stream chunks). The total is recomputed so that
- * prompt + completion = total always holds for the client.
+ * OpenAI-style usage. Thinking tokens count as completion tokens and are its
+ * reasoning detail, as OpenAI counts reasoning tokens; cached content tokens
+ * are already part of `promptTokenCount` and are its cached detail.
+ * `candidatesTokenCount` is absent when nothing was generated (and on early
+ * stream chunks). The total is recomputed so that prompt + completion = total
+ * always holds for the client.
  */
 export function toUsage(metadata: GenerateContentResponse['usageMetadata']): Usage {
   const prompt = metadata?.promptTokenCount ?? 0;
   const completion = (metadata?.candidatesTokenCount ?? 0) + (metadata?.thoughtsTokenCount ?? 0);
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  return usageOf({ prompt, completion, cachedRead: metadata?.cachedContentTokenCount ?? undefined, reasoning: metadata?.thoughtsTokenCount ?? undefined });
 }
 
 /** True when the prompt was blocked: a block reason and no candidates. */

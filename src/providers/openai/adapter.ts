@@ -9,7 +9,7 @@ import {
   type UpstreamHttpRequest,
 } from '../types.ts';
 import { OpenAiStreamDecoder } from './stream-decoder.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema, toolCallSchema, toToolCall } from './wire.ts';
+import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsage, openAiUsageSchema, toolCallSchema, toToolCall } from './wire.ts';
 
 /**
  * Adapter for the OpenAI chat-completions wire format (provider_a). The
@@ -21,10 +21,14 @@ import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsa
  * A message as sent upstream: the canonical message is already OpenAI-shaped;
  * only `developer` changes. It exists for the newer reasoning models, and the
  * API maps `system` to it there; `system` is accepted by every model,
- * `developer` is not.
+ * `developer` is not. Anthropic's `cache_control` marks on text parts are
+ * not OpenAI's (it caches prefixes by itself), so they are left out.
  */
 function toOpenAiMessage(message: ChatMessage): ChatMessage {
-  return message.role === 'developer' ? { ...message, role: 'system' } : message;
+  const out = message.role === 'developer' ? { ...message, role: 'system' as const } : message;
+  if (out.role !== 'system' && out.role !== 'user') return out;
+  if (typeof out.content === 'string' || !out.content.some((part) => part.type === 'text' && part.cache_control)) return out;
+  return { ...out, content: out.content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : part)) } as ChatMessage;
 }
 
 /** Request fields forwarded under the same name when present. */
@@ -46,6 +50,8 @@ const FORWARDED = [
   'metadata',
   'store',
   'reasoning_effort',
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ] as const satisfies ReadonlyArray<keyof ChatRequest>;
 
 /** Builds the JSON body; exported for tests. */
@@ -97,8 +103,9 @@ export const openAiAdapter: ProviderAdapter = {
     return undefined;
   },
 
-  unsupportedParams() {
-    return [];
+  unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
+    // Anthropic's automatic caching; OpenAI caches prefixes by itself.
+    return req.cache_control !== undefined ? ['cache_control'] : [];
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
@@ -131,7 +138,7 @@ export const openAiAdapter: ProviderAdapter = {
         if (choice.logprobs != null) parsedChoice.logprobs = choice.logprobs;
         return parsedChoice;
       }),
-      usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
+      usage: openAiUsage(usage),
     };
   },
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolCallDelta } from '../../chat/types.ts';
 import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsageSchema, toolCallDeltaSchema } from './wire.ts';
+import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsage, openAiUsageSchema, toolCallDeltaSchema } from './wire.ts';
 
 const chunkSchema = z.object({
   choices: z.array(
@@ -87,7 +87,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     if (usage) {
       out.push({
         kind: 'usage',
-        usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens, total_tokens: usage.total_tokens },
+        usage: openAiUsage(usage),
       });
     }
     return out;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FinishReason, ToolCall } from '../../chat/types.ts';
+import { usageOf } from '../../chat/token-usage.ts';
+import type { FinishReason, ToolCall, Usage } from '../../chat/types.ts';
 
 /**
  * The parts of the OpenAI chat-completions wire format that both the
@@ -26,7 +27,27 @@ export const openAiUsageSchema = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  // Compatible servers send these as null, or not at all.
+  prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
+  completion_tokens_details: z.object({ reasoning_tokens: z.number().nullish() }).nullish(),
 });
+
+/**
+ * The gateway's usage from OpenAI's: the same counts, with the cached and
+ * reasoning details when the upstream reported them (both are already
+ * included in `prompt_tokens` and `completion_tokens`).
+ */
+export function openAiUsage(usage: z.infer<typeof openAiUsageSchema>): Usage {
+  const parsed = usageOf({
+    prompt: usage.prompt_tokens,
+    completion: usage.completion_tokens,
+    cachedRead: usage.prompt_tokens_details?.cached_tokens ?? undefined,
+    reasoning: usage.completion_tokens_details?.reasoning_tokens ?? undefined,
+  });
+  // The upstream's own total is kept, as before (it may count tokens of kinds the gateway does not model).
+  parsed.total_tokens = usage.total_tokens;
+  return parsed;
+}
 
 /** `{error: {message}}`; some compatible servers send a bare string. */
 export const openAiErrorSchema = z.object({

@@ -119,6 +119,8 @@
     // key_spend is absent when the key store cannot be read, or for a caller with a key from API_KEYS.
     var spend = stats.key_spend;
     text('spend-today', spend ? usd(spend.cost_today_usd) : '–');
+    var saved = stats.spend_saved;
+    text('spend-saved', saved ? usd(saved.gateway_cache_usd) + ' / ' + usd(saved.prompt_cache_usd) : '–');
     tableRows('key-spend', (spend ? spend.keys : []).map(function (k) {
       return [k.api_key, k.owner, k.team || '', String(k.requests), String(k.prompt_tokens + k.completion_tokens), usd(k.cost_today_usd), usd(k.cost_usd)];
     }));
