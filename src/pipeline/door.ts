@@ -40,8 +40,15 @@ export interface Door {
   readonly name: string;
   /** Decodes and validates a request; bad input throws a GatewayError (InvalidRequestError, NotFoundError). */
   decode(request: DoorRequest): ChatRequest | Promise<ChatRequest>;
-  /** The codec of one request's reply. */
-  reply(request: ChatRequest): ReplyCodec;
+  /**
+   * The codec of one request's reply. `from` is the {@link DoorRequest} that
+   * `decode()` read for this request: a door whose reply depends on more than
+   * the canonical request (the Responses door: its response id, the caller's
+   * owner, `store`, `previous_response_id`) finds its decoded facts by it.
+   * A pipeline that does not pass it still gets a working codec; the Responses
+   * door then stores nothing. @defaultValue none
+   */
+  reply(request: ChatRequest, from?: DoorRequest): ReplyCodec;
   /** The status and body of an error answered before any reply byte, in this door's shape. */
   error(err: GatewayError, requestId: string): { status: number; body: unknown };
 }
