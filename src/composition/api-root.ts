@@ -40,6 +40,11 @@ import { JobRows } from '../batches/job-rows.ts';
 import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
+import { embeddingsRouter } from '../http/routes/embeddings.ts';
+import { responsesRouter } from '../http/routes/responses.ts';
+import { ResponseStore } from '../doors/responses/response-store.ts';
+import { ResponsesDoor } from '../doors/responses/responses-door.ts';
+import { doorRoute } from '../http/routes/door-route.ts';
 import { AsyncJobIds } from '../queue/async-job-id.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -280,6 +285,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     logger,
   });
   batchRunner.start();
+  // Stored responses of the Responses door share the batch tables' database.
+  const responseStore = new ResponseStore({ db: batchDb, ttlSeconds: settings.RESPONSES_TTL });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
@@ -324,6 +331,15 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
           onFallback: (requested, answered) => metrics?.fallback(requested, answered),
         },
       }),
+      doorRoute({
+        door: new ResponsesDoor({ store: responseStore, formatOf: (model) => configStore.current.modelIndex.get(model)?.format }),
+        path: '/v1/responses',
+        dispatcher,
+        logger,
+        maxBodyBytes: settings.MAX_REQUEST_BYTES,
+        dlp,
+        governor,
+      }),
     ],
     routers: [
       healthRouter(health),
@@ -340,6 +356,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
       filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
       batchesRouter({ store: batchStore }),
+      responsesRouter({ store: responseStore }),
+      embeddingsRouter({ dispatcher, config: () => configStore.current, governor }),
       ...observabilityRouters,
     ],
   });

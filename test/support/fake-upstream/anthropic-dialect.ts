@@ -419,6 +419,7 @@ export const anthropicDialect: FakeDialect = {
       // The Messages API has no schema-less JSON mode.
       jsonMode: false,
       images,
+      maxTokens: body.max_tokens as number,
     };
   },
 
@@ -432,7 +433,7 @@ export const anthropicDialect: FakeDialect = {
       role: 'assistant',
       model: reply.model,
       content,
-      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn',
       stop_sequence: null,
       usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens[0] ?? 0 },
     };
@@ -478,7 +479,7 @@ export const anthropicDialect: FakeDialect = {
     }
     frames.push(
       frame('message_delta', {
-        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn', stop_sequence: null },
         usage: { output_tokens: reply.completionTokens[0] ?? 0 },
       }),
       frame('message_stop'),

@@ -31,6 +31,8 @@ export interface FakePrompt {
   parallelToolCalls: boolean;
   /** Contents of the tool results in the last user turn (empty when it has none). */
   toolResults: string[];
+  /** The request's output token budget, if it set one: a longer text reply is cut to this many words. */
+  maxTokens?: number;
   /** The JSON schema the reply must follow (structured outputs), if any. */
   jsonSchema?: Record<string, unknown>;
   /** JSON mode without a schema. */
@@ -55,6 +57,8 @@ export interface FakeReply {
   promptTokens: number;
   /** Completion tokens of each choice: its word count. */
   completionTokens: number[];
+  /** The texts were cut at the request's token budget (the format's 'length' finish reason). */
+  cut?: boolean;
 }
 
 /**

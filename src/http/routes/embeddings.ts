@@ -1,0 +1,83 @@
+import { Router, type Request, type Response } from 'express';
+import type { ChatRequest } from '../../chat/types.ts';
+import type { GatewayConfig } from '../../config/gateway-config.ts';
+import { servesEmbeddings } from '../../embeddings/embeddings-wire.ts';
+import { parseEmbeddingsRequest } from '../../embeddings/request-schema.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../../errors/catalog.ts';
+import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
+import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
+import { decodeError } from '../../streams/protocol.ts';
+import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
+import type { KeyGovernor } from '../../usage/key-governor.ts';
+import { sendJsonText } from '../json-reply.ts';
+import { settleRateLimit } from '../middleware/rate-limit.ts';
+import { contextOf } from '../request-context.ts';
+import { abortOnClose } from './chat-cache-step.ts';
+import { governed } from './chat-governance.ts';
+
+/** Dependencies of the embeddings route. */
+export interface EmbeddingsDeps {
+  dispatcher: ChatDispatcher;
+  config: () => GatewayConfig;
+  /** Per-key models, token limits, budgets and usage, as on the chat route. @defaultValue none: keys are only rate limited */
+  governor?: KeyGovernor;
+  /** Where provider keys are looked up. @defaultValue process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `POST /v1/embeddings` in OpenAI's shape, for the embedding models of
+ * config.yaml (`embedding_models`). Like a chat request it is admitted by the
+ * rate limit and the key's limits, queued on its provider's queue and
+ * answered by a worker through the reply stream
+ * (docs/decisions/embeddings-through-the-queue.md).
+ */
+export function embeddingsRouter(deps: EmbeddingsDeps): Router {
+  const router = Router();
+  const env = deps.env ?? process.env;
+
+  router.post('/v1/embeddings', async (req: Request, res: Response) => {
+    const request = parseEmbeddingsRequest(req.body);
+    const config = deps.config();
+    const provider = config.embeddingIndex.get(request.model);
+    if (!provider) {
+      if (config.modelIndex.has(request.model)) {
+        throw new InvalidRequestError(`'${request.model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
+      }
+      throw new ModelNotFoundError(request.model);
+    }
+    if (!servesEmbeddings(provider.format)) {
+      throw new InvalidRequestError(`'${request.model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
+    }
+    if (!env[provider.api_key_env]) throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+    const context = contextOf(res);
+    context.model = request.model;
+    context.provider = provider.name;
+    deps.governor?.checkModel(context.principal, request.model);
+    const admission = await settleRateLimit(res);
+    // The job names the model only; the governor estimates the prompt from the texts.
+    const job: ChatRequest = { model: request.model, messages: [], n: 1, stream: false, include_usage: false };
+    const estimate: ChatRequest = { ...job, messages: request.input.map((text) => ({ role: 'user', content: text })) };
+    await governed(deps.governor, res, estimate, async () => {
+      const place = await deps.dispatcher.reserve(provider, admission);
+      const trace = context.span.carrier();
+      const dispatch = await deps.dispatcher.dispatch(job, provider, place, { requestId: context.requestId, signal: abortOnClose(res), embeddings: request, ...(trace ? { trace } : {}) });
+      startReplyFacts(res, { streamed: false, coalesced: false });
+      try {
+        for await (const entry of dispatch.entries) {
+          noteReplyEntry(res, entry);
+          if (entry.t === 'error') throw decodeError(entry);
+          if (entry.t === 'result') return sendJsonText(res, 200, entry.d);
+        }
+      } catch (err) {
+        // Nobody waits for the vectors any more: the job leaves the queue, or its upstream call is aborted.
+        if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) void deps.dispatcher.cancel(dispatch.jobId, provider.name).catch(() => {});
+        if (err instanceof StreamAbortedError) return;
+        if (err instanceof StreamDeadlineError) throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
+        throw err;
+      }
+    });
+  });
+
+  return router;
+}
