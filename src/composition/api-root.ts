@@ -30,7 +30,10 @@ import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
-import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
+import { doorRoute } from '../http/door-route.ts';
+import { chatDoor } from '../doors/chat/chat-door.ts';
+import { ChatPipeline } from '../pipeline/chat-pipeline.ts';
+import { storedKeyPrincipals } from '../auth/stored-key-principal.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { batchesRouter } from '../http/routes/batches.ts';
 import { filesRouter } from '../http/routes/files.ts';
@@ -44,7 +47,6 @@ import { embeddingsRouter } from '../http/routes/embeddings.ts';
 import { responsesRouter } from '../http/routes/responses.ts';
 import { ResponseStore } from '../doors/responses/response-store.ts';
 import { ResponsesDoor } from '../doors/responses/responses-door.ts';
-import { doorRoute } from '../http/routes/door-route.ts';
 import { AsyncJobIds } from '../queue/async-job-id.ts';
 import { AsyncJobStore } from '../queue/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -223,6 +225,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prices: () => configStore.current.prices,
     recordedSpend: async (keyId, fromDay, toDay) => (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
   });
+  const routing = {
+    router: new ModelRouter({ config: () => configStore.current, cooldowns }),
+    cooldowns,
+    onFallback: (requested: string, answered: string) => metrics?.fallback(requested, answered),
+  };
+  // The one request pipeline: every door and every batch line runs it.
+  const pipeline = new ChatPipeline({ dispatcher, cache, dlp, governor, routing });
   const announceKeyChange = (keyHash: string) => redis.publish(keyInvalidationChannel(prefix), keyHash);
   const failedAuth =
     settings.AUTH_FAILURE_LIMIT > 0
@@ -268,10 +277,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const batchRunner = new BatchRunner({
     store: batchStore,
     executor: new LineExecutor({
+      pipeline,
       dispatcher,
       waitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
-      cache,
-      dlp,
+      principalOf: storedKeyPrincipals(keyStore),
       onTokens: (provider, model, promptTokens, completionTokens) => metrics?.tokens(provider, model, promptTokens, completionTokens),
     }),
     check: (request) => void dispatcher.route(request),
@@ -287,6 +296,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   batchRunner.start();
   // Stored responses of the Responses door share the batch tables' database.
   const responseStore = new ResponseStore({ db: batchDb, ttlSeconds: settings.RESPONSES_TTL });
+  const responsesDoor = new ResponsesDoor({ store: responseStore, formatOf: (model) => configStore.current.modelIndex.get(model)?.format });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
@@ -318,29 +328,11 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
     directRoutes: [
-      chatCompletionsRoute({
-        dispatcher,
-        logger,
-        maxBodyBytes: settings.MAX_REQUEST_BYTES,
-        cache,
-        dlp,
-        governor,
-        routing: {
-          router: new ModelRouter({ config: () => configStore.current, cooldowns }),
-          cooldowns,
-          onFallback: (requested, answered) => metrics?.fallback(requested, answered),
-        },
-      }),
-      doorRoute({
-        door: new ResponsesDoor({ store: responseStore, formatOf: (model) => configStore.current.modelIndex.get(model)?.format }),
-        path: '/v1/responses',
-        dispatcher,
-        logger,
-        maxBodyBytes: settings.MAX_REQUEST_BYTES,
-        dlp,
-        governor,
-      }),
+      doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(responsesDoor, { path: '/v1/responses', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
     ],
+    // Errors under /v1/responses (its stored responses too) in the Responses door's shape.
+    doors: [{ path: '/v1/responses', door: responsesDoor }],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),

@@ -25,8 +25,12 @@ export interface ReplyCodec {
   end(): string;
   /** The SSE frames of a stream that fails after its first frame (never a clean end). */
   fail(err: GatewayError, requestId: string): string;
-  /** Called once the whole reply was sent (a door that stores replies stores it here). @defaultValue none */
-  settled?(): Promise<void>;
+  /**
+   * Called once the whole reply was sent (a door that stores replies stores
+   * it here), with the request as the pipeline sent it: routed and screened
+   * by DLP, so what is stored is what the upstream saw. @defaultValue none
+   */
+  settled?(sent?: ChatRequest): Promise<void>;
 }
 
 /**

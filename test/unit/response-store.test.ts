@@ -113,6 +113,19 @@ describe.each(backends)('on $name', (backend) => {
     await expect(store.conversation(second.id, 'alice')).rejects.toMatchObject({ status: 404 });
   });
 
+  it('stores the input as the pipeline sent it (after DLP), not as the client wrote it', async (ctx) => {
+    if (!settings) return ctx.skip();
+    const from: DoorRequest = { body: { model: 'a-4o', input: 'my card is 4111 1111 1111 1111', instructions: 'Be brief.' }, headers: {}, owner: 'alice' };
+    const request = await door.decode(from);
+    const codec = door.reply(request, from);
+    const { id } = JSON.parse(codec.completion(completionJson('noted'))) as { id: string };
+    const screened = { ...request, messages: [request.messages[0]!, { role: 'user' as const, content: 'my card is <CREDIT_CARD>' }] };
+    await codec.settled?.(screened);
+    const items = await store.inputItems(id, 'alice', { limit: 20, order: 'asc' });
+    expect(items.data).toMatchObject([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'my card is <CREDIT_CARD>' }] }]);
+    expect(JSON.stringify(await store.conversation(id, 'alice'))).not.toContain('4111');
+  });
+
   it('keeps nothing with store: false', async (ctx) => {
     if (!settings) return ctx.skip();
     const { id } = await turn('alice', { input: 'forget me', store: false }, completionJson('ok'));

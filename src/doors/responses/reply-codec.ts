@@ -1,4 +1,4 @@
-import type { ChatCompletion, ChatMessage, ReplyMessage } from '../../chat/types.ts';
+import type { ChatCompletion, ChatMessage, ChatRequest, ReplyMessage } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import type { ReplyCodec } from '../../pipeline/door.ts';
 import { messagesToItems } from './input-items.ts';
@@ -10,8 +10,10 @@ import { ResponseStreamEncoder } from './stream-encoder.ts';
 export interface ReplyStorage {
   store: ResponseStore;
   owner: string;
-  /** This request's own input as the upstream saw it (after DLP), without instructions and earlier turns. */
-  input: ChatMessage[];
+  /** How many of the request's last messages are this request's own input (after instructions and earlier turns). */
+  inputCount: number;
+  /** The request as decoded, when settled() is not told the one the pipeline sent. */
+  request: ChatRequest;
 }
 
 /**
@@ -60,9 +62,11 @@ export class ResponsesReplyCodec implements ReplyCodec {
     return this.encoder().fail(err);
   }
 
-  async settled(): Promise<void> {
+  async settled(sent?: ChatRequest): Promise<void> {
     if (!this.storage || !this.sent) return;
-    const { store, owner, input } = this.storage;
+    const { store, owner, inputCount } = this.storage;
+    // The request's last messages are its own input, as DLP left them: what is stored is what the upstream saw.
+    const input = (sent ?? this.storage.request).messages.slice(-inputCount);
     const reply: ChatMessage = { role: 'assistant', content: this.sent.reply.content };
     if (this.sent.reply.tool_calls && this.sent.reply.tool_calls.length > 0) reply.tool_calls = this.sent.reply.tool_calls;
     await store.save({

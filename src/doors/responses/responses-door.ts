@@ -156,8 +156,7 @@ export class ResponsesDoor implements Door {
     if (from) this.decoded.delete(from);
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
-    // The request's last messages are this request's input, as DLP left them: what is stored is what the upstream saw.
-    return new ResponsesReplyCodec(facts, { store: this.store, owner, input: request.messages.slice(-inputCount) });
+    return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request });
   }
 
   error(err: GatewayError, requestId: string): { status: number; body: unknown } {

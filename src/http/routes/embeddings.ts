@@ -4,7 +4,7 @@ import type { GatewayConfig } from '../../config/gateway-config.ts';
 import { servesEmbeddings } from '../../embeddings/embeddings-wire.ts';
 import { parseEmbeddingsRequest } from '../../embeddings/request-schema.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../../errors/catalog.ts';
-import { noteReplyEntry, startReplyFacts } from '../../observability/reply-facts.ts';
+import { noteReplyEntry, startReplyFacts } from '../../pipeline/reply-facts.ts';
 import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
 import { decodeError } from '../../streams/protocol.ts';
 import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-reader.ts';
@@ -12,8 +12,6 @@ import type { KeyGovernor } from '../../usage/key-governor.ts';
 import { sendJsonText } from '../json-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../request-context.ts';
-import { abortOnClose } from './chat-cache-step.ts';
-import { governed } from './chat-governance.ts';
 
 /** Dependencies of the embeddings route. */
 export interface EmbeddingsDeps {
@@ -58,14 +56,15 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
     // The job names the model only; the governor estimates the prompt from the texts.
     const job: ChatRequest = { model: request.model, messages: [], n: 1, stream: false, include_usage: false };
     const estimate: ChatRequest = { ...job, messages: request.input.map((text) => ({ role: 'user', content: text })) };
-    await governed(deps.governor, res, estimate, async () => {
+    const call = await deps.governor?.admit(context.principal, estimate);
+    try {
       const place = await deps.dispatcher.reserve(provider, admission);
       const trace = context.span.carrier();
       const dispatch = await deps.dispatcher.dispatch(job, provider, place, { requestId: context.requestId, signal: abortOnClose(res), embeddings: request, ...(trace ? { trace } : {}) });
-      startReplyFacts(res, { streamed: false, coalesced: false });
+      startReplyFacts(context, { streamed: false, coalesced: false });
       try {
         for await (const entry of dispatch.entries) {
-          noteReplyEntry(res, entry);
+          noteReplyEntry(context, entry);
           if (entry.t === 'error') throw decodeError(entry);
           if (entry.t === 'result') return sendJsonText(res, 200, entry.d);
         }
@@ -76,8 +75,28 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
         if (err instanceof StreamDeadlineError) throw new ProviderTimeoutError(`${provider.name} did not answer within the gateway's deadline.`);
         throw err;
       }
-    });
+    } finally {
+      // Charged what the worker reported (the reply facts), for the model asked.
+      const facts = context.reply;
+      if (call) {
+        void deps.governor!.finish(call, {
+          model: request.model,
+          usage: facts?.promptTokens !== undefined ? { promptTokens: facts.promptTokens, completionTokens: 0 } : undefined,
+          failed: !facts || facts.terminal === 'error',
+          coalesced: false,
+        });
+      }
+    }
   });
 
   return router;
+}
+
+/** A signal aborted when the client leaves before its reply is complete. */
+function abortOnClose(res: Response): AbortSignal {
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
 }
