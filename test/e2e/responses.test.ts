@@ -191,6 +191,22 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
   });
 });
 
+describe('the pipeline around the door', () => {
+  it('answers a repeated request from the exact cache, in the Responses shape, streamed or not, with a new stored response', async () => {
+    const text = unique('cache me');
+    const first = await client.responses.create({ model: MODELS.c, input: text });
+    const calls = upstreams.c.requests.length;
+    const { data: again, response: raw } = await client.responses.create({ model: MODELS.c, input: text }).withResponse();
+    expect(raw.headers.get('x-cache')).toBe('HIT');
+    expect(again.output_text).toBe(first.output_text);
+    expect(again.id).not.toBe(first.id);
+    expect((await client.responses.retrieve(again.id)).output_text).toBe(first.output_text);
+    const streamed = await client.responses.stream({ model: MODELS.c, input: text }).finalResponse();
+    expect(streamed.output_text).toBe(first.output_text);
+    expect(upstreams.c.requests.length).toBe(calls);
+  });
+});
+
 describe('storage and errors', () => {
   it('keeps nothing with store: false', async () => {
     const response = await client.responses.create({ model: MODELS.a, input: unique('forget me'), store: false });
