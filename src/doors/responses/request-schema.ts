@@ -154,6 +154,8 @@ export const responsesRequestSchema = z
     prompt_cache_key: z.string().max(1024).nullish(),
     prompt_cache_retention: z.enum(['in_memory', '24h']).nullish(),
     safety_identifier: z.string().max(256).nullish(),
+    // Sent by the Codex CLI (its session and turn ids).
+    client_metadata: z.record(z.string().max(256), z.unknown()).nullish(),
     truncation: z.enum(['auto', 'disabled']).nullish(),
     top_logprobs: z.int().min(0).max(20).nullish(),
     max_tool_calls: z.int().positive().nullish(),
