@@ -296,7 +296,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   batchRunner.start();
   // Stored responses of the Responses door share the batch tables' database.
   const responseStore = new ResponseStore({ db: batchDb, ttlSeconds: settings.RESPONSES_TTL });
-  const responsesDoor = new ResponsesDoor({ store: responseStore, formatOf: (model) => configStore.current.modelIndex.get(model)?.format });
+  const responsesDoor = new ResponsesDoor({
+    store: responseStore,
+    formatOf: (model) => configStore.current.modelIndex.get(model)?.format,
+    // After the reply was sent: the client has its answer; the id it got will read as unknown.
+    onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
+  });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.

@@ -71,6 +71,9 @@ export function parseEmbeddingsReply(format: 'openai' | 'gemini', body: unknown,
     if (!b || !Array.isArray(b.embeddings)) throw new UpstreamProtocolError('the batch embeddings reply has no embeddings list');
     vectors = (b.embeddings as Array<{ values?: unknown }>).map((e, i) => vector(e?.values, `embeddings.${i}.values`));
   }
-  if (vectors.length !== count || vectors.some((v) => v === undefined)) throw new UpstreamProtocolError(`the reply has ${vectors.length} vectors for ${count} inputs`);
+  // A loop, not some(): some() skips the holes a missing index leaves.
+  let found = 0;
+  for (let i = 0; i < vectors.length; i++) if (vectors[i] !== undefined) found++;
+  if (vectors.length !== count || found !== count) throw new UpstreamProtocolError(`the reply has ${found} vectors for ${count} inputs`);
   return { vectors, promptTokens };
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { ProviderError } from '../../src/errors/catalog.ts';
 import { ResponsesDoor } from '../../src/doors/responses/responses-door.ts';
+import { ResponseStore } from '../../src/doors/responses/response-store.ts';
 import type { DoorRequest } from '../../src/pipeline/door.ts';
 
 /**
@@ -158,6 +159,10 @@ describe('decoding', () => {
     [{ model: 'a-4o', input: 'x', temperature: 3 }, /temperature/],
     [{ model: 'a-4o', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'http://plain.example/x.png' }] }] }, /image_url: must be an https: URL/],
     [[1, 2], /must be a JSON object/],
+    [{ model: 'a-4o', input: '' }, /input/],
+    [{ model: 'a-4o', input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function' } }, /tool_choice: a function choice needs its 'name'/],
+    [{ model: 'a-4o', input: 'x', background: true }, /background/],
+    [{ model: 'a-4o', input: [{ role: 'assistant', content: [{ type: 'input_image', image_url: 'https://example.com/a.png' }] }] }, /only read in a user message/],
   ])('answers a clear 400 for %j', async (body, message) => {
     const err = await decode(body).then(
       () => undefined,
@@ -165,6 +170,17 @@ describe('decoding', () => {
     );
     expect(err).toMatchObject({ code: 'invalid_request', status: 400 });
     expect((err as Error).message).toMatch(message);
+  });
+
+  it('keeps a reply it could not store to itself: the failure goes to onStoreError, settled() resolves', async () => {
+    const failing = { all: async () => [], run: async () => Promise.reject(new Error('database down')), runMany: async () => {}, close: async () => {} };
+    const seen: Array<[string, string]> = [];
+    const storing = new ResponsesDoor({ store: new ResponseStore({ db: failing, ttlSeconds: 60 }), onStoreError: (err, id) => seen.push([err.message, id]) });
+    const from = doorRequest({ model: 'a-4o', input: 'hi' });
+    const codec = storing.reply(await storing.decode(from), from);
+    const { id } = JSON.parse(codec.completion(completion({ role: 'assistant', content: 'Hello!' }))) as { id: string };
+    await expect(codec.settled?.()).resolves.toBeUndefined();
+    expect(seen).toEqual([['database down', id]]);
   });
 
   it('refuses previous_response_id without a store', async () => {

@@ -14,6 +14,8 @@ export interface ReplyStorage {
   inputCount: number;
   /** The request as decoded, when settled() is not told the one the pipeline sent. */
   request: ChatRequest;
+  /** Told when storing failed; without it settled() rejects. @defaultValue none */
+  onError?: (err: Error, responseId: string) => void;
 }
 
 /**
@@ -69,7 +71,7 @@ export class ResponsesReplyCodec implements ReplyCodec {
     const input = (sent ?? this.storage.request).messages.slice(-inputCount);
     const reply: ChatMessage = { role: 'assistant', content: this.sent.reply.content };
     if (this.sent.reply.tool_calls && this.sent.reply.tool_calls.length > 0) reply.tool_calls = this.sent.reply.tool_calls;
-    await store.save({
+    const saving = store.save({
       id: this.facts.id,
       owner,
       createdAt: this.facts.created_at,
@@ -78,5 +80,8 @@ export class ResponsesReplyCodec implements ReplyCodec {
       inputItems: messagesToItems(input),
       turn: [...input, reply],
     });
+    const onError = this.storage.onError;
+    if (!onError) return saving;
+    await saving.catch((err: unknown) => onError(err as Error, this.facts.id));
   }
 }

@@ -123,7 +123,7 @@ const textFormat = z.discriminatedUnion('type', [
 export const responsesRequestSchema = z
   .strictObject({
     model: z.string().min(1).max(256),
-    input: z.union([z.string(), z.array(inputItemSchema).max(MAX_INPUT_ITEMS)]),
+    input: z.union([z.string().min(1), z.array(inputItemSchema).max(MAX_INPUT_ITEMS)]),
     instructions: z.string().nullish(),
     tools: z.array(z.union([functionTool, otherTool])).max(MAX_TOOLS).nullish(),
     tool_choice: toolChoice.nullish(),

@@ -21,6 +21,12 @@ export interface ResponsesDoorOptions {
   formatOf?: (model: string) => WireFormat | undefined;
   /** Clock, epoch ms. @defaultValue Date.now */
   now?: () => number;
+  /**
+   * Told when a sent reply could not be stored (the database is down): the
+   * client has its answer, a later retrieve or `previous_response_id` gets a 404.
+   * @defaultValue none: the failure reaches the caller of `settled()`
+   */
+  onStoreError?: (err: Error, responseId: string) => void;
 }
 
 /** What decode() learnt that the canonical request does not carry, kept until reply(). */
@@ -55,6 +61,7 @@ function toolChoiceOf(body: ResponsesRequestBody, tools: readonly FunctionTool[]
     if (choice === 'required' && tools.length === 0) throw new InvalidRequestError("tool_choice: 'required' needs a non-empty 'tools' list.");
     return choice;
   }
+  if (choice.type === 'function' && typeof choice.name !== 'string') throw new InvalidRequestError("tool_choice: a function choice needs its 'name'.");
   if (choice.type !== 'function' || typeof choice.name !== 'string') {
     throw new InvalidRequestError(`tool_choice: '${String(choice.type).slice(0, 64)}' is not served by this gateway; use 'none', 'auto', 'required' or a function.`);
   }
@@ -81,6 +88,7 @@ export class ResponsesDoor implements Door {
   private readonly store: ResponseStore | undefined;
   private readonly formatOf: (model: string) => WireFormat | undefined;
   private readonly now: () => number;
+  private readonly onStoreError: ResponsesDoorOptions['onStoreError'];
   /** Facts of requests between decode() and reply(), by the request object the pipeline hands to both. */
   private readonly decoded = new WeakMap<DoorRequest, Decoded>();
 
@@ -88,6 +96,7 @@ export class ResponsesDoor implements Door {
     this.store = options.store;
     this.formatOf = options.formatOf ?? (() => undefined);
     this.now = options.now ?? Date.now;
+    this.onStoreError = options.onStoreError;
   }
 
   async decode(from: DoorRequest): Promise<ChatRequest> {
@@ -156,7 +165,7 @@ export class ResponsesDoor implements Door {
     if (from) this.decoded.delete(from);
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
-    return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request });
+    return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request, ...(this.onStoreError ? { onError: this.onStoreError } : {}) });
   }
 
   error(err: GatewayError, requestId: string): { status: number; body: unknown } {
