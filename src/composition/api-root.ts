@@ -354,7 +354,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
       batchesRouter({ store: batchStore }),
       responsesRouter({ store: responseStore }),
-      embeddingsRouter({ dispatcher, config: () => configStore.current, governor }),
+      embeddingsRouter({ dispatcher, config: () => configStore.current, governor, dlp }),
       ...observabilityRouters,
     ],
   });

@@ -94,6 +94,16 @@ describe('Gemini-format upstream', () => {
   });
 });
 
+describe('DLP', () => {
+  it('redacts personal data in every input before Redis and the upstream see it', async () => {
+    await client.embeddings.create({ model: 'a-embed-small', input: ['plain text', 'write to jane.doe@example.com today'], encoding_format: 'float' });
+    const sent = JSON.stringify(upstreams.a.requests.at(-1)!.body);
+    expect(sent).toContain('plain text');
+    expect(sent).not.toContain('jane.doe@example.com');
+    expect(sent).toContain('write to');
+  });
+});
+
 describe('errors', () => {
   it.each([
     [{ model: 'a-4o', input: 'x' }, /'a-4o' is a chat model/],

@@ -207,6 +207,16 @@ describe('the pipeline around the door', () => {
   });
 });
 
+describe('DLP', () => {
+  it('redacts personal data before the upstream, and stores the input as the upstream saw it', async () => {
+    const response = await client.responses.create({ model: MODELS.b, input: 'please email jane.doe@example.com the notes' });
+    expect(JSON.stringify(lastBody('b'))).not.toContain('jane.doe@example.com');
+    const items = await client.responses.inputItems.list(response.id);
+    expect(JSON.stringify(items.data)).not.toContain('jane.doe@example.com');
+    expect(JSON.stringify(items.data)).toContain('please email');
+  });
+});
+
 describe('storage and errors', () => {
   it('keeps nothing with store: false', async () => {
     const response = await client.responses.create({ model: MODELS.a, input: unique('forget me'), store: false });

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { ChatRequest } from '../../chat/types.ts';
 import type { GatewayConfig } from '../../config/gateway-config.ts';
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import { servesEmbeddings } from '../../embeddings/embeddings-wire.ts';
 import { parseEmbeddingsRequest } from '../../embeddings/request-schema.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../../errors/catalog.ts';
@@ -21,6 +22,8 @@ export interface EmbeddingsDeps {
   governor?: KeyGovernor;
   /** Where provider keys are looked up. @defaultValue process.env */
   env?: NodeJS.ProcessEnv;
+  /** DLP on every input, as for chat (redact, block or count). @defaultValue none: nothing is scanned */
+  dlp?: DlpGuard;
 }
 
 /**
@@ -35,28 +38,31 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
   const env = deps.env ?? process.env;
 
   router.post('/v1/embeddings', async (req: Request, res: Response) => {
-    const request = parseEmbeddingsRequest(req.body);
+    const parsed = parseEmbeddingsRequest(req.body);
     const config = deps.config();
-    const provider = config.embeddingIndex.get(request.model);
+    const provider = config.embeddingIndex.get(parsed.model);
     if (!provider) {
-      if (config.modelIndex.has(request.model)) {
-        throw new InvalidRequestError(`'${request.model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
+      if (config.modelIndex.has(parsed.model)) {
+        throw new InvalidRequestError(`'${parsed.model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
       }
-      throw new ModelNotFoundError(request.model);
+      throw new ModelNotFoundError(parsed.model);
     }
     if (!servesEmbeddings(provider.format)) {
-      throw new InvalidRequestError(`'${request.model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
+      throw new InvalidRequestError(`'${parsed.model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
     }
     if (!env[provider.api_key_env]) throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
     const context = contextOf(res);
+    // Every input is screened before Redis, the queue and the provider see it, as a chat message would be; block mode throws pii_detected.
+    const texts: ChatRequest = { model: parsed.model, messages: parsed.input.map((text) => ({ role: 'user', content: text })), n: 1, stream: false, include_usage: false };
+    const screened = deps.dlp ? deps.dlp.screen(texts, context) : texts;
+    const request = { ...parsed, input: screened.messages.map((m) => m.content as string) };
     context.model = request.model;
     context.provider = provider.name;
     deps.governor?.checkModel(context.principal, request.model);
     const admission = await settleRateLimit(res);
     // The job names the model only; the governor estimates the prompt from the texts.
     const job: ChatRequest = { model: request.model, messages: [], n: 1, stream: false, include_usage: false };
-    const estimate: ChatRequest = { ...job, messages: request.input.map((text) => ({ role: 'user', content: text })) };
-    const call = await deps.governor?.admit(context.principal, estimate);
+    const call = await deps.governor?.admit(context.principal, screened);
     try {
       const place = await deps.dispatcher.reserve(provider, admission);
       const trace = context.span.carrier();
