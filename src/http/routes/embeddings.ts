@@ -12,7 +12,7 @@ import { StreamAbortedError, StreamDeadlineError } from '../../streams/stream-re
 import type { KeyGovernor } from '../../usage/key-governor.ts';
 import { sendJsonText } from '../json-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 
 /** Dependencies of the embeddings route. */
 export interface EmbeddingsDeps {
