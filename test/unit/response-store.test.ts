@@ -126,6 +126,21 @@ describe.each(backends)('on $name', (backend) => {
     expect(JSON.stringify(await store.conversation(id, 'alice'))).not.toContain('4111');
   });
 
+  it('refuses a conversation longer than maxChain with a 400, in one query whatever its length', async (ctx) => {
+    if (!settings) return ctx.skip();
+    const short = new ResponseStore({ db: dbs.at(-1)!, ttlSeconds: 3_600, maxChain: 2, now: () => clock });
+    let previous: string | undefined;
+    const ids: string[] = [];
+    for (const text of ['one', 'two', 'three', 'four']) {
+      const { id } = await turn('carol', previous ? { input: text, previous_response_id: previous } : { input: text }, completionJson(text.toUpperCase()));
+      ids.push(id);
+      previous = id;
+    }
+    expect(await short.conversation(ids[2]!, 'carol')).toHaveLength(6);
+    await expect(short.conversation(ids[3]!, 'carol')).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/longer than 2/) });
+    expect(await store.conversation(ids[3]!, 'carol')).toHaveLength(8);
+  });
+
   it('keeps nothing with store: false', async (ctx) => {
     if (!settings) return ctx.skip();
     const { id } = await turn('alice', { input: 'forget me', store: false }, completionJson('ok'));

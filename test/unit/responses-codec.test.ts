@@ -214,6 +214,17 @@ describe('non-streamed replies', () => {
     expect((response.output[1] as { id: string }).id).toMatch(/^fc_/);
   });
 
+  it('names the model that answered (a fallback), JSON and streamed', async () => {
+    const from = doorRequest({ model: 'a-4o', input: 'hi' });
+    const codec = door.reply(await door.decode(from), from);
+    const fallback = JSON.parse(completion({ role: 'assistant', content: 'Hi' })) as Record<string, unknown>;
+    expect(JSON.parse(codec.completion(JSON.stringify({ ...fallback, model: 'b-2.5-flash' })))).toMatchObject({ model: 'b-2.5-flash' });
+    const { frames } = await encodeStream({ model: 'a-4o', input: 'hi' }, [chunk({ content: 'Hi' }).replace('"model":"a-4o"', '"model":"b-2.5-flash"'), chunk({}, 'stop')]);
+    const models = [...frames.matchAll(/"response":\{[^]*?"model":"([^"]+)"/g)].map((m) => m[1]);
+    expect(models.length).toBeGreaterThan(0);
+    expect(new Set(models)).toEqual(new Set(['b-2.5-flash']));
+  });
+
   it('says incomplete with max_output_tokens when the budget cut the reply', async () => {
     const from = doorRequest({ model: 'a-4o', input: 'long story', max_output_tokens: 5 });
     const codec = door.reply(await door.decode(from), from);

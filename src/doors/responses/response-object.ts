@@ -169,5 +169,6 @@ export function responseFromCompletion(facts: ResponseFacts, completion: ChatCom
   const choice = completion.choices[0];
   const { status, incomplete_details } = statusOf(choice?.finish_reason ?? 'stop');
   const output = choice ? outputItems(choice.message, status === 'completed' ? 'completed' : 'incomplete') : [];
-  return responseObject(facts, { status, incomplete_details, output, usage: responseUsage(completion.usage) });
+  // The model that answered: a fallback's when the requested one's deployments failed.
+  return responseObject({ ...facts, model: completion.model || facts.model }, { status, incomplete_details, output, usage: responseUsage(completion.usage) });
 }

@@ -145,19 +145,25 @@ export class ResponseStore {
    * missing link (deleted, expired, another owner's) is a 404 naming it.
    */
   async conversation(id: string, owner: string): Promise<ChatMessage[]> {
-    const turns: ChatMessage[][] = [];
-    const seen = new Set<string>();
-    let next: string | null = id;
-    while (next !== null) {
-      if (seen.has(next) || turns.length >= this.maxChain) {
-        throw new InvalidRequestError(`previous_response_id: the conversation is longer than ${this.maxChain} responses.`);
-      }
-      seen.add(next);
-      const row = await this.row(next, owner);
-      if (!row) throw new NotFoundError(`Previous response with id '${next.slice(0, 64)}' not found.`);
-      turns.push(JSON.parse(row.turn) as ChatMessage[]);
-      next = row.previous_response_id;
+    const now = this.seconds();
+    // One recursive query walks the chain (SQLite and PostgreSQL alike), newest first, each link the owner's and unexpired.
+    const rows = await this.db.all<{ id: string; previous_response_id: string | null; turn: string; depth: number | string }>(
+      `WITH RECURSIVE chain (id, previous_response_id, turn, depth) AS (
+         SELECT id, previous_response_id, turn, 0 FROM gateway_responses WHERE id = ? AND owner = ? AND expires_at > ?
+         UNION ALL
+         SELECT r.id, r.previous_response_id, r.turn, chain.depth + 1 FROM gateway_responses r JOIN chain ON r.id = chain.previous_response_id
+         WHERE r.owner = ? AND r.expires_at > ? AND chain.depth < ?
+       )
+       SELECT id, previous_response_id, turn, depth FROM chain ORDER BY depth`,
+      [id, owner, now, owner, now, this.maxChain],
+    );
+    if (rows.length === 0) throw new NotFoundError(`Previous response with id '${id.slice(0, 64)}' not found.`);
+    const oldest = rows.at(-1)!;
+    if (oldest.previous_response_id !== null) {
+      // The walk stopped early: a link is gone (deleted, expired, another owner's), or the chain is too long (or loops).
+      if (rows.length > this.maxChain) throw new InvalidRequestError(`previous_response_id: the conversation is longer than ${this.maxChain} responses.`);
+      throw new NotFoundError(`Previous response with id '${oldest.previous_response_id.slice(0, 64)}' not found.`);
     }
-    return turns.reverse().flat();
+    return rows.reverse().flatMap((row) => JSON.parse(row.turn) as ChatMessage[]);
   }
 }

@@ -22,7 +22,7 @@ import {
  * streams send calls one after the other) or at the end.
  */
 export class ResponseStreamEncoder {
-  private readonly facts: ResponseFacts;
+  private facts: ResponseFacts;
   private seq = 0;
   private started = false;
   private readonly output: OutputItem[] = [];
@@ -67,6 +67,8 @@ export class ResponseStreamEncoder {
 
   chunk(json: string): string {
     const chunk = JSON.parse(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
+    // The model that answered: a fallback's when the requested one's deployments failed.
+    if (!this.started && chunk.model) this.facts = { ...this.facts, model: chunk.model };
     let frames = this.opening();
     if (chunk.usage) this.usage = responseUsage(chunk.usage);
     const choice = chunk.choices.find((c) => c.index === 0);
