@@ -66,7 +66,6 @@ const configSchema = z.strictObject({
   prices: priceTableSchema,
 });
 
-export type ProviderConfigInput = z.input<typeof providerSchema>;
 
 /** One provider entry after validation and defaults. */
 export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'base_url'> & {
