@@ -30,6 +30,8 @@ type Letter = keyof typeof MODELS;
 
 /** A 1x1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+/** A minimal PDF. */
+const PDF = 'JVBERi0xLjQKMSAwIG9iaiA8PD4+IGVuZG9iagp0cmFpbGVyIDw8Pj4KJSVFT0YK';
 
 const weatherTool = {
   type: 'function' as const,
@@ -178,6 +180,26 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     expect(JSON.stringify(lastBody(letter))).toContain(PNG);
   });
 
+  it('reads a PDF input_file, as the document part of each format', async () => {
+    const response = await client.responses.create({
+      model,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'summarize this' }, { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` }] }],
+    });
+    expect(response.output_text).toBe('Echo: summarize this (+1 files)');
+    expect(JSON.stringify(lastBody(letter))).toContain(PDF);
+    const items = await client.responses.inputItems.list(response.id);
+    expect(items.data).toMatchObject([{ type: 'message', content: [{ type: 'input_text' }, { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` }] }]);
+  });
+
+  it('reads the same PDF through the chat door, as a file part', async () => {
+    const completion = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'summarize that' }, { type: 'file', file: { filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` } }] }],
+    });
+    expect(completion.choices[0]?.message.content).toBe('Echo: summarize that (+1 files)');
+    expect(JSON.stringify(lastBody(letter))).toContain(PDF);
+  });
+
   it('says incomplete with max_output_tokens when the budget cut the reply, streamed or not', async () => {
     const text = unique('one two three four five six seven');
     const cut = await client.responses.create({ model, input: text, max_output_tokens: 3 });
@@ -248,7 +270,8 @@ describe('storage and errors', () => {
   it.each([
     [{ model: MODELS.a, input: 'x', tools: [{ type: 'web_search' }] }, /built-in tool 'web_search'/],
     [{ model: MODELS.a, input: 'x', surprise: true }, /unrecognized field/],
-    [{ model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, /input_file is not supported/],
+    [{ model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, /input_file needs 'file_data'/],
+    [{ model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:text/plain;base64,aGk=' }] }] }, /data:application\/pdf/],
     [{ model: MODELS.a, input: 42 }, /input/],
     [{ model: 'no-such-model', input: 'x' }, /not supported by this gateway/],
   ])('answers %j with a clear 400, the upstream untouched', async (body, message) => {

@@ -151,7 +151,7 @@ describe('decoding', () => {
     [{ model: 'a-4o', input: 'x', tools: [{ type: 'web_search' }] }, /tools\.0: the built-in tool 'web_search' is not served/],
     [{ model: 'a-4o', input: 'x', tool_choice: { type: 'function', name: 'nope' }, tools: [{ type: 'function', name: 'f' }] }, /tool_choice: names 'nope'/],
     [{ model: 'a-4o', input: 'x', tool_choice: { type: 'file_search' } }, /tool_choice: 'file_search' is not served/],
-    [{ model: 'a-4o', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, /input\.0\.content\.0: input_file is not supported/],
+    [{ model: 'a-4o', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, /input\.0\.content\.0: input_file needs 'file_data'/],
     [{ model: 'a-4o', input: [{ type: 'item_reference', id: 'msg_1' }] }, /input\.0: items of type 'item_reference' are not supported/],
     [{ model: 'a-4o', input: 'x', bogus: 1 }, /unrecognized field\(s\) 'bogus'/],
     [{ model: 'a-4o' }, /input: /],

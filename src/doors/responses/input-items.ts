@@ -38,8 +38,14 @@ function userContent(content: string | readonly ContentPartBody[], where: string
         if (part.detail != null) image.image_url.detail = part.detail;
         return image;
       }
-      case 'input_file':
-        throw new InvalidRequestError(`${where}.content.${i}: input_file is not supported by this gateway; send the document's text as input_text.`);
+      case 'input_file': {
+        if (part.file_data == null) {
+          throw new InvalidRequestError(`${where}.content.${i}: input_file needs 'file_data' (a base64 data:application/pdf URL); file ids and URLs are not served by this gateway.`);
+        }
+        const file: ContentPart = { type: 'file', file: { file_data: part.file_data } };
+        if (part.filename != null) file.file.filename = part.filename;
+        return file;
+      }
       case 'refusal':
         throw new InvalidRequestError(`${where}.content.${i}: a refusal part belongs to an assistant message.`);
     }
@@ -111,11 +117,11 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
     const content =
       typeof m.content === 'string'
         ? [{ type: 'input_text', text: m.content }]
-        : m.content.map((part) =>
-            part.type === 'text'
-              ? { type: 'input_text', text: part.text }
-              : { type: 'input_image', image_url: part.image_url.url, detail: part.image_url.detail ?? 'auto' },
-          );
+        : m.content.map((part) => {
+            if (part.type === 'text') return { type: 'input_text', text: part.text };
+            if (part.type === 'file') return { type: 'input_file', file_data: part.file.file_data, ...(part.file.filename !== undefined ? { filename: part.file.filename } : {}) };
+            return { type: 'input_image', image_url: part.image_url.url, detail: part.image_url.detail ?? 'auto' };
+          });
     items.push({ id: newItemId('msg'), type: 'message', role: m.role, status: 'completed', content });
   }
   return items;

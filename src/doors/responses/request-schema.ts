@@ -27,10 +27,13 @@ const inputImage = z.strictObject({
   file_id: z.string().max(256).nullish(),
   detail: z.enum(['auto', 'low', 'high']).nullish(),
 });
+/** Documents come inline; PDF is what every upstream format with documents reads. */
+const PDF_DATA = /^data:application\/pdf;base64,[A-Za-z0-9+/=\s]+$/;
+
 const inputFile = z.strictObject({
   type: z.literal('input_file'),
   file_id: z.string().max(256).nullish(),
-  file_data: z.string().nullish(),
+  file_data: z.string().max(20_000_000).regex(PDF_DATA, 'must be a base64 data:application/pdf URL').nullish(),
   file_url: z.string().max(4096).nullish(),
   filename: z.string().max(1024).nullish(),
 });

@@ -42,6 +42,8 @@ interface ContentFacts {
   /** Its text parts joined. */
   text: string;
   images: number;
+  /** Inline PDF documents. */
+  files: number;
   calls: number;
   /** Each `functionResponse.response`, as the tool result text it stands for. */
   results: string[];
@@ -58,7 +60,7 @@ function readContent(content: unknown, where: string): ContentFacts | string {
   // The role may be left out of a single-turn request; it then means user.
   const role = content.role ?? 'user';
   if (role !== 'user' && role !== 'model') return `${where}.role: Please use a valid role: user, model.`;
-  const facts: ContentFacts = { role, text: '', images: 0, calls: 0, results: [] };
+  const facts: ContentFacts = { role, text: '', images: 0, files: 0, calls: 0, results: [] };
   for (const [i, part] of content.parts.entries()) {
     const at = `${where}.parts[${i}]`;
     if (!isRecord(part)) return `${at}: a Part must be an object.`;
@@ -71,6 +73,11 @@ function readContent(content: unknown, where: string): ContentFacts | string {
       return `${at}.text: must be a string.`;
     } else if (part.inlineData !== undefined) {
       const blob = isRecord(part.inlineData) ? part.inlineData : {};
+      if (blob.mimeType === 'application/pdf') {
+        if (typeof blob.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(blob.data)) return `${at}.inlineData.data: Base64 decoding failed.`;
+        facts.files += 1;
+        continue;
+      }
       const problem = imageProblem(blob.mimeType, blob.data);
       if (problem) return `${at}.inlineData: ${problem}`;
       facts.images += 1;
@@ -217,6 +224,8 @@ export const geminiDialect: FakeDialect = {
       images: sum(contents.map((content) => content.images)),
     };
     if (isRecord(schema)) prompt.jsonSchema = schema;
+    const files = sum(contents.map((content) => content.files));
+    if (files > 0) prompt.files = files;
     if (typeof config.maxOutputTokens === 'number') prompt.maxTokens = config.maxOutputTokens;
     return prompt;
   },
