@@ -3,6 +3,7 @@ import { ENTITY_TYPES } from '../src/dlp/entities.ts';
 import { evaluate } from '../test/dlp/support/evaluate.ts';
 import { generateEvalSet, type EvalSample } from '../test/dlp/support/eval-set.ts';
 import { generateHoldoutSet, type HoldoutSplit } from '../test/dlp/support/holdout-set.ts';
+import { runPublicEval } from './dlp-eval-public.ts';
 
 /**
  * `npm run eval:dlp [-- --set holdout|calibration --split test|dev --size 1500 --threshold 0.8 --seed N --errors]`:
@@ -14,6 +15,9 @@ import { generateHoldoutSet, type HoldoutSplit } from '../test/dlp/support/holdo
  * - `--set calibration`: test/dlp/support/eval-set.ts, the set the first
  *   rules were calibrated on (`--per-generator 200`).
  *
+ * - `--set public`: labelled data the project did not write, with or without
+ *   a Presidio analyzer (`--analyzer URL`); see scripts/dlp-eval-public.ts.
+ *
  * `--errors` also prints every miss and false finding (synthetic data only).
  */
 function flag(name: string): string | undefined {
@@ -24,6 +28,10 @@ const num = (name: string, fallback: number) => (flag(name) === undefined ? fall
 
 const threshold = num('threshold', 0.8);
 const set = flag('set') ?? 'holdout';
+if (set === 'public') {
+  await runPublicEval();
+  process.exit(0);
+}
 const split = (flag('split') ?? 'test') as HoldoutSplit;
 if (set !== 'holdout' && set !== 'calibration') throw new Error(`--set must be holdout or calibration, got ${set}`);
 if (split !== 'dev' && split !== 'test') throw new Error(`--split must be dev or test, got ${split}`);

@@ -141,9 +141,9 @@ class LineAnswerer implements Answerer {
     this.onTokens = onTokens;
   }
 
-  hit(exchange: Exchange, lookup: CacheLookup): void {
+  async hit(exchange: Exchange, lookup: CacheLookup): Promise<void> {
     const stored = (lookup.hit as NonNullable<CacheLookup['hit']>).completion;
-    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? exchange.replyFilter.completion(stored) : stored));
+    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(stored) : stored));
   }
 
   async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
@@ -153,7 +153,7 @@ class LineAnswerer implements Answerer {
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
         this.onTokens?.(dispatch.provider.name, exchange.context.model ?? exchange.request.model, entry.pt ?? 0, entry.ct ?? 0);
-        this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? exchange.replyFilter.completion(entry.d) : entry.d));
+        this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(entry.d) : entry.d));
         return;
       }
     }

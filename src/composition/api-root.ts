@@ -64,6 +64,7 @@ import { openTracing } from '../observability/tracing/open-tracing.ts';
 import { traceRequests } from '../observability/tracing/request-tracing.ts';
 import { DlpGuard } from '../dlp/dlp-guard.ts';
 import { DlpEngine } from '../dlp/engine.ts';
+import { AnalyzerClient } from '../dlp/analyzer-client.ts';
 import { ChatDispatcher } from '../queue/chat-dispatcher.ts';
 import { ChatQueues } from '../queue/chat-queues.ts';
 import { QueuePlaces } from '../queue/queue-places.ts';
@@ -185,6 +186,22 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       phoneRegions: settings.DLP_PHONE_REGIONS,
     }),
     onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
+    ...(settings.DLP_ANALYZER_URL
+      ? {
+          analyzer: new AnalyzerClient({
+            url: settings.DLP_ANALYZER_URL,
+            timeoutMs: settings.DLP_ANALYZER_TIMEOUT_MS,
+            entities: settings.DLP_ANALYZER_ENTITIES,
+            language: settings.DLP_ANALYZER_LANGUAGE,
+          }),
+          analyzerFailure: settings.DLP_ANALYZER_FAILURE,
+        }
+      : {}),
+    onAnalyzerFailure: (reason, policy) => {
+      metrics?.dlpAnalyzerFailed(reason, policy);
+      // The reason only: the analyzer's input is the request's text.
+      logger.warn({ reason, policy }, policy === 'open' ? 'DLP analyzer failed: request screened by the in-process recognizers only' : 'DLP analyzer failed: request refused (DLP_ANALYZER_FAILURE=closed)');
+    },
   });
   // The caches may live on a Redis of their own (CACHE_REDIS_URL), where allkeys-lru cannot touch the queue.
   const cacheSettings = cacheRedisSettings(settings);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { envBoolean, envEnum, envList, envNumber, envOptionalNumber, envOptionalString, envString } from './env-parsers.ts';
-import { ENTITY_TYPES, isEntityType, type EntityType } from '../dlp/entities.ts';
+import { ANALYZER_DEFAULT_ENTITIES, ANALYZER_FAILURE_POLICIES, ENTITY_TYPES, isEntityType, type EntityType } from '../dlp/entities.ts';
 
 /**
  * Every environment variable the gateway reads, validated in one place.
@@ -137,6 +137,21 @@ const settingsSchema = z.object({
     const bad = list.filter((item) => !/^[A-Za-z]{2}$/.test(item));
     if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });
   }),
+  /** Base URL of a Presidio analyzer (its REST `/analyze`) for the types that need a language model; unset: in-process recognizers only (docs/dlp.md). */
+  DLP_ANALYZER_URL: envOptionalString().superRefine((url, ctx) => {
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got ${url}` });
+  }),
+  /** Time budget of one analyzer call, milliseconds. Default 500. */
+  DLP_ANALYZER_TIMEOUT_MS: envNumber(500, { int: true, min: 10, max: 60_000 }),
+  /** `closed` (default): a request the analyzer could not screen is refused with 503; `open`: it goes on with the in-process findings only, counted and logged. */
+  DLP_ANALYZER_FAILURE: envEnum(ANALYZER_FAILURE_POLICIES, 'closed'),
+  /** Entity types the analyzer is asked for. Default PERSON,LOCATION,ORGANIZATION,NRP,DATE_TIME. */
+  DLP_ANALYZER_ENTITIES: envList().superRefine((list, ctx) => {
+    const unknown = list.filter((item) => !isEntityType(item));
+    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}` });
+  }).transform((list) => (list.length > 0 ? (list as EntityType[]) : [...ANALYZER_DEFAULT_ENTITIES])),
+  /** Language code sent to the analyzer. Default en. */
+  DLP_ANALYZER_LANGUAGE: envString('en'),
 
   /** Serve Prometheus metrics at /metrics. Default true. */
   PROMETHEUS_METRICS_ENABLED: envBoolean(true),

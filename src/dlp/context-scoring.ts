@@ -6,6 +6,8 @@ const ASCII_WORD = /[a-z][a-z0-9]*/g;
 /** Words of any script ("numéro", "телефон"); slower, so only for text that is not plain ASCII. */
 const WORD = /\p{L}[\p{L}\p{N}]*/gu;
 const NON_ASCII = /[^\x00-\x7f]/;
+/** Nouns that take their meaning from the word before: "order number", "invoice no", "Rechnungs nummer". */
+const NUMBER_NOUNS = new Set(['number', 'no', 'nr', 'num', 'nummer', 'numéro', 'numero', 'número', 'numer']);
 
 class WordSet {
   private readonly exact: Set<string>;
@@ -51,7 +53,12 @@ export class ContextScorer {
     for (let distance = 0; distance < Math.max(before.length, after.length); distance++) {
       const previous = before[before.length - 1 - distance];
       if (previous !== undefined) {
-        if (this.positive.has(previous)) return Math.min(1, score + CONTEXT_BOOST);
+        if (this.positive.has(previous)) {
+          // "order number 4155552671", "invoice no …": the negative word says what kind of number it is.
+          const qualifier = NUMBER_NOUNS.has(previous) ? before[before.length - 2 - distance] : undefined;
+          if (qualifier !== undefined && this.negative?.has(qualifier)) return Math.max(0, score - CONTEXT_BOOST);
+          return Math.min(1, score + CONTEXT_BOOST);
+        }
         if (distance < NEGATIVE_WORDS_BEFORE && this.negative?.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
       }
       const next = after[distance];
@@ -66,12 +73,45 @@ function wordsOf(slice: string): string[] {
   return lower.match(NON_ASCII.test(lower) ? WORD : ASCII_WORD) ?? [];
 }
 
+/**
+ * The last `count` words of `slice`. Plain ASCII, the usual case, is read
+ * backwards character by character: no lower-cased copy and no match array
+ * of the whole window, which cost more than the rest of a phone scan.
+ */
 function lastWords(slice: string, count: number): string[] {
-  const words = wordsOf(slice);
-  return words.slice(-count);
+  if (NON_ASCII.test(slice)) return wordsOf(slice).slice(-count);
+  const words: string[] = [];
+  let i = slice.length;
+  while (i > 0 && words.length < count) {
+    while (i > 0 && !isWordChar(slice.charCodeAt(i - 1))) i--;
+    const end = i;
+    while (i > 0 && isWordChar(slice.charCodeAt(i - 1))) i--;
+    if (end === i) break;
+    // ASCII_WORD's words start with a letter: skip leading digits as it does.
+    let start = i;
+    while (start < end && !isLetter(slice.charCodeAt(start))) start++;
+    if (start < end) words.unshift(slice.slice(start, end).toLowerCase());
+  }
+  return words;
 }
 
 function firstWords(slice: string, count: number): string[] {
-  const words = wordsOf(slice);
-  return words.slice(0, count);
+  if (NON_ASCII.test(slice)) return wordsOf(slice).slice(0, count);
+  const words: string[] = [];
+  let i = 0;
+  while (i < slice.length && words.length < count) {
+    while (i < slice.length && !isLetter(slice.charCodeAt(i))) i++;
+    const start = i;
+    while (i < slice.length && isWordChar(slice.charCodeAt(i))) i++;
+    if (i > start) words.push(slice.slice(start, i).toLowerCase());
+  }
+  return words;
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+function isWordChar(c: number): boolean {
+  return isLetter(c) || (c >= 48 && c <= 57);
 }

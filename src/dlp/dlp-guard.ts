@@ -1,8 +1,10 @@
 import { mapRequestTexts, requestTexts } from '../chat/message-texts.ts';
 import type { ChatRequest } from '../chat/types.ts';
-import { PiiDetectedError } from '../errors/catalog.ts';
+import { PiiDetectedError, ServiceUnavailableError } from '../errors/catalog.ts';
+import { AnalyzerFailure, type AnalyzerClient, type AnalyzerFailureReason } from './analyzer-client.ts';
 import { DlpEngine } from './engine.ts';
-import type { DlpAction } from './entities.ts';
+import type { AnalyzerFailurePolicy, DlpAction } from './entities.ts';
+import { resolveOverlaps } from './overlap.ts';
 import type { Finding } from './recognizer.ts';
 import { PlaceholderRegistry, redactText } from './redaction.ts';
 import { ReplyFilter } from './reply-filter.ts';
@@ -30,6 +32,22 @@ export interface DlpGuardOptions {
    * is rejected. A throwing callback never fails the request.
    */
   onFindings?: (counts: Readonly<DlpFindingCounts>, action: DlpAction) => void;
+  /**
+   * A Presidio analyzer for the types that need a language model
+   * (DLP_ANALYZER_URL); its findings are merged with the engine's and
+   * redacted once. Only the async entry points use it.
+   * @defaultValue none: the engine alone
+   */
+  analyzer?: AnalyzerClient;
+  /**
+   * What a failed or late analyzer call does (DLP_ANALYZER_FAILURE):
+   * `closed` refuses the request with 503 `service_unavailable`; `open`
+   * goes on with the engine's findings alone.
+   * @defaultValue `closed`
+   */
+  analyzerFailure?: AnalyzerFailurePolicy;
+  /** Called once per failed analyzer call, with the reason and the policy applied (metrics, the log line). Never throws into a request. */
+  onAnalyzerFailure?: (reason: AnalyzerFailureReason, policy: AnalyzerFailurePolicy) => void;
 }
 
 /** The result of {@link DlpGuard.inspect}. */
@@ -66,7 +84,10 @@ export class DlpGuard {
   readonly engine: DlpEngine;
   readonly scanReplies: boolean;
   readonly restore: boolean;
+  readonly analyzer: AnalyzerClient | undefined;
+  readonly analyzerFailure: AnalyzerFailurePolicy;
   private readonly onFindings: DlpGuardOptions['onFindings'];
+  private readonly onAnalyzerFailure: DlpGuardOptions['onAnalyzerFailure'];
 
   constructor(options: DlpGuardOptions = {}) {
     const threshold = options.threshold ?? 0.8;
@@ -78,11 +99,47 @@ export class DlpGuard {
     this.scanReplies = this.enabled && (options.scanReplies ?? false);
     this.restore = this.enabled && this.action === 'redact' && (options.restore ?? false);
     this.onFindings = options.onFindings;
+    this.analyzer = this.enabled ? options.analyzer : undefined;
+    this.analyzerFailure = options.analyzerFailure ?? 'closed';
+    this.onAnalyzerFailure = options.onAnalyzerFailure;
   }
 
+  /** The engine's findings alone: the synchronous path, complete when no analyzer is configured. */
   inspect(request: ChatRequest): DlpOutcome {
     if (!this.enabled) return { request, findings: {}, action: this.action };
-    const perText: Finding[][] = requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold }));
+    return this.decide(request, requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold })));
+  }
+
+  /** {@link inspect} with the analyzer's findings merged in, when one is configured. */
+  async inspectAsync(request: ChatRequest): Promise<DlpOutcome> {
+    if (!this.enabled) return { request, findings: {}, action: this.action };
+    if (!this.analyzer) return this.inspect(request);
+    return this.decide(request, await this.detect(requestTexts(request)));
+  }
+
+  /**
+   * Findings per text, the engine's and the analyzer's merged (overlaps
+   * resolved once, so a value is redacted once). Applies the failure policy:
+   * throws 503 `service_unavailable` when closed, else the engine's alone.
+   */
+  async detect(texts: readonly string[]): Promise<Finding[][]> {
+    const local = texts.map((text) => this.engine.analyze(text, { threshold: this.threshold }));
+    if (!this.analyzer) return local;
+    let remote: Finding[][];
+    try {
+      remote = await this.analyzer.analyze(texts, this.threshold);
+    } catch (err) {
+      const failure = err instanceof AnalyzerFailure ? err : new AnalyzerFailure('bad_reply', 'the DLP analyzer failed');
+      this.reportFailure(failure.reason);
+      if (this.analyzerFailure === 'closed') {
+        throw new ServiceUnavailableError(`The request could not be screened for personal data: ${failure.message}. Try again later.`, { headers: { 'Retry-After': '1' } });
+      }
+      return local;
+    }
+    return local.map((list, i) => (remote[i]!.length === 0 ? list : resolveOverlaps([...list, ...remote[i]!])));
+  }
+
+  private decide(request: ChatRequest, perText: Finding[][]): DlpOutcome {
     const findings: DlpFindingCounts = {};
     for (const list of perText) for (const f of list) findings[f.entity] = (findings[f.entity] ?? 0) + 1;
     const types = Object.keys(findings).sort();
@@ -118,16 +175,46 @@ export class DlpGuard {
    * then untouched).
    */
   screenExchange(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
-    const outcome = this.inspect(request);
+    return this.exchange(this.inspect(request), context);
+  }
+
+  /** {@link screen} with the analyzer (when configured): the entry point of every request path. */
+  async screenAsync(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): Promise<ChatRequest> {
+    const outcome = await this.inspectAsync(request);
+    context.dlpFindings = outcome.findings;
+    if (outcome.blocked) throw outcome.blocked;
+    return outcome.request;
+  }
+
+  /** {@link screenExchange} with the analyzer (when configured); its reply filter scans with the analyzer too. */
+  async screenExchangeAsync(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): Promise<{ request: ChatRequest; reply?: ReplyFilter }> {
+    return this.exchange(await this.inspectAsync(request), context);
+  }
+
+  private exchange(outcome: DlpOutcome, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
     context.dlpFindings = outcome.findings;
     if (outcome.blocked) throw outcome.blocked;
     const originals = this.restore && outcome.registry ? outcome.registry.originalsSnapshot() : undefined;
     if (!this.scanReplies && !originals) return { request: outcome.request };
     const scan = this.scanReplies
-      ? { engine: this.engine, threshold: this.threshold, action: this.action, report: (counts: DlpFindingCounts) => this.report(counts) }
+      ? {
+          engine: this.engine,
+          threshold: this.threshold,
+          action: this.action,
+          report: (counts: DlpFindingCounts) => this.report(counts),
+          ...(this.analyzer ? { detect: async (text: string) => (await this.detect([text]))[0]! } : {}),
+        }
       : undefined;
     const reply = new ReplyFilter({ registry: outcome.registry ?? new PlaceholderRegistry(), ...(scan ? { scan } : {}), ...(originals ? { originals } : {}) });
     return { request: outcome.request, reply };
+  }
+
+  private reportFailure(reason: AnalyzerFailureReason): void {
+    try {
+      this.onAnalyzerFailure?.(reason, this.analyzerFailure);
+    } catch {
+      // As with counting: a broken sink must not change what the policy decided.
+    }
   }
 
   private report(findings: DlpFindingCounts): void {

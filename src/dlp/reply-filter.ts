@@ -2,12 +2,23 @@ import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import { PiiDetectedError } from '../errors/catalog.ts';
 import type { DlpEngine } from './engine.ts';
 import type { DlpAction } from './entities.ts';
+import type { Finding } from './recognizer.ts';
 import { PlaceholderRegistry, redactText, restorePlaceholders } from './redaction.ts';
 
 /** What a {@link ReplyFilter} does; built by the guard for one exchange. */
 export interface ReplyFilterOptions {
-  /** Scan the reply (DLP_SCAN_REPLIES); undefined to only restore. */
-  scan?: { engine: DlpEngine; threshold: number; action: DlpAction; report: (counts: Record<string, number>) => void };
+  /**
+   * Scan the reply (DLP_SCAN_REPLIES); undefined to only restore. `detect`,
+   * when given, replaces the engine on the async entry points (the engine
+   * and the analyzer merged, with the failure policy applied).
+   */
+  scan?: {
+    engine: DlpEngine;
+    threshold: number;
+    action: DlpAction;
+    report: (counts: Record<string, number>) => void;
+    detect?: (text: string) => Promise<Finding[]>;
+  };
   /** Placeholder -> the client's value (DLP_RESTORE); undefined to not restore. */
   originals?: ReadonlyMap<string, string>;
   /** The request's registry, so a value first seen in the reply gets the next number of its type. */
@@ -63,12 +74,51 @@ export class ReplyFilter {
 
   /** A whole `chat.completion` (JSON text) filtered: contents, refusals and tool-call arguments. */
   completion(json: string): string {
+    return this.runSync(this.completionSteps(json));
+  }
+
+  /** {@link completion} with the analyzer's findings too, when the guard has one. */
+  completionAsync(json: string): Promise<string> {
+    return this.runAsync(this.completionSteps(json));
+  }
+
+  /** {@link chunk} with the analyzer's findings too, when the guard has one. */
+  chunkAsync(json: string): Promise<string> {
+    return this.runAsync(this.chunkSteps(json));
+  }
+
+  /** {@link flush} with the analyzer's findings too, when the guard has one. */
+  flushAsync(): Promise<string[]> {
+    return this.runAsync(this.flushSteps());
+  }
+
+  /*
+   * The filtering is written once, as generators that yield each text to
+   * scan and take its findings back; runSync answers with the engine, runAsync
+   * with the engine and the analyzer.
+   */
+  private runSync<T>(steps: Generator<string, T, Finding[]>): T {
+    const scan = this.options.scan;
+    let step = steps.next();
+    while (!step.done) step = steps.next(scan ? scan.engine.analyze(step.value, { threshold: scan.threshold }) : []);
+    return step.value;
+  }
+
+  private async runAsync<T>(steps: Generator<string, T, Finding[]>): Promise<T> {
+    const scan = this.options.scan;
+    if (!scan?.detect) return this.runSync(steps);
+    let step = steps.next();
+    while (!step.done) step = steps.next(await scan.detect(step.value));
+    return step.value;
+  }
+
+  private *completionSteps(json: string): Generator<string, string, Finding[]> {
     const completion = JSON.parse(json) as ChatCompletion;
     for (const choice of completion.choices) {
       const message = choice.message;
-      if (typeof message.content === 'string') message.content = this.filter('', message.content);
-      if (typeof message.refusal === 'string') message.refusal = this.filter('', message.refusal);
-      for (const call of message.tool_calls ?? []) call.function.arguments = this.filter('', call.function.arguments, jsonEscape);
+      if (typeof message.content === 'string') message.content = yield* this.filter('', message.content);
+      if (typeof message.refusal === 'string') message.refusal = yield* this.filter('', message.refusal);
+      for (const call of message.tool_calls ?? []) call.function.arguments = yield* this.filter('', call.function.arguments, jsonEscape);
     }
     return JSON.stringify(completion);
   }
@@ -79,22 +129,26 @@ export class ReplyFilter {
    * chunk releases all of that choice's held text.
    */
   chunk(json: string): string {
+    return this.runSync(this.chunkSteps(json));
+  }
+
+  private *chunkSteps(json: string): Generator<string, string, Finding[]> {
     const chunk = JSON.parse(json) as ChatCompletionChunk;
     this.template ??= chunk;
     for (const choice of chunk.choices) {
       const finished = choice.finish_reason !== null;
       const delta = choice.delta;
-      const content = this.release(`${choice.index}`, delta.content ?? '', finished, identity);
+      const content = yield* this.release(`${choice.index}`, delta.content ?? '', finished, identity);
       if (content !== '' || delta.content !== undefined) delta.content = content;
       for (const call of delta.tool_calls ?? []) {
-        if (call.function?.arguments !== undefined) call.function.arguments = this.release(`${choice.index}.${call.index}`, call.function.arguments, false, jsonEscape);
+        if (call.function?.arguments !== undefined) call.function.arguments = yield* this.release(`${choice.index}.${call.index}`, call.function.arguments, false, jsonEscape);
       }
       if (!finished) continue;
       // Arguments still held go out with the finish chunk, as one more piece of each call.
       for (const [key, state] of this.held) {
         const [owner, call] = key.split('.');
         if (call === undefined || owner !== `${choice.index}` || state.pending === '') continue;
-        const args = this.release(key, '', true, jsonEscape);
+        const args = yield* this.release(key, '', true, jsonEscape);
         (delta.tool_calls ??= []).push({ index: Number(call), function: { arguments: args } });
       }
     }
@@ -103,11 +157,15 @@ export class ReplyFilter {
 
   /** Chunks releasing what is still held (a stream that ended without finish reasons); usually none. */
   flush(): string[] {
+    return this.runSync(this.flushSteps());
+  }
+
+  private *flushSteps(): Generator<string, string[], Finding[]> {
     const out: string[] = [];
     for (const [key, state] of this.held) {
       if (state.pending === '' || !this.template) continue;
       const [owner, call] = key.split('.');
-      const text = this.release(key, '', true, call === undefined ? identity : jsonEscape);
+      const text = yield* this.release(key, '', true, call === undefined ? identity : jsonEscape);
       const delta = call === undefined ? { content: text } : { tool_calls: [{ index: Number(call), function: { arguments: text } }] };
       const { id, object, created, model } = this.template;
       out.push(JSON.stringify({ id, object, created, model, choices: [{ index: Number(owner), delta, finish_reason: null, logprobs: null }] }));
@@ -116,7 +174,7 @@ export class ReplyFilter {
   }
 
   /** Appends `piece` to what `key` holds and returns the filtered text that may go out now. */
-  private release(key: string, piece: string, all: boolean, escape: (value: string) => string): string {
+  private *release(key: string, piece: string, all: boolean, escape: (value: string) => string): Generator<string, string, Finding[]> {
     let state = this.held.get(key);
     if (!state) {
       state = { pending: '', sent: '' };
@@ -128,21 +186,21 @@ export class ReplyFilter {
       state.pending = text;
       return '';
     }
-    const cut = all ? text.length : this.safeCut(state.sent, text);
+    const cut = all ? text.length : yield* this.safeCut(state.sent, text);
     const released = text.slice(0, cut);
     state.pending = text.slice(cut);
-    const out = this.filter(state.sent, released, escape);
+    const out = yield* this.filter(state.sent, released, escape);
     state.sent = (state.sent + released).slice(-LEFT_CONTEXT);
     return out;
   }
 
-  private safeCut(sent: string, text: string): number {
+  private *safeCut(sent: string, text: string): Generator<string, number, Finding[]> {
     let cut = text.length;
     const scan = this.options.scan;
     if (scan) {
       cut = Math.max(0, text.length - REPLY_HOLD_BACK);
       // A value that reaches past the cut is held whole.
-      for (const finding of scan.engine.analyze(sent + text, { threshold: scan.threshold })) {
+      for (const finding of yield sent + text) {
         if (finding.end - sent.length > cut) cut = Math.max(0, Math.min(cut, finding.start - sent.length));
       }
     }
@@ -151,12 +209,11 @@ export class ReplyFilter {
   }
 
   /** Scans `text` (with `before` as context only), applies the action, then restores. */
-  private filter(before: string, text: string, escape: (value: string) => string = identity): string {
+  private *filter(before: string, text: string, escape: (value: string) => string = identity): Generator<string, string, Finding[]> {
     let out = text;
     const scan = this.options.scan;
     if (scan && text !== '') {
-      const findings = scan.engine
-        .analyze(before + text, { threshold: scan.threshold })
+      const findings = (yield before + text)
         .filter((f) => f.start >= before.length)
         .map((f) => ({ ...f, start: f.start - before.length, end: f.end - before.length }));
       if (findings.length > 0) {

@@ -34,13 +34,13 @@ export class HttpAnswerer implements Answerer {
     this.maxBodyBytes = maxBodyBytes;
   }
 
-  hit(exchange: Exchange, lookup: CacheLookup): void {
+  async hit(exchange: Exchange, lookup: CacheLookup): Promise<void> {
     const { res, codec } = this;
     const stored = (lookup.hit as NonNullable<CacheLookup['hit']>).completion;
     const filter = exchange.replyFilter;
     const headers = { 'Server-Timing': serverTiming({ cache: lookup.status, total: elapsedMs(exchange.context) }) };
     // Filtered whole before the stream starts, so a blocked reply is still a plain error answer.
-    const completion = filter ? filter.completion(stored) : stored;
+    const completion = filter ? await filter.completionAsync(stored) : stored;
     if (!exchange.request.stream) {
       sendJsonText(res, 200, codec.completion(completion), headers);
       return;
@@ -73,7 +73,7 @@ export class HttpAnswerer implements Answerer {
       noteReplyEntry(exchange.context, entry);
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
-        sendJsonText(this.res, 200, this.codec.completion(filter ? filter.completion(entry.d) : entry.d), { 'Server-Timing': timingOf(exchange, entry) });
+        sendJsonText(this.res, 200, this.codec.completion(filter ? await filter.completionAsync(entry.d) : entry.d), { 'Server-Timing': timingOf(exchange, entry) });
         return;
       }
     }
@@ -97,9 +97,9 @@ export class HttpAnswerer implements Answerer {
           started = true;
           startSse(res, { 'Server-Timing': timingOf(exchange, entry) });
         }
-        if (entry.t === 'chunk') writeSse(res, codec.chunk(filter ? filter.chunk(entry.d) : entry.d));
+        if (entry.t === 'chunk') writeSse(res, codec.chunk(filter ? await filter.chunkAsync(entry.d) : entry.d));
         else if (entry.t === 'end') {
-          if (filter) for (const held of filter.flush()) writeSse(res, codec.chunk(held));
+          if (filter) for (const held of await filter.flushAsync()) writeSse(res, codec.chunk(held));
           endSse(res, codec.end());
           return;
         }

@@ -20,6 +20,9 @@ import { registerScrapeGauges, type ScrapeGaugeOptions } from './scrape-gauges.t
  * scrape-gauges.ts), gateway_queue_wait_seconds{provider},
  * gateway_time_to_first_token_seconds{provider},
  * gateway_dlp_findings_total{entity_type,action},
+ * gateway_dlp_analyzer_failures_total{reason,policy} (DLP analyzer calls that
+ * failed or missed their time budget, and whether the request was refused or
+ * went on with the in-process findings),
  * gateway_model_requests_total{model,status} (chat requests per model: a
  * model config.yaml does not list is counted as `other`),
  * gateway_semantic_candidates_total{outcome} (`verified`, or the reason the
@@ -88,6 +91,7 @@ export class GatewayMetrics {
   private readonly queueWait: Histogram<'provider'>;
   private readonly timeToFirstToken: Histogram<'provider'>;
   private readonly dlpFindings: Counter<'entity_type' | 'action'>;
+  private readonly dlpAnalyzerFailures: Counter<'reason' | 'policy'>;
   private readonly fallbacks: Counter<'model' | 'answered_by'>;
   private readonly modelRequests: Counter<'model' | 'status'>;
   private readonly knownModel: (model: string) => boolean;
@@ -148,6 +152,12 @@ export class GatewayMetrics {
       name: 'gateway_dlp_findings_total',
       help: 'Personal-data findings that acted, by entity type and action (redact, block, log). Never the values.',
       labelNames: ['entity_type', 'action'] as const,
+      registers: [registry],
+    });
+    this.dlpAnalyzerFailures = new Counter({
+      name: 'gateway_dlp_analyzer_failures_total',
+      help: 'DLP analyzer calls that failed or missed their time budget, by reason and the failure policy applied (closed: refused, open: in-process findings only).',
+      labelNames: ['reason', 'policy'] as const,
       registers: [registry],
     });
 
@@ -228,6 +238,11 @@ export class GatewayMetrics {
   /** Counts a request answered by `answered` instead of the `requested` model (both from config.yaml). */
   fallback(requested: string, answered: string): void {
     this.fallbacks.inc({ model: requested, answered_by: answered });
+  }
+
+  /** Counts a failed DLP analyzer call; shaped to be passed as the DLP guard's `onAnalyzerFailure` callback. */
+  dlpAnalyzerFailed(reason: string, policy: string): void {
+    this.dlpAnalyzerFailures.inc({ reason: boundedLabel(reason), policy: boundedLabel(policy) });
   }
 
   /** Counts DLP findings; shaped to be passed as the DLP guard's `onFindings` callback. */

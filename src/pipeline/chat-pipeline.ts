@@ -50,7 +50,7 @@ export class ChatPipeline {
   async run(exchange: Exchange, answerer: Answerer): Promise<void> {
     const { dispatcher, dlp, governor, routing, cache } = this.options;
     routeStep(exchange, dispatcher, routing);
-    if (dlp) screenStep(exchange, dlp);
+    if (dlp) await screenStep(exchange, dlp);
     governor?.checkModel(exchange.principal, exchange.request.model);
     if (await cacheStep(exchange, cache, answerer)) return;
     exchange.call = await governor?.admit(exchange.principal, exchange.request);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DlpEngine } from '../../src/dlp/engine.ts';
-import { ENTITY_TYPES, type EntityType } from '../../src/dlp/entities.ts';
+import { ENTITY_TYPES, type EntityType, type RecognizedEntityType } from '../../src/dlp/entities.ts';
 
 /**
  * Every entity type at the default threshold (0.8): positives in several
@@ -13,7 +13,7 @@ const found = (text: string) => engine.analyze(text).map((f) => ({ entity: f.ent
 const jwt = [{ alg: 'HS256', typ: 'JWT' }, { sub: '42', name: 'Jane Doe' }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
 const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----';
 
-const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value: string]>> = {
+const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: string, value: string]>> = {
   EMAIL_ADDRESS: [
     ['Please contact jane.doe@example.com about it.', 'jane.doe@example.com'],
     ['From: Jane <Jane.Doe+billing@mail.example.co.uk>', 'Jane.Doe+billing@mail.example.co.uk'],
@@ -154,7 +154,7 @@ const POSITIVES: Record<EntityType, ReadonlyArray<readonly [text: string, value:
   ],
 };
 
-const LOOK_ALIKES: Record<EntityType, readonly string[]> = {
+const LOOK_ALIKES: Record<RecognizedEntityType, readonly string[]> = {
   EMAIL_ADDRESS: ['meet me at noon at the office dot com', 'postgres://app:pw@db.example.com/x', 'Use logo@2x.png for retina.', 'ping @jane on Slack', 'npm i @scope/pkg@1.2.3', 'user@localhost', 'a..b@example.com', 'x@.com'],
   PHONE_NUMBER: ['Dial (123) 456-7890', '555-555-5555', '+1 123 456 7890', 'order 4155552671', 'Order 415-555-2671 shipped', 'Meeting 2024-03-15', '15.03.2024', 'ZIP 94105-1234', 'ISBN 978-3-16-148410-0', 'Total $1,234,567.89', 'ts 1718000000000', '612 34 56 78', 'invoice no. 8349250604', 'card 4111 1111 1111 1112', 'build 2024.10.12', '1 234 567 units'],
   CREDIT_CARD: ['Card 4111 1111 1111 1112', '4111-1111-1111-1111-1111', 'Tracking 9400 1000 0000 0000 0000 00', 'order 1234567890123456', 'id 12345678901234567890'],
@@ -180,7 +180,7 @@ describe('recognizers at the default threshold', () => {
       it.each(cases)('finds %j', (text, value) => {
         expect(found(text)).toContainEqual(expect.objectContaining({ entity, value }));
       });
-      it.each(LOOK_ALIKES[entity as EntityType].map((t) => [t]))('skips the look-alike %j', (text) => {
+      it.each(LOOK_ALIKES[entity as RecognizedEntityType].map((t) => [t]))('skips the look-alike %j', (text) => {
         expect(found(text).filter((f) => f.entity === entity)).toEqual([]);
       });
     });

@@ -55,7 +55,7 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
     deps.governor?.checkModel(principal, parsed.model);
     // Stored redacted: the database never holds what DLP would not send upstream.
-    const request = deps.dlp ? deps.dlp.screen(parsed, context) : parsed;
+    const request = deps.dlp ? await deps.dlp.screenAsync(parsed, context) : parsed;
     context.model = request.model;
     context.provider = routed.provider.name;
     // Routes mounted here run after the rate-limit decision: only an admitted request is stored.

@@ -8,11 +8,12 @@ import type { Exchange } from '../exchange.ts';
  * the findings, never their values. The reply filter is set only with
  * DLP_SCAN_REPLIES or DLP_RESTORE: otherwise replies are relayed untouched.
  */
-export function screenStep(exchange: Exchange, dlp: DlpGuard): void {
+export async function screenStep(exchange: Exchange, dlp: DlpGuard): Promise<void> {
   const { context } = exchange;
   const span = context.span.child('dlp');
   try {
-    const screened = dlp.screenExchange(exchange.request, context);
+    // Asynchronous only with a DLP analyzer (DLP_ANALYZER_URL); without one it resolves at once.
+    const screened = await dlp.screenExchangeAsync(exchange.request, context);
     exchange.request = screened.request;
     exchange.replyFilter = screened.reply;
     if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));

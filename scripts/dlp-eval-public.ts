@@ -1,0 +1,240 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { AnalyzerClient } from '../src/dlp/analyzer-client.ts';
+import { DlpGuard } from '../src/dlp/dlp-guard.ts';
+import { DlpEngine } from '../src/dlp/engine.ts';
+import { ENTITY_TYPES, type EntityType } from '../src/dlp/entities.ts';
+import type { Finding } from '../src/dlp/recognizer.ts';
+
+/**
+ * `npm run eval:dlp -- --set public [--split dev|test] [--analyzer URL] [--pii-anonymizer DIR] [--threshold 0.8] [--errors]`:
+ * the engine (and, with `--analyzer`, a Presidio analyzer merged in, as
+ * DLP_ANALYZER_URL does it) on labelled PII data the project did not write:
+ *
+ * - presidio-research's synthetic set (`eval/dlp/presidio-research-synth-v2.json`,
+ *   1,500 English sentences from 209 templates, names of many countries; MIT,
+ *   eval/dlp/README.md), split by template: even template ids are `dev`, odd ones `test`;
+ * - the annotated "realistic" documents of ch8ri0s/PII-Anonymizer (English,
+ *   German, French, Italian letters, invoices, HR files, support e-mails;
+ *   CC BY-NC-SA 4.0, so not copied here): `--pii-anonymizer DIR` names a
+ *   checkout (eval/dlp/README.md says how to get it); invoices and letters are
+ *   `dev`, the other documents `test`. Without it, that source is left out and said so.
+ *
+ * Scored types: those both sides name (PERSON, LOCATION, ORGANIZATION,
+ * STREET_ADDRESS, PHONE_NUMBER, EMAIL_ADDRESS, CREDIT_CARD, IBAN_CODE,
+ * US_SSN, IP_ADDRESS, and with the analyzer NRP and DATE_TIME). A finding is
+ * a true positive when it overlaps an unclaimed gold span of its type;
+ * findings of types a set does not label are not scored. Address coverage:
+ * the share of the gold addresses' non-space characters that any finding
+ * redacts (an address found as a street plus a town still hides it).
+ */
+
+type Gold = { entity: EntityType; start: number; end: number };
+type Sample = { source: string; language: string; text: string; gold: Gold[] };
+type Split = 'dev' | 'test';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+const PRESIDIO_LABELS: Record<string, EntityType> = {
+  PERSON: 'PERSON',
+  GPE: 'LOCATION',
+  LOCATION: 'LOCATION',
+  ORGANIZATION: 'ORGANIZATION',
+  STREET_ADDRESS: 'STREET_ADDRESS',
+  PHONE_NUMBER: 'PHONE_NUMBER',
+  EMAIL_ADDRESS: 'EMAIL_ADDRESS',
+  CREDIT_CARD: 'CREDIT_CARD',
+  IBAN_CODE: 'IBAN_CODE',
+  US_SSN: 'US_SSN',
+  IP_ADDRESS: 'IP_ADDRESS',
+  NRP: 'NRP',
+  DATE_TIME: 'DATE_TIME',
+};
+const PII_ANONYMIZER_LABELS: Record<string, EntityType> = {
+  PERSON_NAME: 'PERSON',
+  ORGANIZATION: 'ORGANIZATION',
+  ADDRESS: 'STREET_ADDRESS',
+  PHONE_NUMBER: 'PHONE_NUMBER',
+  EMAIL: 'EMAIL_ADDRESS',
+  IBAN: 'IBAN_CODE',
+  DATE: 'DATE_TIME',
+};
+
+function presidioResearch(split: Split): Sample[] {
+  const rows = JSON.parse(readFileSync(join(ROOT, 'eval/dlp/presidio-research-synth-v2.json'), 'utf8')) as {
+    full_text: string;
+    template_id: number;
+    spans: { entity_type: string; start_position: number; end_position: number }[];
+  }[];
+  return rows
+    .filter((row) => (row.template_id % 2 === 0 ? 'dev' : 'test') === split)
+    .map((row) => ({
+      source: 'presidio-research',
+      language: 'en',
+      text: row.full_text,
+      gold: row.spans.flatMap((s) => (PRESIDIO_LABELS[s.entity_type] ? [{ entity: PRESIDIO_LABELS[s.entity_type]!, start: s.start_position, end: s.end_position }] : [])),
+    }));
+}
+
+function piiAnonymizer(dir: string, split: Split): Sample[] {
+  const truth = JSON.parse(readFileSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'), 'utf8')) as {
+    documents: Record<string, { language: string; documentType: string; entities: { type: string; start: number; end: number; text: string }[] }>;
+  };
+  const samples: Sample[] = [];
+  for (const [file, doc] of Object.entries(truth.documents)) {
+    if ((['invoice', 'letter'].includes(doc.documentType) ? 'dev' : 'test') !== split) continue;
+    const text = readFileSync(join(dir, 'test/fixtures/realistic', file), 'utf8');
+    const seen = new Set<string>();
+    const gold: Gold[] = [];
+    for (const e of doc.entities) {
+      const entity = PII_ANONYMIZER_LABELS[e.type];
+      if (!entity) continue;
+      // Some offsets are a few characters off the annotated text: it is taken where it occurs nearest.
+      const start = text.slice(e.start, e.end) === e.text ? e.start : nearest(text, e.text, e.start);
+      const key = `${e.type}:${start}`;
+      if (start < 0 || seen.has(key)) continue;
+      seen.add(key);
+      gold.push({ entity, start, end: start + e.text.length });
+    }
+    // Every other occurrence of an annotated value is that value too (a signature repeats the name of the header).
+    for (const g of [...gold]) {
+      const value = text.slice(g.start, g.end);
+      for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
+        if (!seen.has(`${Object.keys(PII_ANONYMIZER_LABELS).find((k) => PII_ANONYMIZER_LABELS[k] === g.entity)}:${at}`) && !gold.some((o) => o.start < at + value.length && at < o.end)) {
+          gold.push({ entity: g.entity, start: at, end: at + value.length });
+        }
+      }
+    }
+    samples.push({ source: 'PII-Anonymizer', language: doc.language, text, gold });
+  }
+  return samples;
+}
+
+/** The start of the occurrence of `value` in `text` nearest to `near`, or -1. */
+function nearest(text: string, value: string, near: number): number {
+  let best = -1;
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) if (best < 0 || Math.abs(at - near) < Math.abs(best - near)) best = at;
+  return best;
+}
+
+interface Counts {
+  tp: number;
+  fp: number;
+  fn: number;
+}
+
+function score(samples: readonly Sample[], findings: readonly Finding[][], errors: string[] | undefined) {
+  const counts = new Map<EntityType, Counts>();
+  const bump = (entity: EntityType, field: keyof Counts) => {
+    const c = counts.get(entity) ?? { tp: 0, fp: 0, fn: 0 };
+    c[field]++;
+    counts.set(entity, c);
+  };
+  const labelled = new Set(samples.flatMap((s) => s.gold.map((g) => g.entity)));
+  let addressChars = 0;
+  let addressCovered = 0;
+  samples.forEach((sample, i) => {
+    const open = [...sample.gold];
+    for (const f of findings[i]!) {
+      if (!labelled.has(f.entity)) continue;
+      const at = open.findIndex((g) => g.entity === f.entity && g.start < f.end && f.start < g.end);
+      if (at >= 0) {
+        open.splice(at, 1);
+        bump(f.entity, 'tp');
+      } else {
+        bump(f.entity, 'fp');
+        errors?.push(`FP ${f.entity} ${JSON.stringify(sample.text.slice(f.start, f.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`);
+      }
+    }
+    for (const g of open) {
+      bump(g.entity, 'fn');
+      errors?.push(`FN ${g.entity} ${JSON.stringify(sample.text.slice(g.start, g.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`);
+    }
+    for (const g of sample.gold) {
+      if (g.entity !== 'STREET_ADDRESS') continue;
+      for (let c = g.start; c < g.end; c++) {
+        if (/\s/.test(sample.text[c]!)) continue;
+        addressChars++;
+        if (findings[i]!.some((f) => f.start <= c && c < f.end)) addressCovered++;
+      }
+    }
+  });
+  return { counts, addressCoverage: addressChars === 0 ? undefined : addressCovered / addressChars };
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/** Runs the evaluation on the public sets and prints the table. */
+export async function runPublicEval(): Promise<void> {
+  const split = (flag('split') ?? 'test') as Split;
+  if (split !== 'dev' && split !== 'test') throw new Error(`--split must be dev or test, got ${split}`);
+  const threshold = Number(flag('threshold') ?? 0.8);
+  const analyzerUrl = flag('analyzer');
+  const dir = flag('pii-anonymizer') ?? process.env.DLP_EVAL_PII_ANONYMIZER;
+  const samples = presidioResearch(split);
+  let note = '';
+  if (dir && existsSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'))) {
+    samples.push(...piiAnonymizer(dir, split));
+    let commit = '';
+    try {
+      commit = execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      // A copy without git history: the commit is simply not printed.
+    }
+    note = `PII-Anonymizer documents from ${dir}${commit ? ` (commit ${commit})` : ''}`;
+  } else {
+    note = 'PII-Anonymizer documents left out: pass --pii-anonymizer DIR (eval/dlp/README.md)';
+  }
+
+  const engine = new DlpEngine({ entities: ENTITY_TYPES });
+  const guard = analyzerUrl
+    ? new DlpGuard({ engine, threshold, analyzer: new AnalyzerClient({ url: analyzerUrl, timeoutMs: 30_000 }) })
+    : undefined;
+  const findings: Finding[][] = [];
+  for (const sample of samples) findings.push(guard ? (await guard.detect([sample.text]))[0]! : engine.analyze(sample.text, { threshold }));
+
+  const errors = process.argv.includes('--errors') ? ([] as string[]) : undefined;
+  const { counts, addressCoverage } = score(samples, findings, errors);
+  const languages = [...new Set(samples.map((s) => s.language))].join(', ');
+  process.stdout.write(
+    `DLP evaluation on public data, split ${split}: ${samples.length} samples (${languages}), threshold ${threshold}, analyzer ${analyzerUrl ? 'on' : 'off'}\n${note}\n\n`,
+  );
+  process.stdout.write('| entity | TP | FP | FN | precision | recall |\n|---|---:|---:|---:|---:|---:|\n');
+  const order = ENTITY_TYPES.filter((e) => counts.has(e));
+  for (const entity of order) {
+    const c = counts.get(entity)!;
+    const precision = c.tp + c.fp === 0 ? 1 : c.tp / (c.tp + c.fp);
+    const recall = c.tp + c.fn === 0 ? 1 : c.tp / (c.tp + c.fn);
+    process.stdout.write(`| ${entity} | ${c.tp} | ${c.fp} | ${c.fn} | ${precision.toFixed(3)} | ${recall.toFixed(3)} |\n`);
+  }
+  if (addressCoverage !== undefined) process.stdout.write(`\naddress characters redacted: ${addressCoverage.toFixed(3)}\n`);
+  if (errors) process.stdout.write(`\n${errors.join('\n')}\n`);
+
+  if (guard && process.argv.includes('--latency')) await latency(guard, engine, threshold);
+}
+
+/** Added latency of the analyzer on a 2 KB prompt: the guard's detect against the engine alone, p50 and p99. */
+async function latency(guard: DlpGuard, engine: DlpEngine, threshold: number): Promise<void> {
+  const base = 'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call about the invoice. Please contact jane.doe@example.com or (415) 555-2671. ';
+  const prompt = base.repeat(Math.ceil(2048 / base.length)).slice(0, 2048);
+  const time = async (fn: () => unknown, n: number) => {
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await fn();
+      samples.push(performance.now() - t);
+    }
+    samples.sort((a, b) => a - b);
+    return { p50: samples[Math.floor(n * 0.5)]!, p99: samples[Math.min(n - 1, Math.floor(n * 0.99))]! };
+  };
+  for (let i = 0; i < 10; i++) await guard.detect([prompt]);
+  const on = await time(() => guard.detect([prompt]), 200);
+  const off = await time(() => engine.analyze(prompt, { threshold }), 200);
+  process.stdout.write(
+    `\n2 KB prompt, 200 calls: analyzer on p50 ${on.p50.toFixed(2)} ms, p99 ${on.p99.toFixed(2)} ms; engine alone p50 ${off.p50.toFixed(3)} ms, p99 ${off.p99.toFixed(3)} ms\n`,
+  );
+}
