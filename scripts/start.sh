@@ -40,10 +40,13 @@ if [ "${1:-}" = "--demo" ]; then
     fi
     var="$(echo "$p" | tr a-z A-Z)_API_KEY"
     export "$var=$key"
-    models="$(node -e '
+    # The provider's models as config.yaml lists them (chat and embedding models, upstream ids), at the loopback upstream.
+    entry="$(node -e '
       const y = require("yaml"); const c = y.parse(require("fs").readFileSync("config.yaml", "utf8"));
-      console.log(JSON.stringify(c.providers.find((x) => x.name === process.argv[1]).models));' "$p")"
-    printf '  - name: %s\n    api_key_env: %s\n    base_url: %s\n    models: %s\n' "$p" "$var" "$url" "$models" >> "$DEMO_DIR/config.yaml"
+      const p = c.providers.find((x) => x.name === process.argv[1]);
+      const out = { models: p.models, embedding_models: p.embedding_models ?? [], upstream_models: p.upstream_models ?? {} };
+      for (const [k, v] of Object.entries(out)) console.log(`    ${k}: ${JSON.stringify(v)}`);' "$p")"
+    printf '  - name: %s\n    api_key_env: %s\n    base_url: %s\n%s\n' "$p" "$var" "$url" "$entry" >> "$DEMO_DIR/config.yaml"
   done
   export CONFIG_PATH="$DEMO_DIR/config.yaml"
   export API_KEYS="${API_KEYS:-gw_demo_local_key_change_me}"

@@ -95,7 +95,7 @@ function ackKey(prefix: string, id: string): string {
 
 /** A configuration with no providers: what the API serves when config.yaml failed to load at start. */
 export function emptyConfig(): GatewayConfig {
-  return { providers: [], modelIndex: new Map(), providerIndex: new Map(), deployments: new Map(), routing: emptyRouting(), prices: {}, loadedAt: new Date() };
+  return { providers: [], modelIndex: new Map(), providerIndex: new Map(), deployments: new Map(), routing: emptyRouting(), prices: {}, embeddingIndex: new Map(), loadedAt: new Date() };
 }
 
 /**

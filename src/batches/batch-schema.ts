@@ -81,10 +81,30 @@ const JOBS = `
  */
 const KEY_IDS = `ALTER TABLE gateway_batches ADD COLUMN key_id TEXT;`;
 
+/**
+ * Stored responses of the Responses door (src/doors/responses/response-store.ts):
+ * the response object, its input items and the canonical messages of its
+ * turn (input and reply) that a later `previous_response_id` replays, kept
+ * until `expires_at` (`RESPONSES_TTL` after creation).
+ */
+const RESPONSES = `
+  CREATE TABLE gateway_responses (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    previous_response_id TEXT,
+    response TEXT NOT NULL,
+    input_items TEXT NOT NULL,
+    turn TEXT NOT NULL
+  );
+  CREATE INDEX gateway_responses_expiry ON gateway_responses (expires_at);`;
+
 export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
   { version: 1, description: 'files, batches and batch lines', sql: TABLES },
   { version: 2, description: 'asynchronous jobs as one-line batches', sql: JOBS },
   { version: 3, description: 'the issued key of a batch or job', sql: KEY_IDS },
+  { version: 4, description: 'stored responses of the Responses door', sql: RESPONSES },
 ];
 
 export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

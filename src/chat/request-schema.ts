@@ -39,6 +39,15 @@ const imagePart = z.strictObject({
   }),
 });
 
+/** Documents come inline, as OpenAI's `file` part with `file_data`; PDF is what every upstream format with documents reads. */
+const filePart = z.strictObject({
+  type: z.literal('file'),
+  file: z.strictObject({
+    file_data: z.string().max(20_000_000).regex(/^data:application\/pdf;base64,[A-Za-z0-9+/=\s]+$/, 'must be a base64 data:application/pdf URL'),
+    filename: z.string().max(1024).nullish(),
+  }),
+});
+
 const textContent = z.union([z.string(), z.array(textPart).min(1)]);
 const markedTextContent = z.union([z.string(), z.array(markedTextPart).min(1)]);
 const name = z.string().min(1).max(64).nullish();
@@ -55,7 +64,7 @@ const toolCall = z.strictObject({
 
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.enum(['system', 'developer']), content: markedTextContent, name }),
-  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart])).min(1)]), name }),
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart, filePart])).min(1)]), name }),
   z
     .strictObject({
       role: z.literal('assistant'),
@@ -190,6 +199,11 @@ function userContent(value: Extract<MessageBody, { role: 'user' }>['content']): 
   if (value.every((part) => part.type === 'text') && !hasBreakpoint(value)) return joinText(value as Array<{ text: string }>);
   return value.map((part) => {
     if (part.type === 'text') return textPartOf(part);
+    if (part.type === 'file') {
+      const file: ContentPart = { type: 'file', file: { file_data: part.file.file_data } };
+      if (part.file.filename != null) file.file.filename = part.file.filename;
+      return file;
+    }
     const image: ContentPart = { type: 'image_url', image_url: { url: part.image_url.url } };
     if (part.image_url.detail != null) image.image_url.detail = part.image_url.detail;
     return image;

@@ -25,7 +25,14 @@ export interface ImagePart {
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-export type ContentPart = TextPart | ImagePart;
+/** A document (a PDF) sent inline, in OpenAI chat's `file` part shape; upstreams that read documents get it as theirs. */
+export interface FilePart {
+  type: 'file';
+  /** `file_data`: a `data:application/pdf;base64,` URL. */
+  file: { file_data: string; filename?: string };
+}
+
+export type ContentPart = TextPart | ImagePart | FilePart;
 
 /** A function call the model asked for. `arguments` is JSON text, as the model wrote it. */
 export interface ToolCall {

@@ -43,6 +43,10 @@ import { JobRows } from '../batches/job-rows.ts';
 import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
+import { embeddingsRouter } from '../http/routes/embeddings.ts';
+import { responsesRouter } from '../http/routes/responses.ts';
+import { ResponseStore } from '../doors/responses/response-store.ts';
+import { ResponsesDoor } from '../doors/responses/responses-door.ts';
 import { AsyncJobIds } from '../batches/async-job-id.ts';
 import { AsyncJobStore } from '../batches/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
@@ -330,6 +334,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     logger,
   });
   lifecycle.add({ name: 'batch runner', start: () => batchRunner.start(), close: () => batchRunner.close() });
+  // Stored responses of the Responses door share the batch tables' database.
+  const responseStore = new ResponseStore({ db: batchDb, ttlSeconds: settings.RESPONSES_TTL });
+  const responsesDoor = new ResponsesDoor({
+    store: responseStore,
+    formatOf: (model) => configStore.current.modelIndex.get(model)?.format,
+    // After the reply was sent: the client has its answer; the id it got will read as unknown.
+    onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
+  });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats, prices: () => configStore.current.prices })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
@@ -360,7 +372,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
-    directRoutes: [doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES })],
+    directRoutes: [
+      doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(responsesDoor, { path: '/v1/responses', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+    ],
+    // Errors under /v1/responses (its stored responses too) in the Responses door's shape.
+    doors: [{ path: '/v1/responses', door: responsesDoor }],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),
@@ -376,6 +393,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
       filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
       batchesRouter({ store: batchStore }),
+      responsesRouter({ store: responseStore }),
+      embeddingsRouter({ dispatcher, config: () => configStore.current, governor, dlp }),
       ...observabilityRouters,
     ],
   });

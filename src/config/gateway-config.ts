@@ -18,6 +18,12 @@ const providerSchema = z.strictObject({
   api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
   /** Model ids served by this provider; another provider entry may serve the same id (one more deployment of it). */
   models: z.array(z.string().min(1).max(256)).min(1),
+  /**
+   * Embedding models served by this provider at `POST /v1/embeddings` (its
+   * format's embeddings API: OpenAI `/embeddings`, Gemini `embedContent`).
+   * They are not chat models. Default none.
+   */
+  embedding_models: z.array(z.string().min(1).max(256)).default([]),
   /** Share of a model's traffic this entry takes among the entries serving the same model. Default 1. */
   weight: z.int().min(1).max(1_000).default(1),
   /** Wire format; defaults by name for provider_a (openai), provider_b (gemini), provider_c (anthropic). */
@@ -85,6 +91,8 @@ export interface GatewayConfig {
   providerIndex: ReadonlyMap<string, ProviderConfig>;
   /** Prices per model (`prices`), for key spend and budgets. */
   prices: PriceTable;
+  /** embedding model id -> the first provider entry serving it (`embedding_models`). */
+  embeddingIndex: ReadonlyMap<string, ProviderConfig>;
   /** When it was loaded. */
   loadedAt: Date;
 }
@@ -110,6 +118,7 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   const modelIndex = new Map<string, ProviderConfig>();
   const deployments = new Map<string, ProviderConfig[]>();
   const providerIndex = new Map<string, ProviderConfig>();
+  const embeddingIndex = new Map<string, ProviderConfig>();
   parsed.data.providers.forEach((entry, i) => {
     const format = entry.format ?? defaultFormatFor(entry.name);
     if (!format) {
@@ -132,13 +141,17 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
       else deployments.set(model, [provider]);
       if (!modelIndex.has(model)) modelIndex.set(model, provider);
     }
+    for (const model of entry.embedding_models) {
+      if (entry.models.includes(model)) throw new ConfigError(`${source} is invalid: providers.${i}.embedding_models: '${model}' is also in models; a model is either a chat or an embedding model`);
+      if (!embeddingIndex.has(model)) embeddingIndex.set(model, provider);
+    }
     providers.push(provider);
     providerIndex.set(entry.name, provider);
   });
   const names = new Map([...deployments].map(([model, entries]) => [model, entries.map((p) => p.name)]));
   const routing = resolveRouting(parsed.data.routing, names);
   if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
-  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, loadedAt: new Date() };
+  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, embeddingIndex, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

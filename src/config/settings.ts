@@ -210,6 +210,8 @@ const settingsSchema = z.object({
 
   /** How long asynchronous job records and results are kept, seconds. Default 86400 (24 h). */
   ASYNC_JOB_TTL: envNumber(86_400, { int: true, min: 60 }),
+  /** How long a stored response (`POST /v1/responses` with `store`) and its input items are kept, seconds. Default 2592000 (30 days, as at OpenAI). */
+  RESPONSES_TTL: envNumber(2_592_000, { int: true, min: 60 }),
   /** How long an asynchronous job may wait in its queue before it fails, ms. Default 3600000 (1 h). */
   ASYNC_JOB_MAX_WAIT_MS: envNumber(3_600_000, { int: true, min: 1_000 }),
   /**

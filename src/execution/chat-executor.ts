@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { sumUsage } from '../chat/token-usage.ts';
 import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { GatewayError, InternalError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
+import { GatewayError, InternalError, InvalidRequestError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { AttemptOutcome } from '../observability/upstream-metrics.ts';
 import { NO_TRACING, type TraceSpan, type Tracing } from '../observability/tracing/trace-span.ts';
@@ -14,7 +14,10 @@ import { cancelKey, isTerminal } from '../streams/protocol.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
 import { ChunkEmitter } from './chunk-emitter.ts';
 import type { ReaderWatch } from './reader-watch.ts';
-import { attemptCompletion, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
+import { embeddingsReply } from '../embeddings/embeddings-reply.ts';
+import { embeddingsHttpRequest, parseEmbeddingsReply, servesEmbeddings } from '../embeddings/embeddings-wire.ts';
+import type { EmbeddingsRequest } from '../embeddings/request-schema.ts';
+import { attemptCompletion, attemptJson, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
@@ -197,7 +200,8 @@ export class ChatExecutor {
       const cancelChecked = overlapCancelCheck ? this.abortIfMarked(job, controller) : Promise.resolve();
       const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome, span };
       if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
-      if (job.request.stream) await this.runStreamed(run);
+      if (job.embeddings) resultJson = await this.runEmbeddings(run, job.embeddings);
+      else if (job.request.stream) await this.runStreamed(run);
       else resultJson = await this.runOnce(run);
     } catch (err) {
       if (err instanceof CancelledError || controller.signal.aborted) {
@@ -323,6 +327,23 @@ export class ChatExecutor {
     run.outcome.usage = completion.usage;
     const json = JSON.stringify(completion);
     run.writer.result(json, completion.usage);
+    return json;
+  }
+
+  /** An embeddings job: one upstream call, retried like chat, answered as OpenAI's list object. Returns the JSON it wrote. */
+  private async runEmbeddings(run: JobRun, request: EmbeddingsRequest): Promise<string> {
+    const format = run.provider.format;
+    if (!servesEmbeddings(format)) throw new InvalidRequestError(`${run.provider.name} speaks the ${format} format, which has no embeddings API.`);
+    const upstreamModel = run.provider.upstream_models?.[request.model] ?? request.model;
+    const http = embeddingsHttpRequest(format, request, upstreamModel, { baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl, apiKey: run.apiKey });
+    const ctx = this.attemptContext(run, run.job.request);
+    const result = await this.withRetries(run, () => attemptJson(ctx, http, (body) => parseEmbeddingsReply(format, body, request.input.length)), () => false);
+    await run.cancelChecked;
+    if (run.signal.aborted) throw new CancelledError();
+    const { json, promptTokens } = embeddingsReply(result, request.input, request.model, request.encoding_format);
+    const usage: Usage = { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens };
+    run.outcome.usage = usage;
+    run.writer.result(json, usage);
     return json;
   }
 

@@ -6,6 +6,7 @@ import {
   type ProviderAdapter,
   type ProviderEndpoint,
   type StreamEvent,
+  type UpstreamHttpRequest,
 } from '../providers/types.ts';
 import { AttemptTimeout, UpstreamFailure, isRetryableStatus, parseRetryAfter } from './upstream-failure.ts';
 import type { UpstreamResponse, UpstreamSend } from './upstream-http.ts';
@@ -52,6 +53,32 @@ export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedComp
       throw new UpstreamFailure('the reply body is not JSON', 'protocol', false);
     }
     return ctx.adapter.parseResponse(body);
+  } catch (err) {
+    throw classify(err, ctx, timer);
+  } finally {
+    timer.clear();
+  }
+}
+
+/**
+ * One non-streamed call of another API than chat (embeddings): `http` as
+ * built by the caller, the reply body read by `parse` (its
+ * UpstreamProtocolError is a protocol failure), failures classified and
+ * scrubbed as for chat.
+ */
+export async function attemptJson<T>(ctx: AttemptContext, http: UpstreamHttpRequest, parse: (body: unknown) => T): Promise<T> {
+  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
+  try {
+    const res = await ctx.send(http, timer.signal);
+    const text = await res.text();
+    if (!res.ok) throw statusFailure(res, text, ctx);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new UpstreamFailure('the reply body is not JSON', 'protocol', false);
+    }
+    return parse(body);
   } catch (err) {
     throw classify(err, ctx, timer);
   } finally {

@@ -32,8 +32,9 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
   const handler = async (req: Request, res: Response): Promise<void> => {
     const context = contextOf(res);
     const principal = context.principal;
-    const request = await door.decode({ body: req.body, headers: req.headers, owner: principal?.owner ?? 'anonymous' });
-    const codec = door.reply(request);
+    const from = { body: req.body, headers: req.headers, owner: principal?.owner ?? 'anonymous' };
+    const request = await door.decode(from);
+    const codec = door.reply(request, from);
     const exchange: Exchange = {
       context,
       request,
@@ -53,7 +54,7 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
       if (err instanceof StreamAbortedError) return;
       throw err;
     }
-    await codec.settled?.();
+    await codec.settled?.(exchange.request);
   };
   return { method: 'POST', path: options.path, handler };
 }

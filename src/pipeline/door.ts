@@ -25,8 +25,12 @@ export interface ReplyCodec {
   end(): string;
   /** The SSE frames of a stream that fails after its first frame (never a clean end). */
   fail(err: GatewayError, requestId: string): string;
-  /** Called once the whole reply was sent (a door that stores replies stores it here). @defaultValue none */
-  settled?(): Promise<void>;
+  /**
+   * Called once the whole reply was sent (a door that stores replies stores
+   * it here), with the request as the pipeline sent it: routed and screened
+   * by DLP, so what is stored is what the upstream saw. @defaultValue none
+   */
+  settled?(sent?: ChatRequest): Promise<void>;
 }
 
 /**
@@ -40,8 +44,15 @@ export interface Door {
   readonly name: string;
   /** Decodes and validates a request; bad input throws a GatewayError (InvalidRequestError, NotFoundError). */
   decode(request: DoorRequest): ChatRequest | Promise<ChatRequest>;
-  /** The codec of one request's reply. */
-  reply(request: ChatRequest): ReplyCodec;
+  /**
+   * The codec of one request's reply. `from` is the {@link DoorRequest} that
+   * `decode()` read for this request: a door whose reply depends on more than
+   * the canonical request (the Responses door: its response id, the caller's
+   * owner, `store`, `previous_response_id`) finds its decoded facts by it.
+   * A pipeline that does not pass it still gets a working codec; the Responses
+   * door then stores nothing. @defaultValue none
+   */
+  reply(request: ChatRequest, from?: DoorRequest): ReplyCodec;
   /** The status and body of an error answered before any reply byte, in this door's shape. */
   error(err: GatewayError, requestId: string): { status: number; body: unknown };
 }

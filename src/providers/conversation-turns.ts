@@ -16,6 +16,8 @@ export type TurnPart =
   /** `cacheControl`: the client marked the end of this text as a prompt-cache breakpoint. */
   | { kind: 'text'; text: string; cacheControl?: CacheControl }
   | { kind: 'image'; source: ImageSource }
+  /** A document sent inline (a PDF), which both upstreams read as their own document part. */
+  | { kind: 'document'; mediaType: string; data: string }
   | { kind: 'tool_call'; call: ToolCall }
   /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
   | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string };
@@ -67,12 +69,19 @@ function textPart(part: TextPart): TurnPart {
   return part.cache_control ? { kind: 'text', text: part.text, cacheControl: part.cache_control } : { kind: 'text', text: part.text };
 }
 
+/** A document's `data:` URL (as the request schemas accept it) as its media type and base64 bytes. */
+export function documentOf(fileData: string): { mediaType: string; data: string } {
+  const match = /^data:([a-z]+\/[a-z0-9.+-]+);base64,(.*)$/s.exec(fileData);
+  return { mediaType: match?.[1] ?? 'application/pdf', data: (match?.[2] ?? '').replace(/\s+/g, '') };
+}
+
 function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
   if (content === null) return [];
   if (typeof content === 'string') return content.trim() === '' ? [] : [{ kind: 'text', text: content }];
   const parts: TurnPart[] = [];
   for (const part of content) {
     if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
+    else if (part.type === 'file') parts.push({ kind: 'document', ...documentOf(part.file.file_data) });
     else if (part.text.trim() !== '') parts.push(textPart(part));
   }
   return parts;

@@ -94,6 +94,8 @@ export interface DispatchContext {
   otherReaders?: () => Promise<number | undefined>;
   /** An asynchronous job's Redis record, which its worker marks `in_progress` ({@link ChatJobData.record}). */
   record?: { key: string; ttlSeconds: number };
+  /** An embeddings job's request ({@link ChatJobData.embeddings}). Default none: a chat job. */
+  embeddings?: ChatJobData['embeddings'];
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -227,6 +229,7 @@ export class ChatDispatcher {
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
     if (context.trace) job.trace = context.trace;
     if (context.record) job.record = context.record;
+    if (context.embeddings) job.embeddings = context.embeddings;
     const liveness = this.options.liveness;
     if (liveness && context.detached !== true) {
       job.readerId = liveness.id;

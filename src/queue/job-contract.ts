@@ -1,4 +1,5 @@
 import type { ChatRequest } from '../chat/types.ts';
+import type { EmbeddingsRequest } from '../embeddings/request-schema.ts';
 
 /**
  * The job contract between the API tier and the provider workers: the data of
@@ -54,6 +55,15 @@ export interface ChatJobData {
    * ignore it. Identifiers only: nothing of the request is in it.
    */
   trace?: { traceparent: string; tracestate?: string };
+  /**
+   * Set for an embeddings job (`POST /v1/embeddings`): the worker calls the
+   * provider's embeddings API instead of chat and answers one `result` entry
+   * holding OpenAI's embeddings list; `request` then only names the model.
+   * Workers that predate it would run the empty chat request and answer a
+   * provider error, so workers are upgraded before API processes
+   * (docs/decisions/embeddings-through-the-queue.md).
+   */
+  embeddings?: EmbeddingsRequest;
 }
 
 /** BullMQ job name used for chat jobs. */

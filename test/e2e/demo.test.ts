@@ -81,4 +81,16 @@ describe('the demo', () => {
     expect(answered.status).toBe(200);
     expect(((await answered.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content).toBe('Echo: hello demo');
   });
+
+  it('serves the Responses API and the embedding models of the shipped config.yaml', async () => {
+    const headers = { 'content-type': 'application/json', authorization: 'Bearer gw_demo_local_key_change_me' };
+    const response = await fetch(`http://127.0.0.1:${port}/v1/responses`, { method: 'POST', headers, body: JSON.stringify({ model: 'b-2.5-flash', input: 'hello responses' }) });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { output_text: string }).output_text).toBe('Echo: hello responses');
+    for (const model of ['a-embedding-3-small', 'b-embedding-001']) {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/embeddings`, { method: 'POST', headers, body: JSON.stringify({ model, input: ['one', 'two'] }) });
+      expect(res.status, model).toBe(200);
+      expect(((await res.json()) as { data: unknown[] }).data, model).toHaveLength(2);
+    }
+  });
 });

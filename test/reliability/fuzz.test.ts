@@ -111,7 +111,7 @@ interface FuzzCase {
 function makeCase(): FuzzCase {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': KEY };
   const path = '/v1/chat/completions';
-  const r = int(14);
+  const r = int(19);
   switch (r) {
     case 0: {
       const bytes = Buffer.from(Array.from({ length: int(300) }, () => int(256)));
@@ -172,6 +172,25 @@ function makeCase(): FuzzCase {
       ]);
       return { kind: 'raw protocol', method: 'RAW', path, headers, raw: garbage };
     }
+    case 13: {
+      const body: Record<string, unknown> = { model: 'a-4o', input: `fuzz ${rand()}` };
+      body[pick(['model', 'input', 'instructions', 'tools', 'tool_choice', 'text', 'max_output_tokens', 'previous_response_id', 'reasoning', 'metadata', 'store', 'include', 'stream'])] = nasty();
+      return { kind: 'responses field mutation', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify(body) };
+    }
+    case 14: {
+      const item = { type: pick(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', nasty()]), role: nasty(), content: nasty(), call_id: nasty(), output: nasty(), [pick(NASTY_STRINGS)]: nasty() };
+      return { kind: 'responses item mutation', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify({ model: 'a-4o', input: [item] }) };
+    }
+    case 15: {
+      const body: Record<string, unknown> = { model: 'a-embed', input: ['fuzz'] };
+      body[pick(['model', 'input', 'dimensions', 'encoding_format', 'user'])] = nasty();
+      return { kind: 'embeddings mutation', method: 'POST', path: '/v1/embeddings', headers, body: JSON.stringify(body) };
+    }
+    case 16:
+      return { kind: 'stored response lookup', method: pick(['GET', 'DELETE']), path: `/v1/responses/${percentEncode(String(pick(NASTY_STRINGS)).slice(0, 100))}${pick(['', '/input_items', '/input_items?limit=0', '/input_items?order=sideways&after=%00'])}`, headers };
+    case 17:
+      // A well-formed Responses request now and then: answered normally.
+      return { kind: 'valid', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify({ model: 'a-4o', input: `fuzz ${rand()}`, stream: rand() < 0.5 }) };
     default: {
       // A well-formed request now and then: must be answered normally.
       const body = validBody();
@@ -241,7 +260,7 @@ beforeAll(async () => {
       AUTH_FAILURE_LIMIT: '0',
       SEMANTIC_CACHE_ENABLED: 'false',
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
+    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], embedding_models: ['a-embed'] }] },
     providers: ['provider_a'],
   });
 }, 60_000);

@@ -53,7 +53,7 @@ export function fakeEmbedding(text: string, dims = FAKE_EMBEDDING_DIMS): number[
 /** The OpenAI embeddings response for a request body, or a message for a 400. */
 export function embeddingsReply(body: unknown): object | string {
   if (typeof body !== 'object' || body === null) return 'The body is not JSON.';
-  const { model, input } = body as { model?: unknown; input?: unknown };
+  const { model, input, dimensions } = body as { model?: unknown; input?: unknown; dimensions?: unknown };
   if (typeof model !== 'string') return "'model' is required.";
   const texts = typeof input === 'string' ? [input] : input;
   if (!Array.isArray(texts) || texts.length === 0 || !texts.every((t) => typeof t === 'string')) {
@@ -63,7 +63,39 @@ export function embeddingsReply(body: unknown): object | string {
   return {
     object: 'list',
     model,
-    data: texts.map((text: string, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text) })),
+    data: texts.map((text: string, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, typeof dimensions === 'number' ? dimensions : undefined) })),
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   };
+}
+
+/**
+ * Gemini's `models/{model}:embedContent` (one `content`) and
+ * `:batchEmbedContents` (`requests`, each naming `models/{model}`) replies,
+ * or a message for a 400; `outputDimensionality` sets the size.
+ */
+export function geminiEmbeddingsReply(model: string, method: 'embedContent' | 'batchEmbedContents', body: unknown): object | string {
+  if (typeof body !== 'object' || body === null) return 'The body is not JSON.';
+  const textOf = (entry: unknown): string | undefined => {
+    const parts = (entry as { content?: { parts?: Array<{ text?: unknown }> } } | null)?.content?.parts;
+    if (!Array.isArray(parts) || parts.length === 0 || !parts.every((p) => typeof p.text === 'string')) return undefined;
+    return parts.map((p) => p.text as string).join(' ');
+  };
+  const values = (entry: unknown, text: string) => {
+    const dims = (entry as { outputDimensionality?: unknown }).outputDimensionality;
+    return { values: fakeEmbedding(text, typeof dims === 'number' ? dims : undefined) };
+  };
+  if (method === 'embedContent') {
+    const text = textOf(body);
+    return text === undefined ? "* EmbedContentRequest.content: contents must have at least one part with text" : { embedding: values(body, text) };
+  }
+  const requests = (body as { requests?: unknown }).requests;
+  if (!Array.isArray(requests) || requests.length === 0) return '* BatchEmbedContentsRequest.requests: at least one request is required';
+  const embeddings = [];
+  for (const [i, entry] of requests.entries()) {
+    if ((entry as { model?: unknown }).model !== `models/${model}`) return `* BatchEmbedContentsRequest.requests[${i}].model: must be models/${model}`;
+    const text = textOf(entry);
+    if (text === undefined) return `* BatchEmbedContentsRequest.requests[${i}].content: contents must have at least one part with text`;
+    embeddings.push(values(entry, text));
+  }
+  return { embeddings };
 }

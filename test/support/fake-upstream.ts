@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
-import { embeddingsReply } from './fake-embeddings.ts';
+import { embeddingsReply, geminiEmbeddingsReply } from './fake-embeddings.ts';
 import { readBody } from './read-body.ts';
 import { countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
@@ -158,11 +158,19 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 }
 
 function buildReply(prompt: FakePrompt, replyText: string | undefined): FakeReply {
-  const { text, toolCalls } = fakeAnswer(prompt, replyText);
+  const answer = fakeAnswer(prompt, replyText);
+  const { toolCalls } = answer;
+  let text = answer.text;
+  // A text reply longer than the budget stops at it, as a model would.
+  const words = text.split(/\s+/).filter(Boolean);
+  const cut = prompt.maxTokens !== undefined && toolCalls.length === 0 && words.length > prompt.maxTokens;
+  if (cut) text = words.slice(0, prompt.maxTokens).join(' ');
   const n = prompt.n;
   const texts = n > 1 && text !== '' ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : Array.from({ length: n }, () => text);
   const callWords = toolCalls.reduce((sum, call) => sum + countWords(call.arguments), 0);
-  return { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
+  const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
+  if (cut) reply.cut = true;
+  return reply;
 }
 
 export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
@@ -248,6 +256,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/embeddings') {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
       const embeddings = embeddingsReply(body);
+      return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
+    }
+    const geminiEmbed = options.format === 'gemini' && req.method === 'POST' ? /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(new URL(req.url ?? '/', 'http://fake').pathname) : null;
+    if (geminiEmbed) {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      const embeddings = geminiEmbeddingsReply(decodeURIComponent(geminiEmbed[1]!), geminiEmbed[2] as 'embedContent' | 'batchEmbedContents', body);
       return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
     }
     // --- /embeddings ---

@@ -3,6 +3,10 @@ import { chatCompletionRequestSchema } from '../../chat/request-schema.ts';
 import { clearBodySchema } from '../routes/admin-cache.ts';
 import { createBatchSchema } from '../routes/batches.ts';
 import { batchPaths } from './batch-paths.ts';
+import { responsesPaths } from './responses-paths.ts';
+import { embeddingListSchema, inputItemListSchema, responseDeletedSchema, responseSchema } from './responses-records.ts';
+import { responsesRequestSchema } from '../../doors/responses/request-schema.ts';
+import { embeddingsRequestSchema } from '../../embeddings/request-schema.ts';
 import { batchListSchema, batchSchema, fileDeletedSchema, fileListSchema, fileSchema } from './batch-records.ts';
 import { cacheLookupStatsSchema, keySpendSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../../observability/stats-schema.ts';
 import { KEY_INPUT_SCHEMAS, KEY_OUTPUT_SCHEMAS, keyPaths } from './openapi-keys.ts';
@@ -57,6 +61,10 @@ const OUTPUT_SCHEMAS: readonly z.ZodType[] = [
   fileDeletedSchema,
   batchSchema,
   batchListSchema,
+  responseSchema,
+  responseDeletedSchema,
+  inputItemListSchema,
+  embeddingListSchema,
 ];
 
 /**
@@ -67,6 +75,8 @@ const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
   ['ChatCompletionRequest', chatCompletionRequestSchema],
   ['CacheClearRequest', clearBodySchema],
   ['BatchCreateRequest', createBatchSchema],
+  ['ResponseCreateRequest', responsesRequestSchema],
+  ['EmbeddingsRequest', embeddingsRequestSchema],
   ...KEY_INPUT_SCHEMAS,
 ];
 
@@ -237,6 +247,7 @@ function paths(): JsonObject {
       },
     },
     ...batchPaths({ json, errors }),
+    ...responsesPaths({ json, errors }),
     '/v1/models': {
       get: {
         operationId: 'listModels',

@@ -20,6 +20,7 @@ import { toolResultProblem, type AlternatingConversation, type ImageSource, type
 export type AnthropicBlock =
   | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
+  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content?: string };
 
@@ -58,6 +59,8 @@ function toBlock(part: TurnPart): AnthropicBlock {
       return part.cacheControl ? { type: 'text', text: part.text, cache_control: part.cacheControl } : { type: 'text', text: part.text };
     case 'image':
       return imageBlock(part.source);
+    case 'document':
+      return { type: 'document', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
     case 'tool_call': {
       const input = callInput(part.call);
       // validate() reports this first; reaching it here means it was skipped.

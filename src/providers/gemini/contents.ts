@@ -129,6 +129,9 @@ function toContent(turn: Turn): GeminiContent {
       case 'image':
         parts.push(imagePart(part.source));
         break;
+      case 'document':
+        parts.push({ inlineData: { mimeType: part.mediaType, data: part.data } });
+        break;
       case 'tool_call': {
         const call: FunctionCallPart = { functionCall: { name: part.call.function.name, args: callArguments(part.call) ?? {} } };
         if (!signed) call.thoughtSignature = SKIPPED_THOUGHT_SIGNATURE;

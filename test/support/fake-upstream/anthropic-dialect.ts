@@ -150,6 +150,8 @@ interface MessageFacts {
   toolUseIds: string[];
   toolResults: Array<{ id: string; content: string }>;
   images: number;
+  /** PDF `document` blocks. */
+  files: number;
   /** Words of texts and tool results. */
   words: number;
 }
@@ -157,7 +159,7 @@ interface MessageFacts {
 function readContent(message: Record<string, unknown>, i: number, isLast: boolean): Read<MessageFacts> {
   const role = message.role;
   const content = message.content;
-  const facts: MessageFacts = { text: '', toolUseIds: [], toolResults: [], images: 0, words: 0 };
+  const facts: MessageFacts = { text: '', toolUseIds: [], toolResults: [], images: 0, files: 0, words: 0 };
   if (typeof content === 'string') {
     if (content === '' && !(isLast && role === 'assistant')) {
       return problem(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
@@ -188,6 +190,16 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
         const imageIssue = imageSourceProblem(block.source);
         if (imageIssue !== undefined) return problem(`${path}.source: ${imageIssue}`);
         facts.images += 1;
+        seenOther = true;
+        break;
+      }
+      case 'document': {
+        if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
+        const source = isRecord(block.source) ? block.source : {};
+        if (source.type !== 'base64' || source.media_type !== 'application/pdf' || typeof source.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(source.data)) {
+          return problem(`${path}.source: a base64 application/pdf source is required`);
+        }
+        facts.files += 1;
         seenOther = true;
         break;
       }
@@ -360,6 +372,7 @@ export const anthropicDialect: FakeDialect = {
     }
     let lastUser: MessageFacts | undefined;
     let images = 0;
+    let files = 0;
     let previousRole: unknown;
     /** tool_use ids of the previous assistant message, still to be answered. */
     let openCalls: string[] = [];
@@ -395,6 +408,7 @@ export const anthropicDialect: FakeDialect = {
       openCalls = message.role === 'assistant' ? facts.toolUseIds : [];
       inputWords += facts.words;
       images += facts.images;
+      files += facts.files;
       if (message.role === 'user') lastUser = facts;
     }
     const toolResults = lastUser?.toolResults.map((result) => result.content) ?? [];
@@ -419,6 +433,8 @@ export const anthropicDialect: FakeDialect = {
       // The Messages API has no schema-less JSON mode.
       jsonMode: false,
       images,
+      ...(files > 0 ? { files } : {}),
+      maxTokens: body.max_tokens as number,
     };
   },
 
@@ -432,7 +448,7 @@ export const anthropicDialect: FakeDialect = {
       role: 'assistant',
       model: reply.model,
       content,
-      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
+      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn',
       stop_sequence: null,
       usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens[0] ?? 0 },
     };
@@ -478,7 +494,7 @@ export const anthropicDialect: FakeDialect = {
     }
     frames.push(
       frame('message_delta', {
-        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn', stop_sequence: null },
         usage: { output_tokens: reply.completionTokens[0] ?? 0 },
       }),
       frame('message_stop'),

@@ -31,6 +31,10 @@ export interface FakePrompt {
   parallelToolCalls: boolean;
   /** Contents of the tool results in the last user turn (empty when it has none). */
   toolResults: string[];
+  /** Inline PDF documents the request carried. @defaultValue 0 */
+  files?: number;
+  /** The request's output token budget, if it set one: a longer text reply is cut to this many words. */
+  maxTokens?: number;
   /** The JSON schema the reply must follow (structured outputs), if any. */
   jsonSchema?: Record<string, unknown>;
   /** JSON mode without a schema. */
@@ -55,6 +59,8 @@ export interface FakeReply {
   promptTokens: number;
   /** Completion tokens of each choice: its word count. */
   completionTokens: number[];
+  /** The texts were cut at the request's token budget (the format's 'length' finish reason). */
+  cut?: boolean;
 }
 
 /**
@@ -78,7 +84,8 @@ export function fakeAnswer(prompt: FakePrompt, replyText: string | undefined): {
   if (prompt.jsonSchema) return { text: JSON.stringify(sampleOf(prompt.jsonSchema, prompt.lastUserText)), toolCalls: [] };
   if (prompt.jsonMode) return { text: JSON.stringify({ echo: prompt.lastUserText }), toolCalls: [] };
   const images = prompt.images > 0 ? ` (+${prompt.images} images)` : '';
-  return { text: replyText ?? `Echo: ${prompt.lastUserText}${images}`, toolCalls: [] };
+  const files = (prompt.files ?? 0) > 0 ? ` (+${prompt.files} files)` : '';
+  return { text: replyText ?? `Echo: ${prompt.lastUserText}${images}${files}`, toolCalls: [] };
 }
 
 /** A value that follows a JSON schema: strings are `text`, numbers 42, booleans true, enums their first value. */

@@ -42,6 +42,8 @@ interface ContentFacts {
   /** Its text parts joined. */
   text: string;
   images: number;
+  /** Inline PDF documents. */
+  files: number;
   calls: number;
   /** Each `functionResponse.response`, as the tool result text it stands for. */
   results: string[];
@@ -58,7 +60,7 @@ function readContent(content: unknown, where: string): ContentFacts | string {
   // The role may be left out of a single-turn request; it then means user.
   const role = content.role ?? 'user';
   if (role !== 'user' && role !== 'model') return `${where}.role: Please use a valid role: user, model.`;
-  const facts: ContentFacts = { role, text: '', images: 0, calls: 0, results: [] };
+  const facts: ContentFacts = { role, text: '', images: 0, files: 0, calls: 0, results: [] };
   for (const [i, part] of content.parts.entries()) {
     const at = `${where}.parts[${i}]`;
     if (!isRecord(part)) return `${at}: a Part must be an object.`;
@@ -71,6 +73,11 @@ function readContent(content: unknown, where: string): ContentFacts | string {
       return `${at}.text: must be a string.`;
     } else if (part.inlineData !== undefined) {
       const blob = isRecord(part.inlineData) ? part.inlineData : {};
+      if (blob.mimeType === 'application/pdf') {
+        if (typeof blob.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(blob.data)) return `${at}.inlineData.data: Base64 decoding failed.`;
+        facts.files += 1;
+        continue;
+      }
       const problem = imageProblem(blob.mimeType, blob.data);
       if (problem) return `${at}.inlineData: ${problem}`;
       facts.images += 1;
@@ -138,9 +145,9 @@ function callParts(calls: readonly FakeToolCall[]): Array<Record<string, unknown
   });
 }
 
-function candidate(index: number, parts: Array<Record<string, unknown>> | undefined, finished: boolean): Record<string, unknown> {
+function candidate(index: number, parts: Array<Record<string, unknown>> | undefined, finished: boolean, cut = false): Record<string, unknown> {
   const out: Record<string, unknown> = parts === undefined ? {} : { content: { parts, role: 'model' } };
-  if (finished) out.finishReason = 'STOP';
+  if (finished) out.finishReason = cut ? 'MAX_TOKENS' : 'STOP';
   // Proto3 JSON omits zero values, and Gemini leaves out index 0 in streams.
   if (index !== 0) out.index = index;
   return out;
@@ -217,6 +224,9 @@ export const geminiDialect: FakeDialect = {
       images: sum(contents.map((content) => content.images)),
     };
     if (isRecord(schema)) prompt.jsonSchema = schema;
+    const files = sum(contents.map((content) => content.files));
+    if (files > 0) prompt.files = files;
+    if (typeof config.maxOutputTokens === 'number') prompt.maxTokens = config.maxOutputTokens;
     return prompt;
   },
 
@@ -225,7 +235,7 @@ export const geminiDialect: FakeDialect = {
     return {
       candidates: reply.texts.map((text, index) => ({
         content: { parts: reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }], role: 'model' },
-        finishReason: 'STOP',
+        finishReason: reply.cut ? 'MAX_TOKENS' : 'STOP',
         index,
       })),
       usageMetadata: {
@@ -256,7 +266,7 @@ export const geminiDialect: FakeDialect = {
       const candidates: Record<string, unknown>[] = [];
       pieces.forEach((choicePieces, index) => {
         const piece = choicePieces[i];
-        if (piece !== undefined) candidates.push(candidate(index, [{ text: piece }], i === choicePieces.length - 1));
+        if (piece !== undefined) candidates.push(candidate(index, [{ text: piece }], i === choicePieces.length - 1, reply.cut === true));
       });
       // Early chunks carry usage without candidatesTokenCount, as upstream does.
       frames.push(frame(candidates, i === longest - 1 ? finalUsage : partialUsage));

@@ -46,6 +46,7 @@ export const openAiDialect: FakeDialect = {
     let inputWords = 0;
     let lastUserText = '';
     let images = 0;
+    let files = 0;
     let toolResults: string[] = [];
     const calledIds = new Set<string>();
     for (const message of body.messages) {
@@ -67,6 +68,7 @@ export const openAiDialect: FakeDialect = {
       const text = contentText(message.content);
       if ('problem' in text) return text.problem;
       images += text.images;
+      files += text.files;
       inputWords += countWords(text.text);
       if (message.role === 'user') lastUserText = text.text;
     }
@@ -89,6 +91,9 @@ export const openAiDialect: FakeDialect = {
       images,
     };
     if (jsonSchema) prompt.jsonSchema = jsonSchema;
+    if (files > 0) prompt.files = files;
+    const budget = body.max_completion_tokens ?? body.max_tokens;
+    if (typeof budget === 'number') prompt.maxTokens = budget;
     return prompt;
   },
 
@@ -103,7 +108,7 @@ export const openAiDialect: FakeDialect = {
         index,
         message: calls.length > 0 ? { role: 'assistant', content: null, tool_calls: calls, refusal: null } : { role: 'assistant', content: text, refusal: null },
         logprobs: null,
-        finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        finish_reason: calls.length > 0 ? 'tool_calls' : reply.cut ? 'length' : 'stop',
       })),
       usage: usageOf(reply),
     };
@@ -135,7 +140,7 @@ export const openAiDialect: FakeDialect = {
         }
       });
     });
-    const finish = reply.toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const finish = reply.toolCalls.length > 0 ? 'tool_calls' : reply.cut ? 'length' : 'stop';
     pieces.forEach((_, index) => frames.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: finish }])));
     if (prompt.includeUsage) frames.push({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(reply) }) });
     frames.push({ data: '[DONE]' });
@@ -150,11 +155,12 @@ function toolChoiceOf(value: unknown): FakePrompt['toolChoice'] {
 }
 
 /** The text of a message content (string or parts), with its images counted and checked. */
-function contentText(content: unknown): { text: string; images: number } | { problem: string } {
-  if (typeof content === 'string') return { text: content, images: 0 };
+function contentText(content: unknown): { text: string; images: number; files: number } | { problem: string } {
+  if (typeof content === 'string') return { text: content, images: 0, files: 0 };
   if (!Array.isArray(content)) return { problem: 'Each message needs a string or array content.' };
   const texts: string[] = [];
   let images = 0;
+  let files = 0;
   for (const part of content) {
     if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
     else if (isRecord(part) && part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
@@ -163,7 +169,10 @@ function contentText(content: unknown): { text: string; images: number } | { pro
       const problem = match ? imageProblem(match[1], match[2]) : url.startsWith('https://') ? undefined : 'image_url must be https or data';
       if (problem) return { problem: `Invalid image: ${problem}` };
       images += 1;
+    } else if (isRecord(part) && part.type === 'file' && isRecord(part.file) && typeof part.file.file_data === 'string') {
+      if (!/^data:application\/pdf;base64,[A-Za-z0-9+/=]+$/.test(part.file.file_data)) return { problem: 'Invalid file: file_data must be a base64 data URL of a PDF.' };
+      files += 1;
     } else return { problem: 'Invalid content part.' };
   }
-  return { text: texts.join('\n'), images };
+  return { text: texts.join('\n'), images, files };
 }

@@ -1,0 +1,199 @@
+import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ToolChoice } from '../../chat/types.ts';
+import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
+import type { Door, DoorRequest, ReplyCodec } from '../../pipeline/door.ts';
+import type { WireFormat } from '../../providers/types.ts';
+import { newResponseId } from './ids.ts';
+import { inputToMessages } from './input-items.ts';
+import { ResponsesReplyCodec } from './reply-codec.ts';
+import { parseResponsesBody, type ResponsesRequestBody } from './request-schema.ts';
+import type { ResponseFacts } from './response-object.ts';
+import type { ResponseStore } from './response-store.ts';
+
+/** Options of {@link ResponsesDoor}. */
+export interface ResponsesDoorOptions {
+  /** Stored responses; without it `store` keeps nothing and `previous_response_id` is a 400. @defaultValue none */
+  store?: ResponseStore;
+  /**
+   * The wire format serving a model, when known: `reasoning.effort` is
+   * forwarded to OpenAI-format upstreams only (the others answer a 400 for
+   * it, and clients such as Codex send it on every request). @defaultValue none: never forwarded
+   */
+  formatOf?: (model: string) => WireFormat | undefined;
+  /** Clock, epoch ms. @defaultValue Date.now */
+  now?: () => number;
+  /**
+   * Told when a sent reply could not be stored (the database is down): the
+   * client has its answer, a later retrieve or `previous_response_id` gets a 404.
+   * @defaultValue none: the failure reaches the caller of `settled()`
+   */
+  onStoreError?: (err: Error, responseId: string) => void;
+}
+
+/** What decode() learnt that the canonical request does not carry, kept until reply(). */
+interface Decoded {
+  facts: ResponseFacts;
+  owner: string;
+  /** How many of the request's last messages are this request's own input. */
+  inputCount: number;
+}
+
+function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
+  const tools: FunctionTool[] = [];
+  for (const [i, tool] of (body.tools ?? []).entries()) {
+    if (tool.type !== 'function' || !('name' in tool)) {
+      throw new InvalidRequestError(`tools.${i}: the built-in tool '${String(tool.type).slice(0, 64)}' is not served by this gateway; only function tools are.`);
+    }
+    const fn: FunctionTool['function'] = { name: tool.name as string };
+    const t = tool as { description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+    if (t.description != null) fn.description = t.description;
+    if (t.parameters != null) fn.parameters = t.parameters;
+    if (t.strict != null) fn.strict = t.strict;
+    if (tools.some((other) => other.function.name === fn.name)) throw new InvalidRequestError(`tools.${i}.name: duplicate tool name.`);
+    tools.push({ type: 'function', function: fn });
+  }
+  return tools;
+}
+
+function toolChoiceOf(body: ResponsesRequestBody, tools: readonly FunctionTool[]): ToolChoice | undefined {
+  const choice = body.tool_choice;
+  if (choice == null) return undefined;
+  if (typeof choice === 'string') {
+    if (choice === 'required' && tools.length === 0) throw new InvalidRequestError("tool_choice: 'required' needs a non-empty 'tools' list.");
+    return choice;
+  }
+  if (choice.type === 'function' && typeof choice.name !== 'string') throw new InvalidRequestError("tool_choice: a function choice needs its 'name'.");
+  if (choice.type !== 'function' || typeof choice.name !== 'string') {
+    throw new InvalidRequestError(`tool_choice: '${String(choice.type).slice(0, 64)}' is not served by this gateway; use 'none', 'auto', 'required' or a function.`);
+  }
+  const name = choice.name;
+  if (!tools.some((t) => t.function.name === name)) throw new InvalidRequestError(`tool_choice: names '${name.slice(0, 64)}', which is not in 'tools'.`);
+  return { type: 'function', function: { name } };
+}
+
+function effortOf(effort: string | null | undefined): ReasoningEffort | undefined {
+  if (effort == null || effort === 'none') return undefined;
+  // The canonical model stops at 'high'.
+  return effort === 'xhigh' ? 'high' : (effort as ReasoningEffort);
+}
+
+/**
+ * The Responses door (`POST /v1/responses`): OpenAI's Responses request
+ * decoded into the canonical chat request (instructions as the system
+ * message, earlier turns of `previous_response_id` before the input, function
+ * tools, `text.format` as `response_format`), and the reply encoded as a
+ * `response` object or its event stream by {@link ResponsesReplyCodec}.
+ */
+export class ResponsesDoor implements Door {
+  readonly name = 'responses';
+  private readonly store: ResponseStore | undefined;
+  private readonly formatOf: (model: string) => WireFormat | undefined;
+  private readonly now: () => number;
+  private readonly onStoreError: ResponsesDoorOptions['onStoreError'];
+  /** Facts of requests between decode() and reply(), by the request object the pipeline hands to both. */
+  private readonly decoded = new WeakMap<DoorRequest, Decoded>();
+
+  constructor(options: ResponsesDoorOptions = {}) {
+    this.store = options.store;
+    this.formatOf = options.formatOf ?? (() => undefined);
+    this.now = options.now ?? Date.now;
+    this.onStoreError = options.onStoreError;
+  }
+
+  async decode(from: DoorRequest): Promise<ChatRequest> {
+    const body = parseResponsesBody(from.body);
+    const tools = toolsOf(body);
+    const toolChoice = toolChoiceOf(body, tools);
+    const input = inputToMessages(body.input);
+    if (input.length === 0) throw new InvalidRequestError('input: needs at least one message or item the upstream can read.');
+    let earlier: ChatMessage[] = [];
+    const previous = body.previous_response_id ?? null;
+    if (previous !== null) {
+      if (!this.store) throw new InvalidRequestError('previous_response_id: this gateway keeps no responses.');
+      earlier = await this.store.conversation(previous, from.owner);
+    }
+    // Instructions apply to this request only: an earlier response's instructions are not carried over, as at OpenAI.
+    const system: ChatMessage[] = body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
+    const stream = body.stream ?? false;
+    const request: ChatRequest = { model: body.model, messages: [...system, ...earlier, ...input], n: 1, stream, include_usage: stream };
+    if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens;
+    if (body.temperature != null) request.temperature = body.temperature;
+    if (body.top_p != null) request.top_p = body.top_p;
+    if (body.service_tier != null) request.service_tier = body.service_tier;
+    if (tools.length > 0) {
+      request.tools = tools;
+      if (toolChoice !== undefined) request.tool_choice = toolChoice;
+      if (body.parallel_tool_calls != null) request.parallel_tool_calls = body.parallel_tool_calls;
+    }
+    const format = body.text?.format;
+    if (format?.type === 'json_object') request.response_format = { type: 'json_object' };
+    if (format?.type === 'json_schema') {
+      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: format.name, schema: format.schema };
+      if (format.description != null) spec.description = format.description;
+      if (format.strict != null) spec.strict = format.strict;
+      request.response_format = { type: 'json_schema', json_schema: spec };
+    }
+    const effort = effortOf(body.reasoning?.effort);
+    if (effort !== undefined && this.formatOf(body.model) === 'openai') request.reasoning_effort = effort;
+
+    const facts: ResponseFacts = {
+      id: newResponseId(),
+      created_at: Math.floor(this.now() / 1000),
+      model: body.model,
+      instructions: body.instructions ?? null,
+      tools: (body.tools ?? []).map((tool) => ({ strict: null, description: null, parameters: null, ...tool })),
+      tool_choice: body.tool_choice ?? 'auto',
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      temperature: body.temperature ?? null,
+      top_p: body.top_p ?? null,
+      max_output_tokens: body.max_output_tokens ?? null,
+      metadata: body.metadata ?? {},
+      user: body.user ?? undefined,
+      store: body.store ?? true,
+      previous_response_id: previous,
+      text: body.text?.verbosity != null ? { format: body.text.format ?? { type: 'text' }, verbosity: body.text.verbosity } : { format: body.text?.format ?? { type: 'text' } },
+      reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+      service_tier: body.service_tier ?? 'default',
+      truncation: body.truncation ?? 'disabled',
+    };
+    this.decoded.set(from, { facts, owner: from.owner, inputCount: input.length });
+    return request;
+  }
+
+  reply(request: ChatRequest, from?: DoorRequest): ReplyCodec {
+    const decoded = from ? this.decoded.get(from) : undefined;
+    if (!decoded) return new ResponsesReplyCodec(factsOf(request, this.now()));
+    if (from) this.decoded.delete(from);
+    const { facts, owner, inputCount } = decoded;
+    if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
+    return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request, ...(this.onStoreError ? { onError: this.onStoreError } : {}) });
+  }
+
+  error(err: GatewayError, requestId: string): { status: number; body: unknown } {
+    const envelope = toEnvelope(err, requestId);
+    return { status: err.status, body: { ...envelope, error: { ...envelope.error, param: null } } };
+  }
+}
+
+/** Facts of a request decode() did not see (a pipeline that does not pass it along): nothing is stored. */
+function factsOf(request: ChatRequest, nowMs: number): ResponseFacts {
+  return {
+    id: newResponseId(),
+    created_at: Math.floor(nowMs / 1000),
+    model: request.model,
+    instructions: null,
+    tools: (request.tools ?? []).map((t) => ({ type: 'function', ...t.function })),
+    tool_choice: request.tool_choice ?? 'auto',
+    parallel_tool_calls: request.parallel_tool_calls ?? true,
+    temperature: request.temperature ?? null,
+    top_p: request.top_p ?? null,
+    max_output_tokens: request.max_completion_tokens ?? null,
+    metadata: {},
+    user: undefined,
+    store: false,
+    previous_response_id: null,
+    text: { format: { type: 'text' } },
+    reasoning: { effort: null, summary: null },
+    service_tier: request.service_tier ?? 'default',
+    truncation: 'disabled',
+  };
+}
