@@ -97,7 +97,11 @@ describe('exact cache', () => {
     expect(second.xCache).toBe('HIT');
     expect(Number(second.headers.get('age'))).toBeGreaterThanOrEqual(0);
     expect(second.headers.get('server-timing')).toContain('cache;desc="HIT"');
-    expect(second.data).toEqual(first.data);
+    // The same body, its usage marked as the gateway cache's (served without an upstream call).
+    const { usage, ...rest } = second.data;
+    const { usage: firstUsage, ...firstRest } = first.data;
+    expect(rest).toEqual(firstRest);
+    expect(usage).toEqual({ ...firstUsage, gateway_cache: { hit: true, type: 'exact' } });
     expect(chatCalls()).toBe(before + 1);
   });
 
@@ -114,7 +118,7 @@ describe('exact cache', () => {
     expect(replay.xCache).toBe('HIT');
     expect(replay.headers.get('content-type')).toContain('text/event-stream');
     expect(replay.text).toBe(stored.data.choices[0]?.message.content);
-    expect(replay.chunks.at(-1)?.usage).toEqual(stored.data.usage);
+    expect(replay.chunks.at(-1)?.usage).toEqual({ ...stored.data.usage, gateway_cache: { hit: true, type: 'exact' } });
 
     const streamed = await askStreamed('Exact: spell the word dog.');
     expect(streamed.xCache).toBe('MISS');
