@@ -57,7 +57,10 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
 }
 
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
-  return part.type === 'text' ? { type: 'text', text: fn(part.text) } : part;
+  if (part.type === 'text') return { ...part, text: fn(part.text) };
+  // A text document is the client's text too; PDFs and images are not scanned.
+  if (part.type === 'document' && part.source.type === 'text') return { ...part, source: { ...part.source, data: fn(part.source.data) } };
+  return part;
 }
 
 /** The texts {@link mapRequestTexts} visits, in its order. */

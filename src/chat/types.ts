@@ -25,7 +25,35 @@ export interface ImagePart {
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-export type ContentPart = TextPart | ImagePart;
+/**
+ * A document for the model to read: a PDF (inline bytes or an `https:` URL the
+ * provider fetches) or plain text. Anthropic's Messages API has it as a block;
+ * the other formats get it as a file or text part where they can read it.
+ */
+export interface DocumentPart {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string }
+    | { type: 'url'; url: string };
+  title?: string;
+  /** Text about the document the model may use but not cite. */
+  context?: string;
+  cache_control?: CacheControl;
+}
+
+export type ContentPart = TextPart | ImagePart | DocumentPart;
+
+/**
+ * A reasoning block an Anthropic model returned, kept verbatim for the next
+ * turn: the API checks the signature (and needs the blocks back before a
+ * tool result when thinking is on). `redacted_thinking` is encrypted
+ * reasoning, opaque to everyone but the API.
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** Extended thinking: a token budget for reasoning before the answer, the model's own choice (`adaptive`), or off. */
+export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' } | { type: 'disabled' };
 
 /** A function call the model asked for. `arguments` is JSON text, as the model wrote it. */
 export interface ToolCall {
@@ -38,6 +66,8 @@ export interface SystemMessage {
   role: 'system' | 'developer';
   content: string;
   name?: string;
+  /** Ends a cacheable prefix at this instruction (Anthropic-format upstreams). */
+  cache_control?: CacheControl;
 }
 
 export interface UserMessage {
@@ -54,6 +84,8 @@ export interface AssistantMessage {
   name?: string;
   tool_calls?: ToolCall[];
   refusal?: string;
+  /** Reasoning blocks returned with this turn, in order; they come before its text and calls. */
+  thinking?: ThinkingBlock[];
 }
 
 /** The result of a tool call, sent back by the client. */
@@ -61,6 +93,10 @@ export interface ToolMessage {
   role: 'tool';
   content: string;
   tool_call_id: string;
+  /** The call failed and `content` says why (Anthropic's `is_error`). */
+  is_error?: true;
+  /** Ends a cacheable prefix at this result (Anthropic-format upstreams). */
+  cache_control?: CacheControl;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
@@ -118,6 +154,10 @@ export interface ChatRequest {
   metadata?: Record<string, string>;
   store?: boolean;
   reasoning_effort?: ReasoningEffort;
+  /** Sample only from the k most likely tokens (Anthropic, Gemini). */
+  top_k?: number;
+  /** Extended thinking (Anthropic `thinking`, Gemini `thinkingConfig`). */
+  thinking?: ThinkingConfig;
 }
 
 /** The token budget of a request, whichever field carried it. */
@@ -149,6 +189,8 @@ export interface ReplyMessage {
   content: string | null;
   refusal?: string | null;
   tool_calls?: ToolCall[];
+  /** Reasoning blocks of an Anthropic upstream, present only when the request asked for thinking. */
+  thinking?: ThinkingBlock[];
 }
 
 export interface ChatCompletionChoice {
@@ -177,11 +219,25 @@ export interface ToolCallDelta {
   function?: { name?: string; arguments?: string };
 }
 
+/**
+ * A piece of a reasoning block in a stream: `index` numbers the blocks of the
+ * message; the first piece of a redacted block carries its whole `data`, a
+ * thinking block's text and signature come in pieces.
+ */
+export interface ThinkingDelta {
+  index: number;
+  type?: ThinkingBlock['type'];
+  thinking?: string;
+  signature?: string;
+  data?: string;
+}
+
 export interface ChunkDelta {
   role?: 'assistant';
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
+  thinking?: ThinkingDelta;
 }
 
 export interface ChatCompletionChunkChoice {

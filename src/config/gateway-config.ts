@@ -5,6 +5,7 @@ import { defaultFormatFor } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/types.ts';
 import { resolveRouting, routingSchema, type RoutingConfig } from './routing-config.ts';
 import { priceTableSchema, type PriceTable } from '../usage/price-table.ts';
+import { buildModelAliases, modelAliasesSchema, type ModelAliases } from './model-aliases.ts';
 
 /**
  * config.yaml: providers and their models. Parsed with `yaml`, validated with
@@ -58,6 +59,8 @@ const configSchema = z.strictObject({
   routing: routingSchema.optional(),
   /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. Default none (cost 0). */
   prices: priceTableSchema,
+  /** Other names for configured models: exact names and `*` / `?` patterns -> model id (src/config/model-aliases.ts). Default none. */
+  model_aliases: modelAliasesSchema,
 });
 
 export type ProviderConfigInput = z.input<typeof providerSchema>;
@@ -86,6 +89,8 @@ export interface GatewayConfig {
   providerIndex: ReadonlyMap<string, ProviderConfig>;
   /** Prices per model (`prices`), for key spend and budgets. */
   prices: PriceTable;
+  /** `model_aliases`: other names for configured models (the Messages door resolves them). */
+  aliases?: ModelAliases;
   /** When it was loaded. */
   loadedAt: Date;
 }
@@ -139,7 +144,9 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   const names = new Map([...deployments].map(([model, entries]) => [model, entries.map((p) => p.name)]));
   const routing = resolveRouting(parsed.data.routing, names);
   if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
-  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, loadedAt: new Date() };
+  const aliases = buildModelAliases(parsed.data.model_aliases, new Set(deployments.keys()));
+  if (typeof aliases === 'string') throw new ConfigError(`${source} is invalid: ${aliases}`);
+  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, aliases, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

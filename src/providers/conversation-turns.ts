@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart, ToolCall } from '../chat/types.ts';
+import type { ChatMessage, ContentPart, DocumentPart, ThinkingBlock, ToolCall } from '../chat/types.ts';
 
 /**
  * Reshapes an OpenAI-style message list for upstreams that take system
@@ -15,9 +15,12 @@ export type ImageSource = { type: 'base64'; mediaType: string; data: string } | 
 export type TurnPart =
   | { kind: 'text'; text: string }
   | { kind: 'image'; source: ImageSource }
+  | { kind: 'document'; document: DocumentPart }
+  /** A reasoning block of an earlier assistant turn (only an Anthropic upstream reads them). */
+  | { kind: 'thinking'; block: ThinkingBlock }
   | { kind: 'tool_call'; call: ToolCall }
   /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
-  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string };
+  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string; isError?: true };
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -56,6 +59,7 @@ function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
   const parts: TurnPart[] = [];
   for (const part of content) {
     if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
+    else if (part.type === 'document') parts.push({ kind: 'document', document: part });
     else if (part.text.trim() !== '') parts.push({ kind: 'text', text: part.text });
   }
   return parts;
@@ -95,7 +99,9 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         break;
       case 'assistant':
         role = 'assistant';
-        parts = partsOfContent(message.content);
+        // Reasoning comes before the text and calls it led to.
+        parts = (message.thinking ?? []).map((block): TurnPart => ({ kind: 'thinking', block }));
+        parts.push(...partsOfContent(message.content));
         for (const call of message.tool_calls ?? []) {
           callNames.set(call.id, call.function.name);
           parts.push({ kind: 'tool_call', call });
@@ -104,6 +110,7 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
       case 'tool':
         role = 'user';
         parts = [{ kind: 'tool_result', toolCallId: message.tool_call_id, name: callNames.get(message.tool_call_id), content: message.content }];
+        if (message.is_error === true) parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
         break;
     }
     if (parts.length === 0) continue;

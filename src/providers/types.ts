@@ -1,4 +1,4 @@
-import type { ChatRequest, FinishReason, ReplyMessage, ToolCallDelta, Usage } from '../chat/types.ts';
+import type { ChatRequest, FinishReason, ReplyMessage, ThinkingDelta, ToolCallDelta, Usage } from '../chat/types.ts';
 
 /**
  * The one interface every provider adapter implements. An adapter is pure
@@ -45,6 +45,8 @@ export interface StreamDelta {
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
+  /** A piece of a reasoning block (Anthropic upstreams, when the request asked for thinking). */
+  thinking?: ThinkingDelta;
   logprobs?: unknown;
   finish_reason?: FinishReason;
 }

@@ -67,6 +67,10 @@ export const contentBlockSchema = z.object({
   id: z.string().nullish(),
   name: z.string().nullish(),
   input: z.unknown().optional(),
+  /** `thinking` blocks: the reasoning text and its signature; `redacted_thinking`: the encrypted `data`. */
+  thinking: z.string().nullish(),
+  signature: z.string().nullish(),
+  data: z.string().nullish(),
 });
 
 export type ContentBlock = z.infer<typeof contentBlockSchema>;

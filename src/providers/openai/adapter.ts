@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest, ReplyMessage } from '../../chat/types.ts';
+import type { ChatMessage, ChatRequest, ContentPart, ReplyMessage } from '../../chat/types.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -23,8 +23,40 @@ import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsa
  * API maps `system` to it there; `system` is accepted by every model,
  * `developer` is not.
  */
-function toOpenAiMessage(message: ChatMessage): ChatMessage {
-  return message.role === 'developer' ? { ...message, role: 'system' } : message;
+function toOpenAiMessage(message: ChatMessage): object {
+  switch (message.role) {
+    case 'system':
+    case 'developer': {
+      const { cache_control: _cache, ...rest } = message;
+      return { ...rest, role: 'system' as const };
+    }
+    case 'user':
+      return typeof message.content === 'string' ? message : { ...message, content: message.content.map(toOpenAiPart) };
+    case 'assistant': {
+      // Reasoning blocks are another provider's signed record; OpenAI has no field for them.
+      const { thinking: _thinking, ...rest } = message;
+      return rest;
+    }
+    case 'tool': {
+      // The format has no error flag: the result's text says what went wrong (docs/messages.md).
+      const { is_error: _error, cache_control: _cache, ...rest } = message;
+      return rest;
+    }
+  }
+}
+
+/**
+ * Prompt-cache marks are Anthropic's (OpenAI caches prefixes by itself); a PDF
+ * is a `file` part with its bytes as a data URL, a text document a text part.
+ */
+function toOpenAiPart(part: ContentPart): object {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  if (part.type === 'image_url') return part;
+  const { source, title } = part;
+  if (source.type === 'text') return { type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` };
+  if (source.type === 'base64') return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` } };
+  // validate() refuses document URLs before this is reached.
+  throw new Error('document URL reached the OpenAI adapter');
 }
 
 /** Request fields forwarded under the same name when present. */
@@ -91,14 +123,28 @@ export const openAiAdapter: ProviderAdapter = {
   defaultBaseUrl: 'https://api.openai.com/v1',
   supportsMultipleChoices: true,
 
-  validate(): string | undefined {
-    // The gateway's request schema is the OpenAI one: everything it accepts
-    // can be expressed.
+  validate(req: ChatRequest): string | undefined {
+    // Everything the chat schema accepts can be expressed; documents come from the Messages door.
+    for (const message of req.messages) {
+      if (message.role !== 'user' || typeof message.content === 'string') continue;
+      if (message.content.some((part) => part.type === 'document' && part.source.type === 'url')) {
+        return 'provider_a cannot fetch a document by URL; send the PDF bytes (a base64 document source) instead.';
+      }
+    }
     return undefined;
   },
 
-  unsupportedParams() {
-    return [];
+  /**
+   * `top_k` has no counterpart in chat completions, nor has extended
+   * `thinking` (`reasoning_effort` is another control, and a model that
+   * cannot reason would reject it); `thinking: disabled` is what a
+   * non-reasoning request is anyway.
+   */
+  unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
+    const unsupported: Array<keyof ChatRequest> = [];
+    if (req.top_k !== undefined) unsupported.push('top_k');
+    if (req.thinking !== undefined && req.thinking.type !== 'disabled') unsupported.push('thinking');
+    return unsupported;
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
