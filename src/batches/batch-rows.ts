@@ -26,6 +26,8 @@ export interface BatchState {
   kind: 'batch' | 'job';
   /** BullMQ priority of its lines. @defaultValue PRIORITIES.batch */
   priority: number | undefined;
+  /** The issued key it was created with; undefined for a static key. */
+  keyId: string | undefined;
 }
 
 export interface FileRow {

@@ -198,6 +198,7 @@ export class BatchRunner {
       .run({
         batchId,
         owner: state.owner,
+        keyId: state.keyId,
         line,
         signal: abort.signal,
         ...(run.trace ? { trace: run.trace } : {}),

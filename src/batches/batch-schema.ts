@@ -74,9 +74,17 @@ const JOBS = `
   CREATE INDEX gateway_batches_kind ON gateway_batches (kind, owner, id);
   CREATE INDEX gateway_batches_expiry ON gateway_batches (kind, expires_at);`;
 
+/**
+ * The issued key a batch or job was created with (its public id, never the
+ * key): its lines run under that key's model list, token limit, budget and
+ * semantic-cache switch. NULL for the static API_KEYS, which have none.
+ */
+const KEY_IDS = `ALTER TABLE gateway_batches ADD COLUMN key_id TEXT;`;
+
 export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
   { version: 1, description: 'files, batches and batch lines', sql: TABLES },
   { version: 2, description: 'asynchronous jobs as one-line batches', sql: JOBS },
+  { version: 3, description: 'the issued key of a batch or job', sql: KEY_IDS },
 ];
 
 export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

@@ -92,6 +92,8 @@ export class BatchStore {
   /** A new batch, `validating`; or `failed` at once with `errors` found while the creating key was at hand. */
   async createBatch(input: {
     owner: string;
+    /** The issued key's public id; absent for a static key. */
+    keyId?: string | undefined;
     inputFileId: string;
     endpoint: string;
     completionWindow: string;
@@ -103,11 +105,11 @@ export class BatchStore {
     const created = nowSeconds();
     const failed = input.errors !== undefined && input.errors.length > 0;
     await this.db.run(
-      'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at, failed_at, errors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at, failed_at, errors, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [
         id, input.owner, input.endpoint, input.inputFileId, input.completionWindow, failed ? 'failed' : 'validating',
         input.metadata ? JSON.stringify(input.metadata) : null, created, created + input.windowSeconds,
-        failed ? created : null, failed ? JSON.stringify(input.errors) : null,
+        failed ? created : null, failed ? JSON.stringify(input.errors) : null, input.keyId ?? null,
       ],
     );
     return this.batch(id, { owner: input.owner, admin: false });
@@ -165,7 +167,7 @@ export class BatchStore {
   }
 
   async state(id: string): Promise<BatchState | undefined> {
-    const row = (await this.db.all<BatchRow & { priority: unknown }>('SELECT status, owner, input_file_id, expires_at, kind, priority FROM gateway_batches WHERE id = ?', [id]))[0];
+    const row = (await this.db.all<BatchRow & { priority: unknown; key_id: unknown }>('SELECT status, owner, input_file_id, expires_at, kind, priority, key_id FROM gateway_batches WHERE id = ?', [id]))[0];
     if (!row) return undefined;
     return {
       status: row.status as BatchStatus,
@@ -174,6 +176,7 @@ export class BatchStore {
       expires_at: Number(row.expires_at),
       kind: row.kind === 'job' ? 'job' : 'batch',
       priority: row.priority === null || row.priority === undefined ? undefined : Number(row.priority),
+      keyId: typeof row.key_id === 'string' ? row.key_id : undefined,
     };
   }
 

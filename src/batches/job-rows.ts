@@ -35,12 +35,12 @@ export class JobRows {
   }
 
   /** Stores a job ready to run: its line first, so a row never exists without it. */
-  async insert(job: { id: string; owner: string; body: string; priority: number; retainSeconds: number; createdAt: number }): Promise<void> {
+  async insert(job: { id: string; owner: string; keyId?: string | undefined; body: string; priority: number; retainSeconds: number; createdAt: number }): Promise<void> {
     await this.db.run("INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, 0, ?, ?, 'pending')", [job.id, job.id, job.body]);
     await this.db.run(
-      `INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, created_at, expires_at, kind, priority, retain_seconds)
-       VALUES (?, ?, '/v1/chat/completions', '', '', 'in_progress', ?, ?, 'job', ?, ?)`,
-      [job.id, job.owner, job.createdAt, job.createdAt + job.retainSeconds, job.priority, job.retainSeconds],
+      `INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, created_at, expires_at, kind, priority, retain_seconds, key_id)
+       VALUES (?, ?, '/v1/chat/completions', '', '', 'in_progress', ?, ?, 'job', ?, ?, ?)`,
+      [job.id, job.owner, job.createdAt, job.createdAt + job.retainSeconds, job.priority, job.retainSeconds, job.keyId ?? null],
     );
   }
 

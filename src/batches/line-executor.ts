@@ -1,12 +1,14 @@
 import type { TraceCarrier } from '../observability/tracing/trace-span.ts';
 import { randomBytes } from 'node:crypto';
-import type { ResponseCache } from '../cache/response-cache.ts';
+import type { Principal } from '../auth/principal.ts';
+import type { CacheLookup } from '../cache/response-cache.ts';
 import { parseChatRequest } from '../chat/request-schema.ts';
-import { semanticCacheOn } from '../config/gateway-config.ts';
-import type { DlpGuard } from '../dlp/dlp-guard.ts';
-import { GatewayError, toEnvelope } from '../errors/catalog.ts';
+import { GatewayError, InternalError, InvalidApiKeyError, toEnvelope } from '../errors/catalog.ts';
+import type { ChatPipeline } from '../pipeline/chat-pipeline.ts';
+import type { Answerer, Exchange } from '../pipeline/exchange.ts';
+import { noteReplyEntry } from '../pipeline/reply-facts.ts';
+import { newContext } from '../pipeline/request-context.ts';
 import type { ChatDispatcher, Dispatch } from '../queue/chat-dispatcher.ts';
-import { dispatchMiss } from '../queue/dispatch-miss.ts';
 import { PRIORITIES } from '../queue/priorities.ts';
 import { admit } from '../ratelimit/admission.ts';
 import { decodeError } from '../streams/protocol.ts';
@@ -16,12 +18,20 @@ import type { LineRow } from './batch-store.ts';
 
 /** Dependencies of {@link LineExecutor}. */
 export interface LineExecutorOptions {
+  /** The one request pipeline, as the chat route runs it. */
+  pipeline: ChatPipeline;
+  /** Builds job ids and cancels the jobs of stopped lines. */
   dispatcher: ChatDispatcher;
   /** Longest wait of a line in its queue, ms (`ASYNC_JOB_MAX_WAIT_MS`). */
   waitMs: number;
-  cache?: ResponseCache;
-  dlp?: DlpGuard;
-  /** Notes the tokens of a line answered by a provider (usage accounting, as for a synchronous call). */
+  /**
+   * The key a batch was created with, as the pipeline sees it: its model
+   * list, token limit, budget and semantic switch; undefined when that key
+   * was revoked or deleted (its lines then fail). `keyId` is undefined for a
+   * static key, which is answered with a principal of the owner alone.
+   */
+  principalOf: (keyId: string | undefined, owner: string) => Promise<Principal | undefined>;
+  /** Notes the tokens of a line answered by a provider (usage metrics, as the request observer does for a synchronous call). */
   onTokens?: (provider: string, model: string, promptTokens: number, completionTokens: number) => void;
 }
 
@@ -38,6 +48,8 @@ export type LineAbort = 'stop' | 'leave';
 export interface LineTask {
   batchId: string;
   owner: string;
+  /** The issued key the batch was created with. @defaultValue none: a static key */
+  keyId?: string | undefined;
   line: LineRow;
   /** Stores the job id before the job is enqueued; throws when the line must not be enqueued any more (its batch stopped). */
   markDispatched: (jobId: string) => Promise<void>;
@@ -53,15 +65,19 @@ export interface LineTask {
 }
 
 /**
- * Runs one batch line as the chat route runs a non-streamed request: routed,
- * DLP-screened, answered by the caches when they can, else one job on its
- * provider's queue at batch priority (behind every interactive request) or
- * the task's own (an asynchronous job's),
- * whose reply stream it reads. A line whose reply is an error (after the
- * worker's retries) fails; anything that says "try again later" (Redis down,
- * a full queue, the stream lost) is thrown, and the line stays open. A line
- * already enqueued by an earlier run follows that job while its reply stream
- * still exists, so a restart does not call the provider again.
+ * Runs one batch line through the one request pipeline, as the chat route
+ * runs a non-streamed request of the batch's key: routed, DLP-screened,
+ * governed by the key (model list, token limit, budget, semantic switch),
+ * answered by the caches when they can, else one job on its provider's queue
+ * at batch priority (behind every interactive request) or the task's own (an
+ * asynchronous job's). The batch passed the key's rate limit when it was
+ * created; its lines are paced by the per-batch concurrency instead.
+ *
+ * A line refused by the gateway or whose reply is an error (after the
+ * worker's retries) fails into the error file; anything that says "try again
+ * later" (Redis down, a full queue, the stream lost) is thrown, and the line
+ * stays open. A line already enqueued by an earlier run follows that job
+ * while its reply stream still exists, so a restart does not call the provider again.
  */
 export class LineExecutor {
   private readonly options: LineExecutorOptions;
@@ -74,63 +90,74 @@ export class LineExecutor {
     const { line } = task;
     const requestId = `batch_req_${randomBytes(12).toString('hex')}`;
     const { dispatcher } = this.options;
-    let routed;
-    let request;
+    const answerer = new LineAnswerer(line.custom_id, requestId, this.options.onTokens);
     try {
-      routed = dispatcher.route(parseChatRequest(JSON.parse(line.body)));
-      request = this.options.dlp ? this.options.dlp.screen(routed.request, {}) : routed.request;
-    } catch (err) {
-      if (err instanceof GatewayError) return failed(line.custom_id, requestId, err);
-      throw err;
-    }
-    const provider = routed.provider;
-    let dispatch: Dispatch;
-    // Enqueued by an earlier run: follow that job if it ran or runs, so the provider is not called twice.
-    if (line.status === 'dispatched' && line.job_id && (await dispatcher.reclaim(provider.name, line.job_id)) === 'running') {
-      dispatch = dispatcher.follow(line.job_id, provider, task.signal);
-    } else {
-      const lookup = this.options.cache
-        ? await this.options.cache.lookup(request, task.owner, undefined, Promise.resolve(admit()), { semantic: semanticCacheOn(provider, request.model) ? 'on' : 'off' })
-        : undefined;
-      if (lookup?.hit) return succeeded(line.custom_id, requestId, JSON.parse(lookup.hit.completion));
-      const jobId = dispatcher.newJobId(`${task.batchId}-${line.line_index}-${randomBytes(4).toString('hex')}`);
-      await task.markDispatched(jobId);
-      dispatch = await dispatchMiss(dispatcher, request, provider, {
-        requestId,
-        lookup,
-        // The batch passed the key's rate limit when it was created; its lines are paced by the per-batch concurrency instead.
-        admission: admit(),
+      const principal = await this.options.principalOf(task.keyId, task.owner);
+      if (!principal) throw new InvalidApiKeyError('The API key this batch was created with was revoked.');
+      const exchange: Exchange = {
+        context: { ...newContext(requestId), principal },
+        request: parseChatRequest(JSON.parse(line.body)),
+        principal,
+        hints: {},
+        gate: Promise.resolve(admit()),
         signal: task.signal,
         priority: task.priority ?? PRIORITIES.batch,
-        jobId,
-        ...(task.record ? { record: task.record } : {}),
-        ...(task.trace ? { trace: task.trace } : {}),
-        waitMs: this.options.waitMs,
-        requireWorker: false,
-        detached: true,
-      });
-    }
-    task.onEnqueued?.();
-    try {
-      for await (const entry of dispatch.entries) {
-        if (entry.t === 'error') {
-          const err = decodeError(entry);
-          // "Retry it": Redis or the gateway could not serve the line now; it stays open.
-          if (err.code === 'service_unavailable') throw err;
-          return failed(line.custom_id, requestId, err);
-        }
-        if (entry.t === 'result') {
-          this.options.onTokens?.(provider.name, request.model, entry.pt ?? 0, entry.ct ?? 0);
-          return succeeded(line.custom_id, requestId, JSON.parse(entry.d));
-        }
-      }
-      throw new Error(`the reply stream of job ${dispatch.jobId} ended without a result`);
+        header: () => {},
+        detached: {
+          beforeEnqueue: task.markDispatched,
+          jobId: () => dispatcher.newJobId(`${task.batchId}-${line.line_index}-${randomBytes(4).toString('hex')}`),
+          resumeJobId: line.status === 'dispatched' && line.job_id ? line.job_id : undefined,
+          waitMs: this.options.waitMs,
+          ...(task.record ? { record: task.record } : {}),
+          ...(task.trace ? { trace: task.trace } : {}),
+          ...(task.onEnqueued ? { onEnqueued: task.onEnqueued } : {}),
+        },
+      };
+      await this.options.pipeline.run(exchange, answerer);
     } catch (err) {
+      // "Retry it": Redis or the gateway could not serve the line now; it stays open.
+      if (err instanceof GatewayError && err.code !== 'service_unavailable') return failed(line.custom_id, requestId, err);
+      const dispatch = answerer.dispatch;
       // Stopped for good, or stuck: the job must not run on for nobody. A runner that leaves lets it finish for the next one.
-      const stuck = !(err instanceof StreamAbortedError) && (!(err instanceof GatewayError) || err.code === 'service_unavailable');
-      if (stuck || (task.signal.aborted && (task.signal.reason as LineAbort) === 'stop')) await dispatcher.cancel(dispatch.jobId, provider.name).catch(() => {});
+      const stuck = !(err instanceof StreamAbortedError);
+      if (dispatch && (stuck || (task.signal.aborted && (task.signal.reason as LineAbort) === 'stop'))) await dispatcher.cancel(dispatch.jobId, dispatch.provider.name).catch(() => {});
       throw err;
     }
+    return answerer.outcome ?? failed(line.custom_id, requestId, new InternalError('The line ended without an answer.'));
+  }
+}
+
+/** Takes a line's answer: the cached or the provider's `chat.completion`, through the DLP reply filter when there is one. */
+class LineAnswerer implements Answerer {
+  outcome: LineOutcome | undefined;
+  dispatch: Dispatch | undefined;
+  private readonly customId: string;
+  private readonly requestId: string;
+  private readonly onTokens: LineExecutorOptions['onTokens'];
+
+  constructor(customId: string, requestId: string, onTokens: LineExecutorOptions['onTokens']) {
+    this.customId = customId;
+    this.requestId = requestId;
+    this.onTokens = onTokens;
+  }
+
+  hit(exchange: Exchange, lookup: CacheLookup): void {
+    const stored = (lookup.hit as NonNullable<CacheLookup['hit']>).completion;
+    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? exchange.replyFilter.completion(stored) : stored));
+  }
+
+  async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
+    this.dispatch = dispatch;
+    for await (const entry of dispatch.entries) {
+      noteReplyEntry(exchange.context, entry);
+      if (entry.t === 'error') throw decodeError(entry);
+      if (entry.t === 'result') {
+        this.onTokens?.(dispatch.provider.name, exchange.context.model ?? exchange.request.model, entry.pt ?? 0, entry.ct ?? 0);
+        this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? exchange.replyFilter.completion(entry.d) : entry.d));
+        return;
+      }
+    }
+    throw new Error(`the reply stream of job ${dispatch.jobId} ended without a result`);
   }
 }
 

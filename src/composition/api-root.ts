@@ -30,7 +30,10 @@ import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
-import { chatCompletionsRoute } from '../http/routes/chat-completions.ts';
+import { doorRoute } from '../http/door-route.ts';
+import { chatDoor } from '../doors/chat/chat-door.ts';
+import { ChatPipeline } from '../pipeline/chat-pipeline.ts';
+import { storedKeyPrincipals } from '../auth/stored-key-principal.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
 import { batchesRouter } from '../http/routes/batches.ts';
 import { filesRouter } from '../http/routes/files.ts';
@@ -218,6 +221,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     prices: () => configStore.current.prices,
     recordedSpend: async (keyId, fromDay, toDay) => (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
   });
+  const routing = {
+    router: new ModelRouter({ config: () => configStore.current, cooldowns }),
+    cooldowns,
+    onFallback: (requested: string, answered: string) => metrics?.fallback(requested, answered),
+  };
+  // The one request pipeline: every door and every batch line runs it.
+  const pipeline = new ChatPipeline({ dispatcher, cache, dlp, governor, routing });
   const announceKeyChange = (keyHash: string) => redis.publish(keyInvalidationChannel(prefix), keyHash);
   const failedAuth =
     settings.AUTH_FAILURE_LIMIT > 0
@@ -263,10 +273,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const batchRunner = new BatchRunner({
     store: batchStore,
     executor: new LineExecutor({
+      pipeline,
       dispatcher,
       waitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
-      cache,
-      dlp,
+      principalOf: storedKeyPrincipals(keyStore),
       onTokens: (provider, model, promptTokens, completionTokens) => metrics?.tokens(provider, model, promptTokens, completionTokens),
     }),
     check: (request) => void dispatcher.route(request),
@@ -310,21 +320,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
-    directRoutes: [
-      chatCompletionsRoute({
-        dispatcher,
-        logger,
-        maxBodyBytes: settings.MAX_REQUEST_BYTES,
-        cache,
-        dlp,
-        governor,
-        routing: {
-          router: new ModelRouter({ config: () => configStore.current, cooldowns }),
-          cooldowns,
-          onFallback: (requested, answered) => metrics?.fallback(requested, answered),
-        },
-      }),
-    ],
+    directRoutes: [doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES })],
     routers: [
       healthRouter(health),
       adminConfigRouter(reloader),

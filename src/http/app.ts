@@ -4,6 +4,7 @@ import { clientErrorListener } from './client-error.ts';
 import { directListener, type DirectRoute } from './direct-routes.ts';
 import type { KeyAuthenticator } from '../auth/principal.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { Door } from '../pipeline/door.ts';
 import { errorHandler, notFoundHandler } from './error-handler.ts';
 import { jsonBody } from './json-body.ts';
 import { authenticate, type FailedAuthOptions } from './middleware/authenticate.ts';
@@ -34,6 +35,11 @@ export interface AppOptions {
   observers?: readonly RequestHandler[];
   /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). Default none. */
   guards?: readonly RequestHandler[];
+  /**
+   * Doors whose protocol answers the errors of their path and the paths below
+   * it (authentication and rate-limit failures included). @defaultValue none: the gateway's envelope everywhere
+   */
+  doors?: readonly { path: string; door: Door }[];
 }
 
 /**
@@ -67,7 +73,9 @@ export function createApp(options: AppOptions): GatewayHttp {
   const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths, options.failedAuth)];
   const prepare = [...(options.guards ?? []), jsonBody({ limit: options.maxBodyBytes })];
   const notFound = notFoundHandler();
-  const onError = errorHandler(options.logger, options.maxBodyBytes);
+  const doors = options.doors ?? [];
+  const doorAt = (path: string) => doors.find((d) => path === d.path || path.startsWith(`${d.path}/`))?.door;
+  const onError = errorHandler(options.logger, options.maxBodyBytes, doorAt);
   app.use(identify);
   // Every /admin/* path needs an admin key, including ones no router serves (403, not 404).
   app.use('/admin', requireAdmin());

@@ -10,6 +10,7 @@ import {
   toEnvelope,
 } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { Door } from '../pipeline/door.ts';
 import { sendJsonText } from './json-reply.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
 import { contextOf } from './request-context.ts';
@@ -87,12 +88,20 @@ export function isRedisFull(err: unknown): boolean {
   return oom(e?.message) || (e?.previousErrors ?? []).some((previous) => oom(previous.message));
 }
 
-/** Writes an error in the error envelope. Used by the error middleware and by streaming routes. */
-export function sendError(res: Response, err: GatewayError): void {
+/** The door whose protocol answers a path's errors; undefined for the gateway's own envelope. */
+export type DoorAt = (path: string) => Door | undefined;
+
+/** Writes an error in the envelope of the path's door (the gateway's own by default). */
+function sendError(res: Response, err: GatewayError, door: Door | undefined): void {
   const context = contextOf(res);
   context.errorCode = err.code;
   const requestId = context.requestId;
   const headers = ERROR_TABLE[err.code].final ? { ...err.headers, 'x-should-retry': 'false' } : err.headers;
+  if (door) {
+    const { status, body } = door.error(err, requestId);
+    sendJsonText(res, status, JSON.stringify(body), headers);
+    return;
+  }
   sendJsonText(res, err.status, JSON.stringify(toEnvelope(err, requestId)), headers);
 }
 
@@ -101,8 +110,8 @@ export function sendError(res: Response, err: GatewayError): void {
  * limit decision still in flight is settled first: a throttled request gets
  * its 429 whatever else went wrong, an allowed one its X-RateLimit headers.
  */
-export function errorHandler(logger: Logger, maxBodyBytes: number) {
-  const render = (err: unknown, res: Response): void => {
+export function errorHandler(logger: Logger, maxBodyBytes: number, doorAt: DoorAt = () => undefined) {
+  const render = (err: unknown, req: Request, res: Response): void => {
     const gatewayError = toGatewayError(err, maxBodyBytes);
     if (gatewayError.status >= 500) {
       logger.error({ requestId: contextOf(res).requestId, code: gatewayError.code, err }, 'request failed');
@@ -111,13 +120,13 @@ export function errorHandler(logger: Logger, maxBodyBytes: number) {
       res.destroy();
       return;
     }
-    sendError(res, gatewayError);
+    sendError(res, gatewayError, doorAt(req.path));
   };
-  return (err: unknown, _req: Request, res: Response, _next: NextFunction): void => {
-    if (res.headersSent) return render(err, res);
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (res.headersSent) return render(err, req, res);
     settleRateLimit(res).then(
-      () => render(err, res),
-      (limited: unknown) => render(limited, res),
+      () => render(err, req, res),
+      (limited: unknown) => render(limited, req, res),
     );
   };
 }

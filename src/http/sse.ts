@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { contextOf } from './request-context.ts';
-import { toEnvelope, type GatewayError } from '../errors/catalog.ts';
+import type { GatewayError } from '../errors/catalog.ts';
 import { corkForTurn } from '../net/cork-for-turn.ts';
 
 /**
@@ -26,20 +26,15 @@ export function startSse(res: Response, headers: Record<string, string> = {}): v
   res.flushHeaders();
 }
 
-export function writeSseData(res: Response, data: string): void {
+/** Writes whole SSE frames. */
+export function writeSse(res: Response, frames: string): void {
+  if (frames === '') return;
   coalesceTurn(res);
-  res.write(`data: ${data}\n\n`);
+  res.write(frames);
 }
 
-/** Ends a stream cleanly. */
-export function endSse(res: Response): void {
-  res.end('data: [DONE]\n\n');
-}
-
-/** Ends a stream that failed after it started: an `error` event in the envelope's shape, no `[DONE]`. */
-export function failSse(res: Response, err: GatewayError): void {
-  const context = contextOf(res);
-  context.errorCode = err.code;
-  const envelope = toEnvelope(err, context.requestId);
-  res.end(`event: error\ndata: ${JSON.stringify(envelope)}\n\n`);
+/** Ends a stream with its closing frames: cleanly, or with an error event after it started (never a clean finish). */
+export function endSse(res: Response, frames: string, failed?: GatewayError): void {
+  if (failed) contextOf(res).errorCode = failed.code;
+  res.end(frames);
 }

@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
 import type { CacheStatus } from '../cache/response-cache.ts';
-import { contextOf, elapsedMs } from '../http/request-context.ts';
+import { contextOf } from '../http/request-context.ts';
+import { elapsedMs } from '../pipeline/request-context.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
 import type { TraceIds } from './logger.ts';
-import type { ReplyFacts } from './reply-facts.ts';
+import type { ReplyFacts } from '../pipeline/reply-facts.ts';
 
 /**
  * One finished request, as the log line, the metrics and /stats see it.

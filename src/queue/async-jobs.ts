@@ -61,12 +61,12 @@ export class AsyncJobStore {
   }
 
   /** Stores a job ready to run: `request` is the validated, screened request JSON. */
-  async create(id: string, owner: string, request: { model: string; json: string; priority: number }): Promise<AsyncJobView> {
+  async create(id: string, owner: string, request: { model: string; json: string; priority: number; keyId?: string | undefined }): Promise<AsyncJobView> {
     const now = Math.floor(Date.now() / 1000);
     const key = this.key(id);
     const { ttlSeconds } = this.options;
     await this.options.redis.multi().hset(key, { id, status: 'queued', owner, created_at: String(now) }).expire(key, ttlSeconds).exec();
-    await this.options.rows.insert({ id, owner, body: request.json, priority: request.priority, retainSeconds: ttlSeconds, createdAt: now });
+    await this.options.rows.insert({ id, owner, keyId: request.keyId, body: request.json, priority: request.priority, retainSeconds: ttlSeconds, createdAt: now });
     return { id, object: 'chat.completion.job', status: 'queued', model: request.model, created_at: now, started_at: null, completed_at: null, result: null, error: null, expires_at: now + ttlSeconds };
   }
 

@@ -38,6 +38,17 @@ export interface FallbackContext {
   priority?: number;
   /** W3C trace context every attempt's job carries to its worker. @defaultValue none */
   trace?: DispatchContext['trace'];
+  /**
+   * Detached work (batch lines, asynchronous jobs): each attempt's job id is
+   * stored before its job is enqueued, the job names no reader, and it may
+   * wait for a worker. @defaultValue none: interactive
+   */
+  detached?: {
+    jobId: () => string;
+    beforeEnqueue: (jobId: string) => Promise<void>;
+    waitMs: number;
+    record?: DispatchContext['record'];
+  };
 }
 
 /**
@@ -71,8 +82,14 @@ export async function dispatchWithFallbacks(candidates: readonly Candidate[], re
     let dispatch: Dispatch | undefined;
     let failure: unknown;
     try {
-      const place = await dispatcher.reserve(candidate.provider, context.admission);
-      dispatch = await dispatcher.dispatch(routed.request, candidate.provider, place, context);
+      const place = await reserve(candidate, context);
+      dispatch = await dispatcher.dispatch(routed.request, candidate.provider, place, {
+        requestId: context.requestId,
+        signal: context.signal,
+        ...(context.priority !== undefined ? { priority: context.priority } : {}),
+        ...(context.trace ? { trace: context.trace } : {}),
+        ...(context.detached ? { detached: true, waitMs: context.detached.waitMs, ...(context.detached.record ? { record: context.detached.record } : {}) } : {}),
+      });
       const first = await dispatch.entries.next();
       if (!first.done && first.value.t !== 'error') {
         note('ok');
@@ -92,6 +109,15 @@ export async function dispatchWithFallbacks(candidates: readonly Candidate[], re
     await context.cooldowns.refresh([candidate.provider.name]);
   }
   throw new AttemptsFailedError(last ?? refusal ?? new ProviderError('No deployment could take the request.'), attempts);
+}
+
+/** A place in the candidate's queue; detached work stores its job id first and may wait for a worker. */
+async function reserve(candidate: Candidate, context: FallbackContext) {
+  const detached = context.detached;
+  if (!detached) return context.dispatcher.reserve(candidate.provider, context.admission);
+  const jobId = detached.jobId();
+  await detached.beforeEnqueue(jobId);
+  return context.dispatcher.reserve(candidate.provider, context.admission, { jobId, requireWorker: false, waitMs: detached.waitMs });
 }
 
 /** Every candidate failed: the last failure, with the attempts for `Server-Timing`. */

@@ -6,7 +6,8 @@ import { cacheKeys } from '../../src/cache/redis-keys.ts';
 import { loadSettings } from '../../src/config/settings.ts';
 import { EndpointLabeler } from '../../src/observability/endpoint-label.ts';
 import { GatewayMetrics, REQUEST_DURATION_BUCKETS } from '../../src/observability/metrics.ts';
-import { noteReplyEntry, startReplyFacts, type ReplyFacts } from '../../src/observability/reply-facts.ts';
+import { noteReplyEntry, startReplyFacts, type ReplyFacts } from '../../src/pipeline/reply-facts.ts';
+import type { RequestContext } from '../../src/pipeline/request-context.ts';
 import { requestLogFields } from '../../src/observability/request-log.ts';
 import { summarize, type RequestSummary } from '../../src/observability/request-summary.ts';
 import { toGatewayError } from '../../src/http/error-handler.ts';
@@ -131,7 +132,7 @@ describe('GatewayMetrics', () => {
 });
 
 describe('reply facts', () => {
-  const res = () => ({ locals: { ctx: { requestId: 'req_1', startedAt: performance.now() - 20 } } }) as unknown as Response;
+  const res = (): RequestContext => ({ requestId: 'req_1', startedAt: performance.now() - 20, span: NOOP_SPAN });
 
   it('take timings from the first entry and usage from the terminal one', () => {
     const r = res();
@@ -139,7 +140,7 @@ describe('reply facts', () => {
     noteReplyEntry(r, { id: '1', t: 'chunk', d: '{}', q: 4, u: 30 });
     noteReplyEntry(r, { id: '2', t: 'chunk', d: '{}' });
     noteReplyEntry(r, { id: '3', t: 'end', d: '{}', pt: 7, ct: 11 });
-    const facts = contextOf(r).reply as ReplyFacts;
+    const facts = r.reply as ReplyFacts;
     expect(facts).toMatchObject({ streamed: true, queueMs: 4, upstreamMs: 30, terminal: 'end', promptTokens: 7, completionTokens: 11 });
     expect(facts.firstTokenMs).toBeGreaterThanOrEqual(20);
     expect(facts.firstTokenMs).toBe(facts.firstEntryMs);
@@ -149,12 +150,12 @@ describe('reply facts', () => {
     const failed = res();
     startReplyFacts(failed, { streamed: true, coalesced: false });
     noteReplyEntry(failed, { id: '1', t: 'error', d: '{"code":"provider_error","message":"x"}', q: 2, u: 9 });
-    expect(contextOf(failed).reply).toMatchObject({ terminal: 'error', queueMs: 2 });
-    expect((contextOf(failed).reply as ReplyFacts).firstTokenMs).toBeUndefined();
+    expect(failed.reply).toMatchObject({ terminal: 'error', queueMs: 2 });
+    expect((failed.reply as ReplyFacts).firstTokenMs).toBeUndefined();
 
     const cached = res();
     noteReplyEntry(cached, { id: '1', t: 'result', d: '{}', pt: 1, ct: 1 });
-    expect(contextOf(cached).reply).toBeUndefined();
+    expect(cached.reply).toBeUndefined();
   });
 });
 

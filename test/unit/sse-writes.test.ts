@@ -1,7 +1,7 @@
 import express from 'express';
 import { createServer, request, type Server } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { endSse, startSse, writeSseData } from '../../src/http/sse.ts';
+import { endSse, startSse, writeSse } from '../../src/http/sse.ts';
 
 // A real Express server on loopback: the route writes an SSE reply in two turns, recording the
 // state of its socket, and the client records when each part arrives.
@@ -10,15 +10,15 @@ const app = express();
 app.get('/sse', (_req, res) => {
   startSse(res, { 'X-Test': 'yes' });
   seen.corkedAfterStart = res.socket?.writableCorked;
-  writeSseData(res, '{"n":1}');
-  writeSseData(res, '{"n":2}');
+  writeSse(res, 'data: {"n":1}\n\n');
+  writeSse(res, 'data: {"n":2}\n\n');
   seen.corkedAfterChunks = res.socket?.writableCorked;
   setImmediate(() => {
     seen.corkedNextTurn = res.socket?.writableCorked;
     // The rest comes much later: what was written in the first turn must not wait for it.
     setTimeout(() => {
-      writeSseData(res, '{"n":3}');
-      endSse(res);
+      writeSse(res, 'data: {"n":3}\n\n');
+      endSse(res, 'data: [DONE]\n\n');
     }, 300);
   });
 });

@@ -59,6 +59,7 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
     res.json(
       await deps.store.createBatch({
         owner: viewer.owner,
+        keyId: principal?.keyId,
         inputFileId: file.id,
         endpoint: body.endpoint,
         completionWindow: body.completion_window,

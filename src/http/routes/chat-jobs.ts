@@ -8,7 +8,7 @@ import { PRIORITIES } from '../../queue/priorities.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../request-context.ts';
 import { parseChatRequest } from '../../chat/request-schema.ts';
-import { DROPPED_PARAMS_HEADER } from './chat-completions.ts';
+import { DROPPED_PARAMS_HEADER } from '../../pipeline/gateway-headers.ts';
 import type { KeyGovernor } from '../../usage/key-governor.ts';
 
 /** Dependencies of the asynchronous jobs routes. */
@@ -20,9 +20,9 @@ export interface ChatJobsDeps {
   /** DLP, as on the chat route; without it nothing is scanned. */
   dlp?: DlpGuard;
   /**
-   * Per-key models, token limits and budgets, as on the chat route. A job's
-   * reply is read by its poller, not this route, so it is charged its
-   * admission estimate. Default: keys are only rate limited.
+   * Per-key models, token limits and budgets: a job the key could not run
+   * now is refused at once; it is charged when it runs (the batch runner runs
+   * it through the pipeline). Default: keys are only rate limited.
    */
   governor?: KeyGovernor;
 }
@@ -49,30 +49,27 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const parsed = parseChatRequest(req.body);
     if (parsed.stream) throw new InvalidRequestError('stream: asynchronous jobs cannot be streamed; poll the job for its result.');
     const context = contextOf(res);
+    const principal = context.principal;
+    // Refused now rather than when it runs: an unknown model, a model the key may not use.
     const routed = deps.dispatcher.route(parsed);
-    const provider = routed.provider;
     if (routed.dropped.length > 0) res.setHeader(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
-    const request = deps.dlp ? deps.dlp.screen(routed.request, context) : routed.request;
+    deps.governor?.checkModel(principal, parsed.model);
+    // Stored redacted: the database never holds what DLP would not send upstream.
+    const request = deps.dlp ? deps.dlp.screen(parsed, context) : parsed;
     context.model = request.model;
-    context.provider = provider.name;
-    deps.governor?.checkModel(context.principal, request.model);
+    context.provider = routed.provider.name;
     // Routes mounted here run after the rate-limit decision: only an admitted request is stored.
     await settleRateLimit(res);
-    // A job is charged its admission estimate: its reply is read later, by whoever polls.
-    const call = await deps.governor?.admit(context.principal, request);
-    let failed = true;
-    try {
-      const id = deps.store.newId(owner(res));
-      // Stored as a request body (include_usage is internal, and false for a job that is not streamed), already screened by DLP.
-      const { include_usage: _internal, ...body } = request;
-      const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(body), priority: PRIORITIES.batch });
-      failed = false;
-      // Stored: it runs even if starting it now fails (the runner's next poll takes it). Its worker spans join this request's trace.
-      await deps.start(id, context.span.carrier()).catch(() => {});
-      res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
-    } finally {
-      void deps.governor?.finish(call, { model: request.model, failed, coalesced: false });
-    }
+    // A key over its token limit or budget is refused now; the job is charged when it runs, through the pipeline.
+    const call = await deps.governor?.admit(principal, request);
+    if (call) void deps.governor?.finish(call, { model: request.model, failed: true, coalesced: false });
+    const id = deps.store.newId(owner(res));
+    // Stored as a request body (include_usage is internal, and false for a job that is not streamed).
+    const { include_usage: _internal, ...body } = request;
+    const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(body), priority: PRIORITIES.batch, keyId: principal?.keyId });
+    // Stored: it runs even if starting it now fails (the runner's next poll takes it). Its worker spans join this request's trace.
+    await deps.start(id, context.span.carrier()).catch(() => {});
+    res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);
   });
 
   router.get('/v1/chat/completions/jobs/:id', async (req: Request<{ id: string }>, res: Response) => {

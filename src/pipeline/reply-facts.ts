@@ -1,13 +1,12 @@
-import type { Response } from 'express';
-import { contextOf, elapsedMs } from '../http/request-context.ts';
 import type { StreamEntry } from '../streams/protocol.ts';
+import { elapsedMs, type RequestContext } from './request-context.ts';
 
 /**
- * What the chat route learns from a reply stream, kept on
- * the request's context (`reply`) for the request observer (log line and metrics).
- * Present only when the request was dispatched to a provider queue, so a
- * cache hit or a request refused before the queue never counts as a provider
- * call. All durations in ms.
+ * What the pipeline learns from a reply stream, kept on the request's context
+ * (`reply`) for the governor (usage to charge) and the request observer (log
+ * line and metrics). Present only when the request was dispatched to a
+ * provider queue, so a cache hit or a request refused before the queue never
+ * counts as a provider call. All durations in ms.
  */
 export interface ReplyFacts {
   /** Whether the client asked for SSE. */
@@ -29,17 +28,16 @@ export interface ReplyFacts {
 }
 
 /** Marks the request as dispatched; call once the job is on the queue. */
-export function startReplyFacts(res: Response, context: { streamed: boolean; coalesced: boolean }): void {
-  contextOf(res).reply = { streamed: context.streamed, coalesced: context.coalesced };
+export function startReplyFacts(context: RequestContext, facts: { streamed: boolean; coalesced: boolean }): void {
+  context.reply = { streamed: facts.streamed, coalesced: facts.coalesced };
 }
 
 /** Notes one reply entry: timings from the first, usage from the terminal one. Cheap enough for every chunk. */
-export function noteReplyEntry(res: Response, entry: StreamEntry): void {
-  const request = contextOf(res);
-  const facts = request.reply;
+export function noteReplyEntry(context: RequestContext, entry: StreamEntry): void {
+  const facts = context.reply;
   if (!facts) return;
   if (facts.firstEntryMs === undefined) {
-    facts.firstEntryMs = elapsedMs(request);
+    facts.firstEntryMs = elapsedMs(context);
     if (entry.q !== undefined && Number.isFinite(entry.q)) facts.queueMs = entry.q;
     if (entry.u !== undefined && Number.isFinite(entry.u)) facts.upstreamMs = entry.u;
     if (entry.t === 'chunk') facts.firstTokenMs = facts.firstEntryMs;

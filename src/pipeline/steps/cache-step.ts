@@ -1,0 +1,46 @@
+import { semanticControlOf, type SemanticControl } from '../../cache/cache-control.ts';
+import type { ResponseCache } from '../../cache/response-cache.ts';
+import { semanticCacheOn } from '../../config/gateway-config.ts';
+import { InvalidRequestError } from '../../errors/catalog.ts';
+import { traced } from '../../observability/tracing/trace-span.ts';
+import type { Answerer, Exchange } from '../exchange.ts';
+import { cacheHeaders } from '../gateway-headers.ts';
+
+/**
+ * The caches answer (resolves true: the answerer sent the hit) or decline
+ * while the rate-limit decision settles with the first cache read. Keys hash
+ * the request as it stands (redacted); the provider's and model's switches,
+ * the key's and the client's `X-Semantic-Cache` decide whether the semantic
+ * cache may answer. A detached request that resumes an enqueued job skips the
+ * caches: its reply is already on the way.
+ */
+export async function cacheStep(exchange: Exchange, cache: ResponseCache | undefined, answerer: Answerer): Promise<boolean> {
+  const { context } = exchange;
+  if (!cache || exchange.detached?.resumeJobId) {
+    exchange.admission = await exchange.gate;
+    context.cacheStatus = 'BYPASS';
+    return false;
+  }
+  const owner = exchange.principal?.owner ?? 'anonymous';
+  const control = semanticControl(exchange);
+  // Its span includes the wait for the rate-limit decision: the lookup settles with it.
+  const lookup = await traced(context.span.child('cache lookup'), cache.lookup(exchange.request, owner, exchange.hints.cacheControl, exchange.gate, control));
+  exchange.admission = lookup.admission;
+  context.cacheStatus = lookup.status;
+  context.span.set('gateway.cache.status', lookup.status);
+  for (const [name, value] of Object.entries(cacheHeaders(lookup))) exchange.header(name, value);
+  if (lookup.hit) {
+    await answerer.hit(exchange, lookup);
+    return true;
+  }
+  exchange.lookup = lookup;
+  return false;
+}
+
+function semanticControl(exchange: Exchange): SemanticControl {
+  const provider = exchange.provider;
+  if ((provider && !semanticCacheOn(provider, exchange.request.model)) || exchange.principal?.policy?.semantic_cache === false) return { semantic: 'off' };
+  const control = semanticControlOf(exchange.hints.semantic);
+  if ('error' in control) throw new InvalidRequestError(control.error);
+  return control;
+}

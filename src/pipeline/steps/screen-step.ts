@@ -1,0 +1,25 @@
+import type { DlpGuard } from '../../dlp/dlp-guard.ts';
+import { errorCodeOf } from '../../observability/tracing/trace-span.ts';
+import type { Exchange } from '../exchange.ts';
+
+/**
+ * DLP: every text is scanned before the caches, the queue and the provider
+ * see it (block mode throws `pii_detected`), in a span of its own that counts
+ * the findings, never their values. The reply filter is set only with
+ * DLP_SCAN_REPLIES or DLP_RESTORE: otherwise replies are relayed untouched.
+ */
+export function screenStep(exchange: Exchange, dlp: DlpGuard): void {
+  const { context } = exchange;
+  const span = context.span.child('dlp');
+  try {
+    const screened = dlp.screenExchange(exchange.request, context);
+    exchange.request = screened.request;
+    exchange.replyFilter = screened.reply;
+    if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
+  } catch (err) {
+    span.fail(errorCodeOf(err));
+    throw err;
+  } finally {
+    span.end();
+  }
+}
