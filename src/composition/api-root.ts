@@ -32,6 +32,8 @@ import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { doorRoute } from '../http/door-route.ts';
 import { chatDoor } from '../doors/chat/chat-door.ts';
+import { messagesDoor } from '../doors/messages/messages-door.ts';
+import { messagesCountTokensRouter } from '../http/routes/messages-count-tokens.ts';
 import { ChatPipeline } from '../pipeline/chat-pipeline.ts';
 import { storedKeyPrincipals } from '../auth/stored-key-principal.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
@@ -305,6 +307,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       ? createApp({ logger, authenticator, publicPaths, failedAuth, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
       : undefined;
 
+  const messages = messagesDoor({ config: () => configStore.current });
   const http = createApp({
     logger,
     authenticator,
@@ -320,8 +323,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
-    directRoutes: [doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES })],
+    directRoutes: [
+      doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(messages, { path: '/v1/messages', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+    ],
+    // Anthropic's clients read errors in Anthropic's shape, from the door and the paths below it (count_tokens).
+    doors: [{ path: '/v1/messages', door: messages }],
     routers: [
+      messagesCountTokensRouter(() => configStore.current),
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),

@@ -180,15 +180,17 @@ function deepestIssues(issues: readonly Issue[]): Issue[] {
   });
 }
 
+/** The issues of a Messages body as one sentence naming each bad field. */
+export function describeMessagesIssues(error: z.ZodError): string {
+  return describeIssues({ issues: deepestIssues(error.issues) } as z.ZodError);
+}
+
 /** Validates a body; 400 naming the bad fields otherwise. */
 export function parseMessagesBody(body: unknown): MessagesRequestBody {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
   }
   const parsed = messagesRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const error = { issues: deepestIssues(parsed.error.issues) } as z.ZodError;
-    throw new InvalidRequestError(`Invalid request: ${describeIssues(error)}`);
-  }
+  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeMessagesIssues(parsed.error)}`);
   return parsed.data;
 }

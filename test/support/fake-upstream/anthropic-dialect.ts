@@ -213,6 +213,22 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
         facts.words += countWords(text);
         break;
       }
+      case 'thinking':
+      case 'redacted_thinking':
+        // Checked as the API checks them: a signature (or the encrypted data) must come back with the block.
+        if (role !== 'assistant') return problem(`${path}: ${block.type} blocks are only allowed in assistant messages`);
+        if (block.type === 'thinking' && (typeof block.thinking !== 'string' || typeof block.signature !== 'string' || block.signature === '')) {
+          return problem(`${path}.signature: Field required`);
+        }
+        if (block.type === 'redacted_thinking' && typeof block.data !== 'string') return problem(`${path}.data: Field required`);
+        break;
+      case 'document': {
+        if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
+        const source = isRecord(block.source) ? block.source : undefined;
+        if (source === undefined || !['base64', 'text', 'url', 'content'].includes(String(source.type))) return problem(`${path}.source: invalid document source`);
+        seenOther = true;
+        break;
+      }
       default:
         return problem(`${path}.type: unsupported content block type ${String(block.type)}`);
     }
