@@ -32,7 +32,7 @@ function parameters(request: ChatRequest): unknown[] {
     request.top_logprobs ?? null,
     request.reasoning_effort ?? null,
     // Only present from the Messages door; appended only then, so the keys of every other request stay as they were.
-    ...(request.top_k !== undefined || request.thinking !== undefined ? [request.top_k ?? null, request.thinking ?? null] : []),
+    ...(request.top_k !== undefined || request.thinking !== undefined || request.effort !== undefined ? [request.top_k ?? null, request.thinking ?? null, request.effort ?? null] : []),
   ];
 }
 

@@ -53,7 +53,14 @@ export type ContentPart = TextPart | ImagePart | DocumentPart;
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 /** Extended thinking: a token budget for reasoning before the answer, the model's own choice (`adaptive`), or off. */
-export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' } | { type: 'disabled' };
+export type ThinkingConfig =
+  /** `display: omitted` returns the signature without the reasoning text (Anthropic). */
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
+  | { type: 'disabled' };
+
+/** How hard the model works on its answer (Anthropic `output_config.effort`). */
+export type Effort = 'low' | 'medium' | 'high' | 'max';
 
 /** A function call the model asked for. `arguments` is JSON text, as the model wrote it. */
 export interface ToolCall {
@@ -158,6 +165,11 @@ export interface ChatRequest {
   top_k?: number;
   /** Extended thinking (Anthropic `thinking`, Gemini `thinkingConfig`). */
   thinking?: ThinkingConfig;
+  /**
+   * Anthropic's effort: a cost and latency hint with no counterpart elsewhere,
+   * sent to Anthropic-format upstreams only (docs/messages.md).
+   */
+  effort?: Effort;
 }
 
 /** The token budget of a request, whichever field carried it. */

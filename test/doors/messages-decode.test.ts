@@ -147,6 +147,30 @@ describe('Messages door: decoding', () => {
     expect(req.tools).toEqual([{ type: 'function', function: { name: 'f', description: 'does f', parameters: tools[0]?.input_schema } }]);
   });
 
+  it("reads what Claude Code sends: a system message mid-conversation, effort, JSON output format, context editing and tool-loading hints", () => {
+    const req = decode({
+      ...base,
+      max_tokens: 32000,
+      messages: [
+        { role: 'user', content: 'say hi' },
+        { role: 'system', content: [{ type: 'text', text: '# Environment' }] },
+      ],
+      tools: [{ name: 'Deferred', input_schema: { type: 'object' }, defer_loading: true, eager_input_streaming: true, strict: true }],
+      thinking: { type: 'adaptive', display: 'omitted' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
+      metadata: { user_id: JSON.stringify({ device_id: 'd'.repeat(64), account_uuid: '', session_id: 's' }) },
+    });
+    expect(req.messages).toEqual([
+      { role: 'user', content: 'say hi' },
+      { role: 'system', content: '# Environment' },
+    ]);
+    expect(req.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
+    expect(req.effort).toBe('high');
+    expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
+    expect(req.tools).toEqual([{ type: 'function', function: { name: 'Deferred', parameters: { type: 'object' } } }]);
+  });
+
   it('maps thinking configurations', () => {
     const messages = [{ role: 'user', content: 'think' }];
     expect(decode({ ...base, max_tokens: 4000, messages, thinking: { type: 'enabled', budget_tokens: 2048 } }).thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
@@ -173,7 +197,7 @@ describe('Messages door: decoding', () => {
       [null, /must be a JSON object/],
       [{ model: 'm', messages: [{ role: 'user', content: 'x' }] }, /max_tokens/],
       [{ ...base, messages: [] }, /messages/],
-      [{ ...base, messages: [{ role: 'system', content: 'x' }] }, /messages\.0\.role/],
+      [{ ...base, messages: [{ role: 'tool', content: 'x' }] }, /messages\.0\.role/],
       [{ ...base, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] }] }, /messages\.0\.content/],
       [{ ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AA==' } }] }] }, /messages\.0\.content\.0\.source\.media_type/],
       [{ ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://x/y.png' } }] }] }, /source\.url: must be an https: URL/],

@@ -9,6 +9,7 @@ import type {
   SystemMessage,
   TextPart,
   ThinkingBlock,
+  ThinkingConfig,
   ToolCall,
   ToolChoice,
   ToolMessage,
@@ -125,11 +126,19 @@ function toolChoiceOf(choice: NonNullable<MessagesRequestBody['tool_choice']>): 
   }
 }
 
+function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): ThinkingConfig {
+  if (thinking.type === 'disabled') return { type: 'disabled' };
+  const out: ThinkingConfig = thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: thinking.budget_tokens } : { type: 'adaptive' };
+  if (thinking.display != null) out.display = thinking.display;
+  return out;
+}
+
 /** A validated body as the canonical request; `model` is the gateway model it resolves to. */
 export function normalizeMessagesRequest(body: MessagesRequestBody, model: string): ChatRequest {
   const messages: ChatMessage[] = systemMessages(body.system);
   body.messages.forEach((m, i) => {
     if (m.role === 'user') messages.push(...userMessages(m.content));
+    else if (m.role === 'system') messages.push(...systemMessages(m.content));
     else messages.push(assistantMessage(m.content, i));
   });
   const req: ChatRequest = {
@@ -146,7 +155,11 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   if (body.top_k != null) req.top_k = body.top_k;
   if (body.stop_sequences != null && body.stop_sequences.length > 0) req.stop = body.stop_sequences;
   if (body.metadata?.user_id != null) req.user = body.metadata.user_id;
-  if (body.thinking != null) req.thinking = body.thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: body.thinking.budget_tokens } : { type: body.thinking.type };
+  if (body.thinking != null) req.thinking = thinkingOf(body.thinking);
+  const effort = body.output_config?.effort;
+  if (effort != null) req.effort = effort;
+  const format = body.output_config?.format;
+  if (format != null) req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   if (body.tools != null && body.tools.length > 0) {
     req.tools = body.tools.map((t) => {
       const fn: NonNullable<ChatRequest['tools']>[number]['function'] = { name: t.name, parameters: t.input_schema };

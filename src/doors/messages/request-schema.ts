@@ -72,6 +72,8 @@ const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, th
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(userBlock).min(1)]) }),
   z.strictObject({ role: z.literal('assistant'), content: z.union([z.string(), z.array(assistantBlock)]) }),
+  // An instruction in the middle of the conversation (`SystemMessageParam`; Claude Code sends its environment so).
+  z.strictObject({ role: z.literal('system'), content: z.union([z.string(), z.array(textBlock)]) }),
 ]);
 
 const tool = z.strictObject({
@@ -81,6 +83,10 @@ const tool = z.strictObject({
   description: z.string().max(16_384).nullish(),
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
+  // Loading and streaming hints of Anthropic's own tool runner; read and not passed on (docs/messages.md).
+  defer_loading: z.boolean().nullish(),
+  eager_input_streaming: z.boolean().nullish(),
+  strict: z.boolean().nullish(),
 });
 
 const toolChoice = z.discriminatedUnion('type', [
@@ -90,11 +96,24 @@ const toolChoice = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
 ]);
 
+const display = z.enum(['summarized', 'omitted']).nullish();
 const thinking = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024).max(1_000_000) }),
-  z.strictObject({ type: z.literal('adaptive') }),
+  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024).max(1_000_000), display }),
+  z.strictObject({ type: z.literal('adaptive'), display }),
   z.strictObject({ type: z.literal('disabled') }),
 ]);
+
+/** `output_config`: how hard the model works (`effort`) and the JSON Schema its answer follows (`format`). */
+const outputConfig = z.strictObject({
+  effort: z.enum(['low', 'medium', 'high', 'max']).nullish(),
+  format: z.strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).nullish(),
+});
+
+/**
+ * Context editing (Anthropic's server clears old tool results or thinking):
+ * accepted so clients that always send it work, and not passed on.
+ */
+const contextManagement = z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() });
 
 export const messagesRequestSchema = z
   .strictObject({
@@ -102,7 +121,7 @@ export const messagesRequestSchema = z
     max_tokens: z.int().positive().max(1_000_000),
     messages: z.array(message).min(1).max(MAX_MESSAGES),
     system: z.union([z.string(), z.array(textBlock)]).nullish(),
-    metadata: z.strictObject({ user_id: z.string().max(256).nullish() }).nullish(),
+    metadata: z.strictObject({ user_id: z.string().max(512).nullish() }).nullish(),
     stop_sequences: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).nullish(),
     stream: z.boolean().nullish(),
     temperature: z.number().min(0).max(1).nullish(),
@@ -111,6 +130,8 @@ export const messagesRequestSchema = z
     tools: z.array(tool).max(MAX_TOOLS).nullish(),
     tool_choice: toolChoice.nullish(),
     thinking: thinking.nullish(),
+    output_config: outputConfig.nullish(),
+    context_management: contextManagement.nullish(),
   })
   .superRefine((body, ctx) => {
     const names = new Set<string>();
@@ -145,6 +166,8 @@ export const countTokensRequestSchema = z
     tools: z.array(tool).max(MAX_TOOLS).nullish(),
     tool_choice: toolChoice.nullish(),
     thinking: thinking.nullish(),
+    output_config: outputConfig.nullish(),
+    context_management: contextManagement.nullish(),
   })
   .meta({ id: 'MessagesCountTokensRequest' });
 

@@ -69,6 +69,7 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   Object.assign(body, toolFields(req));
   const output = structuredOutputOf(req);
   if (output !== undefined) Object.assign(body, structuredOutputFields(output));
+  if (req.effort !== undefined) body.output_config = { ...(body.output_config as Record<string, unknown> | undefined), effort: req.effort };
   // `metadata.user_id` is the API's only metadata: an opaque end-user id, as OpenAI's `user` is.
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (stream) body.stream = true;

@@ -90,6 +90,7 @@ function structuredOutput(format: NonNullable<ChatRequest['response_format']>, c
  * could return them from.
  */
 function thinkingConfig(thinking: NonNullable<ChatRequest['thinking']>): Record<string, unknown> {
+  // `display` has no counterpart: thoughts are not asked back at all.
   if (thinking.type === 'enabled') return { thinkingBudget: thinking.budget_tokens };
   return { thinkingBudget: thinking.type === 'disabled' ? 0 : -1 };
 }

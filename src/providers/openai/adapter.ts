@@ -135,15 +135,16 @@ export const openAiAdapter: ProviderAdapter = {
   },
 
   /**
-   * `top_k` has no counterpart in chat completions, nor has extended
-   * `thinking` (`reasoning_effort` is another control, and a model that
-   * cannot reason would reject it); `thinking: disabled` is what a
-   * non-reasoning request is anyway.
+   * `top_k` has no counterpart in chat completions, nor has a thinking
+   * budget (`reasoning_effort` is another control, and a model that cannot
+   * reason would reject it). `thinking: disabled` is what a non-reasoning
+   * request is anyway, and `adaptive` leaves thinking to the model, which a
+   * model that answers without it honours.
    */
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
     const unsupported: Array<keyof ChatRequest> = [];
     if (req.top_k !== undefined) unsupported.push('top_k');
-    if (req.thinking !== undefined && req.thinking.type !== 'disabled') unsupported.push('thinking');
+    if (req.thinking?.type === 'enabled') unsupported.push('thinking');
     return unsupported;
   },
 
