@@ -136,6 +136,27 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
     expect(second.stop_reason).toBe('end_turn');
   });
 
+  it('stops at a stop sequence, and at max_tokens with stop_reason max_tokens, streamed and not', async () => {
+    upstreams[letter].setBehavior({ honorLimits: true });
+    try {
+      const stopped = await client().messages.create({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] });
+      expect(stopped.content).toEqual([{ type: 'text', text: 'Echo: one two ' }]);
+      // Which stop sequence ended the reply is not carried (docs/messages.md): end_turn, as for a natural end.
+      expect(stopped.stop_reason).toBe('end_turn');
+      const params = { model, max_tokens: 3, messages: [{ role: 'user' as const, content: 'a b c d e f' }] };
+      const cut = await client().messages.create(params);
+      expect(cut.content).toEqual([{ type: 'text', text: 'Echo: a b' }]);
+      expect(cut.stop_reason).toBe('max_tokens');
+      expect(cut.usage.output_tokens).toBe(3);
+      const streamed = await client().messages.stream(params).finalMessage();
+      expect(streamed.content).toEqual(cut.content);
+      expect(streamed.stop_reason).toBe('max_tokens');
+      expect(streamed.usage.output_tokens).toBe(3);
+    } finally {
+      upstreams[letter].setBehavior({ honorLimits: undefined });
+    }
+  });
+
   it('reads an image', async () => {
     const message = await client().messages.create({
       model,

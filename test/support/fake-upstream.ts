@@ -6,7 +6,7 @@ import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
 import { embeddingsReply } from './fake-embeddings.ts';
 import { readBody } from './read-body.ts';
-import { countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
+import { applyLimits, countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
@@ -84,6 +84,8 @@ export interface FakeUpstreamBehavior {
   echoHeaders?: boolean;
   /** Reply text instead of the echo (still prefixed `[i] ` per choice when n > 1). */
   replyText?: string;
+  /** Stop a text reply at the request's first stop sequence or after its output token limit (a word a token), as a model does. */
+  honorLimits?: boolean;
 }
 
 export interface FakeUpstreamOptions {
@@ -155,12 +157,18 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(payload);
 }
 
-function buildReply(prompt: FakePrompt, replyText: string | undefined): FakeReply {
-  const { text, toolCalls } = fakeAnswer(prompt, replyText);
+function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false): FakeReply {
+  const answer = fakeAnswer(prompt, replyText);
+  const { toolCalls } = answer;
+  const limited = honorLimits && toolCalls.length === 0 ? applyLimits(answer.text, prompt) : { text: answer.text };
+  const text = limited.text;
   const n = prompt.n;
   const texts = n > 1 && text !== '' ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : Array.from({ length: n }, () => text);
   const callWords = toolCalls.reduce((sum, call) => sum + countWords(call.arguments), 0);
-  return { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
+  const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
+  if (limited.finish !== undefined) reply.finish = limited.finish;
+  if (limited.stopSequence !== undefined) reply.stopSequence = limited.stopSequence;
+  return reply;
 }
 
 export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
@@ -257,7 +265,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     const prompt = dialect.readPrompt(body, route);
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
-    const reply = buildReply(prompt, current.replyText);
+    const reply = buildReply(prompt, current.replyText, current.honorLimits === true);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {

@@ -327,6 +327,12 @@ function jsonFragments(json: string): string[] {
   return out;
 }
 
+function stopReasonOf(reply: FakeReply): string {
+  if (reply.toolCalls.length > 0) return 'tool_use';
+  if (reply.finish === 'length') return 'max_tokens';
+  return reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
+}
+
 function toolUseBlock(call: FakeToolCall): Record<string, unknown> {
   return { type: 'tool_use', id: call.id, name: call.name, input: callInput(call) };
 }
@@ -421,6 +427,8 @@ export const anthropicDialect: FakeDialect = {
       lastUserText = FORCED_INPUT_MARK + JSON.stringify(forcedInput(tools.schemas.get(forced.name) ?? {}, lastUserText));
     }
     return {
+      ...(typeof body.max_tokens === 'number' ? { maxTokens: body.max_tokens } : {}),
+      ...(Array.isArray(body.stop_sequences) ? { stopSequences: body.stop_sequences.filter((x): x is string => typeof x === 'string') } : {}),
       model: body.model,
       stream: body.stream === true,
       n: 1,
@@ -448,8 +456,8 @@ export const anthropicDialect: FakeDialect = {
       role: 'assistant',
       model: reply.model,
       content,
-      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn',
-      stop_sequence: null,
+      stop_reason: stopReasonOf(reply),
+      stop_sequence: reply.stopSequence ?? null,
       usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens[0] ?? 0 },
     };
   },
@@ -494,7 +502,7 @@ export const anthropicDialect: FakeDialect = {
     }
     frames.push(
       frame('message_delta', {
-        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+        delta: { stop_reason: stopReasonOf(reply), stop_sequence: reply.stopSequence ?? null },
         usage: { output_tokens: reply.completionTokens[0] ?? 0 },
       }),
       frame('message_stop'),

@@ -37,6 +37,10 @@ export interface FakePrompt {
   jsonMode: boolean;
   /** Images in the request, each checked: valid base64 of the named type, or an https URL. */
   images: number;
+  /** The output token limit the request set, if any (honoured with `honorLimits`). */
+  maxTokens?: number;
+  /** The stop sequences the request set, if any (honoured with `honorLimits`). */
+  stopSequences?: string[];
 }
 
 /** A tool call of the fake reply; `arguments` is JSON text. */
@@ -55,6 +59,29 @@ export interface FakeReply {
   promptTokens: number;
   /** Completion tokens of each choice: its word count. */
   completionTokens: number[];
+  /** Why a text reply ended early, with `honorLimits`: the token limit, or a stop sequence (named). */
+  finish?: 'length' | 'stop_sequence';
+  stopSequence?: string;
+}
+
+/**
+ * A text cut as a model stops: at the first stop sequence (left out, as every format leaves it
+ * out), else after `maxTokens` words (a word is a token here).
+ */
+export function applyLimits(text: string, prompt: FakePrompt): { text: string; finish?: 'length' | 'stop_sequence'; stopSequence?: string } {
+  let cutAt = -1;
+  let hit: string | undefined;
+  for (const sequence of prompt.stopSequences ?? []) {
+    const at = text.indexOf(sequence);
+    if (at >= 0 && (cutAt < 0 || at < cutAt)) {
+      cutAt = at;
+      hit = sequence;
+    }
+  }
+  if (hit !== undefined) return { text: text.slice(0, cutAt), finish: 'stop_sequence', stopSequence: hit };
+  const words = text.split(' ');
+  if (prompt.maxTokens !== undefined && countWords(text) > prompt.maxTokens) return { text: words.slice(0, prompt.maxTokens).join(' '), finish: 'length' };
+  return { text };
 }
 
 /**
