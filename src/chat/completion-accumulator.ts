@@ -29,10 +29,11 @@ interface ChoiceState {
   thinking: Map<number, { type: ThinkingBlock['type']; thinking: string[]; signature: string[]; data: string }>;
   logprobs: { content: unknown[]; refusal: unknown[] } | undefined;
   finish: FinishReason | undefined;
+  stopSequence: string | undefined;
 }
 
 function newChoice(): ChoiceState {
-  return { content: [], refusal: [], toolCalls: new Map(), thinking: new Map(), logprobs: undefined, finish: undefined };
+  return { content: [], refusal: [], toolCalls: new Map(), thinking: new Map(), logprobs: undefined, finish: undefined, stopSequence: undefined };
 }
 
 /** OpenAI streams logprobs as `{content: [...], refusal: [...]}` per chunk; they concatenate. */
@@ -92,6 +93,7 @@ export class CompletionAccumulator {
     }
     if (choice.logprobs != null) addLogprobs(state, choice.logprobs);
     if (choice.finish_reason) state.finish = choice.finish_reason;
+    if (choice.stop_sequence) state.stopSequence = choice.stop_sequence;
   }
 
   /** Sets the token counts when they travel beside the chunks (the reply stream's `end` entry). */
@@ -124,7 +126,9 @@ export class CompletionAccumulator {
             block.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: block.data } : { type: 'thinking', thinking: block.thinking.join(''), signature: block.signature.join('') },
           );
       }
-      return { index, message, finish_reason: state.finish ?? 'stop', logprobs: state.logprobs ?? null };
+      const out: ChatCompletionChoice = { index, message, finish_reason: state.finish ?? 'stop', logprobs: state.logprobs ?? null };
+      if (state.stopSequence !== undefined) out.stop_sequence = state.stopSequence;
+      return out;
     });
     return {
       id: this.id,
@@ -166,7 +170,9 @@ export function completionChunks(completion: ChatCompletion, includeUsage: boole
       const delta = { tool_calls: [{ index: i, id: call.id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments } }] };
       chunks.push(chunk([{ index, delta, finish_reason: null, logprobs: null }]));
     }
-    chunks.push(chunk([{ index, delta: {}, finish_reason: choice.finish_reason, logprobs: null }]));
+    const finish: ChatCompletionChunkChoice = { index, delta: {}, finish_reason: choice.finish_reason, logprobs: null };
+    if (choice.stop_sequence !== undefined) finish.stop_sequence = choice.stop_sequence;
+    chunks.push(chunk([finish]));
   }
   if (includeUsage) chunks.push(chunk([], completion.usage));
   return chunks;

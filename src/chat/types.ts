@@ -209,6 +209,8 @@ export interface ChatCompletionChoice {
   index: number;
   message: ReplyMessage;
   finish_reason: FinishReason;
+  /** The stop sequence that ended the reply, when the upstream says which (Anthropic format). */
+  stop_sequence?: string;
   /** OpenAI's logprobs object when asked for (OpenAI format only), else null. */
   logprobs: unknown;
 }
@@ -256,6 +258,8 @@ export interface ChatCompletionChunkChoice {
   index: number;
   delta: ChunkDelta;
   finish_reason: FinishReason | null;
+  /** With the finish reason: the stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
   logprobs: unknown;
 }
 

@@ -44,7 +44,9 @@ export class ChunkEmitter {
     if (toolCalls !== undefined) delta.tool_calls = toolCalls;
     if (thinking !== undefined) delta.thinking = thinking;
     if (finishReason !== undefined) this.finished.add(choice);
-    this.emit([{ index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null }]);
+    const out: ChatCompletionChunk['choices'][number] = { index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null };
+    if (finishReason !== undefined && event.stop_sequence !== undefined) out.stop_sequence = event.stop_sequence;
+    this.emit([out]);
   }
 
   /** Closes every choice in `0..n-1` that has no finish reason yet. */

@@ -29,6 +29,8 @@ export interface ParsedChoice {
   index: number;
   message: ReplyMessage;
   finish_reason: FinishReason;
+  /** The stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
   /** OpenAI's logprobs object, when the upstream sent one. */
   logprobs?: unknown;
 }
@@ -49,6 +51,8 @@ export interface StreamDelta {
   thinking?: ThinkingDelta;
   logprobs?: unknown;
   finish_reason?: FinishReason;
+  /** With `finish_reason`: the stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
 }
 
 /** What a stream decoder makes of one upstream SSE event. */

@@ -220,6 +220,24 @@ describe('Messages door: streamed replies', () => {
     expect(message.usage).toMatchObject({ input_tokens: 30, output_tokens: 50 });
   });
 
+  it('names the stop sequence an Anthropic upstream stopped at, streamed and not', async () => {
+    const events = [
+      named('message_start', { message: { id: 'msg_up', usage: { input_tokens: 4, output_tokens: 1 } } }),
+      named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'one two ' } }),
+      named('content_block_stop', { index: 0 }),
+      named('message_delta', { delta: { stop_reason: 'stop_sequence', stop_sequence: 'HALT' }, usage: { output_tokens: 2 } }),
+      named('message_stop', {}),
+    ];
+    const message = await finalMessage(streamed(chunksFrom(anthropicAdapter, events)).events);
+    expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
+    const parsed = anthropicAdapter.parseResponse({ content: [{ type: 'text', text: 'one two ' }], stop_reason: 'stop_sequence', stop_sequence: 'HALT', usage: { input_tokens: 4, output_tokens: 2 } });
+    const whole = { id: 'chatcmpl-1', object: 'chat.completion' as const, created: 1, model: 'm', choices: parsed.choices.map((c) => ({ ...c, logprobs: null })), usage: parsed.usage };
+    expect(JSON.parse(messagesReplyCodec().completion(JSON.stringify(whole)))).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
+    // A cache hit replayed as a stream keeps it too.
+    expect(await finalMessage(streamed(completionChunks(whole, true).map((c) => JSON.stringify(c))).events)).toMatchObject({ stop_sequence: 'HALT' });
+  });
+
   it('streams a Gemini function call and text', async () => {
     const chunks = chunksFrom(geminiAdapter, [
       data({ candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Sure. ' }] } }] }),

@@ -141,8 +141,12 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
     try {
       const stopped = await client().messages.create({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] });
       expect(stopped.content).toEqual([{ type: 'text', text: 'Echo: one two ' }]);
-      // Which stop sequence ended the reply is not carried (docs/messages.md): end_turn, as for a natural end.
-      expect(stopped.stop_reason).toBe('end_turn');
+      // Only the Anthropic format says which stop sequence ended a reply; the others read as a natural end.
+      if (letter === 'c') expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
+      else expect(stopped).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+      const streamedStop = await client().messages.stream({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] }).finalMessage();
+      expect(streamedStop.stop_reason).toBe(stopped.stop_reason);
+      expect(streamedStop.stop_sequence).toBe(stopped.stop_sequence);
       const params = { model, max_tokens: 3, messages: [{ role: 'user' as const, content: 'a b c d e f' }] };
       const cut = await client().messages.create(params);
       expect(cut.content).toEqual([{ type: 'text', text: 'Echo: a b' }]);

@@ -9,7 +9,8 @@ import type { ChatCompletion, FinishReason, ThinkingBlock, Usage } from '../../c
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
-export function stopReasonOf(finish: FinishReason | null | undefined): StopReason {
+export function stopReasonOf(finish: FinishReason | null | undefined, stopSequence?: string): StopReason {
+  if (stopSequence !== undefined) return 'stop_sequence';
   switch (finish) {
     case 'length':
       return 'max_tokens';
@@ -18,7 +19,7 @@ export function stopReasonOf(finish: FinishReason | null | undefined): StopReaso
     case 'content_filter':
       return 'refusal';
     default:
-      // OpenAI and Gemini say `stop` both for the end of a turn and for a stop sequence; which one is not known here.
+      // OpenAI and Gemini say `stop` both for the end of a turn and for a stop sequence; only Anthropic names the sequence.
       return 'end_turn';
   }
 }
@@ -87,8 +88,8 @@ export function messageOf(completion: ChatCompletion, requestedModel: string | u
     role: 'assistant',
     model: requestedModel ?? completion.model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason),
-    stop_sequence: null,
+    stop_reason: stopReasonOf(choice?.finish_reason, choice?.stop_sequence),
+    stop_sequence: choice?.stop_sequence ?? null,
     usage: usageOf(completion.usage),
   };
 }

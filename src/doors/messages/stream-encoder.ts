@@ -30,6 +30,7 @@ export class MessagesStreamEncoder {
   readonly #toolBlocks = new Map<number, number>();
   readonly #thinkingBlocks = new Map<number, number>();
   #finish: FinishReason | null = null;
+  #stopSequence: string | undefined;
   #usage: Usage | undefined;
   #ended = false;
 
@@ -53,6 +54,7 @@ export class MessagesStreamEncoder {
     }
     for (const piece of delta.tool_calls ?? []) out += this.#toolPiece(piece);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
+    if (choice.stop_sequence) this.#stopSequence = choice.stop_sequence;
     return out;
   }
 
@@ -62,7 +64,7 @@ export class MessagesStreamEncoder {
     this.#ended = true;
     let out = this.#start('', '');
     out += this.#closeBlock();
-    out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish), stop_sequence: null }, usage: usageOf(this.#usage) });
+    out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null }, usage: usageOf(this.#usage) });
     out += frame('message_stop', { type: 'message_stop' });
     return out;
   }

@@ -122,7 +122,7 @@ export const anthropicAdapter: ProviderAdapter = {
     if (!parsed.success) {
       throw new UpstreamProtocolError(`Unexpected message body from the Anthropic upstream: ${parsed.error.message}`);
     }
-    const { content, stop_reason: stopReason, usage } = parsed.data;
+    const { content, stop_reason: stopReason, stop_sequence: stopSequence, usage } = parsed.data;
     let text = '';
     const toolCalls: ToolCall[] = [];
     const thinking: ThinkingBlock[] = [];
@@ -143,8 +143,10 @@ export const anthropicAdapter: ProviderAdapter = {
     const message: ReplyMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     if (thinking.length > 0) message.thinking = thinking;
+    const choice: ParsedCompletion['choices'][number] = { index: 0, message, finish_reason: finish };
+    if (stopReason === 'stop_sequence' && stopSequence != null) choice.stop_sequence = stopSequence;
     return {
-      choices: [{ index: 0, message, finish_reason: finish }],
+      choices: [choice],
       usage: toUsage(promptTokensOf(usage) ?? 0, usage.output_tokens),
     };
   },

@@ -28,7 +28,7 @@ const blockDeltaSchema = z.object({
   }),
 });
 const messageDeltaSchema = z.object({
-  delta: z.object({ stop_reason: z.string().nullish() }),
+  delta: z.object({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
   usage: anthropicUsageSchema.nullish(),
 });
 
@@ -111,7 +111,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
           let finish = mapAnthropicStopReason(data.delta.stop_reason);
           // Only the JSON-mode tool was called: for the client that is a finished answer.
           if (finish === 'tool_calls' && this.#toolCalls === 0) finish = 'stop';
-          out.push({ kind: 'delta', choice: 0, finish_reason: finish });
+          const stop = data.delta.stop_reason === 'stop_sequence' ? data.delta.stop_sequence : undefined;
+          out.push(stop != null ? { kind: 'delta', choice: 0, finish_reason: finish, stop_sequence: stop } : { kind: 'delta', choice: 0, finish_reason: finish });
         }
         if (data.usage) out.push(...this.#updateUsage(data.usage));
         return out;

@@ -91,6 +91,7 @@ export function inputJson(input: unknown): string {
 export const messageSchema = z.object({
   content: z.array(contentBlockSchema),
   stop_reason: z.string().nullish(),
+  stop_sequence: z.string().nullish(),
   usage: anthropicUsageSchema.extend({ input_tokens: z.number(), output_tokens: z.number() }),
 });
 
