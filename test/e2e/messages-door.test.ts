@@ -45,7 +45,7 @@ beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
   gateway = await startGateway({
-    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'false' },
+    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'true' },
     config: {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
@@ -213,6 +213,21 @@ describe('Messages door: errors, auth, models, aliases', () => {
     // OpenAI's shape without anthropic-version.
     const openAiShape = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as any;
     expect(openAiShape.object).toBe('list');
+  });
+
+  it('answers a repeated request from the exact cache, in Anthropic shape, streamed or not', async () => {
+    const params = { model: MODELS.b, max_tokens: 20, messages: [{ role: 'user' as const, content: 'cache me through the door' }] };
+    const before = upstreams.b.requests.length;
+    const miss = await client().messages.create(params).withResponse();
+    expect(miss.response.headers.get('x-cache')).toBe('MISS');
+    const hit = await client().messages.create(params).withResponse();
+    expect(hit.response.headers.get('x-cache')).toBe('HIT');
+    expect(hit.data.content).toEqual(miss.data.content);
+    expect(hit.data.usage).toEqual(miss.data.usage);
+    const replayed = await client().messages.stream(params).finalMessage();
+    expect(replayed.content).toEqual(miss.data.content);
+    expect(replayed.stop_reason).toBe('end_turn');
+    expect(upstreams.b.requests.length).toBe(before + 1);
   });
 
   it("routes Claude Code's own model names through model_aliases", async () => {
