@@ -3,7 +3,7 @@ import express, { type Express } from 'express';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { requestId } from '../src/http/middleware/request-id.ts';
-import { contextOf } from '../src/http/request-context.ts';
+import { contextOf } from '../src/pipeline/request-context.ts';
 import { EndpointLabeler } from '../src/observability/endpoint-label.ts';
 import { REDACT_PATHS } from '../src/observability/logger.ts';
 import { GatewayMetrics } from '../src/observability/metrics.ts';

@@ -196,7 +196,19 @@ export function checkDocs(root: string): DocProblem[] {
       }
     }
   }
+  problems.push(...unnamedFolders(root));
   return problems;
+}
+
+/** Every folder of `src/` must be named (as `src/<folder>/`) in docs/architecture.md's source layout. */
+function unnamedFolders(root: string): DocProblem[] {
+  const page = join(root, 'docs', 'architecture.md');
+  const src = join(root, 'src');
+  if (!existsSync(page) || !existsSync(src)) return [];
+  const text = readFileSync(page, 'utf8');
+  return readdirSync(src, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && !text.includes(`src/${entry.name}/`))
+    .map((entry) => ({ file: 'docs/architecture.md', line: 1, message: `the folder 'src/${entry.name}/' is not named in the source layout` }));
 }
 
 /** `file:line: message`, one per problem. */

@@ -8,6 +8,7 @@ import { canonicalPrompt } from '../src/cache/prompt-canonical.ts';
 import { guardSignatureOf } from '../src/cache/prompt-guards.ts';
 import { verifyCandidate } from '../src/cache/prompt-verifier.ts';
 import { loadSettings } from '../src/config/settings.ts';
+import { CLASS_SET_NAMES, readClassSet, type ClassSetName } from '../eval/semantic/class-set.ts';
 import { readPairSet, SET_NAMES, type Pair, type SetName } from '../eval/semantic/pair-set.ts';
 import {
   categoryRows,
@@ -25,7 +26,12 @@ import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts'
 import { MINILM } from '../test/support/tiny-onnx-model.ts';
 
 /**
- * `npm run eval:semantic [-- --set dev|test|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7] [--threshold 0.95] [--limit n] [--json out.json]`
+ * `npm run eval:semantic [-- --set <set>[,<set>...]] [--threshold 0.95] [--limit n] [--json out.json]`
+ *
+ * Sets: dev, test, holdout2 to holdout7 (first round), classes-dev, classes-holdout, public-dev,
+ * public-holdout (second round: the new near-miss classes and the public corpora); `round2` is
+ * `classes-holdout,public-holdout`, `round2-dev` is `classes-dev,public-dev`. Each set gets its own
+ * per-category table and totals.
  *
  * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
  * worker processes, exact and semantic cache on, the real all-MiniLM-L6-v2
@@ -54,8 +60,12 @@ const { values: args } = parseArgs({
 });
 
 const ROOT = resolve(import.meta.dirname, '..');
-const set = args.set as SetName;
-if (!SET_NAMES.includes(set)) fail(`--set must be one of ${SET_NAMES.join(', ')}, not ${args.set}`);
+type AnySet = SetName | ClassSetName;
+const ALIASES: Readonly<Record<string, readonly AnySet[]>> = { round2: ['classes-holdout', 'public-holdout'], 'round2-dev': ['classes-dev', 'public-dev'] };
+const ALL_SETS: readonly string[] = [...SET_NAMES, ...CLASS_SET_NAMES];
+const sets = (args.set as string).split(',').flatMap((name) => ALIASES[name] ?? [name as AnySet]);
+for (const name of sets) if (!ALL_SETS.includes(name)) fail(`--set must name ${[...ALL_SETS, ...Object.keys(ALIASES)].join(', ')}, not ${name}`);
+const set = sets.join(',');
 const threshold = args.threshold === undefined ? loadSettings({}).SEMANTIC_CACHE_THRESHOLD : Number(args.threshold);
 if (!(threshold >= 0 && threshold <= 1)) fail(`--threshold must be between 0 and 1, not ${args.threshold}`);
 const limit = args.limit === undefined ? Infinity : Number(args.limit);
@@ -100,9 +110,16 @@ function keyOf(index: number): string {
 const ADMIN_KEY = 'gw_semantic_eval_admin'.padEnd(46, 'x');
 const UPSTREAM_KEY = 'semantic-eval-upstream';
 
-const pairs = interleave(readPairSet(set)).slice(0, limit);
+const readAny = (name: AnySet): Pair[] => ((CLASS_SET_NAMES as readonly string[]).includes(name) ? readClassSet(name as ClassSetName) : readPairSet(name as SetName));
+/** The set each pair comes from, for the per-set report. */
+const setOf = new Map<string, AnySet>();
+const pairs = sets.flatMap((name) => {
+  const own = interleave(readAny(name)).slice(0, limit);
+  for (const pair of own) setOf.set(pair.id, name);
+  return own;
+});
 const models = modelFolder();
-process.stdout.write(`semantic-eval: ${pairs.length} pairs of ${set}.jsonl, threshold ${threshold}, model ${models}/${MINILM} (q8)\n`);
+process.stdout.write(`semantic-eval: ${pairs.length} pairs of ${set}, threshold ${threshold}, model ${models}/${MINILM} (q8)\n`);
 
 const upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY, record: false });
 const prefix = uniquePrefix('semantic-eval');
@@ -191,7 +208,13 @@ try {
     });
     if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
   }
-  report(twoStages ? `${stats.retriever} (first stage, >= ${settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD}) then ${stats.embedder}` : (stats.embedder ?? '?'));
+  const embedderId = twoStages ? `${stats.retriever} (first stage, >= ${settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD}) then ${stats.embedder}` : (stats.embedder ?? '?');
+  const all = outcomes.splice(0);
+  for (const name of sets) {
+    outcomes.push(...all.filter((o) => setOf.get(o.id) === name));
+    report(embedderId, name);
+    outcomes.splice(0);
+  }
 } finally {
   await embedder.close();
   await gateway.stop();
@@ -201,7 +224,7 @@ try {
   redis.disconnect();
 }
 
-function report(embedderId: string): void {
+function report(embedderId: string, set: string): void {
   const rows = categoryRows(outcomes, threshold);
   const total = totals(outcomes);
   const points = curve(outcomes);
@@ -218,7 +241,8 @@ function report(embedderId: string): void {
   out.write(`\nchecks: first request not a MISS: ${leaked.length}; recomputed decision differs from the gateway's: ${differing.length}; similarity header vs recomputed differ by > 0.0005: ${drift.length}\n`);
   for (const o of [...leaked, ...differing, ...drift]) out.write(`  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree} verified=${o.verified}\n`);
   if (args.json) {
-    writeFileSync(args.json, JSON.stringify({ set, threshold, embedder: embedderId, date: new Date().toISOString(), categories: rows, totals: total, curve: points, pairs: outcomes }, null, 2));
-    out.write(`\nwritten ${args.json}\n`);
+    const file = sets.length > 1 ? args.json.replace(/(\.json)?$/, `.${set}.json`) : args.json;
+    writeFileSync(file, JSON.stringify({ set, threshold, embedder: embedderId, date: new Date().toISOString(), categories: rows, totals: total, curve: points, pairs: outcomes }, null, 2));
+    out.write(`\nwritten ${file}\n`);
   }
 }

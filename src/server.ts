@@ -3,6 +3,7 @@ import { createApiRoot } from './composition/api-root.ts';
 import { loadSettings } from './config/settings.ts';
 import { EnvFile } from './admin/env-file.ts';
 import { handleSignals } from './process/signals.ts';
+import { ShutdownDeadline } from './process/shutdown-deadline.ts';
 
 /** API process entry point: `node src/server.ts`. */
 async function main(): Promise<void> {
@@ -10,6 +11,8 @@ async function main(): Promise<void> {
   const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
   const root = await createApiRoot(settings, envFile ? { envFile } : {});
+  // Built: its background parts start, then it takes requests.
+  root.start();
   const server: Server = root.http.createServer().listen(settings.PORT, settings.HOST, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : settings.PORT;
@@ -31,17 +34,18 @@ async function main(): Promise<void> {
 
   const stop = async (signal: string) => {
     root.logger.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => process.exit(0), settings.SHUTDOWN_GRACE_MS).unref();
+    // One deadline for the whole shutdown: in-flight replies first, then every part in reverse order of building.
+    const deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS);
     // Stop accepting; keep-alive connections are closed as soon as their in-flight reply ends.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     metricsServer?.close();
     metricsServer?.closeAllConnections();
     const sweeper = setInterval(() => server.closeIdleConnections(), 50);
     server.closeIdleConnections();
-    await closed;
+    await deadline.step('in-flight requests', () => closed);
     clearInterval(sweeper);
-    clearTimeout(timer);
-    await root.close();
+    const unfinished = await root.close(deadline);
+    if (unfinished.length > 0) root.logger.warn({ unfinished }, 'stopped at the end of the shutdown grace: gave up on what was still pending');
     process.exit(0);
   };
   handleSignals({ stop, reloader: root.reloader, logger: root.logger });

@@ -20,6 +20,8 @@ async function main(): Promise<void> {
   const providers = fromArgs.length > 0 ? fromArgs : (process.env.WORKER_PROVIDERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   if (providers.length === 0) throw new Error('name at least one provider: node workers/provider-worker.ts provider_a');
   const root = await createWorkerRoot(settings, providers, envFile ? { envFile } : {});
+  // Built: it starts consuming its queues.
+  root.start();
 
   const stop = async (signal: string) => {
     const deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS);

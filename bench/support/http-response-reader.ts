@@ -5,7 +5,27 @@ export interface ReadResponse {
   firstByteAt: number;
   /** The server will close the connection after this response. */
   closes: boolean;
+  /**
+   * When the first byte of generated text arrived (`performance.now()`): the first
+   * `"content":"x` with a non-empty string, so an SSE role chunk or a comment sent
+   * early does not count. Only with {@link ReaderOptions.firstToken}; 0 when none came.
+   */
+  firstTokenAt?: number;
 }
+
+/** Options of {@link HttpResponseReader}. */
+export interface ReaderOptions {
+  /**
+   * Look for the first generated text in each body (time to first token).
+   * @defaultValue false: only the framing is read
+   */
+  firstToken?: boolean;
+}
+
+/** `"content"` followed by a non-empty JSON string, spaces allowed as Python's JSON writer puts them. */
+const TOKEN = /"content"\s*:\s*"[^"]/;
+/** Enough of a packet's end to find {@link TOKEN} split across packets. */
+const TOKEN_TAIL = 24;
 
 type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-crlf' | 'trailer';
 
@@ -23,6 +43,14 @@ export class HttpResponseReader {
   private status = 0;
   private closes = false;
   private firstByteAt = 0;
+  private firstTokenAt = 0;
+  /** The end of the body read so far, while the first token is looked for. */
+  private tokenTail = '';
+  private readonly scanTokens: boolean;
+
+  constructor(options: ReaderOptions = {}) {
+    this.scanTokens = options.firstToken ?? false;
+  }
 
   /**
    * Consumes bytes that arrived at `now`. Returns the response once its last
@@ -44,6 +72,7 @@ export class HttpResponseReader {
         case 'length': {
           const take = Math.min(this.remaining, data.length - i);
           if (take > 0 && this.firstByteAt === 0) this.firstByteAt = now;
+          this.scanToken(data, i, i + take, now);
           this.remaining -= take;
           i += take;
           if (this.remaining === 0) return this.finish(data, i);
@@ -70,6 +99,7 @@ export class HttpResponseReader {
         case 'chunk-data': {
           if (this.firstByteAt === 0) this.firstByteAt = now;
           const take = Math.min(this.remaining, data.length - i);
+          this.scanToken(data, i, i + take, now);
           this.remaining -= take;
           i += take;
           if (this.remaining === 0) {
@@ -88,6 +118,14 @@ export class HttpResponseReader {
       }
     }
     return undefined;
+  }
+
+  /** Notes `now` as the first token's time when body bytes `data[from, to)` complete one. */
+  private scanToken(data: Buffer, from: number, to: number, now: number): void {
+    if (!this.scanTokens || this.firstTokenAt !== 0 || from >= to) return;
+    const text = this.tokenTail + data.toString('latin1', from, to);
+    if (TOKEN.test(text)) this.firstTokenAt = now;
+    else this.tokenTail = text.slice(-TOKEN_TAIL);
   }
 
   /**
@@ -134,13 +172,16 @@ export class HttpResponseReader {
 
   private finish(data: Buffer, at: number): ReadResponse {
     if (at < data.length) throw new Error(`${data.length - at} bytes after a complete response`);
-    const response = { status: this.status, firstByteAt: this.firstByteAt, closes: this.closes };
+    const response: ReadResponse = { status: this.status, firstByteAt: this.firstByteAt, closes: this.closes };
+    if (this.scanTokens) response.firstTokenAt = this.firstTokenAt;
     this.state = 'head';
     this.text = '';
     this.remaining = 0;
     this.status = 0;
     this.closes = false;
     this.firstByteAt = 0;
+    this.firstTokenAt = 0;
+    this.tokenTail = '';
     return response;
   }
 }

@@ -15,6 +15,18 @@ export interface LoadOptions {
   warmupMs?: number;
   /** Silence on a connection, ms, after which its request counts as an error (never a hang). Default 30000. */
   replyTimeoutMs?: number;
+  /**
+   * How long after the run's end a request still in flight may take before its
+   * connection is closed; it then counts in {@link LoadResult.abandoned}, not as an error.
+   * Bounds a run against a server that takes minutes to answer what it accepted.
+   * @defaultValue Infinity: each waits for its reply, or for `replyTimeoutMs` of silence
+   */
+  drainMs?: number;
+  /**
+   * Also time the first generated text of each reply ({@link LoadResult.ttft}).
+   * @defaultValue false
+   */
+  firstToken?: boolean;
 }
 
 /** Latency summary in ms. */
@@ -24,12 +36,19 @@ export interface LoadResult {
   /** Every request finished during the run, warm-up included (for per-request accounting). */
   finished: number;
   errors: number;
+  /** Requests still in flight `drainMs` after the end, whose connections were closed. */
+  abandoned: number;
   /** Non-2xx statuses seen, by status. */
   statuses: Record<number, number>;
   rps: number;
   latency: Percentiles;
   /** Time to the first body byte (the first SSE chunk when streamed). */
   ttfb: Percentiles;
+  /**
+   * Time to the first generated text (a non-empty `content`), with
+   * {@link LoadOptions.firstToken}; a reply without any counts at its end.
+   */
+  ttft?: Percentiles;
 }
 
 export interface Percentiles {
@@ -72,8 +91,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const end = measureFrom + options.durationMs;
   const latencies: number[] = [];
   const ttfbs: number[] = [];
+  const ttfts: number[] = [];
   const statuses: Record<number, number> = {};
   let errors = 0;
+  let abandoned = 0;
+  let draining = false;
+  const sockets = new Set<Socket>();
   let counter = 0;
   let finished = 0;
 
@@ -95,7 +118,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       if (!socket) {
         try {
           const opened = await open();
-          const reader = new HttpResponseReader();
+          const reader = new HttpResponseReader({ firstToken: options.firstToken ?? false });
           opened.on('data', (data: Buffer) => {
             try {
               const response = reader.feed(data, performance.now());
@@ -105,7 +128,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
             }
           });
           opened.on('error', () => {});
+          sockets.add(opened);
           opened.on('close', () => {
+            sockets.delete(opened);
             if (socket === opened) socket = undefined;
             settle?.(new Error('connection closed mid-response'));
           });
@@ -124,6 +149,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       });
       settle = undefined;
       const t1 = performance.now();
+      if (outcome instanceof Error && draining) {
+        abandoned++;
+        break;
+      }
       finished++;
       if (outcome instanceof Error) {
         errors++;
@@ -134,6 +163,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       if (t0 >= measureFrom && t1 <= end) {
         latencies.push(t1 - t0);
         ttfbs.push((outcome.firstByteAt || t1) - t0);
+        if (options.firstToken) ttfts.push((outcome.firstTokenAt || t1) - t0);
         if (outcome.status >= 300) statuses[outcome.status] = (statuses[outcome.status] ?? 0) + 1;
       }
       if (outcome.closes) {
@@ -144,14 +174,24 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     socket?.destroy();
   };
 
+  const drainMs = options.drainMs ?? Infinity;
+  const drain = Number.isFinite(drainMs)
+    ? setTimeout(() => {
+        draining = true;
+        for (const socket of sockets) socket.destroy();
+      }, end + drainMs - performance.now())
+    : undefined;
   await Promise.all(Array.from({ length: options.connections }, loop));
+  clearTimeout(drain);
   return {
     requests: latencies.length,
     finished,
     errors,
+    abandoned,
     statuses,
     rps: latencies.length / (options.durationMs / 1000),
     latency: percentiles(latencies),
     ttfb: percentiles(ttfbs),
+    ...(options.firstToken ? { ttft: percentiles(ttfts) } : {}),
   };
 }

@@ -12,8 +12,8 @@ import { z } from 'zod';
  */
 
 /** Model patterns: an id, or a `*` wildcard (`gpt-4o*`, `*`). */
-const modelPattern = z.string().regex(/^[^\s\p{Cc}]{1,256}$/u, 'must be a model id or a pattern with *');
-const metadataText = z.string().regex(/^[^\p{Cc}]{1,128}$/u, 'must be 1-128 printable characters');
+const modelPattern = z.string().regex(/^[^\s\u0000-\u001f\u007f-\u009f]{1,256}$/, 'must be a model id or a pattern with *');
+const metadataText = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]{1,128}$/, 'must be 1-128 printable characters');
 
 export const keyPolicySchema = z
   .strictObject({

@@ -84,7 +84,7 @@ export class KeyStoreSchemaError extends Error {
 }
 
 /** Owners are identifiers, not free text: no control characters, 1-128 characters. */
-const OWNER_PATTERN = /^[^\p{Cc}]{1,128}$/u;
+const OWNER_PATTERN = /^[^\u0000-\u001f\u007f-\u009f]{1,128}$/;
 
 export class InvalidOwnerError extends Error {
   constructor(owner: string) {

@@ -56,17 +56,22 @@ function sha256(value: unknown): string {
 }
 
 /**
- * Key of the exact cache: partition, model, parameters, all messages. With
- * `prompt`, the canonical form of the last user message (see
- * `prompt-canonical.ts`) stands for it, so its trivial variants share a key.
+ * Key of the exact cache: partition, model, parameters, all messages, as
+ * sent. Only the leading and trailing whitespace of the last user message's
+ * text is trimmed. Every other folding (case, punctuation, typos, courtesy) is
+ * a similarity decision and belongs to the semantic cache, which honours
+ * `X-Semantic-Cache: off` and the per-key and per-model switches; the exact
+ * cache must not answer for it. `x3`: entries keyed by the canonical form
+ * (`x2`) are never read.
  */
-export function exactKeyOf(partition: string, request: ChatRequest, prompt?: string): string {
+export function exactKeyOf(partition: string, request: ChatRequest): string {
   const messages = request.messages.map(messageTuple);
-  if (prompt !== undefined && lastUserIndex(request) >= 0) {
-    const last = request.messages.at(-1);
-    messages[messages.length - 1] = ['user~', last?.role === 'user' ? (last.name ?? null) : null, prompt];
+  const index = lastUserIndex(request);
+  if (index >= 0) {
+    const last = request.messages[index] as ChatMessage & { content: string };
+    messages[index] = ['user', last.role === 'user' ? (last.name ?? null) : null, last.content.trim()];
   }
-  return sha256(['x2', partition, request.model, parameters(request), messages]);
+  return sha256(['x3', partition, request.model, parameters(request), messages]);
 }
 
 /**

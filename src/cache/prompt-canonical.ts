@@ -1,5 +1,6 @@
 import { dropCourtesy } from './prompt-courtesy.ts';
 import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
+import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
 
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
@@ -14,6 +15,11 @@ import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
  * shorthand (`u`, `w/o`), greetings and politeness (`prompt-courtesy.ts`). Kept exactly as written: code (fenced and inline),
  * quoted strings, code chunks (`-R`, `./build`, `i++`), symbols, and every
  * capital inside a sentence (`Turkey`, `CO`, `mW`, `iPhone`, `X`).
+ *
+ * Contractions, shorthand, courtesy, `&` and possessives are English rules
+ * (their word lists are English): a prompt not detected as English
+ * (`prompt-language.ts`) keeps every word, so only its case, whitespace and
+ * punctuation fold.
  */
 
 export interface CanonicalPrompt {
@@ -21,6 +27,8 @@ export interface CanonicalPrompt {
   text: string;
   /** Words (case-folded where case carries no meaning), opaque spans and symbols, in order. */
   tokens: string[];
+  /** The language the folding was chosen for: English rules only for `en`. */
+  language: PromptLanguage;
 }
 
 /** Fenced code, inline code and quoted strings, kept verbatim (the quote rules of `prompt-guards.ts`). */
@@ -187,9 +195,11 @@ function foldCase(word: string, keepNames: boolean): string {
   return keepNames ? word : word.toLowerCase();
 }
 
-function expand(token: string, keepNames: boolean): string[] {
+function expand(token: string, keepNames: boolean, english: boolean): string[] {
   const word = foldCase(token, keepNames);
   const lower = word.toLowerCase().replaceAll('’', "'");
+  // Outside English only case folds: `l'oignon`, `Bär` and `est-il` stay as written (case aside).
+  if (!english) return [lower === word.replaceAll('’', "'") ? lower : word];
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];
@@ -198,7 +208,7 @@ function expand(token: string, keepNames: boolean): string[] {
   const whole = CONTRACTIONS.get(lower) ?? SHORTHAND.get(lower);
   if (whole) return [...whole];
   // Typed without its apostrophe, "n't" reads as with it: `dont` = `don't`, `wont` = `won't`.
-  if (APOSTROPHELESS_NOT.test(lower)) return expand(`${lower.slice(0, -2)}n't`, keepNames);
+  if (APOSTROPHELESS_NOT.test(lower)) return expand(`${lower.slice(0, -2)}n't`, keepNames, english);
   if (lower.endsWith("'s")) return IS_CONTRACTED.has(lower.slice(0, -2)) ? [lower.slice(0, -2), 'is'] : [lower.slice(0, -2), "'s"];
   for (const [suffix, full] of SUFFIXES) if (lower.endsWith(suffix) && lower.length > suffix.length) return [lower.slice(0, -suffix.length), full];
   return [lower];
@@ -213,7 +223,7 @@ const SENTENCE_END = /^[.!?…:]$/;
  * capitals nor Title Case; `promptStart`: the stretch opens the prompt, so its
  * first word starts a sentence.
  */
-function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, promptStart: boolean): string[] {
+function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, promptStart: boolean, english: boolean): string[] {
   const tokens: string[] = [];
   let sentenceStart = promptStart;
   let previousEnd = 0;
@@ -226,7 +236,7 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
     previousEnd = chunkMatch.index + chunk.length;
     // Most chunks are a bare word: no code, bracket, dot or punctuation to look for.
     if (/^\p{L}+$/u.test(chunk)) {
-      tokens.push(...expand(shouting ? chunk.toLowerCase() : chunk, mayKeepNames && !sentenceStart));
+      tokens.push(...expand(shouting ? chunk.toLowerCase() : chunk, mayKeepNames && !sentenceStart, english));
       sentenceStart = false;
       continue;
     }
@@ -237,12 +247,12 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
     const core = chunkCore(chunk);
     if (DASH_OR_EMOJI.test(core)) continue;
     // A lone ampersand joins words as `and` does ("salt & pepper").
-    if (core === '&') {
+    if (core === '&' && english) {
       tokens.push('and');
       sentenceStart = false;
       continue;
     }
-    const slashed = SLASHED.get(core.toLowerCase());
+    const slashed = english ? SLASHED.get(core.toLowerCase()) : undefined;
     if (slashed) {
       tokens.push(slashed);
       sentenceStart = false;
@@ -262,7 +272,7 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
         if (SENTENCE_END.test(token)) sentenceStart = true;
         continue;
       }
-      tokens.push(...expand(token, mayKeepNames && !sentenceStart));
+      tokens.push(...expand(token, mayKeepNames && !sentenceStart, english));
       sentenceStart = false;
     }
   }
@@ -282,6 +292,9 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   // A sentence in capitals says nothing about Title Case elsewhere.
   const folded = shouting ? plain : withoutShoutedSentences(plain);
   const mayKeepNames = !shouting && !isTitleCase(folded);
+  const language = promptLanguage(plain.match(/\p{L}+/gu) ?? []);
+  const english = language === 'en';
+  const courtesy = (prose: string[], start: boolean, end: boolean) => (english ? dropCourtesy(prose, start, end) : prose);
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
@@ -289,18 +302,18 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
     const stretch = text.slice(cursor, until);
     // Without code or quotes the one stretch is the whole prompt, folded above already.
     const unshouted = shouting ? stretch : stretch === plain ? folded : withoutShoutedSentences(stretch);
-    prose.push(...proseTokens(unshouted, shouting, mayKeepNames, cursor === 0));
+    prose.push(...proseTokens(unshouted, shouting, mayKeepNames, cursor === 0, english));
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);
-    tokens.push(...dropCourtesy(prose, tokens.length === 0, false));
+    tokens.push(...courtesy(prose, tokens.length === 0, false));
     prose = [];
     tokens.push(match[0]);
     cursor = match.index + match[0].length;
   }
   flushProse(text.length);
-  tokens.push(...dropCourtesy(prose, tokens.length === 0, true));
+  tokens.push(...courtesy(prose, tokens.length === 0, true));
   // "'s been" and "is been" (from "it's been") are "has been".
-  for (let i = 0; i + 1 < tokens.length; i++) if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
-  return { text: tokens.join(' '), tokens };
+  if (english) for (let i = 0; i + 1 < tokens.length; i++) if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
+  return { text: tokens.join(' '), tokens, language };
 }

@@ -1,5 +1,7 @@
 import { CAPITONYMS } from './capitonyms.ts';
+import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
+import { promptLanguage } from './prompt-language.ts';
 import { negates, opposes } from './word-opposites.ts';
 import { synonymous } from './word-synonyms.ts';
 
@@ -12,8 +14,10 @@ import { synonymous } from './word-synonyms.ts';
  * `prompt-canonical.ts`) and accepts only differences that cannot change the
  * answer:
  *
- * - function words that carry no content (`a`, `the`, `is`, `my`...), and a
- *   number in words or digits (`three` = `3`);
+ * - function words that carry no content (`a`, `the`, `is`, `of`...), and a
+ *   number in words or digits (`three` = `3`); not pronouns and possessives,
+ *   which say who does what to whom ("why does my dog ignore me" is not "why
+ *   do I ignore my dog"), nor `for`;
  * - the case of a word, when the prompt writing it in lower case has no
  *   capital anywhere in its prose ("what is dna" = "What is DNA?"), except a
  *   name that is also a common word (`Turkey` / `turkey`), a word of one or
@@ -21,12 +25,13 @@ import { synonymous } from './word-synonyms.ts';
  *   capitals for emphasis (`SPANISH` = `Spanish`); and the case of a name's
  *   later words (`Eiffel Tower` = `Eiffel tower`);
  * - a typo: two words of 4+ letters with the same first letter, one edit
- *   apart (two from 8 letters), not a negating prefix (`safe`/`unsafe`) and
- *   not one opposite part for another (`employer`/`employee`,
- *   `maximize`/`minimize`, `hyperthyroid`/`hypothyroid`);
+ *   apart (two from 8 letters), one of which is no English word
+ *   (`english-dictionary.ts`: "recieve" / "receive", never "horse" / "house"),
+ *   not a negating prefix (`safe`/`unsafe`) and not one opposite part for
+ *   another (`employer`/`employee`, `maximize`/`minimize`);
  * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
  * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
- *   with relation words (`to`, `from`, `than`, `before`...) kept in place, so
+ *   with relation words (`to`, `from`, `for`, `than`, `before`...) kept in place, so
  *   "USD to EUR" never matches "EUR to USD"; not two neighbouring words
  *   swapped, unless one is `not` or an -ly adverb
  *   ("diff main feature" / "diff feature main", `mv a.yaml a.bak` /
@@ -39,6 +44,11 @@ import { synonymous } from './word-synonyms.ts';
  * A synonym counts only where WordNet has it (`word-synonyms.ts`): a table of
  * our own would be tuned to the words its author thought of, and a missed hit
  * costs only an upstream call.
+ *
+ * All of the above is for English prompts (`prompt-language.ts`): the word
+ * lists are English. Two prompts of which either is not English must have
+ * the same tokens once case is settled, that is, differ only in case,
+ * whitespace and punctuation.
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -58,8 +68,7 @@ type Replacement = readonly [from: readonly string[], to: readonly string[]];
 
 /** Words that carry no content of their own. Tense, negation, quantity, time and relation words are not here. */
 const FUNCTION_WORDS = new Set([
-  'a', 'an', 'the', 'is', 'are', 'am', 'be', 'been', 'being', 'do', 'does', 'i', 'me', 'my', 'mine', 'myself',
-  'you', 'your', 'yours', 'we', 'us', 'our', 'ours', 'it', 'its', 'of', 'for', 'some', 'any', 'just', 'also',
+  'a', 'an', 'the', 'is', 'are', 'am', 'be', 'been', 'being', 'do', 'does', 'it', 'its', 'of', 'some', 'any', 'just', 'also',
   'so', 'well', 'ok', 'okay', 'um', 'oh', 'actually', 'basically', 'there', 'what', "'s",
 ]);
 
@@ -77,9 +86,9 @@ function floats(word: string): boolean {
   return word === 'not' || isLyWord(word);
 }
 
-/** A word of five letters or more ending in -ly: most are adverbs. */
+/** A word of five letters or more ending in -ly that WordNet lists as an adverb (`quickly`; not `butterfly`, whose place says who eats whom). */
 function isLyWord(word: string): boolean {
-  return word.length > 4 && word.endsWith('ly');
+  return word.length > 4 && word.endsWith('ly') && isEnglishAdverb(word);
 }
 
 /** -ly words whose place is their meaning ("take two weekly and one daily") or that are no adverb. */
@@ -158,6 +167,15 @@ function editDistance(a: string, b: string, max: number): number {
 }
 
 function isTypo(a: string, b: string): boolean {
+  // A word and its -s form read alike: "how long cooked chicken keeps" = "how long does cooked chicken keep".
+  if (a.length >= 4 && b.length >= 4 && /^\p{Ll}+$/u.test(a) && /^\p{Ll}+$/u.test(b) && (a === `${b}s` || b === `${a}s`)) return true;
+  // A typo is a word that is none: two words are two words, whatever one edit separates them (`horse` / `house`).
+  // Looked up last, for the few pairs close enough to be a typo at all.
+  return closeEnough(a, b) && !(isEnglishWord(a) && isEnglishWord(b));
+}
+
+/** Whether `a` and `b` are close enough in spelling to be one word mistyped. */
+function closeEnough(a: string, b: string): boolean {
   // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
   if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6) return editDistance(a, b, 1) <= 1;
   if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
@@ -279,9 +297,20 @@ function spelledOut(acronym: string, list: readonly string[], loose: readonly st
   return undefined;
 }
 
+/** Subject pronouns and the auxiliaries a question puts before them ("what should I see" = "what I should see"). */
+const SUBJECTS = new Set(['i', 'you', 'we', 'they', 'he', 'she']);
+const AUXILIARIES = new Set(['should', 'can', 'could', 'would', 'will', 'shall', 'may', 'might', 'must', 'was', 'were', 'have', 'has', 'had', 'did']);
+
+/** Whether `x` and `y` are a subject and an auxiliary, either way round: their order is a question's inversion. */
+function inversion(x: readonly string[], y: readonly string[]): boolean {
+  if (x.length !== 1 || y.length !== 1) return false;
+  const [p, q] = [x[0] as string, y[0] as string];
+  return (SUBJECTS.has(p) && AUXILIARIES.has(q)) || (SUBJECTS.has(q) && AUXILIARIES.has(p));
+}
+
 /** Words whose neighbours say who does what to whom: a block move may not carry one across the others. */
 const RELATIONS = new Set([
-  'to', 'from', 'into', 'onto', 'than', 'vs', 'versus', 'over', 'under', 'before', 'after', 'then', 'by', 'per',
+  'to', 'from', 'for', 'into', 'onto', 'than', 'vs', 'versus', 'over', 'under', 'before', 'after', 'then', 'by', 'per',
   'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
 ]);
 
@@ -320,7 +349,7 @@ function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly 
       // pellets"), not a phrase ("capital of France" = "France: its capital", "is it safe, eating
       // raw cookie dough" = "is eating raw cookie dough safe"); and code reads in order, so no symbol
       // moves across another (`*p++` / `++*p`; "in C++" may still move).
-      const floating = (moved.length === 1 && floats(moved[0] as string)) || (stayed.length === 1 && floats(stayed[0] as string));
+      const floating = (moved.length === 1 && floats(moved[0] as string)) || (stayed.length === 1 && floats(stayed[0] as string)) || inversion(moved, stayed);
       const compound = moved.length + stayed.length <= MAX_COMPOUND_WORDS && contiguous(rawA, [...moved, ...stayed]) && contiguous(rawB, [...stayed, ...moved]);
       if (!floating && compound) return false;
       if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
@@ -387,12 +416,14 @@ function foldable(token: string): boolean {
 }
 
 /**
- * `tokens` with each foldable word that `blind` writes in lower case written so too; not a word
- * right after a number, which is a unit whose case is its meaning (`200 Cal` is not `200 cal`).
+ * `tokens` with each foldable word that `blind` writes in lower case (or misspells so) written so
+ * too; not a word right after a number, which is a unit whose case is its meaning (`200 Cal` is not `200 cal`).
  */
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
-  return tokens.map((token, i) => (foldable(token) && lower.has(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
+  // A name the case-blind prompt also misspells is in its case too ("Fahrenheit" / "farenheit"): the typo is judged after.
+  const written = (word: string) => lower.has(word) || blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
+  return tokens.map((token, i) => (foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
@@ -448,6 +479,8 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadA = a.filter(isPayload).sort();
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
+  // The rules below are English; elsewhere case, whitespace and punctuation were all that could differ.
+  if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en') return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained, replacements } = explain(b, a, { here: next, there: cached });
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };

@@ -201,9 +201,10 @@ export class ResponseCache {
     const partition = this.partitionOf(owner);
     const userIndex = lastUserIndex(request);
     const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
-    const prompt = text === undefined ? undefined : canonicalPrompt(text);
-    const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request, prompt?.text), userIndex };
-    if (semanticOn && prompt && this.options.embedder) {
+    // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
+    const prompt = text === undefined || !semanticOn ? undefined : canonicalPrompt(text);
+    const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request), userIndex };
+    if (prompt && this.options.embedder) {
       context.semanticPartition = semanticPartitionOf(partition, this.modelIds, request);
       context.guard = guardSignatureOf(text as string);
       context.prompt = prompt;

@@ -107,7 +107,6 @@ export interface ToolMessage {
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
-export type ChatRole = ChatMessage['role'];
 
 /** A JSON Schema object, kept as the client sent it. */
 export type JsonSchema = Record<string, unknown>;

@@ -45,11 +45,11 @@ import { JobRows } from '../batches/job-rows.ts';
 import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
-import { AsyncJobIds } from '../queue/async-job-id.ts';
-import { AsyncJobStore } from '../queue/async-jobs.ts';
+import { AsyncJobIds } from '../batches/async-job-id.ts';
+import { AsyncJobStore } from '../batches/async-jobs.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
-import { publicAssetPaths, resolveDocAssets } from '../docs/assets.ts';
-import { buildOpenApiDocument } from '../docs/openapi.ts';
+import { publicAssetPaths, resolveDocAssets } from '../http/api-docs/assets.ts';
+import { buildOpenApiDocument } from '../http/api-docs/openapi.ts';
 import { dashboardRouter } from '../http/routes/dashboard.ts';
 import { docsRouter } from '../http/routes/docs.ts';
 import { metricsRouter } from '../http/routes/metrics.ts';
@@ -74,6 +74,8 @@ import { SlotStreamReaders } from '../streams/slot-stream-readers.ts';
 import { StreamReader, type ReplyStreamReader } from '../streams/stream-reader.ts';
 import { CooldownView } from '../routing/cooldown-view.ts';
 import { ModelRouter } from '../routing/model-router.ts';
+import { Lifecycle } from '../process/lifecycle.ts';
+import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
 
 /** Everything the API process is made of. */
 export interface ApiRoot {
@@ -94,7 +96,10 @@ export interface ApiRoot {
   /** The /metrics-only app for METRICS_PORT; undefined unless that port is set and differs from PORT. */
   metricsHttp: GatewayHttp | undefined;
   keyStore: KeyStore;
-  close(): Promise<void>;
+  /** Starts the background parts (loops, subscriptions, the batch runner, loading the embedding model), once everything is built. */
+  start(): void;
+  /** Closes every part in reverse order of building, within `deadline` (default `SHUTDOWN_GRACE_MS` from now); resolves with the parts still unfinished. */
+  close(deadline?: ShutdownDeadline): Promise<string[]>;
 }
 
 /** The composition root of the API: builds every dependency once and wires the app. */
@@ -102,26 +107,32 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // OTEL_* decide; off, no SDK is loaded and every span is the no-op one.
   const tracing = await openTracing(settings, 'llm-gateway-api');
   const logger = options.logger ?? createLogger(settings, 'gateway-api', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
+  // Everything is built first and started at the end; closing goes the other way round.
+  const lifecycle = new Lifecycle((name, err) => logger.error({ err, part: name }, 'a background part failed to start'));
+  lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
   warnUnconfiguredProviders(configStore, logger);
 
   const redis = createRedis(settings, 'command', 'api');
+  lifecycle.add({ name: 'redis', close: () => redis.disconnect() });
   redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
   await warnIfRedisMayLoseJobs(redis, logger);
   const queues = new ChatQueues({ connection: redis, prefix: settings.REDIS_KEY_PREFIX });
+  lifecycle.add({ name: 'queues', close: () => queues.close() });
   // A cluster's XREAD names keys of one slot only: one reader per slot, each on the slot's master.
   const reader: ReplyStreamReader = redis.isCluster
     ? new SlotStreamReaders({ cluster: redis, connectNode: (node) => createNodeRedis(settings, node, 'api-reader') })
     : new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
+  lifecycle.add({ name: 'reply stream reader', close: () => reader.close() });
   // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
   const liveness = new ReaderLiveness({ redis, prefix: settings.REDIS_KEY_PREFIX, reading: () => reader.size > 0, logger });
-  liveness.start();
+  lifecycle.add({ name: 'reader liveness', start: () => liveness.start(), close: () => liveness.close() });
   // Off the request path: which providers have a live worker, read from the heartbeats every second.
   const workerPresence = new WorkerPresence({ redis, prefix: settings.REDIS_KEY_PREFIX, providers: () => configStore.current.providers.map((p) => p.name) });
-  workerPresence.start();
+  lifecycle.add({ name: 'worker presence', start: () => workerPresence.start(), close: () => workerPresence.stop() });
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
     queues,
@@ -139,9 +150,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const controlSubscriber = createRedis(settings, 'subscriber', 'api-control');
   controlSubscriber.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: redis, logger });
+  lifecycle.add({ name: 'control bus', close: () => bus.close() });
   // Off the request path: which deployments are in cooldown, announced by the workers; no Redis command while nothing is routed.
   const cooldowns = new CooldownView({ redis, prefix, bus, config: () => configStore.current });
-  cooldowns.start();
+  lifecycle.add({ name: 'cooldown view', start: () => cooldowns.start(), close: () => cooldowns.stop() });
   const watchedCooldowns = () => new Map([...configStore.current.routing.cooledProviders].map((name) => [name, cooldowns.remainingMs(name)]));
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
@@ -175,7 +187,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // The caches may live on a Redis of their own (CACHE_REDIS_URL), where allkeys-lru cannot touch the queue.
   const cacheSettings = cacheRedisSettings(settings);
   const cacheRedis = cacheSettings === settings ? redis : createRedis(cacheSettings, 'command', 'api-cache');
-  if (cacheRedis !== redis) cacheRedis.on('error', (err) => logger.debug({ err }, 'cache redis connection error'));
+  if (cacheRedis !== redis) {
+    cacheRedis.on('error', (err) => logger.debug({ err }, 'cache redis connection error'));
+    lifecycle.add({ name: 'cache redis', close: () => cacheRedis.disconnect() });
+  }
   // Pass `onLookup` here to count gateway_cache_hits_total{cache_type}
   const cache = createResponseCache({
     onLookup: (cacheType, hit) => {
@@ -190,13 +205,18 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     logger,
     liveness,
   });
-  // Not awaited: loading the embedding model must not delay start; semantic lookups begin once it is ready.
-  void cache.start();
+  // Loading the embedding model must not delay start (not awaited); semantic lookups begin once it is ready.
+  lifecycle.add({ name: 'response caches', start: () => cache.start(), close: () => cache.close() });
   const keyStore = openKeyStore(settings, { onError: (err) => logger.debug({ err }, 'key store connection error') });
-  keyStore.migrate().then(
-    () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
-    (err: Error) => logger.error({ store: describeKeyStore(settings), err }, 'key store unavailable: issued keys answer 503 until it is reachable'),
-  );
+  lifecycle.add({
+    name: 'key store',
+    start: () =>
+      keyStore.migrate().then(
+        () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
+        (err: Error) => logger.error({ store: describeKeyStore(settings), err }, 'key store unavailable: issued keys answer 503 until it is reachable'),
+      ),
+    close: () => keyStore.close(),
+  });
   const staticKeys = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
   const authenticator = new GatewayAuthenticator({ staticKeys, store: keyStore, cacheTtlMs: settings.AUTH_CACHE_TTL_MS, logger });
   bus.subscribe(keyInvalidationChannel(prefix), (keyHash) => authenticator.invalidate(keyHash));
@@ -213,10 +233,11 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     ...(options.envFile ? { envFile: options.envFile } : {}),
     ...(startupError !== undefined ? { startupError } : {}),
   });
-  reloader.start();
+  lifecycle.add({ name: 'config reloader', start: () => reloader.start() });
   const limiter = new SlidingWindowLimiter({ redis, prefix });
   // Usage reaches the key store in batches, off the request path.
   const usageRecorder = new UsageRecorder({ store: keyStore, onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch') });
+  lifecycle.add({ name: 'usage recorder', close: () => usageRecorder.close() });
   const governor = new KeyGovernor({
     limiter: new KeyUsageLimiter({ redis, prefix }),
     recorder: usageRecorder,
@@ -266,8 +287,10 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     rateLimit: rateLimitStats,
     onError: (err) => logger.debug({ err }, 'stats counter not written'),
   });
+  lifecycle.add({ name: 'statistics flush', close: () => stats.close() });
   // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
   const batchDb = openBatchDb(settings);
+  lifecycle.add({ name: 'batch database', close: () => batchDb.close() });
   const batchStore = new BatchStore(batchDb);
   // Asynchronous jobs are one-line batches of the same database and runner.
   const jobRows = new JobRows(batchDb);
@@ -291,7 +314,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     jobRecord: (id) => ({ key: asyncJobs.key(id), ttlSeconds: settings.ASYNC_JOB_TTL }),
     logger,
   });
-  batchRunner.start();
+  lifecycle.add({ name: 'batch runner', start: () => batchRunner.start(), close: () => batchRunner.close() });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats })];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
@@ -361,23 +384,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     metrics,
     metricsHttp,
     keyStore,
-    async close() {
-      await batchRunner.close();
-      await batchDb.close().catch(() => {});
-      workerPresence.stop();
-      cooldowns.stop();
-      await bus.close();
-      await usageRecorder.close();
-      await keyStore.close().catch(() => {});
-      await stats.close();
-      await cache.close();
-      await reader.close();
-      await liveness.close();
-      await queues.close();
-      redis.disconnect();
-      await tracing.shutdown().catch(() => {});
-      if (cacheRedis !== redis) cacheRedis.disconnect();
-    },
+    start: () => lifecycle.start(),
+    close: (deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS)) => lifecycle.close(deadline),
   };
 }
 

@@ -18,6 +18,7 @@ import { ConfigReloader } from '../admin/config-reloader.ts';
 import { ControlBus } from '../admin/control-bus.ts';
 import type { EnvFile } from '../admin/env-file.ts';
 import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
+import { Lifecycle } from '../process/lifecycle.ts';
 import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
 import { CooldownRecorder } from '../routing/cooldown-recorder.ts';
 
@@ -31,6 +32,8 @@ export interface WorkerRoot {
   workers: Worker<ChatJobData>[];
   /** Reloads config.yaml and ENV_FILE here and everywhere (SIGHUP). */
   reloader: ConfigReloader;
+  /** Starts consuming the queues, the heartbeats and the subscriptions, once everything is built. */
+  start(): void;
   /**
    * Stops taking jobs, lets active ones finish, disconnects; all within
    * `deadline` (default: `SHUTDOWN_GRACE_MS` from now), whatever Redis does.
@@ -51,6 +54,9 @@ export async function createWorkerRoot(
 ): Promise<WorkerRoot> {
   const tracing = await openTracing(settings, 'llm-gateway-worker');
   const logger = options.logger ?? createLogger(settings, 'gateway-worker', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
+  // Everything is built first and started at the end; closing goes the other way round.
+  const lifecycle = new Lifecycle((name, err) => logger.error({ err, part: name }, 'a background part failed'));
+  lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
   for (const name of providers) {
     if (!configStore.current.providerIndex.has(name)) {
@@ -65,17 +71,24 @@ export async function createWorkerRoot(
   const writer: Redis = createRedis(settings, 'bullmq', 'worker-writer');
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
   for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err }, 'redis connection error'));
+  const bullConnections: Redis[] = [];
+  // Whatever is still pending, no connection may keep reconnecting (and the process alive) after the last step.
+  lifecycle.add({ name: 'redis disconnect', close: () => [subscriber, writer, ...bullConnections].forEach((conn) => conn.disconnect()) });
+  lifecycle.add({ name: 'redis quit', close: () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))) });
 
   // provider_stats of /stats are counted where the upstream calls happen.
   const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err }, 'stats counter not written') });
+  lifecycle.add({ name: 'statistics flush', close: () => stats.close() });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
+  lifecycle.add({ name: 'reader watch', close: () => readerWatch.close() });
   // Failures of deployments that can be fallen back from put them out for every API process (config.yaml `routing`).
   const cooldowns = new CooldownRecorder({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, config: () => configStore.current, logger });
   // Upstream attempts and retries on this worker's own /metrics, when WORKER_METRICS_PORT asks for it.
   const metricsPort = settings.PROMETHEUS_METRICS_ENABLED ? settings.WORKER_METRICS_PORT : undefined;
   const upstreamMetrics = metricsPort !== undefined ? new UpstreamMetrics({ providers }) : undefined;
   const metricsServer = upstreamMetrics && metricsPort !== undefined ? await serveWorkerMetrics(upstreamMetrics.registry, { port: metricsPort, host: settings.HOST }) : undefined;
+  if (metricsServer) lifecycle.add({ name: 'metrics server', close: () => metricsServer.close() });
   const executor = new ChatExecutor({
     redis: writer,
     prefix: settings.REDIS_KEY_PREFIX,
@@ -89,14 +102,13 @@ export async function createWorkerRoot(
     ...(upstreamMetrics ? { upstreamMetrics } : {}),
   });
 
-  await subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX));
+  lifecycle.add({ name: 'cancel subscription', start: () => subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX)) });
   subscriber.on('message', (channel, message) => {
     if (channel === cancelChannel(settings.REDIS_KEY_PREFIX) && executor.cancel(message)) {
       logger.debug({ jobId: message }, 'job cancelled by the client');
     }
   });
 
-  const bullConnections: Redis[] = [];
   const places = new QueuePlaces({ redis: writer, prefix: settings.REDIS_KEY_PREFIX });
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
@@ -115,10 +127,20 @@ export async function createWorkerRoot(
       lockDuration: settings.WORKER_LOCK_DURATION_MS,
       stalledInterval: settings.WORKER_STALLED_INTERVAL_MS,
       maxStalledCount: 2,
+      // Consumes once the whole process is built (see start).
+      autorun: false,
       ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
     });
     worker.on('error', (err) => logger.debug({ err, provider: name }, 'worker error'));
     return worker;
+  });
+  lifecycle.add({
+    name: 'job queues (active jobs, then BullMQ close)',
+    start: () => Promise.all(workers.map((w) => w.run())),
+    close: () => Promise.all(workers.map((w) => w.close())),
+    // Active jobs get the grace but a last moment, kept to flush counters and say goodbye to Redis.
+    // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
+    closeUntil: (deadline) => deadline.endsAt - Math.min(CLOSE_RESERVE_MS, deadline.remainingMs / 4),
   });
   // Heartbeats for /health, reloads broadcast by any process
   const controlSubscriber = createRedis(settings, 'subscriber', 'worker-control');
@@ -126,7 +148,9 @@ export async function createWorkerRoot(
   // Fail-fast commands for reloads and heartbeats: during an outage neither a SIGHUP nor a shutdown may wait on a dead connection.
   const control = createRedis(settings, 'command', 'worker-control-cmd');
   control.on('error', (err) => logger.debug({ err }, 'redis control connection error'));
+  lifecycle.add({ name: 'control connection', close: () => control.disconnect() });
   const bus = new ControlBus({ subscriber: controlSubscriber, publisher: control, logger });
+  lifecycle.add({ name: 'control bus', close: () => bus.close() });
   const reloader = new ConfigReloader({
     role: 'worker',
     servedProviders: providers,
@@ -139,7 +163,7 @@ export async function createWorkerRoot(
     ackTimeoutMs: settings.RELOAD_ACK_TIMEOUT_MS,
     ...(options.envFile ? { envFile: options.envFile } : {}),
   });
-  reloader.start();
+  lifecycle.add({ name: 'config reloader', start: () => reloader.start() });
   configStore.onChange((config) => {
     providers.forEach((name, i) => {
       const provider = config.providerIndex.get(name);
@@ -158,31 +182,18 @@ export async function createWorkerRoot(
   // The first beat must not be lost to a connection still coming up: /health would call this worker's providers unavailable until the next one.
   await waitForReady(control, 2_000);
   await warnIfRedisMayLoseJobs(control, logger);
-  heartbeat.start();
-  logger.info({ providers }, 'worker started');
+  // Leaves /health first when closing, so no new work is routed here while active jobs finish.
+  lifecycle.add({ name: 'heartbeat removal', start: () => heartbeat.start(), close: () => heartbeat.stop(providers) });
 
   return {
     logger,
     executor,
     workers,
     reloader,
-    async close(deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS)) {
-      // Leave /health first, so no new work is routed here while active jobs finish.
-      await deadline.step('heartbeat removal', () => heartbeat.stop(providers));
-      await bus.close();
-      control.disconnect();
-      // Active jobs get the grace but a last moment, kept to flush counters and say goodbye to Redis.
-      const jobsUntil = deadline.endsAt - Math.min(CLOSE_RESERVE_MS, deadline.remainingMs / 4);
-      // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
-      await deadline.step('job queues (active jobs, then BullMQ close)', () => Promise.all(workers.map((w) => w.close())), jobsUntil);
-      readerWatch.close();
-      metricsServer?.close();
-      await deadline.step('statistics flush', () => stats.close());
-      await deadline.step('span export', () => tracing.shutdown());
-      await deadline.step('redis quit', () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))));
-      // Whatever is still pending, no connection may keep reconnecting (and the process alive) after this.
-      for (const conn of [subscriber, writer, ...bullConnections]) conn.disconnect();
-      return deadline.unfinished;
+    start() {
+      lifecycle.start();
+      logger.info({ providers }, 'worker started');
     },
+    close: (deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS)) => lifecycle.close(deadline),
   };
 }

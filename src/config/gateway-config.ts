@@ -63,7 +63,6 @@ const configSchema = z.strictObject({
   model_aliases: modelAliasesSchema,
 });
 
-export type ProviderConfigInput = z.input<typeof providerSchema>;
 
 /** One provider entry after validation and defaults. */
 export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'base_url'> & {

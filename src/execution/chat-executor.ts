@@ -425,8 +425,9 @@ function attemptOutcome(err: unknown): AttemptOutcome | undefined {
   return err.kind === 'status' && err.retryable ? 'retryable_status' : FAILURE_OUTCOMES[err.kind];
 }
 
+/** The job id's letters and digits: no dashes, and no Redis Cluster hash-tag braces. */
 function completionId(job: ChatJobData): string {
-  return `chatcmpl-${job.jobId.replaceAll('-', '')}`;
+  return `chatcmpl-${job.jobId.replace(/[^A-Za-z0-9]/g, '')}`;
 }
 
 function sumUsage(usages: readonly Usage[]): Usage {

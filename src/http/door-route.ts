@@ -10,7 +10,7 @@ import { StreamAbortedError } from '../streams/stream-reader.ts';
 import type { DirectRoute } from './direct-routes.ts';
 import { HttpAnswerer } from './http-answerer.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
-import { contextOf } from './request-context.ts';
+import { contextOf } from '../pipeline/request-context.ts';
 
 /** What {@link doorRoute} needs besides its door. */
 export interface DoorRouteOptions {

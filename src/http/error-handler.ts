@@ -13,7 +13,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Door } from '../pipeline/door.ts';
 import { sendJsonText } from './json-reply.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
-import { contextOf } from './request-context.ts';
+import { contextOf } from '../pipeline/request-context.ts';
 
 /** Errors thrown by body-parser carry a `type`; zlib errors of a corrupt compressed body carry a `Z_*` code. */
 interface BodyParserError extends Error {

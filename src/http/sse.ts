@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { contextOf } from './request-context.ts';
+import { contextOf } from '../pipeline/request-context.ts';
 import type { GatewayError } from '../errors/catalog.ts';
 import { corkForTurn } from '../net/cork-for-turn.ts';
 

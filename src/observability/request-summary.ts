@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import type { CacheStatus } from '../cache/response-cache.ts';
-import { contextOf } from '../http/request-context.ts';
-import { elapsedMs } from '../pipeline/request-context.ts';
+import { contextOf, elapsedMs } from '../pipeline/request-context.ts';
 import type { EndpointLabeler } from './endpoint-label.ts';
 import type { TraceIds } from './logger.ts';
 import type { ReplyFacts } from '../pipeline/reply-facts.ts';

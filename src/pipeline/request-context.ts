@@ -41,6 +41,25 @@ export function newContext(requestId: string): RequestContext {
   return { requestId, startedAt: performance.now(), span: NOOP_SPAN };
 }
 
+/** Where an HTTP response keeps its request's context (Express' `res.locals`). */
+interface HasLocals {
+  locals: Record<string, unknown>;
+}
+
+/** Starts the context of an HTTP request (the request-id middleware, first in the chain). */
+export function openContext(res: HasLocals, requestId: string): RequestContext {
+  const context = newContext(requestId);
+  res.locals.ctx = context;
+  return context;
+}
+
+/** An HTTP request's context. A response that never met the request-id middleware is a wiring bug, not an anonymous request. */
+export function contextOf(res: HasLocals): RequestContext {
+  const context = res.locals.ctx as RequestContext | undefined;
+  if (!context) throw new Error('contextOf: this response has no request context (the request-id middleware did not run)');
+  return context;
+}
+
 /** Milliseconds since the request arrived. */
 export function elapsedMs(context: RequestContext): number {
   return performance.now() - context.startedAt;

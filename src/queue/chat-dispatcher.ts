@@ -5,6 +5,7 @@ import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts'
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
+import { isInert } from '../providers/inert-params.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, isTerminal, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { ReaderIdentity } from '../streams/reader-liveness.ts';
@@ -170,8 +171,15 @@ export class ChatDispatcher {
       throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
     }
     const adapter = adapterFor(provider.format);
-    const unsupported = adapter.unsupportedParams(request);
+    const unsupportedAll = adapter.unsupportedParams(request);
+    // Inert ones go quietly whatever the provider's setting; the others need drop_unsupported_params.
+    const inert = unsupportedAll.filter((name) => isInert(name, request));
+    const unsupported = inert.length === 0 ? unsupportedAll : unsupportedAll.filter((name) => !inert.includes(name));
     let routed = request;
+    if (inert.length > 0) {
+      routed = { ...request };
+      for (const name of inert) delete routed[name];
+    }
     if (unsupported.length > 0) {
       if (!provider.drop_unsupported_params) {
         const names = unsupported.map((name) => `'${name}'`).join(', ');
@@ -179,12 +187,12 @@ export class ChatDispatcher {
           `${names} ${unsupported.length > 1 ? 'are' : 'is'} not supported by ${provider.name} (model '${request.model}'). Remove ${unsupported.length > 1 ? 'them' : 'it'}, or set drop_unsupported_params: true for ${provider.name} in config.yaml to have the gateway drop ${unsupported.length > 1 ? 'them' : 'it'}.`,
         );
       }
-      routed = { ...request };
+      routed = { ...routed };
       for (const name of unsupported) delete routed[name];
     }
     const problem = adapter.validate(routed);
     if (problem) throw new InvalidRequestError(`${request.model}: ${problem}`);
-    return { provider, request: routed, dropped: provider.drop_unsupported_params ? unsupported : [] };
+    return { provider, request: routed, dropped: provider.drop_unsupported_params ? [...inert, ...unsupported] : inert };
   }
 
   /**

@@ -6,7 +6,7 @@ import { FailedAuthThrottle } from '../../src/auth/failed-auth-throttle.ts';
 import { StaticKeyAuthenticator } from '../../src/auth/static-key-authenticator.ts';
 import { addressGroup, clientAddress } from '../../src/http/client-address.ts';
 import { authenticate } from '../../src/http/middleware/authenticate.ts';
-import { openContext } from '../../src/http/request-context.ts';
+import { openContext } from '../../src/pipeline/request-context.ts';
 import { freePort } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 

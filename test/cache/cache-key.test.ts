@@ -24,7 +24,9 @@ describe('cache keys', () => {
       exactKeyOf('owner:a', request({ frequency_penalty: 1 })),
       exactKeyOf('owner:a', request({ messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'Hi' }] })),
       exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi', name: 'bob' }] })),
-      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi ' }] })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'hi' }] })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi!' }] })),
+      exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi  there' }] })),
     ];
     expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
     expect(base).toMatch(/^[0-9a-f]{64}$/);
@@ -37,6 +39,8 @@ describe('cache keys', () => {
     expect(exactKeyOf('p', request({ stop: 'x' }))).toBe(exactKeyOf('p', request({ stop: ['x'] })));
     expect(exactKeyOf('p', request({ max_tokens: 5 }))).toBe(exactKeyOf('p', request({ max_completion_tokens: 5 })));
     expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }))).toBe(exactKeyOf('p', plain));
+    // The one folding the exact key allows: whitespace around the prompt.
+    expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: '  Hi\n' }] }))).toBe(exactKeyOf('p', plain));
     const key = exactKeyOf('p', plain);
     expect(inflightKeyOf(key, plain)).not.toBe(inflightKeyOf(key, streamed));
   });

@@ -1,10 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { chatCompletionRequestSchema } from '../../src/chat/request-schema.ts';
 import { createApiRoot, type ApiRoot } from '../../src/composition/api-root.ts';
 import { loadSettings } from '../../src/config/settings.ts';
-import { buildOpenApiDocument } from '../../src/docs/openapi.ts';
+import { buildOpenApiDocument } from '../../src/http/api-docs/openapi.ts';
 import { serviceVersion } from '../../src/health/service-version.ts';
 import { clearBodySchema } from '../../src/http/routes/admin-cache.ts';
 import { startGateway, writeConfig, type Gateway } from '../support/processes.ts';
@@ -122,6 +123,26 @@ describe('the document', () => {
       expect(target, ref).toBeDefined();
     }
     expect(JSON.stringify(doc)).not.toContain('__shared');
+  });
+
+  it('has only patterns that other languages\' regex engines read too (no \\p{...} property escapes): Python compiles every one', () => {
+    const patterns = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'pattern' && typeof value === 'string') patterns.add(value);
+          else walk(value);
+        }
+      }
+    };
+    walk(doc);
+    expect(patterns.size).toBeGreaterThan(0);
+    for (const pattern of patterns) expect(pattern).not.toMatch(/\\[pP]\{/);
+    const python = spawnSync('python3', ['-c', 'import json, re, sys\nfor p in json.load(sys.stdin): re.compile(p)\nprint("ok")'], { input: JSON.stringify([...patterns]), encoding: 'utf8' });
+    if (python.error) return; // no python3 on this machine: the escape check above still ran
+    expect(python.stderr).toBe('');
+    expect(python.stdout.trim()).toBe('ok');
   });
 
   it('validates against the schema of the OpenAPI version it declares', async () => {

@@ -73,7 +73,7 @@ describe.each(Object.entries(MODELS))('provider_%s through the queue', (letter, 
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.model).toBe(model);
-    expect(data.id).toMatch(/^chatcmpl-/);
+    expect(data.id).toMatch(/^chatcmpl-[A-Za-z0-9]+$/);
     expect(data.choices).toHaveLength(1);
     expect(data.choices[0]?.message).toEqual({ role: 'assistant', content: `Echo: ${text}` });
     expect(data.choices[0]?.finish_reason).toBe('stop');

@@ -214,11 +214,44 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
 
 describe('parameters a provider cannot honour', () => {
   it('answers 400 naming the parameter and the provider', async () => {
-    const error = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: 'hi' }], seed: 7 }).catch((err: unknown) => err);
+    const error = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: 'hi' }], presence_penalty: 0.5 }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as Error).message).toContain("'seed'");
+    expect((error as Error).message).toContain("'presence_penalty'");
     expect((error as Error).message).toContain('provider_c');
     expect((error as Error).message).toContain('drop_unsupported_params');
+  });
+
+  it('drops quietly, for every provider, the ones whose value changes nothing (user, seed, a penalty of 0, parallel_tool_calls false with one forced tool)', async () => {
+    for (const letter of ['b', 'c'] as const) {
+      upstreams[letter].reset();
+      const { data, response } = await client.chat.completions
+        .create({ model: MODELS[letter], messages: [{ role: 'user', content: prompt(`inert ${letter}`) }], user: 'u-1', seed: 7, frequency_penalty: 0 })
+        .withResponse();
+      expect(data.choices[0]?.message.content).toMatch(/^Echo: inert/);
+      const dropped = (response.headers.get('x-gateway-dropped-params') ?? '').split(', ');
+      // Gemini has a seed and penalties but no user; Anthropic has a user but no seed or penalties.
+      expect(dropped).toEqual(letter === 'b' ? ['user'] : ['seed', 'frequency_penalty']);
+      const body = JSON.stringify(lastBody(letter));
+      // Anthropic takes the user as metadata.user_id; Gemini has nowhere to put it.
+      if (letter === 'b') expect(body).not.toContain('u-1');
+      else expect(body).not.toContain('"seed"');
+    }
+    // LangChain's with_structured_output(method="function_calling") on a Gemini model.
+    const forced = await client.chat.completions.create({
+      model: MODELS.b,
+      messages: [{ role: 'user', content: prompt('weather please') }],
+      tools: [weatherTool],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    });
+    const call = forced.choices[0]?.message.tool_calls?.[0];
+    expect(call?.type === 'function' ? call.function.name : undefined).toBe('get_weather');
+    // Without a forced tool it would change the answer: still refused, by name.
+    const open = await client.chat.completions
+      .create({ model: MODELS.b, messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool, timeTool], parallel_tool_calls: false })
+      .catch((err: unknown) => err);
+    expect(open).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((open as Error).message).toContain("'parallel_tool_calls'");
   });
 
   it('drops them for a provider configured to, and says so in a header', async () => {

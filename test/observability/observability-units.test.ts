@@ -7,7 +7,7 @@ import { loadSettings } from '../../src/config/settings.ts';
 import { EndpointLabeler } from '../../src/observability/endpoint-label.ts';
 import { GatewayMetrics, REQUEST_DURATION_BUCKETS } from '../../src/observability/metrics.ts';
 import { noteReplyEntry, startReplyFacts, type ReplyFacts } from '../../src/pipeline/reply-facts.ts';
-import type { RequestContext } from '../../src/pipeline/request-context.ts';
+import { type RequestContext, contextOf } from '../../src/pipeline/request-context.ts';
 import { requestLogFields } from '../../src/observability/request-log.ts';
 import { summarize, type RequestSummary } from '../../src/observability/request-summary.ts';
 import { toGatewayError } from '../../src/http/error-handler.ts';
@@ -16,7 +16,6 @@ import { RateLimitStats } from '../../src/ratelimit/rate-limit-stats.ts';
 import { SlidingWindowLimiter } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
-import { contextOf } from '../../src/http/request-context.ts';
 import { NOOP_SPAN } from '../../src/observability/tracing/trace-span.ts';
 
 const redis = testRedis();

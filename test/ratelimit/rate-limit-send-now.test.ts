@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { awaitRateLimit, rateLimit } from '../../src/http/middleware/rate-limit.ts';
 import { SlidingWindowLimiter, type RateLimitDecision, type RateLimitRule } from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
-import { contextOf } from '../../src/http/request-context.ts';
+import { contextOf } from '../../src/pipeline/request-context.ts';
 import { createPrincipal } from '../../src/auth/principal.ts';
 
 /**

@@ -61,6 +61,8 @@ export interface FailNext {
 export interface FakeUpstreamBehavior {
   /** Delay before the response headers. */
   latencyMs?: number;
+  /** Extra delay before the headers, drawn uniformly from [0, latencyJitterMs): keeps closed-loop clients out of lockstep. */
+  latencyJitterMs?: number;
   /** Delay between stream events. */
   chunkDelayMs?: number;
   failNext?: FailNext;
@@ -233,8 +235,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       return;
     }
     if (current.hang) return;
-    if (current.latencyMs !== undefined && current.latencyMs > 0) {
-      await sleep(current.latencyMs);
+    const delayMs = (current.latencyMs ?? 0) + (current.latencyJitterMs ? Math.random() * current.latencyJitterMs : 0);
+    if (delayMs > 0) {
+      await sleep(delayMs);
       if (res.destroyed) return;
     }
     const failure = consumeFailure();

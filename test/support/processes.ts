@@ -108,6 +108,8 @@ export interface GatewayOptions {
   apiEnv?: Record<string, string>;
   /** Checkout whose code runs (A/B benchmarks against another commit). Default: this repository. */
   root?: string;
+  /** How long a worker may take to log `worker started`, ms. Default 20000. */
+  workerStartTimeoutMs?: number;
 }
 
 /** A running API process and its workers. */
@@ -139,7 +141,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const list = workers.get(provider) ?? [];
     list.push(worker);
     workers.set(provider, list);
-    await waitFor(() => worker.output().includes('worker started'), 20_000, `worker ${provider} to start:\n${worker.output()}`);
+    await waitFor(() => worker.output().includes('worker started'), options.workerStartTimeoutMs ?? 20_000, `worker ${provider} to start:\n${worker.output()}`);
     return worker;
   };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AsyncJobIds } from '../../src/queue/async-job-id.ts';
+import { AsyncJobIds } from '../../src/batches/async-job-id.ts';
 
 describe('asynchronous job ids', () => {
   const ids = new AsyncJobIds('a secret');

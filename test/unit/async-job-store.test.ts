@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JobRows } from '../../src/batches/job-rows.ts';
 import { openBatchDb } from '../../src/batches/sql-db.ts';
 import { GatewayError } from '../../src/errors/catalog.ts';
-import { AsyncJobIds } from '../../src/queue/async-job-id.ts';
-import { AsyncJobStore } from '../../src/queue/async-jobs.ts';
+import { AsyncJobIds } from '../../src/batches/async-job-id.ts';
+import { AsyncJobStore } from '../../src/batches/async-jobs.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**

@@ -95,6 +95,11 @@ describe('check-docs', () => {
     expect(checkDocs(root)).toEqual([{ file: 'docs/page.md', line: 7, message: "anchor '#setup-2' is not a heading of this page" }]);
   });
 
+  it('reports a folder of src/ that docs/architecture.md does not name', () => {
+    const root = repo({ ...CLEAN, 'src/cache/a.ts': '', 'src/queue/b.ts': '', 'docs/architecture.md': '# Architecture\n\n| `src/cache/` | caches |\n' });
+    expect(formatProblems(checkDocs(root))).toBe("docs/architecture.md:1: the folder 'src/queue/' is not named in the source layout");
+  });
+
   it('makes GitHub slugs', () => {
     expect(slugify('Reload: `POST /admin/reload-config` or `SIGHUP`')).toBe('reload-post-adminreload-config-or-sighup');
     expect(slugify('Actions (`DLP_ACTION`)')).toBe('actions-dlp_action');

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StaticKeyAuthenticator } from '../../src/auth/static-key-authenticator.ts';
 import { createApp } from '../../src/http/app.ts';
-import { contextOf } from '../../src/http/request-context.ts';
+import { contextOf } from '../../src/pipeline/request-context.ts';
 
 // The real app factory on loopback with one direct route. An observer records, once each reply is
 // over, whether Express' router dispatched the request (it sets req.route; the direct path does not).

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { traced } from '../../observability/tracing/trace-span.ts';
 import type { FailedAuthThrottle, FailedAuthVerdict } from '../../auth/failed-auth-throttle.ts';
 import type { KeyAuthenticator } from '../../auth/principal.ts';

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { RateLimitExceededError } from '../../errors/catalog.ts';
 import { admit, type Admission } from '../../ratelimit/admission.ts';
 import type { RateLimitRule, SlidingWindowLimiter } from '../../ratelimit/sliding-window-limiter.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { traced } from '../../observability/tracing/trace-span.ts';
 
 /** Options of {@link rateLimit}. */

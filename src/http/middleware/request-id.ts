@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { openContext } from '../request-context.ts';
+import { openContext } from '../../pipeline/request-context.ts';
 
 /** An incoming X-Request-Id is honoured only when it looks like an id. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

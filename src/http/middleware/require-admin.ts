@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { AdminRequiredError, InvalidApiKeyError } from '../../errors/catalog.ts';
 
 /** Lets only admin keys through (403 `admin_required` for a valid non-admin key). */

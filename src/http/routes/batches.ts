@@ -4,7 +4,7 @@ import type { BatchStore } from '../../batches/batch-store.ts';
 import { describeIssues } from '../../chat/request-schema.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import { disallowedModelLines } from '../../batches/batch-input.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { viewerOf } from './files.ts';
 import { pageQuery } from './list-query.ts';
 

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import type { AssetTable } from '../../docs/assets.ts';
-import { dashboardPage } from '../../docs/pages.ts';
+import type { AssetTable } from '../api-docs/assets.ts';
+import { dashboardPage } from '../api-docs/pages.ts';
 import { mountAssets, sendPage } from './docs.ts';
 
 /** Options of {@link dashboardRouter}. */

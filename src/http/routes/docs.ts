@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { Router, type Request, type Response } from 'express';
-import { ASSET_REWRITES, assetPath, type AssetTable } from '../../docs/assets.ts';
-import { PAGE_CSP, redocPage, swaggerPage } from '../../docs/pages.ts';
+import { ASSET_REWRITES, assetPath, type AssetTable } from '../api-docs/assets.ts';
+import { PAGE_CSP, redocPage, swaggerPage } from '../api-docs/pages.ts';
 
 /** Options of {@link docsRouter}. */
 export interface DocsRouterOptions {

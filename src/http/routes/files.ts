@@ -3,7 +3,7 @@ import type { Viewer } from '../../batches/batch-rows.ts';
 import type { BatchStore } from '../../batches/batch-store.ts';
 import { InvalidRequestError, RequestTooLargeError } from '../../errors/catalog.ts';
 import { readMultipart } from '../multipart.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 import { pageQuery } from './list-query.ts';
 
 /** Dependencies of the files routes. */

@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../../config/gateway-config.ts';
 import { messagesError } from '../../doors/messages/errors.ts';
 import { resolveModel } from '../../doors/messages/messages-door.ts';
 import { ModelNotFoundError } from '../../errors/catalog.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 
 /** Largest page of Anthropic's model list (`limit`, 1 to 1000, default 20). */
 const MAX_PAGE = 1000;

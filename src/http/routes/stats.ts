@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { StatsRecord } from '../../observability/stats-schema.ts';
 import type { StatsStore, TopUsersView } from '../../observability/stats-store.ts';
-import { contextOf } from '../request-context.ts';
+import { contextOf } from '../../pipeline/request-context.ts';
 
 /** Options of {@link statsRouter}. */
 export interface StatsRouterOptions {

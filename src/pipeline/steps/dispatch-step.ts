@@ -1,6 +1,6 @@
 import type { ProviderConfig } from '../../config/gateway-config.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
-import { dispatchMiss } from '../../queue/dispatch-miss.ts';
+import { dispatchMiss } from '../dispatch-miss.ts';
 import { AttemptsFailedError, dispatchWithFallbacks } from '../../routing/fallback-dispatch.ts';
 import type { Exchange } from '../exchange.ts';
 import { DROPPED_PARAMS_HEADER, MODEL_HEADER } from '../gateway-headers.ts';

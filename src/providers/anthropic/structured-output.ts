@@ -1,48 +1,9 @@
 import type { ChatRequest, JsonSchema } from '../../chat/types.ts';
 
 /**
- * `response_format` for the Anthropic Messages API (provider_c).
- *
- * Decision, and where it is documented:
- *
- * - `json_schema` with a schema -> Anthropic's native JSON outputs,
- *   `output_config: {format: {type: 'json_schema', schema}}`. Anthropic's
- *   "Structured outputs" guide (platform.claude.com/docs/en/build-with-claude/structured-outputs)
- *   documents it as generally available with no beta header; the beta form
- *   (`output_format` with `anthropic-beta: structured-outputs-2025-11-13`, late
- *   2025) has moved there and is deprecated. The field shapes are the API's
- *   `OutputConfig` / `JSONOutputFormat` as generated into Anthropic's
- *   TypeScript SDK (`src/resources/messages/messages.ts`). The answer comes
- *   back as ordinary text blocks holding the JSON, so replies need nothing
- *   special. The guide says JSON outputs and tool use work together in one
- *   request, so the client's tools are kept. Limits the client may meet, as
- *   Anthropic's 400 passed through: only the models the guide lists (the 4.5
- *   generation on) take it, and only a subset of JSON Schema (objects with
- *   `additionalProperties: false`, no numeric or length constraints, no
- *   recursion). The schema is sent as the client wrote it: Anthropic's SDKs
- *   rewrite schemas client-side, but a gateway that silently changed a
- *   contract would answer with JSON the client did not ask for. The
- *   json_schema `name`, `description` and `strict` have no counterpart (the
- *   format is always enforced) and are not sent.
- *
- * - `json_object` (and `json_schema` without a schema) -> a forced tool. The
- *   API has no schema-less JSON mode, and the native format cannot stand in
- *   for one (every object in its schemas must be closed, so `{type: 'object'}`
- *   would only admit `{}`). So the request declares one tool,
- *   {@link JSON_MODE_TOOL}, whose `input_schema` is a permissive
- *   `{type: 'object'}`, and forces it with `tool_choice: {type: 'tool', name,
- *   disable_parallel_tool_use: true}` (`ToolChoiceTool`: "the model will
- *   output exactly one tool use"). A forced tool choice makes the model answer
- *   with the call and no text (Anthropic's tool-use guide on forcing tool use;
- *   AWS Bedrock's `ToolChoice` reference says the same of `any`/`tool`: "no
- *   text is generated"); should a text block come anyway, it is kept, in
- *   block order. The reply's `tool_use` input becomes the message content
- *   (JSON text) with finish reason `stop`; the client never sees the call,
- *   streamed or not (its `input_json_delta` fragments become content deltas).
- *   The forced tool excludes the client's own tools, so `json_object` with
- *   `tools` is refused by `validate()`. The name is reserved: replies are
- *   recognised by it (neither `parseResponse` nor the stream decoder sees the
- *   request), so a client tool of that name is refused too.
+ * `response_format` for the Anthropic Messages API: a schema goes to the
+ * native JSON outputs, JSON mode to one forced tool whose input is the answer
+ * (docs/decisions/anthropic-structured-output.md says why).
  */
 
 /** Name of the tool that carries a JSON-mode answer. Reserved: clients cannot declare a tool of this name. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_TABLE, type ErrorCode, type ErrorType } from '../errors/catalog.ts';
+import { ERROR_TABLE, type ErrorCode, type ErrorType } from '../../errors/catalog.ts';
 
 /**
  * zod schemas of the gateway's response records, for the OpenAPI document.

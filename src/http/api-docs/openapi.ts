@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { chatCompletionRequestSchema } from '../chat/request-schema.ts';
-import { countTokensRequestSchema, messagesRequestSchema } from '../doors/messages/request-schema.ts';
-import { clearBodySchema } from '../http/routes/admin-cache.ts';
-import { createBatchSchema } from '../http/routes/batches.ts';
+import { chatCompletionRequestSchema } from '../../chat/request-schema.ts';
+import { countTokensRequestSchema, messagesRequestSchema } from '../../doors/messages/request-schema.ts';
+import { clearBodySchema } from '../routes/admin-cache.ts';
+import { createBatchSchema } from '../routes/batches.ts';
 import { batchPaths } from './batch-paths.ts';
 import { batchListSchema, batchSchema, fileDeletedSchema, fileListSchema, fileSchema } from './batch-records.ts';
-import { cacheLookupStatsSchema, keySpendSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../observability/stats-schema.ts';
+import { cacheLookupStatsSchema, keySpendSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../../observability/stats-schema.ts';
 import { KEY_INPUT_SCHEMAS, KEY_OUTPUT_SCHEMAS, keyPaths } from './openapi-keys.ts';
 import {
   asyncJobDeletedSchema,

@@ -3,7 +3,7 @@ import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
 import { errorCodeOf, NOOP_SPAN, type TraceCarrier, type TraceSpan } from '../observability/tracing/trace-span.ts';
 import type { Admission } from '../ratelimit/admission.ts';
-import type { ChatDispatcher, Dispatch, DispatchContext } from './chat-dispatcher.ts';
+import type { ChatDispatcher, Dispatch, DispatchContext } from '../queue/chat-dispatcher.ts';
 
 /** A request the caches did not answer, and how to queue it. */
 export interface Miss {

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
-import type { JobRow, JobRows } from '../batches/job-rows.ts';
+import type { JobRow, JobRows } from './job-rows.ts';
 import type { ChatCompletion } from '../chat/types.ts';
 import { InvalidRequestError, JobLostError, NotFoundError } from '../errors/catalog.ts';
 import type { AsyncJobIds } from './async-job-id.ts';
-import { asyncJobKey, type AsyncJobStatus } from './async-job-record.ts';
+import { asyncJobKey, type AsyncJobStatus } from '../queue/async-job-record.ts';
 
 /** What clients see of an asynchronous job (`object: "chat.completion.job"`). */
 export interface AsyncJobView {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { keyPolicySchema } from '../auth/key-policy.ts';
-import { keyRecordSchema } from '../auth/key-record-json.ts';
-import { createKeyBodySchema } from '../http/routes/admin-keys.ts';
+import { keyPolicySchema } from '../../auth/key-policy.ts';
+import { keyRecordSchema } from '../../auth/key-record-json.ts';
+import { createKeyBodySchema } from '../routes/admin-keys.ts';
 
 /** The `/admin/keys` part of the OpenAPI document (src/docs/openapi.ts). */
 

@@ -1,0 +1,27 @@
+/**
+ * The hashing of the English word filter (`english-words.ts` beside this
+ * file), shared by its generator and its reader so both set and test the same
+ * bits: FNV-1a with two offsets, combined by double hashing.
+ */
+
+/** Bits per stored word: with {@link HASHES} hashes, about 0.3 % false positives. */
+export const BITS_PER_WORD = 12;
+export const HASHES = 8;
+
+function fnv1a(text: string, seed: number): number {
+  let hash = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/** The `hashes` bit positions of `word` in a filter of `bits` bits. */
+export function bloomPositions(word: string, bits: number, hashes: number): number[] {
+  const a = fnv1a(word, 0x811c9dc5);
+  const b = fnv1a(word, 0x9747b28c) | 1;
+  const out: number[] = [];
+  for (let i = 0; i < hashes; i++) out.push((a + Math.imul(i, b)) >>> 0) ;
+  return out.map((h) => h % bits);
+}

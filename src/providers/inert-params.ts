@@ -1,0 +1,27 @@
+import type { ChatRequest } from '../chat/types.ts';
+
+/**
+ * Whether a parameter a provider cannot take changes nothing about the
+ * answer, so leaving it out is faithful: `user` and `seed` only label or
+ * seed the call, a penalty of 0 is the default, `n: 1` is one choice anyway,
+ * and `parallel_tool_calls: false` holds when one named function is forced
+ * (what LangChain's function-calling structured output sends). Such
+ * parameters are dropped for every provider rather than refused; a value
+ * that would change the answer is still a 400 naming it.
+ */
+export function isInert(name: keyof ChatRequest, request: ChatRequest): boolean {
+  switch (name) {
+    case 'user':
+    case 'seed':
+      return true;
+    case 'presence_penalty':
+    case 'frequency_penalty':
+      return request[name] === 0;
+    case 'n':
+      return request.n === 1;
+    case 'parallel_tool_calls':
+      return request.parallel_tool_calls === false && typeof request.tool_choice === 'object';
+    default:
+      return false;
+  }
+}
