@@ -166,7 +166,7 @@ export interface ChatRequest {
   thinking?: ThinkingConfig;
   /**
    * Anthropic's effort: a cost and latency hint with no counterpart elsewhere,
-   * sent to Anthropic-format upstreams only (docs/messages.md).
+   * sent to Anthropic-format upstreams, dropped and named for the others.
    */
   effort?: Effort;
 }

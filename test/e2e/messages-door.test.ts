@@ -263,6 +263,13 @@ describe('Messages door: errors, auth, models, aliases', () => {
       status: 400,
       error: { error: { type: 'invalid_request_error', message: expect.stringContaining("'top_k' is not supported by provider_a") } },
     });
+    // Adaptive thinking and effort change nothing an OpenAI-format model's answer means: dropped and named.
+    const dropped = await client()
+      .messages.create({ model: MODELS.a, max_tokens: 3000, thinking: { type: 'adaptive' }, output_config: { effort: 'high' }, messages })
+      .withResponse();
+    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe('thinking, effort');
+    expect(lastBody('a')).not.toHaveProperty('thinking');
+    expect(lastBody('a')).not.toHaveProperty('reasoning_effort');
     // Gemini takes top_k and a thinking budget in its own fields.
     await client().messages.create(withSampling({ model: MODELS.b, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages }, { top_k: 5 }));
     expect(lastBody('b').generationConfig).toMatchObject({ topK: 5, thinkingConfig: { thinkingBudget: 1024 } });

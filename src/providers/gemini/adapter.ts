@@ -176,6 +176,8 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.store === true) unsupported.push('store');
     if (req.parallel_tool_calls === false) unsupported.push('parallel_tool_calls');
     if (req.reasoning_effort !== undefined) unsupported.push('reasoning_effort');
+    // Anthropic's effort: no Gemini counterpart, inert (dropped and named).
+    if (req.effort !== undefined) unsupported.push('effort');
     return unsupported;
   },
 

@@ -135,16 +135,17 @@ export const openAiAdapter: ProviderAdapter = {
   },
 
   /**
-   * `top_k` has no counterpart in chat completions, nor has a thinking
-   * budget (`reasoning_effort` is another control, and a model that cannot
-   * reason would reject it). `thinking: disabled` is what a non-reasoning
-   * request is anyway, and `adaptive` leaves thinking to the model, which a
-   * model that answers without it honours.
+   * `top_k`, extended `thinking` and Anthropic's `effort` have no
+   * counterpart in chat completions (`reasoning_effort` is another control,
+   * and a model that cannot reason would reject it). Adaptive or disabled
+   * thinking and effort are inert (src/providers/inert-params.ts): dropped
+   * and named rather than refused.
    */
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
     const unsupported: Array<keyof ChatRequest> = [];
     if (req.top_k !== undefined) unsupported.push('top_k');
-    if (req.thinking?.type === 'enabled') unsupported.push('thinking');
+    if (req.thinking !== undefined) unsupported.push('thinking');
+    if (req.effort !== undefined) unsupported.push('effort');
     return unsupported;
   },
 
