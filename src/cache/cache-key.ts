@@ -31,6 +31,8 @@ function parameters(request: ChatRequest): unknown[] {
     request.logprobs ?? null,
     request.top_logprobs ?? null,
     request.reasoning_effort ?? null,
+    // Only present from the Messages door; appended only then, so the keys of every other request stay as they were.
+    ...(request.top_k !== undefined || request.thinking !== undefined || request.effort !== undefined ? [request.top_k ?? null, request.thinking ?? null, request.effort ?? null] : []),
   ];
 }
 
@@ -38,9 +40,12 @@ function parameters(request: ChatRequest): unknown[] {
 function messageTuple(message: ChatMessage): unknown[] {
   switch (message.role) {
     case 'tool':
-      return [message.role, message.tool_call_id, message.content];
-    case 'assistant':
-      return [message.role, message.name ?? null, message.content, message.tool_calls ?? null, message.refusal ?? null];
+      return message.is_error === true ? [message.role, message.tool_call_id, message.content, true] : [message.role, message.tool_call_id, message.content];
+    case 'assistant': {
+      const tuple: unknown[] = [message.role, message.name ?? null, message.content, message.tool_calls ?? null, message.refusal ?? null];
+      if (message.thinking !== undefined) tuple.push(message.thinking);
+      return tuple;
+    }
     default:
       return [message.role, message.name ?? null, message.content];
   }

@@ -5,6 +5,7 @@ import type {
   ChatCompletionChoice,
   FinishReason,
   ReplyMessage,
+  ThinkingBlock,
   ToolCall,
   Usage,
 } from './types.ts';
@@ -24,12 +25,15 @@ interface ChoiceState {
   refusal: string[];
   /** By tool-call index. */
   toolCalls: Map<number, { id: string; name: string; args: string[] }>;
+  /** Reasoning blocks by their index: pieces of text and signature, or a redacted block's data. */
+  thinking: Map<number, { type: ThinkingBlock['type']; thinking: string[]; signature: string[]; data: string }>;
   logprobs: { content: unknown[]; refusal: unknown[] } | undefined;
   finish: FinishReason | undefined;
+  stopSequence: string | undefined;
 }
 
 function newChoice(): ChoiceState {
-  return { content: [], refusal: [], toolCalls: new Map(), logprobs: undefined, finish: undefined };
+  return { content: [], refusal: [], toolCalls: new Map(), thinking: new Map(), logprobs: undefined, finish: undefined, stopSequence: undefined };
 }
 
 /** OpenAI streams logprobs as `{content: [...], refusal: [...]}` per chunk; they concatenate. */
@@ -76,8 +80,20 @@ export class CompletionAccumulator {
       if (piece.function?.name) call.name += piece.function.name;
       if (piece.function?.arguments) call.args.push(piece.function.arguments);
     }
+    const piece = delta.thinking;
+    if (piece) {
+      let block = state.thinking.get(piece.index);
+      if (!block) {
+        block = { type: piece.type ?? 'thinking', thinking: [], signature: [], data: '' };
+        state.thinking.set(piece.index, block);
+      }
+      if (piece.thinking) block.thinking.push(piece.thinking);
+      if (piece.signature) block.signature.push(piece.signature);
+      if (piece.data) block.data += piece.data;
+    }
     if (choice.logprobs != null) addLogprobs(state, choice.logprobs);
     if (choice.finish_reason) state.finish = choice.finish_reason;
+    if (choice.stop_sequence) state.stopSequence = choice.stop_sequence;
   }
 
   /** Sets the token counts when they travel beside the chunks (the reply stream's `end` entry). */
@@ -103,7 +119,16 @@ export class CompletionAccumulator {
       if (state.content.length > 0 || (toolCalls.length === 0 && state.refusal.length === 0)) message.content = state.content.join('');
       if (state.refusal.length > 0) message.refusal = state.refusal.join('');
       if (toolCalls.length > 0) message.tool_calls = toolCalls;
-      return { index, message, finish_reason: state.finish ?? 'stop', logprobs: state.logprobs ?? null };
+      if (state.thinking.size > 0) {
+        message.thinking = [...state.thinking.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([, block]): ThinkingBlock =>
+            block.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: block.data } : { type: 'thinking', thinking: block.thinking.join(''), signature: block.signature.join('') },
+          );
+      }
+      const out: ChatCompletionChoice = { index, message, finish_reason: state.finish ?? 'stop', logprobs: state.logprobs ?? null };
+      if (state.stopSequence !== undefined) out.stop_sequence = state.stopSequence;
+      return out;
     });
     return {
       id: this.id,
@@ -135,13 +160,19 @@ export function completionChunks(completion: ChatCompletion, includeUsage: boole
   for (const choice of completion.choices) {
     const { index, message } = choice;
     chunks.push(chunk([{ index, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }]));
+    for (const [i, block] of (message.thinking ?? []).entries()) {
+      const thinking = block.type === 'redacted_thinking' ? { index: i, type: block.type, data: block.data } : { index: i, type: block.type, thinking: block.thinking, signature: block.signature };
+      chunks.push(chunk([{ index, delta: { thinking }, finish_reason: null, logprobs: null }]));
+    }
     if (message.content) chunks.push(chunk([{ index, delta: { content: message.content }, finish_reason: null, logprobs: choice.logprobs ?? null }]));
     if (message.refusal) chunks.push(chunk([{ index, delta: { refusal: message.refusal }, finish_reason: null, logprobs: null }]));
     for (const [i, call] of (message.tool_calls ?? []).entries()) {
       const delta = { tool_calls: [{ index: i, id: call.id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments } }] };
       chunks.push(chunk([{ index, delta, finish_reason: null, logprobs: null }]));
     }
-    chunks.push(chunk([{ index, delta: {}, finish_reason: choice.finish_reason, logprobs: null }]));
+    const finish: ChatCompletionChunkChoice = { index, delta: {}, finish_reason: choice.finish_reason, logprobs: null };
+    if (choice.stop_sequence !== undefined) finish.stop_sequence = choice.stop_sequence;
+    chunks.push(chunk([finish]));
   }
   if (includeUsage) chunks.push(chunk([], completion.usage));
   return chunks;

@@ -59,7 +59,10 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
 }
 
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
-  return part.type === 'text' ? mapTextPart(part, fn) : part;
+  if (part.type === 'text') return mapTextPart(part, fn);
+  // A text document is the client's text too; PDFs and images are not scanned.
+  if (part.type === 'document' && part.source.type === 'text') return { ...part, source: { ...part.source, data: fn(part.source.data) } };
+  return part;
 }
 
 /** Keeps the part's prompt-cache breakpoint: it marks a position, not text. */

@@ -32,7 +32,42 @@ export interface FilePart {
   file: { file_data: string; filename?: string };
 }
 
-export type ContentPart = TextPart | ImagePart | FilePart;
+/**
+ * A document for the model to read: a PDF (inline bytes or an `https:` URL the
+ * provider fetches) or plain text. Anthropic's Messages API has it as a block;
+ * the other formats get it as a file or text part where they can read it.
+ */
+export interface DocumentPart {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string }
+    | { type: 'url'; url: string };
+  title?: string;
+  /** Text about the document the model may use but not cite. */
+  context?: string;
+  cache_control?: CacheControl;
+}
+
+export type ContentPart = TextPart | ImagePart | FilePart | DocumentPart;
+
+/**
+ * A reasoning block an Anthropic model returned, kept verbatim for the next
+ * turn: the API checks the signature (and needs the blocks back before a
+ * tool result when thinking is on). `redacted_thinking` is encrypted
+ * reasoning, opaque to everyone but the API.
+ */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** Extended thinking: a token budget for reasoning before the answer, the model's own choice (`adaptive`), or off. */
+export type ThinkingConfig =
+  /** `display: omitted` returns the signature without the reasoning text (Anthropic). */
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' }
+  | { type: 'disabled' };
+
+/** How hard the model works on its answer (Anthropic `output_config.effort`). */
+export type Effort = 'low' | 'medium' | 'high' | 'max';
 
 /** A function call the model asked for. `arguments` is JSON text, as the model wrote it. */
 export interface ToolCall {
@@ -46,6 +81,8 @@ export interface SystemMessage {
   /** A string, or text parts when one of them marks a prompt-cache breakpoint (`cache_control`). */
   content: string | TextPart[];
   name?: string;
+  /** Ends a cacheable prefix at this instruction (Anthropic-format upstreams). */
+  cache_control?: CacheControl;
 }
 
 export interface UserMessage {
@@ -65,6 +102,8 @@ export interface AssistantMessage {
   name?: string;
   tool_calls?: ToolCall[];
   refusal?: string;
+  /** Reasoning blocks returned with this turn, in order; they come before its text and calls. */
+  thinking?: ThinkingBlock[];
 }
 
 /** The result of a tool call, sent back by the client. */
@@ -72,6 +111,10 @@ export interface ToolMessage {
   role: 'tool';
   content: string;
   tool_call_id: string;
+  /** The call failed and `content` says why (Anthropic's `is_error`). */
+  is_error?: true;
+  /** Ends a cacheable prefix at this result (Anthropic-format upstreams). */
+  cache_control?: CacheControl;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
@@ -137,6 +180,15 @@ export interface ChatRequest {
   prompt_cache_key?: string;
   /** OpenAI's prompt-cache retention. Sent to OpenAI-format upstreams only. */
   prompt_cache_retention?: PromptCacheRetention;
+  /** Sample only from the k most likely tokens (Anthropic, Gemini). */
+  top_k?: number;
+  /** Extended thinking (Anthropic `thinking`, Gemini `thinkingConfig`). */
+  thinking?: ThinkingConfig;
+  /**
+   * Anthropic's effort: a cost and latency hint with no counterpart elsewhere,
+   * sent to Anthropic-format upstreams, dropped and named for the others.
+   */
+  effort?: Effort;
 }
 
 export type PromptCacheRetention = 'in_memory' | '24h';
@@ -205,12 +257,16 @@ export interface ReplyMessage {
   content: string | null;
   refusal?: string | null;
   tool_calls?: ToolCall[];
+  /** Reasoning blocks of an Anthropic upstream, present only when the request asked for thinking. */
+  thinking?: ThinkingBlock[];
 }
 
 export interface ChatCompletionChoice {
   index: number;
   message: ReplyMessage;
   finish_reason: FinishReason;
+  /** The stop sequence that ended the reply, when the upstream says which (Anthropic format). */
+  stop_sequence?: string;
   /** OpenAI's logprobs object when asked for (OpenAI format only), else null. */
   logprobs: unknown;
 }
@@ -233,17 +289,33 @@ export interface ToolCallDelta {
   function?: { name?: string; arguments?: string };
 }
 
+/**
+ * A piece of a reasoning block in a stream: `index` numbers the blocks of the
+ * message; the first piece of a redacted block carries its whole `data`, a
+ * thinking block's text and signature come in pieces.
+ */
+export interface ThinkingDelta {
+  index: number;
+  type?: ThinkingBlock['type'];
+  thinking?: string;
+  signature?: string;
+  data?: string;
+}
+
 export interface ChunkDelta {
   role?: 'assistant';
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
+  thinking?: ThinkingDelta;
 }
 
 export interface ChatCompletionChunkChoice {
   index: number;
   delta: ChunkDelta;
   finish_reason: FinishReason | null;
+  /** With the finish reason: the stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
   logprobs: unknown;
 }
 

@@ -32,6 +32,8 @@ import { createApp, type GatewayHttp } from '../http/app.ts';
 import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { doorRoute } from '../http/door-route.ts';
 import { chatDoor } from '../doors/chat/chat-door.ts';
+import { messagesDoor } from '../doors/messages/messages-door.ts';
+import { messagesCountTokensRouter } from '../http/routes/messages-count-tokens.ts';
 import { ChatPipeline } from '../pipeline/chat-pipeline.ts';
 import { storedKeyPrincipals } from '../auth/stored-key-principal.ts';
 import { chatJobsRouter } from '../http/routes/chat-jobs.ts';
@@ -357,6 +359,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       ? createApp({ logger, authenticator, publicPaths, failedAuth, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
       : undefined;
 
+  const messages = messagesDoor({ config: () => configStore.current });
   const http = createApp({
     logger,
     authenticator,
@@ -375,10 +378,15 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     directRoutes: [
       doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
       doorRoute(responsesDoor, { path: '/v1/responses', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(messages, { path: '/v1/messages', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
     ],
-    // Errors under /v1/responses (its stored responses too) in the Responses door's shape.
-    doors: [{ path: '/v1/responses', door: responsesDoor }],
+    // Errors under each door's path (and the paths below it) in that door's shape.
+    doors: [
+      { path: '/v1/responses', door: responsesDoor },
+      { path: '/v1/messages', door: messages },
+    ],
     routers: [
+      messagesCountTokensRouter(() => configStore.current),
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),

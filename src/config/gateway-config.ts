@@ -5,6 +5,7 @@ import { defaultFormatFor } from '../providers/registry.ts';
 import type { WireFormat } from '../providers/types.ts';
 import { resolveRouting, routingSchema, type RoutingConfig } from './routing-config.ts';
 import { priceTableSchema, type PriceTable } from '../usage/price-table.ts';
+import { buildModelAliases, modelAliasesSchema, type ModelAliases } from './model-aliases.ts';
 
 /**
  * config.yaml: providers and their models. Parsed with `yaml`, validated with
@@ -64,6 +65,8 @@ const configSchema = z.strictObject({
   routing: routingSchema.optional(),
   /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. Default none (cost 0). */
   prices: priceTableSchema,
+  /** Other names for configured models: exact names and `*` / `?` patterns -> model id (src/config/model-aliases.ts). Default none. */
+  model_aliases: modelAliasesSchema,
 });
 
 
@@ -93,6 +96,8 @@ export interface GatewayConfig {
   prices: PriceTable;
   /** embedding model id -> the first provider entry serving it (`embedding_models`). */
   embeddingIndex: ReadonlyMap<string, ProviderConfig>;
+  /** `model_aliases`: other names for configured models (the Messages door resolves them). */
+  aliases?: ModelAliases;
   /** When it was loaded. */
   loadedAt: Date;
 }
@@ -151,7 +156,9 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   const names = new Map([...deployments].map(([model, entries]) => [model, entries.map((p) => p.name)]));
   const routing = resolveRouting(parsed.data.routing, names);
   if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
-  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, embeddingIndex, loadedAt: new Date() };
+  const aliases = buildModelAliases(parsed.data.model_aliases, new Set(deployments.keys()));
+  if (typeof aliases === 'string') throw new ConfigError(`${source} is invalid: ${aliases}`);
+  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, embeddingIndex, aliases, loadedAt: new Date() };
 }
 
 /** Parses YAML text and validates it. */

@@ -454,10 +454,11 @@ function completionId(job: ChatJobData): string {
 
 function mergeCompletions(job: ChatJobData, parts: readonly ParsedCompletion[], renumber: boolean): ChatCompletion {
   const choices = parts.flatMap((part, i) =>
-    part.choices.map((choice) => ({
+    part.choices.map((choice): ChatCompletion['choices'][number] => ({
       index: renumber ? i : choice.index,
       message: choice.message,
       finish_reason: choice.finish_reason,
+      ...(choice.stop_sequence !== undefined ? { stop_sequence: choice.stop_sequence } : {}),
       logprobs: choice.logprobs ?? null,
     })),
   );

@@ -32,8 +32,8 @@ export class ChunkEmitter {
 
   /** Emits one delta as choice `choice` (the caller renumbers fanned-out calls). */
   delta(choice: number, event: Omit<StreamDelta, 'kind' | 'choice'>): void {
-    const { content, refusal, tool_calls: toolCalls, finish_reason: finishReason } = event;
-    if (content === undefined && refusal === undefined && toolCalls === undefined && finishReason === undefined) return;
+    const { content, refusal, tool_calls: toolCalls, thinking, finish_reason: finishReason } = event;
+    if (content === undefined && refusal === undefined && toolCalls === undefined && thinking === undefined && finishReason === undefined) return;
     const delta: ChunkDelta = {};
     if (!this.started.has(choice)) {
       this.started.add(choice);
@@ -42,8 +42,11 @@ export class ChunkEmitter {
     if (content !== undefined) delta.content = content;
     if (refusal !== undefined) delta.refusal = refusal;
     if (toolCalls !== undefined) delta.tool_calls = toolCalls;
+    if (thinking !== undefined) delta.thinking = thinking;
     if (finishReason !== undefined) this.finished.add(choice);
-    this.emit([{ index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null }]);
+    const out: ChatCompletionChunk['choices'][number] = { index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null };
+    if (finishReason !== undefined && event.stop_sequence !== undefined) out.stop_sequence = event.stop_sequence;
+    this.emit([out]);
   }
 
   /** Closes every choice in `0..n-1` that has no finish reason yet. */

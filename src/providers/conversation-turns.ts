@@ -1,4 +1,4 @@
-import type { CacheControl, ChatMessage, ContentPart, TextPart, ToolCall } from '../chat/types.ts';
+import type { CacheControl, ChatMessage, ContentPart, DocumentPart, TextPart, ThinkingBlock, ToolCall } from '../chat/types.ts';
 
 /**
  * Reshapes an OpenAI-style message list for upstreams that take system
@@ -16,11 +16,12 @@ export type TurnPart =
   /** `cacheControl`: the client marked the end of this text as a prompt-cache breakpoint. */
   | { kind: 'text'; text: string; cacheControl?: CacheControl }
   | { kind: 'image'; source: ImageSource }
-  /** A document sent inline (a PDF), which both upstreams read as their own document part. */
-  | { kind: 'document'; mediaType: string; data: string }
+  | { kind: 'document'; document: DocumentPart }
+  /** A reasoning block of an earlier assistant turn (only an Anthropic upstream reads them). */
+  | { kind: 'thinking'; block: ThinkingBlock }
   | { kind: 'tool_call'; call: ToolCall }
   /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
-  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string };
+  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string; isError?: true };
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -69,10 +70,10 @@ function textPart(part: TextPart): TurnPart {
   return part.cache_control ? { kind: 'text', text: part.text, cacheControl: part.cache_control } : { kind: 'text', text: part.text };
 }
 
-/** A document's `data:` URL (as the request schemas accept it) as its media type and base64 bytes. */
-export function documentOf(fileData: string): { mediaType: string; data: string } {
-  const match = /^data:([a-z]+\/[a-z0-9.+-]+);base64,(.*)$/s.exec(fileData);
-  return { mediaType: match?.[1] ?? 'application/pdf', data: (match?.[2] ?? '').replace(/\s+/g, '') };
+/** An OpenAI `file` part (a PDF as a `data:` URL, as the request schemas accept it) as the canonical document. */
+function documentOfFile(file: { file_data: string; filename?: string }): DocumentPart {
+  const data = (/^data:[a-z]+\/[a-z0-9.+-]+;base64,(.*)$/s.exec(file.file_data)?.[1] ?? '').replace(/\s+/g, '');
+  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data }, ...(file.filename !== undefined ? { title: file.filename } : {}) };
 }
 
 function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
@@ -81,7 +82,8 @@ function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
   const parts: TurnPart[] = [];
   for (const part of content) {
     if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
-    else if (part.type === 'file') parts.push({ kind: 'document', ...documentOf(part.file.file_data) });
+    else if (part.type === 'document') parts.push({ kind: 'document', document: part });
+    else if (part.type === 'file') parts.push({ kind: 'document', document: documentOfFile(part.file) });
     else if (part.text.trim() !== '') parts.push(textPart(part));
   }
   return parts;
@@ -137,7 +139,9 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         break;
       case 'assistant':
         role = 'assistant';
-        parts = partsOfContent(message.content);
+        // Reasoning comes before the text and calls it led to.
+        parts = (message.thinking ?? []).map((block): TurnPart => ({ kind: 'thinking', block }));
+        parts.push(...partsOfContent(message.content));
         for (const call of message.tool_calls ?? []) {
           callNames.set(call.id, call.function.name);
           parts.push({ kind: 'tool_call', call });
@@ -146,6 +150,7 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
       case 'tool':
         role = 'user';
         parts = [{ kind: 'tool_result', toolCallId: message.tool_call_id, name: callNames.get(message.tool_call_id), content: message.content }];
+        if (message.is_error === true) parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
         break;
     }
     if (parts.length === 0) continue;

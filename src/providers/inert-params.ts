@@ -27,6 +27,12 @@ export function isInert(name: keyof ChatRequest, request: ChatRequest): boolean 
       return request.n === 1;
     case 'parallel_tool_calls':
       return request.parallel_tool_calls === false && typeof request.tool_choice === 'object';
+    // Anthropic's effort tunes cost and latency, not what the answer means; `adaptive` thinking leaves
+    // thinking to the model and `disabled` asks for none, both of which a model that cannot reason honours.
+    case 'effort':
+      return true;
+    case 'thinking':
+      return request.thinking?.type !== 'enabled';
     default:
       return false;
   }

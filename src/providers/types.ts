@@ -1,4 +1,4 @@
-import type { ChatRequest, FinishReason, ReplyMessage, ToolCallDelta, Usage } from '../chat/types.ts';
+import type { ChatRequest, FinishReason, ReplyMessage, ThinkingDelta, ToolCallDelta, Usage } from '../chat/types.ts';
 
 /**
  * The one interface every provider adapter implements. An adapter is pure
@@ -29,6 +29,8 @@ export interface ParsedChoice {
   index: number;
   message: ReplyMessage;
   finish_reason: FinishReason;
+  /** The stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
   /** OpenAI's logprobs object, when the upstream sent one. */
   logprobs?: unknown;
 }
@@ -45,8 +47,12 @@ export interface StreamDelta {
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
+  /** A piece of a reasoning block (Anthropic upstreams, when the request asked for thinking). */
+  thinking?: ThinkingDelta;
   logprobs?: unknown;
   finish_reason?: FinishReason;
+  /** With `finish_reason`: the stop sequence that ended the reply, when the upstream says which. */
+  stop_sequence?: string;
 }
 
 /** What a stream decoder makes of one upstream SSE event. */

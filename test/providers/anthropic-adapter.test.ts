@@ -456,7 +456,7 @@ describe('anthropicAdapter.unsupportedParams', () => {
 });
 
 describe('anthropicAdapter.parseResponse', () => {
-  it('joins the text blocks and maps stop reason and usage', () => {
+  it('joins the text blocks, keeps thinking blocks verbatim, and maps stop reason and usage', () => {
     const parsed = anthropicAdapter.parseResponse({
       id: 'msg_1',
       type: 'message',
@@ -469,7 +469,9 @@ describe('anthropicAdapter.parseResponse', () => {
       stop_reason: 'max_tokens',
       usage: { input_tokens: 10, output_tokens: 4, cache_creation_input_tokens: 2, cache_read_input_tokens: 3 },
     });
-    expect(parsed.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello, world.' }, finish_reason: 'length' }]);
+    expect(parsed.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'Hello, world.', thinking: [{ type: 'thinking', thinking: 'hmm', signature: 's' }] }, finish_reason: 'length' },
+    ]);
     // Cached prompt tokens count as prompt tokens, as OpenAI counts them, and are its details.
     expect(parsed.usage).toEqual({ prompt_tokens: 15, completion_tokens: 4, total_tokens: 19, prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 2 } });
   });
@@ -602,10 +604,24 @@ describe('Anthropic stream decoder', () => {
     });
   });
 
-  it('skips thinking deltas, input of blocks that are not client tool calls, and unknown events', () => {
+  it('passes thinking and signature deltas on as reasoning pieces, numbered among the reasoning blocks', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
-    expect(decoder.push(named('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '' } }))).toEqual([]);
-    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hm' } }))).toEqual([]);
+    expect(decoder.push(named('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }))).toEqual([
+      { kind: 'delta', choice: 0, thinking: { index: 0, type: 'thinking' } },
+    ]);
+    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hm' } }))).toEqual([
+      { kind: 'delta', choice: 0, thinking: { index: 0, thinking: 'hm' } },
+    ]);
+    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'EqQB' } }))).toEqual([
+      { kind: 'delta', choice: 0, thinking: { index: 0, signature: 'EqQB' } },
+    ]);
+    expect(decoder.push(named('content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } }))).toEqual([
+      { kind: 'delta', choice: 0, thinking: { index: 1, type: 'redacted_thinking', data: 'opaque' } },
+    ]);
+  });
+
+  it('skips input of blocks that are not client tool calls, and unknown events', () => {
+    const decoder = anthropicAdapter.createStreamDecoder();
     expect(
       decoder.push(named('content_block_start', { index: 1, content_block: { type: 'server_tool_use', id: 's', name: 'web_search', input: {} } })),
     ).toEqual([]);

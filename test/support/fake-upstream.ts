@@ -6,7 +6,7 @@ import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
 import { embeddingsReply, geminiEmbeddingsReply } from './fake-embeddings.ts';
 import { readBody } from './read-body.ts';
-import { countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
+import { applyLimits, countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
@@ -86,6 +86,8 @@ export interface FakeUpstreamBehavior {
   echoHeaders?: boolean;
   /** Reply text instead of the echo (still prefixed `[i] ` per choice when n > 1). */
   replyText?: string;
+  /** Stop a text reply at the request's first stop sequence or after its output token limit (a word a token), as a model does. */
+  honorLimits?: boolean;
 }
 
 export interface FakeUpstreamOptions {
@@ -157,19 +159,18 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(payload);
 }
 
-function buildReply(prompt: FakePrompt, replyText: string | undefined): FakeReply {
+function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false): FakeReply {
   const answer = fakeAnswer(prompt, replyText);
   const { toolCalls } = answer;
-  let text = answer.text;
-  // A text reply longer than the budget stops at it, as a model would.
-  const words = text.split(/\s+/).filter(Boolean);
-  const cut = prompt.maxTokens !== undefined && toolCalls.length === 0 && words.length > prompt.maxTokens;
-  if (cut) text = words.slice(0, prompt.maxTokens).join(' ');
+  // A text reply longer than the budget stops at it, as a model would; it stops at a stop sequence with honorLimits.
+  const limited = toolCalls.length === 0 ? applyLimits(answer.text, prompt, honorLimits) : { text: answer.text };
+  const text = limited.text;
   const n = prompt.n;
   const texts = n > 1 && text !== '' ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : Array.from({ length: n }, () => text);
   const callWords = toolCalls.reduce((sum, call) => sum + countWords(call.arguments), 0);
   const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
-  if (cut) reply.cut = true;
+  if (limited.finish !== undefined) reply.finish = limited.finish;
+  if (limited.stopSequence !== undefined) reply.stopSequence = limited.stopSequence;
   return reply;
 }
 
@@ -274,7 +275,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     const prompt = dialect.readPrompt(body, route);
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
-    const reply = buildReply(prompt, current.replyText);
+    const reply = buildReply(prompt, current.replyText, current.honorLimits === true);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {

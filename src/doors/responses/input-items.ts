@@ -120,6 +120,12 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
         : m.content.map((part) => {
             if (part.type === 'text') return { type: 'input_text', text: part.text };
             if (part.type === 'file') return { type: 'input_file', file_data: part.file.file_data, ...(part.file.filename !== undefined ? { filename: part.file.filename } : {}) };
+            if (part.type === 'document') {
+              const { source } = part;
+              if (source.type === 'text') return { type: 'input_text', text: source.data };
+              const file = source.type === 'base64' ? { file_data: `data:${source.media_type};base64,${source.data}` } : { file_url: source.url };
+              return { type: 'input_file', ...file, ...(part.title !== undefined ? { filename: part.title } : {}) };
+            }
             return { type: 'input_image', image_url: part.image_url.url, detail: part.image_url.detail ?? 'auto' };
           });
     items.push({ id: newItemId('msg'), type: 'message', role: m.role, status: 'completed', content });

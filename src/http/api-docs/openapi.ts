@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { chatCompletionRequestSchema } from '../../chat/request-schema.ts';
+import { countTokensRequestSchema, messagesRequestSchema } from '../../doors/messages/request-schema.ts';
 import { clearBodySchema } from '../routes/admin-cache.ts';
 import { createBatchSchema } from '../routes/batches.ts';
 import { batchPaths } from './batch-paths.ts';
@@ -73,6 +74,8 @@ const OUTPUT_SCHEMAS: readonly z.ZodType[] = [
  */
 const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
   ['ChatCompletionRequest', chatCompletionRequestSchema],
+  ['MessagesRequest', messagesRequestSchema],
+  ['MessagesCountTokensRequest', countTokensRequestSchema],
   ['CacheClearRequest', clearBodySchema],
   ['BatchCreateRequest', createBatchSchema],
   ['ResponseCreateRequest', responsesRequestSchema],
@@ -246,13 +249,44 @@ function paths(): JsonObject {
         responses: { '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') }, ...errors(400, 401, 404, 410, 429) },
       },
     },
+    '/v1/messages': {
+      post: {
+        operationId: 'createMessage',
+        tags: ['messages'],
+        summary: "Create a message (Anthropic's Messages API), for every configured model",
+        description:
+          "Anthropic's request and reply shapes over the same pipeline as chat completions (keys, limits, DLP, caches, routing). With `stream: true` the reply is Anthropic's event stream (`message_start`, `content_block_*`, `message_delta`, `message_stop`; an `error` event on a failure after the first event). Errors are `{type: 'error', error: {type, message}, request_id}`. `model` may be an alias of config.yaml `model_aliases`. docs/messages.md lists the translation per upstream format.",
+        requestBody: { required: true, content: json('MessagesRequest') },
+        responses: {
+          '200': {
+            description: 'The `Message` (JSON), or the event stream (SSE) when `stream` is true.',
+            headers: RATE_LIMIT_HEADERS,
+            content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...errors(400, 401, 403, 404, 413, 429, 500, 502, 503, 504),
+        },
+      },
+    },
+    '/v1/messages/count_tokens': {
+      post: {
+        operationId: 'countMessageTokens',
+        tags: ['messages'],
+        summary: 'Estimate the input tokens of a message request',
+        description: 'An estimate made by the gateway for every model (docs/messages.md#count_tokens), `{input_tokens}`.',
+        requestBody: { required: true, content: json('MessagesCountTokensRequest') },
+        responses: {
+          '200': { description: 'The estimate.', content: { 'application/json': { schema: { type: 'object', properties: { input_tokens: { type: 'integer' } }, required: ['input_tokens'] } } } },
+          ...errors(400, 401, 404, 429),
+        },
+      },
+    },
     ...batchPaths({ json, errors }),
     ...responsesPaths({ json, errors }),
     '/v1/models': {
       get: {
         operationId: 'listModels',
         tags: ['chat'],
-        summary: 'List the routable models',
+        summary: "List the routable models (in Anthropic's shape when the request carries `anthropic-version`)",
         responses: { '200': { description: 'Every model of config.yaml.', content: json('ModelList') }, ...errors(401, 429) },
       },
     },

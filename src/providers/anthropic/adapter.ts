@@ -1,4 +1,4 @@
-import { maxOutputTokens, type ChatRequest, type ReplyMessage, type ToolCall } from '../../chat/types.ts';
+import { maxOutputTokens, type ChatRequest, type ReplyMessage, type ThinkingBlock, type ToolCall } from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns } from '../conversation-turns.ts';
 import {
   UpstreamProtocolError,
@@ -67,12 +67,15 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   if (req.cache_control !== undefined) body.cache_control = req.cache_control;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.top_k !== undefined) body.top_k = req.top_k;
+  if (req.thinking !== undefined) body.thinking = req.thinking;
   // Anthropic documents only non-whitespace stop sequences as working.
   const stop = req.stop?.filter((sequence) => sequence.trim() !== '') ?? [];
   if (stop.length > 0) body.stop_sequences = stop;
   Object.assign(body, toolFields(req));
   const output = structuredOutputOf(req);
   if (output !== undefined) Object.assign(body, structuredOutputFields(output));
+  if (req.effort !== undefined) body.output_config = { ...(body.output_config as Record<string, unknown> | undefined), effort: req.effort };
   // `metadata.user_id` is the API's only metadata: an opaque end-user id, as OpenAI's `user` is.
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (stream) body.stream = true;
@@ -125,11 +128,14 @@ export const anthropicAdapter: ProviderAdapter = {
     if (!parsed.success) {
       throw new UpstreamProtocolError(`Unexpected message body from the Anthropic upstream: ${parsed.error.message}`);
     }
-    const { content, stop_reason: stopReason, usage } = parsed.data;
+    const { content, stop_reason: stopReason, stop_sequence: stopSequence, usage } = parsed.data;
     let text = '';
     const toolCalls: ToolCall[] = [];
+    const thinking: ThinkingBlock[] = [];
     for (const block of content) {
       if (block.type === 'text' && typeof block.text === 'string') text += block.text;
+      else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
+      else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data ?? '' });
       else if (block.type === 'tool_use') {
         const call = toolUseOf(block);
         // The JSON-mode tool's input is the answer (structured-output.ts).
@@ -142,8 +148,11 @@ export const anthropicAdapter: ProviderAdapter = {
     // Content is null only when the turn just calls tools, as in OpenAI replies.
     const message: ReplyMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
+    if (thinking.length > 0) message.thinking = thinking;
+    const choice: ParsedCompletion['choices'][number] = { index: 0, message, finish_reason: finish };
+    if (stopReason === 'stop_sequence' && stopSequence != null) choice.stop_sequence = stopSequence;
     return {
-      choices: [{ index: 0, message, finish_reason: finish }],
+      choices: [choice],
       usage: toUsage(promptTokensOf(usage) ?? 0, usage.output_tokens, cacheCountsOf(usage)),
     };
   },

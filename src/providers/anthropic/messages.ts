@@ -1,4 +1,4 @@
-import type { CacheControl, ToolCall } from '../../chat/types.ts';
+import type { CacheControl, DocumentPart, ThinkingBlock, ToolCall } from '../../chat/types.ts';
 import { toolResultProblem, type AlternatingConversation, type ImageSource, type Turn, type TurnPart } from '../conversation-turns.ts';
 
 /**
@@ -22,7 +22,9 @@ export type AnthropicBlock =
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
   | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content?: string };
+  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true }
+  | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string }
+  | ThinkingBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -59,19 +61,31 @@ function toBlock(part: TurnPart): AnthropicBlock {
       return part.cacheControl ? { type: 'text', text: part.text, cache_control: part.cacheControl } : { type: 'text', text: part.text };
     case 'image':
       return imageBlock(part.source);
-    case 'document':
-      return { type: 'document', source: { type: 'base64', media_type: part.mediaType, data: part.data } };
     case 'tool_call': {
       const input = callInput(part.call);
       // validate() reports this first; reaching it here means it was skipped.
       if (typeof input === 'string') throw new Error(input);
       return { type: 'tool_use', id: part.call.id, name: part.call.function.name, input };
     }
-    case 'tool_result':
+    case 'tool_result': {
       // `content` is optional in the API and an empty text is not accepted, so an empty result has none.
-      return part.content === ''
-        ? { type: 'tool_result', tool_use_id: part.toolCallId }
-        : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
+      const block: AnthropicBlock =
+        part.content === ''
+          ? { type: 'tool_result', tool_use_id: part.toolCallId }
+          : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
+      if (part.isError === true) block.is_error = true;
+      return block;
+    }
+    case 'document': {
+      const { source, title, context } = part.document;
+      const block: Extract<AnthropicBlock, { type: 'document' }> = { type: 'document', source };
+      if (title !== undefined) block.title = title;
+      if (context !== undefined) block.context = context;
+      return block;
+    }
+    case 'thinking':
+      // Sent back verbatim: the API checks the signature against the text.
+      return part.block;
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ThinkingDelta } from '../../chat/types.ts';
 import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamEvent } from '../types.ts';
 import { JSON_MODE_TOOL } from './structured-output.ts';
 import {
@@ -20,10 +21,16 @@ const blockIndexSchema = z.number().int().nonnegative();
 const blockStartSchema = z.object({ index: blockIndexSchema.optional(), content_block: contentBlockSchema });
 const blockDeltaSchema = z.object({
   index: blockIndexSchema.optional(),
-  delta: z.object({ type: z.string(), text: z.string().nullish(), partial_json: z.string().nullish() }),
+  delta: z.object({
+    type: z.string(),
+    text: z.string().nullish(),
+    partial_json: z.string().nullish(),
+    thinking: z.string().nullish(),
+    signature: z.string().nullish(),
+  }),
 });
 const messageDeltaSchema = z.object({
-  delta: z.object({ stop_reason: z.string().nullish() }),
+  delta: z.object({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
   usage: anthropicUsageSchema.nullish(),
 });
 
@@ -36,7 +43,7 @@ function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
 }
 
 /** What a content block of the message is to the client: one of its tool calls, or the JSON-mode answer. */
-type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' };
+type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' } | { kind: 'thinking'; index: number };
 
 /**
  * Decodes an Anthropic Messages stream of named events: `message_start`
@@ -63,6 +70,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   /** By content block index. */
   readonly #blocks = new Map<number, BlockRole>();
   #toolCalls = 0;
+  #thinkingBlocks = 0;
 
   get finished(): boolean {
     return this.#finished;
@@ -89,12 +97,15 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         const { index, content_block: block } = parseAs(blockStartSchema, json, type);
         if (block.type === 'text') return block.text ? [{ kind: 'delta', choice: 0, content: block.text }] : [];
         if (block.type === 'tool_use') return this.#startToolUse(index, block);
+        if (block.type === 'thinking' || block.type === 'redacted_thinking') return this.#startThinking(index, block);
         return [];
       }
       case 'content_block_delta': {
         const { index, delta } = parseAs(blockDeltaSchema, json, type);
         if (delta.type === 'text_delta') return delta.text ? [{ kind: 'delta', choice: 0, content: delta.text }] : [];
         if (delta.type === 'input_json_delta') return this.#inputDelta(index, delta.partial_json ?? '');
+        if (delta.type === 'thinking_delta' && delta.thinking) return this.#thinkingDelta(index, { thinking: delta.thinking });
+        if (delta.type === 'signature_delta' && delta.signature) return this.#thinkingDelta(index, { signature: delta.signature });
         return [];
       }
       case 'message_delta': {
@@ -104,7 +115,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
           let finish = mapAnthropicStopReason(data.delta.stop_reason);
           // Only the JSON-mode tool was called: for the client that is a finished answer.
           if (finish === 'tool_calls' && this.#toolCalls === 0) finish = 'stop';
-          out.push({ kind: 'delta', choice: 0, finish_reason: finish });
+          const stop = data.delta.stop_reason === 'stop_sequence' ? data.delta.stop_sequence : undefined;
+          out.push(stop != null ? { kind: 'delta', choice: 0, finish_reason: finish, stop_sequence: stop } : { kind: 'delta', choice: 0, finish_reason: finish });
         }
         if (data.usage) out.push(...this.#updateUsage(data.usage));
         return out;
@@ -142,10 +154,28 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     ];
   }
 
+  /** Reasoning blocks are numbered among the message's reasoning blocks, as tool calls are among its calls. */
+  #startThinking(index: number | undefined, block: z.infer<typeof contentBlockSchema>): StreamEvent[] {
+    if (index === undefined) return [];
+    const ordinal = this.#thinkingBlocks++;
+    this.#blocks.set(index, { kind: 'thinking', index: ordinal });
+    if (block.type === 'redacted_thinking') return [{ kind: 'delta', choice: 0, thinking: { index: ordinal, type: 'redacted_thinking', data: block.data ?? '' } }];
+    const start: ThinkingDelta = { index: ordinal, type: 'thinking' };
+    if (block.thinking) start.thinking = block.thinking;
+    if (block.signature) start.signature = block.signature;
+    return [{ kind: 'delta', choice: 0, thinking: start }];
+  }
+
+  #thinkingDelta(index: number | undefined, piece: { thinking?: string; signature?: string }): StreamEvent[] {
+    const role = index === undefined ? undefined : this.#blocks.get(index);
+    if (role?.kind !== 'thinking') return [];
+    return [{ kind: 'delta', choice: 0, thinking: { index: role.index, ...piece } }];
+  }
+
   #inputDelta(index: number | undefined, fragment: string): StreamEvent[] {
     const role = index === undefined ? undefined : this.#blocks.get(index);
     // Server-tool blocks stream their input too; they are not the client's calls.
-    if (role === undefined || fragment === '') return [];
+    if (role === undefined || role.kind === 'thinking' || fragment === '') return [];
     if (role.kind === 'json_answer') return [{ kind: 'delta', choice: 0, content: fragment }];
     return [{ kind: 'delta', choice: 0, tool_calls: [{ index: role.index, function: { arguments: fragment } }] }];
   }

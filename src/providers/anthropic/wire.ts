@@ -91,6 +91,10 @@ export const contentBlockSchema = z.object({
   id: z.string().nullish(),
   name: z.string().nullish(),
   input: z.unknown().optional(),
+  /** `thinking` blocks: the reasoning text and its signature; `redacted_thinking`: the encrypted `data`. */
+  thinking: z.string().nullish(),
+  signature: z.string().nullish(),
+  data: z.string().nullish(),
 });
 
 export type ContentBlock = z.infer<typeof contentBlockSchema>;
@@ -111,6 +115,7 @@ export function inputJson(input: unknown): string {
 export const messageSchema = z.object({
   content: z.array(contentBlockSchema),
   stop_reason: z.string().nullish(),
+  stop_sequence: z.string().nullish(),
   usage: anthropicUsageSchema.extend({ input_tokens: z.number(), output_tokens: z.number() }),
 });
 

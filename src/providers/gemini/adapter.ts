@@ -82,6 +82,19 @@ function structuredOutput(format: NonNullable<ChatRequest['response_format']>, c
   config.responseJsonSchema = description !== undefined && schema.description === undefined ? { ...schema, description } : schema;
 }
 
+/**
+ * Extended thinking as `thinkingConfig.thinkingBudget` (thinking guide): a
+ * budget of tokens, 0 to turn thinking off, -1 for the model's own choice
+ * (dynamic thinking), which is what Anthropic's `adaptive` asks for. Thoughts
+ * are not asked back (`includeThoughts`): the reply has no place the client
+ * could return them from.
+ */
+function thinkingConfig(thinking: NonNullable<ChatRequest['thinking']>): Record<string, unknown> {
+  // `display` has no counterpart: thoughts are not asked back at all.
+  if (thinking.type === 'enabled') return { thinkingBudget: thinking.budget_tokens };
+  return { thinkingBudget: thinking.type === 'disabled' ? 0 : -1 };
+}
+
 /** Builds the JSON body; exported for tests. */
 export function buildGeminiBody(req: ChatRequest): Record<string, unknown> {
   const conversation = toAlternatingTurns(req.messages);
@@ -93,6 +106,8 @@ export function buildGeminiBody(req: ChatRequest): Record<string, unknown> {
   const config: Record<string, unknown> = {};
   if (req.temperature !== undefined) config.temperature = req.temperature;
   if (req.top_p !== undefined) config.topP = req.top_p;
+  if (req.top_k !== undefined) config.topK = req.top_k;
+  if (req.thinking !== undefined) config.thinkingConfig = thinkingConfig(req.thinking);
   const maxTokens = maxOutputTokens(req);
   if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
   if (req.n !== 1) config.candidateCount = req.n;
@@ -165,6 +180,8 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.cache_control !== undefined) unsupported.push('cache_control');
     if (req.prompt_cache_key !== undefined) unsupported.push('prompt_cache_key');
     if (req.prompt_cache_retention !== undefined) unsupported.push('prompt_cache_retention');
+    // Anthropic's effort: no Gemini counterpart, inert (dropped and named).
+    if (req.effort !== undefined) unsupported.push('effort');
     return unsupported;
   },
 

@@ -1,4 +1,4 @@
-import type { ToolCall } from '../../chat/types.ts';
+import type { DocumentPart, ToolCall } from '../../chat/types.ts';
 import type { AlternatingConversation, ImageSource, Turn } from '../conversation-turns.ts';
 
 /**
@@ -129,9 +129,6 @@ function toContent(turn: Turn): GeminiContent {
       case 'image':
         parts.push(imagePart(part.source));
         break;
-      case 'document':
-        parts.push({ inlineData: { mimeType: part.mediaType, data: part.data } });
-        break;
       case 'tool_call': {
         const call: FunctionCallPart = { functionCall: { name: part.call.function.name, args: callArguments(part.call) ?? {} } };
         if (!signed) call.thoughtSignature = SKIPPED_THOUGHT_SIGNATURE;
@@ -141,11 +138,29 @@ function toContent(turn: Turn): GeminiContent {
       }
       case 'tool_result':
         // `name` is known: validate() refuses results that answer no call.
-        parts.push({ functionResponse: { name: part.name ?? '', response: functionResponseOf(part.content) } });
+        // A failed call's text goes under `error`, the key FunctionResponse.response names for error details.
+        parts.push({ functionResponse: { name: part.name ?? '', response: part.isError === true ? { error: part.content } : functionResponseOf(part.content) } });
+        break;
+      case 'document':
+        parts.push(documentPart(part.document));
+        break;
+      case 'thinking':
+        // Another model's signed reasoning: Gemini cannot verify or use it, and its own thoughts travel as signatures.
         break;
     }
   }
   return { role: turn.role === 'assistant' ? 'model' : 'user', parts };
+}
+
+/**
+ * A PDF goes inline or by URL (`fileData`, which Gemini fetches, as for images) with its
+ * type; plain text is a text part, led by the title when there is one.
+ */
+function documentPart(document: DocumentPart): GeminiPart {
+  const { source } = document;
+  if (source.type === 'base64') return { inlineData: { mimeType: source.media_type, data: source.data } };
+  if (source.type === 'url') return { fileData: { fileUri: source.url, mimeType: 'application/pdf' } };
+  return { text: document.title === undefined ? source.data : `${document.title}\n\n${source.data}` };
 }
 
 export function toContents(conversation: AlternatingConversation): GeminiContent[] {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest, ReplyMessage } from '../../chat/types.ts';
+import type { ChatMessage, ChatRequest, ContentPart, ReplyMessage } from '../../chat/types.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -24,11 +24,40 @@ import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsa
  * `developer` is not. Anthropic's `cache_control` marks on text parts are
  * not OpenAI's (it caches prefixes by itself), so they are left out.
  */
-function toOpenAiMessage(message: ChatMessage): ChatMessage {
-  const out = message.role === 'developer' ? { ...message, role: 'system' as const } : message;
-  if (out.role !== 'system' && out.role !== 'user') return out;
-  if (typeof out.content === 'string' || !out.content.some((part) => part.type === 'text' && part.cache_control)) return out;
-  return { ...out, content: out.content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : part)) } as ChatMessage;
+function toOpenAiMessage(message: ChatMessage): object {
+  switch (message.role) {
+    case 'system':
+    case 'developer': {
+      const { cache_control: _cache, ...rest } = message;
+      return typeof rest.content === 'string' ? { ...rest, role: 'system' as const } : { ...rest, role: 'system' as const, content: rest.content.map(toOpenAiPart) };
+    }
+    case 'user':
+      return typeof message.content === 'string' ? message : { ...message, content: message.content.map(toOpenAiPart) };
+    case 'assistant': {
+      // Reasoning blocks are another provider's signed record; OpenAI has no field for them.
+      const { thinking: _thinking, ...rest } = message;
+      return rest;
+    }
+    case 'tool': {
+      // The format has no error flag: the result's text says what went wrong (docs/messages.md).
+      const { is_error: _error, cache_control: _cache, ...rest } = message;
+      return rest;
+    }
+  }
+}
+
+/**
+ * Prompt-cache marks are Anthropic's (OpenAI caches prefixes by itself); a PDF
+ * is a `file` part with its bytes as a data URL, a text document a text part.
+ */
+function toOpenAiPart(part: ContentPart): object {
+  if (part.type === 'text') return { type: 'text', text: part.text };
+  if (part.type === 'image_url' || part.type === 'file') return part;
+  const { source, title } = part;
+  if (source.type === 'text') return { type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` };
+  if (source.type === 'base64') return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` } };
+  // validate() refuses document URLs before this is reached.
+  throw new Error('document URL reached the OpenAI adapter');
 }
 
 /** Request fields forwarded under the same name when present. */
@@ -97,15 +126,32 @@ export const openAiAdapter: ProviderAdapter = {
   defaultBaseUrl: 'https://api.openai.com/v1',
   supportsMultipleChoices: true,
 
-  validate(): string | undefined {
-    // The gateway's request schema is the OpenAI one: everything it accepts
-    // can be expressed.
+  validate(req: ChatRequest): string | undefined {
+    // Everything the chat schema accepts can be expressed; documents come from the Messages door.
+    for (const message of req.messages) {
+      if (message.role !== 'user' || typeof message.content === 'string') continue;
+      if (message.content.some((part) => part.type === 'document' && part.source.type === 'url')) {
+        return 'provider_a cannot fetch a document by URL; send the PDF bytes (a base64 document source) instead.';
+      }
+    }
     return undefined;
   },
 
+  /**
+   * `top_k`, extended `thinking` and Anthropic's `effort` have no
+   * counterpart in chat completions (`reasoning_effort` is another control,
+   * and a model that cannot reason would reject it). Adaptive or disabled
+   * thinking and effort are inert (src/providers/inert-params.ts): dropped
+   * and named rather than refused. Anthropic's automatic caching too: OpenAI
+   * caches prefixes by itself.
+   */
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
-    // Anthropic's automatic caching; OpenAI caches prefixes by itself.
-    return req.cache_control !== undefined ? ['cache_control'] : [];
+    const unsupported: Array<keyof ChatRequest> = [];
+    if (req.top_k !== undefined) unsupported.push('top_k');
+    if (req.thinking !== undefined) unsupported.push('thinking');
+    if (req.effort !== undefined) unsupported.push('effort');
+    if (req.cache_control !== undefined) unsupported.push('cache_control');
+    return unsupported;
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {

@@ -225,6 +225,22 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
         facts.words += countWords(text);
         break;
       }
+      case 'thinking':
+      case 'redacted_thinking':
+        // Checked as the API checks them: a signature (or the encrypted data) must come back with the block.
+        if (role !== 'assistant') return problem(`${path}: ${block.type} blocks are only allowed in assistant messages`);
+        if (block.type === 'thinking' && (typeof block.thinking !== 'string' || typeof block.signature !== 'string' || block.signature === '')) {
+          return problem(`${path}.signature: Field required`);
+        }
+        if (block.type === 'redacted_thinking' && typeof block.data !== 'string') return problem(`${path}.data: Field required`);
+        break;
+      case 'document': {
+        if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
+        const source = isRecord(block.source) ? block.source : undefined;
+        if (source === undefined || !['base64', 'text', 'url', 'content'].includes(String(source.type))) return problem(`${path}.source: invalid document source`);
+        seenOther = true;
+        break;
+      }
       default:
         return problem(`${path}.type: unsupported content block type ${String(block.type)}`);
     }
@@ -323,6 +339,12 @@ function jsonFragments(json: string): string[] {
   return out;
 }
 
+function stopReasonOf(reply: FakeReply): string {
+  if (reply.toolCalls.length > 0) return 'tool_use';
+  if (reply.finish === 'length') return 'max_tokens';
+  return reply.finish === 'stop_sequence' ? 'stop_sequence' : 'end_turn';
+}
+
 function toolUseBlock(call: FakeToolCall): Record<string, unknown> {
   return { type: 'tool_use', id: call.id, name: call.name, input: callInput(call) };
 }
@@ -419,6 +441,8 @@ export const anthropicDialect: FakeDialect = {
       lastUserText = FORCED_INPUT_MARK + JSON.stringify(forcedInput(tools.schemas.get(forced.name) ?? {}, lastUserText));
     }
     return {
+      ...(typeof body.max_tokens === 'number' ? { maxTokens: body.max_tokens } : {}),
+      ...(Array.isArray(body.stop_sequences) ? { stopSequences: body.stop_sequences.filter((x): x is string => typeof x === 'string') } : {}),
       model: body.model,
       stream: body.stream === true,
       n: 1,
@@ -448,8 +472,8 @@ export const anthropicDialect: FakeDialect = {
       role: 'assistant',
       model: reply.model,
       content,
-      stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn',
-      stop_sequence: null,
+      stop_reason: stopReasonOf(reply),
+      stop_sequence: reply.stopSequence ?? null,
       usage: { input_tokens: reply.promptTokens, output_tokens: reply.completionTokens[0] ?? 0 },
     };
   },
@@ -494,7 +518,7 @@ export const anthropicDialect: FakeDialect = {
     }
     frames.push(
       frame('message_delta', {
-        delta: { stop_reason: reply.toolCalls.length > 0 ? 'tool_use' : reply.cut ? 'max_tokens' : 'end_turn', stop_sequence: null },
+        delta: { stop_reason: stopReasonOf(reply), stop_sequence: reply.stopSequence ?? null },
         usage: { output_tokens: reply.completionTokens[0] ?? 0 },
       }),
       frame('message_stop'),

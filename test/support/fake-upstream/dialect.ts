@@ -33,14 +33,16 @@ export interface FakePrompt {
   toolResults: string[];
   /** Inline PDF documents the request carried. @defaultValue 0 */
   files?: number;
-  /** The request's output token budget, if it set one: a longer text reply is cut to this many words. */
-  maxTokens?: number;
   /** The JSON schema the reply must follow (structured outputs), if any. */
   jsonSchema?: Record<string, unknown>;
   /** JSON mode without a schema. */
   jsonMode: boolean;
   /** Images in the request, each checked: valid base64 of the named type, or an https URL. */
   images: number;
+  /** The request's output token budget, if it set one: a longer text reply is cut to this many words. */
+  maxTokens?: number;
+  /** The stop sequences the request set, if any (honoured with `honorLimits`). */
+  stopSequences?: string[];
 }
 
 /** A tool call of the fake reply; `arguments` is JSON text. */
@@ -59,8 +61,29 @@ export interface FakeReply {
   promptTokens: number;
   /** Completion tokens of each choice: its word count. */
   completionTokens: number[];
-  /** The texts were cut at the request's token budget (the format's 'length' finish reason). */
-  cut?: boolean;
+  /** Why a text reply ended early, with `honorLimits`: the token limit, or a stop sequence (named). */
+  finish?: 'length' | 'stop_sequence';
+  stopSequence?: string;
+}
+
+/**
+ * A text cut as a model stops: at the first stop sequence (left out, as every format leaves it
+ * out), else after `maxTokens` words (a word is a token here).
+ */
+export function applyLimits(text: string, prompt: FakePrompt, stopSequences = true): { text: string; finish?: 'length' | 'stop_sequence'; stopSequence?: string } {
+  let cutAt = -1;
+  let hit: string | undefined;
+  for (const sequence of stopSequences ? (prompt.stopSequences ?? []) : []) {
+    const at = text.indexOf(sequence);
+    if (at >= 0 && (cutAt < 0 || at < cutAt)) {
+      cutAt = at;
+      hit = sequence;
+    }
+  }
+  if (hit !== undefined) return { text: text.slice(0, cutAt), finish: 'stop_sequence', stopSequence: hit };
+  const words = text.split(' ');
+  if (prompt.maxTokens !== undefined && countWords(text) > prompt.maxTokens) return { text: words.slice(0, prompt.maxTokens).join(' '), finish: 'length' };
+  return { text };
 }
 
 /**

@@ -145,9 +145,9 @@ function callParts(calls: readonly FakeToolCall[]): Array<Record<string, unknown
   });
 }
 
-function candidate(index: number, parts: Array<Record<string, unknown>> | undefined, finished: boolean, cut = false): Record<string, unknown> {
+function candidate(index: number, parts: Array<Record<string, unknown>> | undefined, finished: boolean, reason = 'STOP'): Record<string, unknown> {
   const out: Record<string, unknown> = parts === undefined ? {} : { content: { parts, role: 'model' } };
-  if (finished) out.finishReason = cut ? 'MAX_TOKENS' : 'STOP';
+  if (finished) out.finishReason = reason;
   // Proto3 JSON omits zero values, and Gemini leaves out index 0 in streams.
   if (index !== 0) out.index = index;
   return out;
@@ -227,6 +227,7 @@ export const geminiDialect: FakeDialect = {
     const files = sum(contents.map((content) => content.files));
     if (files > 0) prompt.files = files;
     if (typeof config.maxOutputTokens === 'number') prompt.maxTokens = config.maxOutputTokens;
+    if (Array.isArray(config.stopSequences)) prompt.stopSequences = config.stopSequences.filter((x): x is string => typeof x === 'string');
     return prompt;
   },
 
@@ -235,7 +236,7 @@ export const geminiDialect: FakeDialect = {
     return {
       candidates: reply.texts.map((text, index) => ({
         content: { parts: reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }], role: 'model' },
-        finishReason: reply.cut ? 'MAX_TOKENS' : 'STOP',
+        finishReason: reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP',
         index,
       })),
       usageMetadata: {
@@ -266,7 +267,7 @@ export const geminiDialect: FakeDialect = {
       const candidates: Record<string, unknown>[] = [];
       pieces.forEach((choicePieces, index) => {
         const piece = choicePieces[i];
-        if (piece !== undefined) candidates.push(candidate(index, [{ text: piece }], i === choicePieces.length - 1, reply.cut === true));
+        if (piece !== undefined) candidates.push(candidate(index, [{ text: piece }], i === choicePieces.length - 1, reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP'));
       });
       // Early chunks carry usage without candidatesTokenCount, as upstream does.
       frames.push(frame(candidates, i === longest - 1 ? finalUsage : partialUsage));

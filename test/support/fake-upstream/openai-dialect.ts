@@ -92,8 +92,10 @@ export const openAiDialect: FakeDialect = {
     };
     if (jsonSchema) prompt.jsonSchema = jsonSchema;
     if (files > 0) prompt.files = files;
-    const budget = body.max_completion_tokens ?? body.max_tokens;
-    if (typeof budget === 'number') prompt.maxTokens = budget;
+    const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+    if (typeof maxTokens === 'number') prompt.maxTokens = maxTokens;
+    if (typeof body.stop === 'string') prompt.stopSequences = [body.stop];
+    else if (Array.isArray(body.stop)) prompt.stopSequences = body.stop.filter((x): x is string => typeof x === 'string');
     return prompt;
   },
 
@@ -108,7 +110,7 @@ export const openAiDialect: FakeDialect = {
         index,
         message: calls.length > 0 ? { role: 'assistant', content: null, tool_calls: calls, refusal: null } : { role: 'assistant', content: text, refusal: null },
         logprobs: null,
-        finish_reason: calls.length > 0 ? 'tool_calls' : reply.cut ? 'length' : 'stop',
+        finish_reason: calls.length > 0 ? 'tool_calls' : reply.finish === 'length' ? 'length' : 'stop',
       })),
       usage: usageOf(reply),
     };
@@ -140,7 +142,7 @@ export const openAiDialect: FakeDialect = {
         }
       });
     });
-    const finish = reply.toolCalls.length > 0 ? 'tool_calls' : reply.cut ? 'length' : 'stop';
+    const finish = reply.toolCalls.length > 0 ? 'tool_calls' : reply.finish === 'length' ? 'length' : 'stop';
     pieces.forEach((_, index) => frames.push(chunk([{ index, delta: {}, logprobs: null, finish_reason: finish }])));
     if (prompt.includeUsage) frames.push({ data: JSON.stringify({ ...base, choices: [], usage: usageOf(reply) }) });
     frames.push({ data: '[DONE]' });

@@ -1,0 +1,209 @@
+import type { z } from 'zod';
+import { describeIssues } from '../../chat/request-schema.ts';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  DocumentPart,
+  SystemMessage,
+  TextPart,
+  ThinkingBlock,
+  ThinkingConfig,
+  ToolCall,
+  ToolChoice,
+  ToolMessage,
+} from '../../chat/types.ts';
+import { InvalidRequestError } from '../../errors/catalog.ts';
+import { messagesRequestSchema, type AssistantBlock, type MessagesRequestBody, type UserBlock } from './request-schema.ts';
+
+/**
+ * Anthropic Messages request -> the canonical {@link ChatRequest}. Blocks map
+ * one to one where the canonical model has them (text, images, documents,
+ * tool calls and results, thinking blocks with their signatures); a user
+ * message's `tool_result` blocks become `tool` messages ahead of the rest of
+ * it, as the OpenAI shape orders them.
+ */
+
+type CacheControlIn = { type: 'ephemeral'; ttl?: '5m' | '1h' | undefined } | null | undefined;
+
+function withCacheControl<T extends object>(target: T, cacheControl: CacheControlIn): T & { cache_control?: { type: 'ephemeral'; ttl?: '5m' | '1h' } } {
+  if (cacheControl == null) return target;
+  return { ...target, cache_control: cacheControl.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cacheControl.ttl } };
+}
+
+function systemMessages(system: MessagesRequestBody['system']): SystemMessage[] {
+  if (system == null) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ role: 'system', content: system }];
+  // One instruction per block, so a block's cache_control keeps its place.
+  return system.map((block) => withCacheControl<SystemMessage>({ role: 'system', content: block.text }, block.cache_control));
+}
+
+function documentPart(block: Extract<UserBlock, { type: 'document' }>): DocumentPart {
+  const source = block.source;
+  const part: DocumentPart = {
+    type: 'document',
+    source:
+      source.type === 'url'
+        ? { type: 'url', url: source.url }
+        : source.type === 'text'
+          ? { type: 'text', media_type: 'text/plain', data: source.data }
+          : { type: 'base64', media_type: 'application/pdf', data: source.data.replace(/\s+/g, '') },
+  };
+  if (block.title != null) part.title = block.title;
+  if (block.context != null) part.context = block.context;
+  return withCacheControl(part, block.cache_control);
+}
+
+function contentPart(block: Exclude<UserBlock, { type: 'tool_result' }>): ContentPart {
+  switch (block.type) {
+    case 'text':
+      return withCacheControl<TextPart>({ type: 'text', text: block.text }, block.cache_control);
+    case 'image': {
+      const url = block.source.type === 'url' ? block.source.url : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
+      return { type: 'image_url', image_url: { url } };
+    }
+    case 'document':
+      return documentPart(block);
+  }
+}
+
+/** A text-only list without cache marks is one string, the form the caches and the chat door share. */
+function userContent(parts: ContentPart[]): string | ContentPart[] {
+  if (parts.every((part) => part.type === 'text' && part.cache_control === undefined)) return parts.map((part) => (part as TextPart).text).join('\n');
+  return parts;
+}
+
+function toolMessage(block: Extract<UserBlock, { type: 'tool_result' }>): ToolMessage {
+  const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : block.content.map((b) => b.text).join('\n');
+  const out: ToolMessage = { role: 'tool', content, tool_call_id: block.tool_use_id };
+  if (block.is_error === true) out.is_error = true;
+  return withCacheControl(out, block.cache_control);
+}
+
+function userMessages(content: string | UserBlock[]): ChatMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const out: ChatMessage[] = [];
+  const parts: ContentPart[] = [];
+  for (const block of content) {
+    if (block.type === 'tool_result') out.push(toolMessage(block));
+    else parts.push(contentPart(block));
+  }
+  if (parts.length > 0) out.push({ role: 'user', content: userContent(parts) });
+  return out;
+}
+
+function assistantMessage(content: string | AssistantBlock[], index: number): AssistantMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const texts: string[] = [];
+  const calls: ToolCall[] = [];
+  const thinking: ThinkingBlock[] = [];
+  for (const block of content) {
+    if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
+    else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else thinking.push({ type: 'redacted_thinking', data: block.data });
+  }
+  if (texts.length === 0 && calls.length === 0 && thinking.length === 0) {
+    throw new InvalidRequestError(`Invalid request: messages.${index}.content: an assistant message needs at least one block.`);
+  }
+  const out: AssistantMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n') : calls.length > 0 ? null : '' };
+  if (calls.length > 0) out.tool_calls = calls;
+  if (thinking.length > 0) out.thinking = thinking;
+  return out;
+}
+
+function toolChoiceOf(choice: NonNullable<MessagesRequestBody['tool_choice']>): ToolChoice {
+  switch (choice.type) {
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return { type: 'function', function: { name: choice.name } };
+  }
+}
+
+function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): ThinkingConfig {
+  if (thinking.type === 'disabled') return { type: 'disabled' };
+  const out: ThinkingConfig = thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: thinking.budget_tokens } : { type: 'adaptive' };
+  if (thinking.display != null) out.display = thinking.display;
+  return out;
+}
+
+/** A validated body as the canonical request; `model` is the gateway model it resolves to. */
+export function normalizeMessagesRequest(body: MessagesRequestBody, model: string): ChatRequest {
+  const messages: ChatMessage[] = systemMessages(body.system);
+  body.messages.forEach((m, i) => {
+    if (m.role === 'user') messages.push(...userMessages(m.content));
+    else if (m.role === 'system') messages.push(...systemMessages(m.content));
+    else messages.push(assistantMessage(m.content, i));
+  });
+  const req: ChatRequest = {
+    model,
+    messages,
+    max_tokens: body.max_tokens,
+    n: 1,
+    stream: body.stream ?? false,
+    // The door reports usage in message_start / message_delta, so it always asks for the usage chunk.
+    include_usage: true,
+  };
+  if (body.temperature != null) req.temperature = body.temperature;
+  if (body.top_p != null) req.top_p = body.top_p;
+  if (body.top_k != null) req.top_k = body.top_k;
+  if (body.stop_sequences != null && body.stop_sequences.length > 0) req.stop = body.stop_sequences;
+  if (body.metadata?.user_id != null) req.user = body.metadata.user_id;
+  if (body.thinking != null) req.thinking = thinkingOf(body.thinking);
+  const effort = body.output_config?.effort;
+  if (effort != null) req.effort = effort;
+  const format = body.output_config?.format;
+  if (format != null) req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  if (body.tools != null && body.tools.length > 0) {
+    req.tools = body.tools.map((t) => {
+      const fn: NonNullable<ChatRequest['tools']>[number]['function'] = { name: t.name, parameters: t.input_schema };
+      if (t.description != null) fn.description = t.description;
+      return { type: 'function', function: fn };
+    });
+    const choice = body.tool_choice;
+    if (choice != null) {
+      req.tool_choice = toolChoiceOf(choice);
+      if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) req.parallel_tool_calls = false;
+    }
+  }
+  // Without tools a tool_choice means nothing, as on the chat door.
+  return req;
+}
+
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union (content as a string or blocks) that fails says only "Invalid
+ * input"; the branch that got furthest says what is wrong, so its issues
+ * stand for the union's, under the union's path.
+ */
+function deepestIssues(issues: readonly Issue[]): Issue[] {
+  return issues.flatMap((issue): Issue[] => {
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+    const depth = (branch: readonly Issue[]) => Math.max(...branch.map((i) => i.path.length));
+    const best = issue.errors.reduce((a, b) => (depth(b) > depth(a) ? b : a));
+    if (depth(best) === 0) return [issue];
+    return deepestIssues(best).map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }));
+  });
+}
+
+/** The issues of a Messages body as one sentence naming each bad field. */
+export function describeMessagesIssues(error: z.ZodError): string {
+  return describeIssues({ issues: deepestIssues(error.issues) } as z.ZodError);
+}
+
+/** Validates a body; 400 naming the bad fields otherwise. */
+export function parseMessagesBody(body: unknown): MessagesRequestBody {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
+  }
+  const parsed = messagesRequestSchema.safeParse(body);
+  if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeMessagesIssues(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,95 @@
+import type { ChatCompletion, FinishReason, ThinkingBlock, Usage } from '../../chat/types.ts';
+
+/**
+ * The pipeline's OpenAI-shaped reply as Anthropic's `Message`: content blocks
+ * in the order Anthropic returns them (thinking, text, tool calls), the stop
+ * reason, and usage. Shapes follow the `Message`, `Usage` and `StopReason`
+ * types of the official TypeScript SDK.
+ */
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
+
+export function stopReasonOf(finish: FinishReason | null | undefined, stopSequence?: string): StopReason {
+  if (stopSequence !== undefined) return 'stop_sequence';
+  switch (finish) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      // OpenAI and Gemini say `stop` both for the end of a turn and for a stop sequence; only Anthropic names the sequence.
+      return 'end_turn';
+  }
+}
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+/**
+ * Anthropic's `input_tokens` leaves out cached tokens, OpenAI's
+ * `prompt_tokens` counts them; an upstream that reports cached tokens
+ * (`prompt_tokens_details.cached_tokens`) has them moved to
+ * `cache_read_input_tokens`.
+ */
+export function usageOf(usage: (Usage & { prompt_tokens_details?: { cached_tokens?: number } | null }) | null | undefined): AnthropicUsage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const prompt = usage?.prompt_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, prompt - cached),
+    output_tokens: usage?.completion_tokens ?? 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+  };
+}
+
+/** `msg_` and the completion's own id, so a reply can be traced across doors. */
+export function messageIdOf(completionId: string): string {
+  const tail = completionId.replace(/^chatcmpl-/, '').replace(/[^A-Za-z0-9_-]/g, '');
+  return `msg_${tail === '' ? 'gateway' : tail}`;
+}
+
+/** A tool call's JSON text as the object `tool_use.input` must be; anything else is kept under `_raw` so nothing is lost. */
+export function toolInputOf(args: string): Record<string, unknown> {
+  if (args.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(args);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  return { _raw: args };
+}
+
+export type ReplyBlock =
+  | ThinkingBlock
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+/** The `Message` object of a `chat.completion` (its first choice: the door always asks for one). */
+export function messageOf(completion: ChatCompletion, requestedModel: string | undefined): Record<string, unknown> {
+  const choice = completion.choices[0];
+  const content: ReplyBlock[] = [];
+  const message = choice?.message;
+  for (const block of message?.thinking ?? []) content.push(block);
+  const text = (message?.content ?? '') + (message?.refusal ?? '');
+  if (text !== '') content.push({ type: 'text', text });
+  for (const call of message?.tool_calls ?? []) {
+    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInputOf(call.function.arguments) });
+  }
+  return {
+    id: messageIdOf(completion.id),
+    type: 'message',
+    role: 'assistant',
+    model: requestedModel ?? completion.model,
+    content,
+    stop_reason: stopReasonOf(choice?.finish_reason, choice?.stop_sequence),
+    stop_sequence: choice?.stop_sequence ?? null,
+    usage: usageOf(completion.usage),
+  };
+}

@@ -1,0 +1,174 @@
+import { z } from 'zod';
+
+/**
+ * The zod schema of `POST /v1/messages` bodies: Anthropic's Messages API
+ * request (`MessageCreateParams` of the official SDK) as far as the gateway
+ * can carry it to every upstream format. Unknown fields and block types are
+ * rejected naming them, never silently dropped; server tools, citations and
+ * file ids are among them (docs/messages.md lists what is not carried).
+ */
+
+export const MAX_MESSAGES = 1000;
+export const MAX_TOOLS = 128;
+export const MAX_STOP_SEQUENCES = 16;
+
+/** Anthropic's tool-name rule, narrowed to OpenAI's 64 characters so every upstream takes it. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const toolName = z.string().regex(TOOL_NAME, 'must be 1-64 letters, digits, underscores or dashes');
+
+export const cacheControlSchema = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+const cacheControl = cacheControlSchema.nullish();
+
+const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;
+const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
+const HTTPS_URL = /^https:\/\/\S+$/;
+
+const textBlock = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
+
+const imageBlock = z.strictObject({
+  type: z.literal('image'),
+  source: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('base64'), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().max(20_000_000).regex(BASE64, 'must be base64') }),
+    z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
+  ]),
+  cache_control: cacheControl,
+});
+
+const documentBlock = z.strictObject({
+  type: z.literal('document'),
+  source: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('base64'), media_type: z.literal('application/pdf'), data: z.string().max(40_000_000).regex(BASE64, 'must be base64') }),
+    z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }),
+    z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
+  ]),
+  title: z.string().max(500).nullish(),
+  context: z.string().nullish(),
+  cache_control: cacheControl,
+});
+
+const toolUseBlock = z.strictObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1).max(256),
+  name: toolName,
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+
+const toolResultBlock = z.strictObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1).max(256),
+  // Images and documents inside a result have no counterpart in the OpenAI and Gemini formats' tool results.
+  content: z.union([z.string(), z.array(textBlock)]).optional(),
+  is_error: z.boolean().nullish(),
+  cache_control: cacheControl,
+});
+
+const thinkingBlock = z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.strictObject({ type: z.literal('redacted_thinking'), data: z.string() });
+
+const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]);
+const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
+
+const message = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(userBlock).min(1)]) }),
+  z.strictObject({ role: z.literal('assistant'), content: z.union([z.string(), z.array(assistantBlock)]) }),
+  // An instruction in the middle of the conversation (`SystemMessageParam`; Claude Code sends its environment so).
+  z.strictObject({ role: z.literal('system'), content: z.union([z.string(), z.array(textBlock)]) }),
+]);
+
+const tool = z.strictObject({
+  // `custom` is the only client tool type; server tools (web search, code execution...) run at Anthropic only.
+  type: z.literal('custom').nullish(),
+  name: toolName,
+  description: z.string().max(16_384).nullish(),
+  input_schema: z.looseObject({ type: z.literal('object') }),
+  cache_control: cacheControl,
+  // Loading and streaming hints of Anthropic's own tool runner; read and not passed on (docs/messages.md).
+  defer_loading: z.boolean().nullish(),
+  eager_input_streaming: z.boolean().nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const toolChoice = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().nullish() }),
+  z.strictObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().nullish() }),
+  z.strictObject({ type: z.literal('tool'), name: toolName, disable_parallel_tool_use: z.boolean().nullish() }),
+  z.strictObject({ type: z.literal('none') }),
+]);
+
+const display = z.enum(['summarized', 'omitted']).nullish();
+const thinking = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024).max(1_000_000), display }),
+  z.strictObject({ type: z.literal('adaptive'), display }),
+  z.strictObject({ type: z.literal('disabled') }),
+]);
+
+/** `output_config`: how hard the model works (`effort`) and the JSON Schema its answer follows (`format`). */
+const outputConfig = z.strictObject({
+  effort: z.enum(['low', 'medium', 'high', 'max']).nullish(),
+  format: z.strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).nullish(),
+});
+
+/**
+ * Context editing (Anthropic's server clears old tool results or thinking):
+ * accepted so clients that always send it work, and not passed on.
+ */
+const contextManagement = z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() });
+
+export const messagesRequestSchema = z
+  .strictObject({
+    model: z.string().min(1).max(256),
+    max_tokens: z.int().positive().max(1_000_000),
+    messages: z.array(message).min(1).max(MAX_MESSAGES),
+    system: z.union([z.string(), z.array(textBlock)]).nullish(),
+    metadata: z.strictObject({ user_id: z.string().max(512).nullish() }).nullish(),
+    stop_sequences: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).nullish(),
+    stream: z.boolean().nullish(),
+    temperature: z.number().min(0).max(1).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    top_k: z.int().min(0).nullish(),
+    tools: z.array(tool).max(MAX_TOOLS).nullish(),
+    tool_choice: toolChoice.nullish(),
+    thinking: thinking.nullish(),
+    output_config: outputConfig.nullish(),
+    context_management: contextManagement.nullish(),
+  })
+  .superRefine((body, ctx) => {
+    const names = new Set<string>();
+    for (const [i, t] of (body.tools ?? []).entries()) {
+      if (names.has(t.name)) ctx.addIssue({ code: 'custom', path: ['tools', i, 'name'], message: 'duplicate tool name' });
+      names.add(t.name);
+    }
+    const choice = body.tool_choice;
+    if ((choice?.type === 'any' || choice?.type === 'tool') && names.size === 0) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "needs a non-empty 'tools' list" });
+    }
+    if (choice?.type === 'tool' && !names.has(choice.name)) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'name'], message: `names '${choice.name}', which is not in 'tools'` });
+    }
+    if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) {
+      ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: "must be less than 'max_tokens'" });
+    }
+  })
+  .meta({ id: 'MessagesRequest' });
+
+export type MessagesRequestBody = z.infer<typeof messagesRequestSchema>;
+export type MessageBody = z.infer<typeof message>;
+export type UserBlock = z.infer<typeof userBlock>;
+export type AssistantBlock = z.infer<typeof assistantBlock>;
+
+/** Fields of `count_tokens`: the request without what only generation reads. */
+export const countTokensRequestSchema = z
+  .strictObject({
+    model: z.string().min(1).max(256),
+    messages: z.array(message).min(1).max(MAX_MESSAGES),
+    system: z.union([z.string(), z.array(textBlock)]).nullish(),
+    tools: z.array(tool).max(MAX_TOOLS).nullish(),
+    tool_choice: toolChoice.nullish(),
+    thinking: thinking.nullish(),
+    output_config: outputConfig.nullish(),
+    context_management: contextManagement.nullish(),
+  })
+  .meta({ id: 'MessagesCountTokensRequest' });
+
+export type CountTokensBody = z.infer<typeof countTokensRequestSchema>;

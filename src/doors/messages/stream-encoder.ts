@@ -1,0 +1,134 @@
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
+import type { GatewayError } from '../../errors/catalog.ts';
+import { errorBodyOf } from './errors.ts';
+import { messageIdOf, stopReasonOf, usageOf } from './reply-encoding.ts';
+
+/**
+ * `chat.completion.chunk`s as Anthropic's streaming event grammar:
+ * `message_start`, `ping`, then per content block `content_block_start`,
+ * its deltas (`text_delta`, `input_json_delta`, `thinking_delta`,
+ * `signature_delta`) and `content_block_stop`, then `message_delta` (stop
+ * reason, usage) and `message_stop`. Blocks are opened and closed one at a
+ * time, in the order the pieces arrive. The stop reason is held until the end
+ * because the usage chunk comes after the finish chunk; input tokens are only
+ * known then, so `message_start` says 0 and `message_delta` carries the
+ * count (the SDKs take it from there).
+ */
+
+function frame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+type OpenBlock = { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number };
+
+export class MessagesStreamEncoder {
+  readonly #model: string | undefined;
+  #started = false;
+  #blockCount = 0;
+  #open: OpenBlock | undefined;
+  /** Content block index of each tool call index, and of each thinking block index. */
+  readonly #toolBlocks = new Map<number, number>();
+  readonly #thinkingBlocks = new Map<number, number>();
+  #finish: FinishReason | null = null;
+  #stopSequence: string | undefined;
+  #usage: Usage | undefined;
+  #ended = false;
+
+  constructor(requestedModel: string | undefined) {
+    this.#model = requestedModel;
+  }
+
+  /** Frames for one chunk's JSON text. */
+  chunk(json: string): string {
+    const chunk = JSON.parse(json) as ChatCompletionChunk;
+    let out = this.#start(chunk.id, chunk.model);
+    if (chunk.usage) this.#usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) return out;
+    const delta = choice.delta ?? {};
+    if (delta.thinking) out += this.#thinking(delta.thinking);
+    const text = (delta.content ?? '') + (delta.refusal ?? '');
+    if (text !== '') {
+      if (this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
+      out += frame('content_block_delta', { type: 'content_block_delta', index: this.#blockCount - 1, delta: { type: 'text_delta', text } });
+    }
+    for (const piece of delta.tool_calls ?? []) out += this.#toolPiece(piece);
+    if (choice.finish_reason) this.#finish = choice.finish_reason;
+    if (choice.stop_sequence) this.#stopSequence = choice.stop_sequence;
+    return out;
+  }
+
+  /** Frames that close a stream that ended cleanly. */
+  end(): string {
+    if (this.#ended) return '';
+    this.#ended = true;
+    let out = this.#start('', '');
+    out += this.#closeBlock();
+    out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null }, usage: usageOf(this.#usage) });
+    out += frame('message_stop', { type: 'message_stop' });
+    return out;
+  }
+
+  /** The `error` event of a stream that fails after its first frame; no message_stop follows, so no client takes it for a whole reply. */
+  fail(err: GatewayError, requestId: string): string {
+    this.#ended = true;
+    return frame('error', errorBodyOf(err, requestId));
+  }
+
+  #start(id: string, model: string): string {
+    if (this.#started) return '';
+    this.#started = true;
+    const message = {
+      id: messageIdOf(id),
+      type: 'message',
+      role: 'assistant',
+      model: this.#model ?? model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    };
+    return frame('message_start', { type: 'message_start', message }) + frame('ping', { type: 'ping' });
+  }
+
+  #closeBlock(): string {
+    if (this.#open === undefined) return '';
+    this.#open = undefined;
+    return frame('content_block_stop', { type: 'content_block_stop', index: this.#blockCount - 1 });
+  }
+
+  #openBlock(open: OpenBlock, contentBlock: unknown): string {
+    const out = this.#closeBlock();
+    this.#open = open;
+    const index = this.#blockCount++;
+    return out + frame('content_block_start', { type: 'content_block_start', index, content_block: contentBlock });
+  }
+
+  #thinking(piece: NonNullable<NonNullable<ChatCompletionChunk['choices'][number]['delta']>['thinking']>): string {
+    let out = '';
+    let index = this.#thinkingBlocks.get(piece.index);
+    if (index === undefined) {
+      const block = piece.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: piece.data ?? '' } : { type: 'thinking', thinking: '', signature: '' };
+      out += this.#openBlock({ kind: 'thinking', index: piece.index }, block);
+      index = this.#blockCount - 1;
+      this.#thinkingBlocks.set(piece.index, index);
+      if (piece.type === 'redacted_thinking') return out;
+    }
+    if (piece.thinking) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece.thinking } });
+    if (piece.signature) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: piece.signature } });
+    return out;
+  }
+
+  #toolPiece(piece: ToolCallDelta): string {
+    let out = '';
+    let index = this.#toolBlocks.get(piece.index);
+    if (index === undefined) {
+      out += this.#openBlock({ kind: 'tool', index: piece.index }, { type: 'tool_use', id: piece.id ?? `toolu_${piece.index}`, name: piece.function?.name ?? '', input: {} });
+      index = this.#blockCount - 1;
+      this.#toolBlocks.set(piece.index, index);
+    }
+    const args = piece.function?.arguments;
+    if (args) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } });
+    return out;
+  }
+}

@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
+import { startGateway, type Gateway } from '../support/processes.ts';
+import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+
+/**
+ * Claude Code itself through the Messages door: `claude -p` (headless, file
+ * and shell tools denied) against a real gateway whose three providers are
+ * loopback upstreams of the three wire formats. Claude Code is not a
+ * dependency of the project: `.ci/run` installs it outside the checkout and
+ * names its binary in CLAUDE_CODE_BIN; without it this file says SKIPPED.
+ */
+
+const BIN = process.env.CLAUDE_CODE_BIN ?? '';
+const available = BIN !== '' && existsSync(BIN);
+if (!available) {
+  console.warn('\n*** SKIPPED test/e2e/claude-code.test.ts: set CLAUDE_CODE_BIN to a Claude Code binary (.ci/run installs one) ***\n');
+}
+
+const KEY = 'claude-code-door-key';
+const prefix = uniquePrefix('claude-code');
+const redis = testRedis();
+let upstreams: Record<ProviderLetter, FakeUpstream>;
+let gateway: Gateway;
+
+const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
+
+/** Tools that read or write files or run commands: none may run in CI. */
+const DENIED = ['Bash', 'Edit', 'Write', 'Read', 'Glob', 'Grep', 'NotebookEdit', 'WebFetch', 'WebSearch'];
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runClaude(model: string, prompt: string, toolArgs: readonly string[]): Promise<Run> {
+  const home = mkdtempSync(join(tmpdir(), 'gw-claude-home-'));
+  const child = spawn(BIN, ['-p', prompt, '--model', model, ...toolArgs, '--output-format', 'text'], {
+    cwd: home,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      ANTHROPIC_BASE_URL: gateway.baseUrl,
+      ANTHROPIC_AUTH_TOKEN: KEY,
+      // Background calls (titles, summaries) go to a model of the same provider.
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: model,
+      ANTHROPIC_SMALL_FAST_MODEL: model,
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CI: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  if (!available) return;
+  const trio = await startUpstreamTrio();
+  upstreams = trio.upstreams;
+  gateway = await startGateway({
+    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'false' },
+    config: {
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a]},
+        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
+        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
+      ],
+    },
+    providers: ['provider_a', 'provider_b', 'provider_c'],
+  });
+}, 90_000);
+
+afterAll(async () => {
+  if (!available) return;
+  await gateway?.stop();
+  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+/**
+ * The fake upstream calls the first tool Claude Code declares (see
+ * `fakeAnswer`); Claude Code runs it (or refuses it) and sends the result
+ * back, and the upstream's second answer, `Tool said: ...`, is what Claude
+ * Code prints: a whole agent turn, tool round trip included, through the door.
+ */
+// provider_b takes Claude Code without its tools only: one of them constrains a string with `maxLength`, a
+// keyword Gemini ignores, which the Gemini adapter refuses rather than drop (src/providers/gemini/json-schema.ts).
+describe.skipIf(!available).each(['a', 'c'] as ProviderLetter[])('Claude Code through the Messages door to provider_%s', (letter) => {
+  it('exits 0 after a tool round trip and prints the upstream answer', async () => {
+    const before = upstreams[letter].requests.length;
+    const run = await runClaude(MODELS[letter], `say the word pelican${letter}`, ['--disallowedTools', ...DENIED]);
+    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+    expect(run.stdout).toMatch(/^Tool said: /);
+    const calls = upstreams[letter].requests.slice(before).map((r) => JSON.stringify(r.body));
+    // The prompt reached the upstream, and so did the tool result Claude Code sent back.
+    expect(calls.some((body) => body.includes(`say the word pelican${letter}`))).toBe(true);
+    expect(calls.some((body) => body.includes('tool_use_error'))).toBe(true);
+  }, 120_000);
+});
+
+describe.skipIf(!available)('Claude Code through the Messages door to provider_b', () => {
+  it('exits 0 and prints the upstream answer, without tools', async () => {
+    const run = await runClaude(MODELS.b, 'say the word pelicanb', ['--tools', '']);
+    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+    expect(run.stdout).toContain('Echo: say the word pelicanb');
+  }, 120_000);
+
+  it('is refused with a 400 naming the tool keyword when Claude Code declares its tools', async () => {
+    const run = await runClaude(MODELS.b, 'say the word pelicanb', ['--disallowedTools', ...DENIED]);
+    expect(run.stdout).toMatch(/400 .*maxLength.*provider_b cannot express/);
+  }, 120_000);
+});

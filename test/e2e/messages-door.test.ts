@@ -1,0 +1,277 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
+import { startGateway, type Gateway } from '../support/processes.ts';
+import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+
+/**
+ * The Anthropic Messages door end to end: real API and worker processes,
+ * loopback upstreams of the three wire formats, and the official
+ * `@anthropic-ai/sdk` client. Each test checks what the client got and what
+ * the upstream was sent (system instruction where the format keeps it, token
+ * limit, stop sequences, tools, thinking blocks).
+ */
+
+const KEY = 'messages-door-key';
+const prefix = uniquePrefix('messages-door');
+const redis = testRedis();
+let upstreams: Record<ProviderLetter, FakeUpstream>;
+let gateway: Gateway;
+
+const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
+const LETTERS: ProviderLetter[] = ['a', 'b', 'c'];
+
+const client = (options: { apiKey?: string | null; authToken?: string | null } = { apiKey: KEY }) =>
+  new Anthropic({ baseURL: gateway.baseUrl, apiKey: options.apiKey ?? null, authToken: options.authToken ?? null, maxRetries: 0 });
+
+/** The body of the last model call an upstream received. */
+function lastBody(letter: ProviderLetter): any {
+  const calls = upstreams[letter].requests.filter((r) => r.method === 'POST');
+  return calls.at(-1)?.body;
+}
+
+/**
+ * Sampling fields older API versions document and clients still send
+ * (`temperature`, `top_k`), which the SDK's current types no longer list.
+ */
+function withSampling<T extends object>(params: T, sampling: { temperature?: number; top_k?: number }): T {
+  return { ...params, ...sampling };
+}
+
+/** A 1x1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+beforeAll(async () => {
+  const trio = await startUpstreamTrio();
+  upstreams = trio.upstreams;
+  gateway = await startGateway({
+    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'true' },
+    config: {
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
+        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
+        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
+      ],
+      model_aliases: { 'claude-*haiku*': MODELS.b, 'claude-*': MODELS.c },
+    },
+    providers: ['provider_a', 'provider_b', 'provider_c'],
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await deletePrefix(redis, prefix);
+  redis.disconnect();
+});
+
+describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
+  const model = MODELS[letter];
+
+  it('answers a message, with the system instruction, max_tokens and stop sequences where the format keeps them', async () => {
+    const message = await client().messages.create({
+      model,
+      max_tokens: 77,
+      system: [{ type: 'text', text: 'Be terse.' }],
+      stop_sequences: ['STOP-HERE'],
+      messages: [{ role: 'user', content: 'hello door' }],
+    });
+    expect(message.id).toMatch(/^msg_/);
+    expect(message.type).toBe('message');
+    expect(message.role).toBe('assistant');
+    expect(message.content).toEqual([{ type: 'text', text: 'Echo: hello door' }]);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(message.usage.input_tokens).toBeGreaterThan(0);
+    expect(message.usage.output_tokens).toBe(3);
+    const body = lastBody(letter);
+    if (letter === 'a') {
+      expect(body.messages[0]).toEqual({ role: 'system', content: 'Be terse.' });
+      expect(body.max_tokens).toBe(77);
+      expect(body.stop).toEqual(['STOP-HERE']);
+    } else if (letter === 'b') {
+      expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be terse.' }] });
+      expect(body.contents).toEqual([{ role: 'user', parts: [{ text: 'hello door' }] }]);
+      expect(body.generationConfig).toMatchObject({ maxOutputTokens: 77, stopSequences: ['STOP-HERE'] });
+    } else {
+      expect(body.system).toBe('Be terse.');
+      expect(body.messages).toEqual([{ role: 'user', content: 'hello door' }]);
+      expect(body.max_tokens).toBe(77);
+      expect(body.stop_sequences).toEqual(['STOP-HERE']);
+    }
+  });
+
+  it("streams through the SDK's stream helper to the same final message", async () => {
+    const stream = client().messages.stream({ model, max_tokens: 50, messages: [{ role: 'user', content: 'stream me please' }] });
+    let text = '';
+    stream.on('text', (delta) => {
+      text += delta;
+    });
+    const final = await stream.finalMessage();
+    expect(text).toBe('Echo: stream me please');
+    expect(final.content).toEqual([{ type: 'text', text: 'Echo: stream me please' }]);
+    expect(final.stop_reason).toBe('end_turn');
+    expect(final.usage.output_tokens).toBe(4);
+    expect(final.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it('runs a tool round trip, streamed and not', async () => {
+    const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object', properties: { input: { type: 'string' } } } }];
+    const first = await client().messages.create({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'weather in Paris' }] });
+    expect(first.stop_reason).toBe('tool_use');
+    const call = first.content.find((b) => b.type === 'tool_use');
+    expect(call).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { input: 'weather in Paris' } });
+    const streamed = await client().messages.stream({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'weather in Paris' }] }).finalMessage();
+    expect(streamed.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { input: 'weather in Paris' } });
+    const second = await client().messages.create({
+      model,
+      max_tokens: 50,
+      tools,
+      messages: [
+        { role: 'user', content: 'weather in Paris' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: (call as Anthropic.ToolUseBlock).id, content: '21C and sunny' }] },
+      ],
+    });
+    expect(second.content).toEqual([{ type: 'text', text: 'Tool said: 21C and sunny' }]);
+    expect(second.stop_reason).toBe('end_turn');
+  });
+
+  it('stops at a stop sequence, and at max_tokens with stop_reason max_tokens, streamed and not', async () => {
+    upstreams[letter].setBehavior({ honorLimits: true });
+    try {
+      const stopped = await client().messages.create({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] });
+      expect(stopped.content).toEqual([{ type: 'text', text: 'Echo: one two ' }]);
+      // Only the Anthropic format says which stop sequence ended a reply; the others read as a natural end.
+      if (letter === 'c') expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
+      else expect(stopped).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+      const streamedStop = await client().messages.stream({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] }).finalMessage();
+      expect(streamedStop.stop_reason).toBe(stopped.stop_reason);
+      expect(streamedStop.stop_sequence).toBe(stopped.stop_sequence);
+      const params = { model, max_tokens: 3, messages: [{ role: 'user' as const, content: 'a b c d e f' }] };
+      const cut = await client().messages.create(params);
+      expect(cut.content).toEqual([{ type: 'text', text: 'Echo: a b' }]);
+      expect(cut.stop_reason).toBe('max_tokens');
+      expect(cut.usage.output_tokens).toBe(3);
+      const streamed = await client().messages.stream(params).finalMessage();
+      expect(streamed.content).toEqual(cut.content);
+      expect(streamed.stop_reason).toBe('max_tokens');
+      expect(streamed.usage.output_tokens).toBe(3);
+    } finally {
+      upstreams[letter].setBehavior({ honorLimits: undefined });
+    }
+  });
+
+  it('reads an image', async () => {
+    const message = await client().messages.create({
+      model,
+      max_tokens: 50,
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }, { type: 'text', text: 'what is this' }] }],
+    });
+    expect(message.content).toEqual([{ type: 'text', text: 'Echo: what is this (+1 images)' }]);
+  });
+
+  it('counts tokens', async () => {
+    const counted = await client().messages.countTokens({ model, system: 'Be terse.', messages: [{ role: 'user', content: 'a short question about tokens' }] });
+    expect(counted.input_tokens).toBeGreaterThan(5);
+    expect(counted.input_tokens).toBeLessThan(40);
+  });
+});
+
+describe('Messages door: errors, auth, models, aliases', () => {
+  it('answers a malformed body with a 400 in Anthropic shape, request id included', async () => {
+    const res = await fetch(`${gateway.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"model": ' });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(body.request_id).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('raises the SDK typed errors: a bad field, an unknown model, a wrong key', async () => {
+    await expect(client().messages.create(withSampling({ model: MODELS.a, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, { temperature: 3 }))).rejects.toMatchObject({
+      status: 400,
+      error: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('temperature') } },
+    });
+    await expect(client().messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(client({ apiKey: 'wrong' }).messages.create({ model: MODELS.a, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
+      Anthropic.AuthenticationError,
+    );
+    await expect(client().messages.countTokens({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+  });
+
+  it('takes the key as x-api-key and as Authorization: Bearer (ANTHROPIC_AUTH_TOKEN)', async () => {
+    const viaBearer = await client({ authToken: KEY }).messages.create({ model: MODELS.c, max_tokens: 10, messages: [{ role: 'user', content: 'bearer auth' }] });
+    expect(viaBearer.content).toEqual([{ type: 'text', text: 'Echo: bearer auth' }]);
+    const viaHeader = await client({ apiKey: KEY }).messages.create({ model: MODELS.c, max_tokens: 10, messages: [{ role: 'user', content: 'header auth' }] });
+    expect(viaHeader.content).toEqual([{ type: 'text', text: 'Echo: header auth' }]);
+  });
+
+  it("lists models in Anthropic's shape and finds an alias", async () => {
+    const page = await client().models.list();
+    expect(page.data.map((m) => m.id).sort()).toEqual(Object.values(MODELS).sort());
+    expect(page.data[0]).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
+    expect((await client().models.retrieve('claude-sonnet-4-5-20250929')).id).toBe('claude-sonnet-4-5-20250929');
+    // OpenAI's shape without anthropic-version.
+    const openAiShape = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as any;
+    expect(openAiShape.object).toBe('list');
+  });
+
+  it('answers a repeated request from the exact cache, in Anthropic shape, streamed or not', async () => {
+    const params = { model: MODELS.b, max_tokens: 20, messages: [{ role: 'user' as const, content: 'cache me through the door' }] };
+    const before = upstreams.b.requests.length;
+    const miss = await client().messages.create(params).withResponse();
+    expect(miss.response.headers.get('x-cache')).toBe('MISS');
+    const hit = await client().messages.create(params).withResponse();
+    expect(hit.response.headers.get('x-cache')).toBe('HIT');
+    expect(hit.data.content).toEqual(miss.data.content);
+    expect(hit.data.usage).toEqual(miss.data.usage);
+    const replayed = await client().messages.stream(params).finalMessage();
+    expect(replayed.content).toEqual(miss.data.content);
+    expect(replayed.stop_reason).toBe('end_turn');
+    expect(upstreams.b.requests.length).toBe(before + 1);
+  });
+
+  it("routes Claude Code's own model names through model_aliases", async () => {
+    const before = upstreams.b.requests.length;
+    const message = await client().messages.create({ model: 'claude-haiku-4-5-20251001', max_tokens: 10, messages: [{ role: 'user', content: 'alias please' }] });
+    expect(message.content).toEqual([{ type: 'text', text: 'Echo: alias please' }]);
+    expect(upstreams.b.requests.length).toBe(before + 1);
+  });
+
+  it('sends thinking blocks with their signatures, top_k and thinking unchanged to an Anthropic-format upstream, and refuses them for OpenAI naming them', async () => {
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'first' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'pondering', signature: 'EqQBsig==' },
+          { type: 'redacted_thinking', data: 'ENCRYPTED' },
+          { type: 'text', text: 'an answer' },
+        ],
+      },
+      { role: 'user', content: 'second' },
+    ];
+    await client().messages.create(withSampling({ model: MODELS.c, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages }, { top_k: 5 }));
+    const body = lastBody('c');
+    expect(body.messages[1].content).toEqual([
+      { type: 'thinking', thinking: 'pondering', signature: 'EqQBsig==' },
+      { type: 'redacted_thinking', data: 'ENCRYPTED' },
+      { type: 'text', text: 'an answer' },
+    ]);
+    expect(body.top_k).toBe(5);
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    await expect(client().messages.create(withSampling({ model: MODELS.a, max_tokens: 3000, messages }, { top_k: 5 }))).rejects.toMatchObject({
+      status: 400,
+      error: { error: { type: 'invalid_request_error', message: expect.stringContaining("'top_k' is not supported by provider_a") } },
+    });
+    // Adaptive thinking and effort change nothing an OpenAI-format model's answer means: dropped and named.
+    const dropped = await client()
+      .messages.create({ model: MODELS.a, max_tokens: 3000, thinking: { type: 'adaptive' }, output_config: { effort: 'high' }, messages })
+      .withResponse();
+    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe('thinking, effort');
+    expect(lastBody('a')).not.toHaveProperty('thinking');
+    expect(lastBody('a')).not.toHaveProperty('reasoning_effort');
+    // Gemini takes top_k and a thinking budget in its own fields.
+    await client().messages.create(withSampling({ model: MODELS.b, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages }, { top_k: 5 }));
+    expect(lastBody('b').generationConfig).toMatchObject({ topK: 5, thinkingConfig: { thinkingBudget: 1024 } });
+  });
+});
