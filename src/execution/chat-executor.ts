@@ -337,7 +337,7 @@ export class ChatExecutor {
     const upstreamModel = run.provider.upstream_models?.[request.model] ?? request.model;
     const http = embeddingsHttpRequest(format, request, upstreamModel, { baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl, apiKey: run.apiKey });
     const ctx = this.attemptContext(run, run.job.request);
-    const result = await this.withRetries(run, () => attemptJson(ctx, http, (body) => parseEmbeddingsReply(format, body, request.input.length)), () => false);
+    const result = await this.withRetries(run, () => attemptJson(ctx, () => http, (body) => parseEmbeddingsReply(format, body, request.input.length)), () => false);
     await run.cancelChecked;
     if (run.signal.aborted) throw new CancelledError();
     const { json, promptTokens } = embeddingsReply(result, request.input, request.model, request.encoding_format);

@@ -39,37 +39,20 @@ export class CancelledError extends Error {
 }
 
 /** One non-streamed call. Throws {@link UpstreamFailure} or {@link CancelledError}. */
-export async function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion> {
-  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
-  try {
-    const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false });
-    const res = await ctx.send(http, timer.signal);
-    const text = await res.text();
-    if (!res.ok) throw statusFailure(res, text, ctx);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw new UpstreamFailure('the reply body is not JSON', 'protocol', false);
-    }
-    return ctx.adapter.parseResponse(body);
-  } catch (err) {
-    throw classify(err, ctx, timer);
-  } finally {
-    timer.clear();
-  }
+export function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion> {
+  return attemptJson(ctx, () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false }), (body) => ctx.adapter.parseResponse(body));
 }
 
 /**
- * One non-streamed call of another API than chat (embeddings): `http` as
- * built by the caller, the reply body read by `parse` (its
+ * One non-streamed call (a chat completion, or another API such as
+ * embeddings): the request `build` makes, the reply body read by `parse` (its
  * UpstreamProtocolError is a protocol failure), failures classified and
- * scrubbed as for chat.
+ * scrubbed the same way.
  */
-export async function attemptJson<T>(ctx: AttemptContext, http: UpstreamHttpRequest, parse: (body: unknown) => T): Promise<T> {
+export async function attemptJson<T>(ctx: AttemptContext, build: () => UpstreamHttpRequest, parse: (body: unknown) => T): Promise<T> {
   const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   try {
-    const res = await ctx.send(http, timer.signal);
+    const res = await ctx.send(build(), timer.signal);
     const text = await res.text();
     if (!res.ok) throw statusFailure(res, text, ctx);
     let body: unknown;
