@@ -118,6 +118,15 @@ describe('Messages door: non-streamed replies', () => {
     });
     const cached = { ...completion({ role: 'assistant', content: 'x' }, 'stop'), usage: { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101, prompt_tokens_details: { cached_tokens: 80 } } };
     expect(JSON.parse(codec.completion(JSON.stringify(cached))).usage).toEqual({ input_tokens: 20, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 80 });
+    // Writes to the upstream's prompt cache are Anthropic's cache_creation, split by retention.
+    const written = { ...cached, usage: { ...cached.usage, prompt_tokens: 130, total_tokens: 131, prompt_tokens_details: { cached_tokens: 80, cache_write_tokens: 30, cache_write_1h_tokens: 10 } } };
+    expect(JSON.parse(messagesReplyCodec().completion(JSON.stringify(written))).usage).toEqual({
+      input_tokens: 20,
+      output_tokens: 1,
+      cache_creation_input_tokens: 30,
+      cache_read_input_tokens: 80,
+      cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 10 },
+    });
   });
 });
 

@@ -1,4 +1,4 @@
-import type { ChatCompletion, FinishReason, ThinkingBlock, Usage } from '../../chat/types.ts';
+import type { ChatCompletion, FinishReason, ThinkingBlock, Usage, PromptTokensDetails } from '../../chat/types.ts';
 
 /**
  * The pipeline's OpenAI-shaped reply as Anthropic's `Message`: content blocks
@@ -29,23 +29,33 @@ export interface AnthropicUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The cache writes by retention, when the upstream wrote any. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /**
  * Anthropic's `input_tokens` leaves out cached tokens, OpenAI's
- * `prompt_tokens` counts them; an upstream that reports cached tokens
- * (`prompt_tokens_details.cached_tokens`) has them moved to
- * `cache_read_input_tokens`.
+ * `prompt_tokens` counts them: the tokens an upstream reports as read from
+ * its prompt cache (`prompt_tokens_details.cached_tokens`) or written to it
+ * (`cache_write_tokens`, of which `cache_write_1h_tokens` for an hour) are
+ * moved to `cache_read_input_tokens` and `cache_creation_input_tokens`.
  */
-export function usageOf(usage: (Usage & { prompt_tokens_details?: { cached_tokens?: number } | null }) | null | undefined): AnthropicUsage {
-  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+export function usageOf(usage: (Usage & { prompt_tokens_details?: Partial<PromptTokensDetails> | null }) | null | undefined): AnthropicUsage {
+  const details = usage?.prompt_tokens_details;
+  const cached = details?.cached_tokens ?? 0;
+  const written = details?.cache_write_tokens ?? 0;
   const prompt = usage?.prompt_tokens ?? 0;
-  return {
-    input_tokens: Math.max(0, prompt - cached),
+  const out: AnthropicUsage = {
+    input_tokens: Math.max(0, prompt - cached - written),
     output_tokens: usage?.completion_tokens ?? 0,
-    cache_creation_input_tokens: 0,
+    cache_creation_input_tokens: written,
     cache_read_input_tokens: cached,
   };
+  if (written > 0) {
+    const hour = details?.cache_write_1h_tokens ?? 0;
+    out.cache_creation = { ephemeral_5m_input_tokens: written - hour, ephemeral_1h_input_tokens: hour };
+  }
+  return out;
 }
 
 /** `msg_` and the completion's own id, so a reply can be traced across doors. */
