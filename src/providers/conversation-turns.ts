@@ -131,7 +131,8 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
     switch (message.role) {
       case 'system':
       case 'developer':
-        appendSystem(systemBlocks, message.content);
+        // A mark on the whole message (the Messages door's system blocks) marks its one text.
+        appendSystem(systemBlocks, message.cache_control && typeof message.content === 'string' ? [{ type: 'text', text: message.content, cache_control: message.cache_control }] : message.content);
         continue;
       case 'user':
         role = 'user';

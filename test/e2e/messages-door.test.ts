@@ -237,6 +237,27 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(upstreams.b.requests.length).toBe(before + 1);
   });
 
+  it('sends cache_control where the client put it to an Anthropic-format upstream: on system blocks and on message blocks', async () => {
+    await client().messages.create({
+      model: MODELS.c,
+      max_tokens: 20,
+      system: [
+        { type: 'text', text: 'A long and stable instruction.', cache_control: { type: 'ephemeral', ttl: '1h' } },
+        { type: 'text', text: 'Today is Friday.' },
+      ],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'A pasted document.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'cache marks please' }] }],
+    });
+    const body = lastBody('c');
+    expect(body.system).toEqual([
+      { type: 'text', text: 'A long and stable instruction.', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'text', text: 'Today is Friday.' },
+    ]);
+    expect(body.messages[0].content).toEqual([
+      { type: 'text', text: 'A pasted document.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'cache marks please' },
+    ]);
+  });
+
   it('sends thinking blocks with their signatures, top_k and thinking unchanged to an Anthropic-format upstream, and refuses them for OpenAI naming them', async () => {
     const messages: Anthropic.MessageParam[] = [
       { role: 'user', content: 'first' },

@@ -928,3 +928,19 @@ describe('Anthropic round trip against the fake upstream', () => {
     expect((await post({ tools, messages: [{ role: 'user', content: 'go' }, callTurn, { role: 'user', content: [result] }] })).status).toBe(200);
   });
 });
+
+describe('prompt-cache marks on whole system messages (the Messages door)', () => {
+  it('become system blocks, each mark on its own block', () => {
+    const body = bodyOf({
+      messages: [
+        { role: 'system', content: 'You are a careful assistant.', cache_control: { type: 'ephemeral' } },
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
+    expect(body.system).toEqual([
+      { type: 'text', text: 'You are a careful assistant.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Answer briefly.' },
+    ]);
+  });
+});
