@@ -20,10 +20,9 @@ import { toolResultProblem, type AlternatingConversation, type ImageSource, type
 export type AnthropicBlock =
   | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
-  | { type: 'document'; source: { type: 'base64'; media_type: string; data: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true }
-  | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string }
+  | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string; cache_control?: CacheControl }
   | ThinkingBlock;
 
 export interface AnthropicMessage {
@@ -77,10 +76,11 @@ function toBlock(part: TurnPart): AnthropicBlock {
       return block;
     }
     case 'document': {
-      const { source, title, context } = part.document;
+      const { source, title, context, cache_control: cacheControl } = part.document;
       const block: Extract<AnthropicBlock, { type: 'document' }> = { type: 'document', source };
       if (title !== undefined) block.title = title;
       if (context !== undefined) block.context = context;
+      if (cacheControl !== undefined) block.cache_control = cacheControl;
       return block;
     }
     case 'thinking':
@@ -131,9 +131,11 @@ export function toAnthropicSystem(conversation: AlternatingConversation): string
 /** A `validate()` message when the request marks more breakpoints than the API takes. */
 export function breakpointProblem(conversation: AlternatingConversation): string | undefined {
   let count = conversation.systemBlocks.filter((block) => block.cacheControl).length;
-  for (const turn of conversation.turns) for (const part of turn.parts) if (part.kind === 'text' && part.cacheControl) count++;
+  for (const turn of conversation.turns) {
+    for (const part of turn.parts) if ((part.kind === 'text' && part.cacheControl) || (part.kind === 'document' && part.document.cache_control)) count++;
+  }
   if (count <= MAX_CACHE_BREAKPOINTS) return undefined;
-  return `${count} text parts carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
+  return `${count} parts carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
 }
 
 /**
