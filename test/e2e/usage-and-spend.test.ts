@@ -188,6 +188,36 @@ describe('usage and spend by token type', () => {
     expect(await metricValue('provider="provider_b",model="b-think",type="prompt"')).toBe(2000);
   });
 
+  it('reports the same tokens in the Messages and Responses doors, in their own fields, sync and streamed, and charges the key the same', async () => {
+    const { key, id } = await createKey();
+    const post = (path: string, body: unknown) => fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    /** The data of every SSE event of a stream, parsed. */
+    const events = async (res: Response): Promise<any[]> => (await res.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+
+    // Anthropic's usage: input_tokens leaves out the cache reads and writes; the writes split by retention.
+    const anthropic = { input_tokens: 100, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, cache_creation: { ephemeral_5m_input_tokens: 60, ephemeral_1h_input_tokens: 40 } };
+    const message: any = await (await post('/v1/messages', { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: prompt() }] })).json();
+    expect(message.content).toEqual([{ type: 'text', text: 'cached answer' }]);
+    expect(message.usage).toEqual(anthropic);
+    const streamed = await events(await post('/v1/messages', { model: 'c-cache', max_tokens: 50, stream: true, messages: [{ role: 'user', content: prompt() }] }));
+    expect(streamed.find((e) => e.type === 'message_delta').usage).toEqual(anthropic);
+
+    // OpenAI's Responses usage: input_tokens counts the cached ones, as chat completions do.
+    const responses = { input_tokens: 1000, input_tokens_details: { cached_tokens: 800 }, output_tokens: 300, output_tokens_details: { reasoning_tokens: 200 }, total_tokens: 1300 };
+    const response: any = await (await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50 })).json();
+    expect(response.output_text).toBe('cached answer');
+    expect(response.usage).toEqual(responses);
+    const completed = (await events(await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50, stream: true }))).find((e) => e.type === 'response.completed');
+    expect(completed.response.usage).toEqual(responses);
+
+    // Charged by token type as on the chat door.
+    const usage = await report(id, 4);
+    expect(usage.by_model['c-cache'].cost_usd).toBeCloseTo(2 * COST['c-cache'], 9);
+    expect(usage.by_model['a-reason'].cost_usd).toBeCloseTo(2 * COST['a-reason'], 9);
+    expect(usage.by_model['c-cache'].cache_write_tokens).toBe(200);
+    expect(usage.by_model['a-reason'].reasoning_tokens).toBe(400);
+  });
+
   it("marks a reply from the gateway's cache in its usage, charges nothing for it and counts it as saved spend", async () => {
     const { key, id } = await createKey();
     const content = prompt();
