@@ -210,12 +210,24 @@ describe('usage and spend by token type', () => {
     const completed = (await events(await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50, stream: true }))).find((e) => e.type === 'response.completed');
     expect(completed.response.usage).toEqual(responses);
 
-    // Charged by token type as on the chat door.
-    const usage = await report(id, 4);
-    expect(usage.by_model['c-cache'].cost_usd).toBeCloseTo(2 * COST['c-cache'], 9);
-    expect(usage.by_model['a-reason'].cost_usd).toBeCloseTo(2 * COST['a-reason'], 9);
-    expect(usage.by_model['c-cache'].cache_write_tokens).toBe(200);
-    expect(usage.by_model['a-reason'].reasoning_tokens).toBe(400);
+    // A repeat is the gateway cache's: marked in each door's usage, and not charged.
+    const repeat = { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: 'the Messages door, asked twice' }] };
+    expect((await post('/v1/messages', repeat)).headers.get('x-cache')).toBe('MISS');
+    const hit = await post('/v1/messages', repeat);
+    expect(hit.headers.get('x-cache')).toBe('HIT');
+    expect(((await hit.json()) as any).usage).toEqual({ ...anthropic, gateway_cache: { hit: true, type: 'exact' } });
+    const again = { model: 'a-reason', input: 'the Responses door, asked twice', max_output_tokens: 50, store: false };
+    await post('/v1/responses', again);
+    const responseHit = await post('/v1/responses', again);
+    expect(responseHit.headers.get('x-cache')).toBe('HIT');
+    expect(((await responseHit.json()) as any).usage).toEqual({ ...responses, gateway_cache: { hit: true, type: 'exact' } });
+
+    // Charged by token type as on the chat door, the hits for nothing.
+    const usage = await report(id, 6);
+    expect(usage.by_model['c-cache'].cost_usd).toBeCloseTo(3 * COST['c-cache'], 9);
+    expect(usage.by_model['a-reason'].cost_usd).toBeCloseTo(3 * COST['a-reason'], 9);
+    expect(usage.by_model['c-cache'].cache_write_tokens).toBe(300);
+    expect(usage.by_model['a-reason'].reasoning_tokens).toBe(600);
   });
 
   it("marks a reply from the gateway's cache in its usage, charges nothing for it and counts it as saved spend", async () => {

@@ -1,4 +1,4 @@
-import type { ChatCompletion, FinishReason, ThinkingBlock, Usage, PromptTokensDetails } from '../../chat/types.ts';
+import type { ChatCompletion, FinishReason, GatewayCacheMark, PromptTokensDetails, ThinkingBlock, Usage } from '../../chat/types.ts';
 
 /**
  * The pipeline's OpenAI-shaped reply as Anthropic's `Message`: content blocks
@@ -31,6 +31,8 @@ export interface AnthropicUsage {
   cache_read_input_tokens: number;
   /** The cache writes by retention, when the upstream wrote any. */
   cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  /** Present when the gateway's own cache served the reply (nothing was charged for it). */
+  gateway_cache?: GatewayCacheMark;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface AnthropicUsage {
  * (`cache_write_tokens`, of which `cache_write_1h_tokens` for an hour) are
  * moved to `cache_read_input_tokens` and `cache_creation_input_tokens`.
  */
-export function usageOf(usage: (Usage & { prompt_tokens_details?: Partial<PromptTokensDetails> | null }) | null | undefined): AnthropicUsage {
+export function usageOf(usage: (Usage & { prompt_tokens_details?: Partial<PromptTokensDetails> | null; gateway_cache?: GatewayCacheMark }) | null | undefined): AnthropicUsage {
   const details = usage?.prompt_tokens_details;
   const cached = details?.cached_tokens ?? 0;
   const written = details?.cache_write_tokens ?? 0;
@@ -55,6 +57,7 @@ export function usageOf(usage: (Usage & { prompt_tokens_details?: Partial<Prompt
     const hour = details?.cache_write_1h_tokens ?? 0;
     out.cache_creation = { ephemeral_5m_input_tokens: written - hour, ephemeral_1h_input_tokens: hour };
   }
+  if (usage?.gateway_cache) out.gateway_cache = usage.gateway_cache;
   return out;
 }
 

@@ -1,4 +1,4 @@
-import type { ChatCompletion, FinishReason, ReplyMessage, ToolCall } from '../../chat/types.ts';
+import type { ChatCompletion, FinishReason, ReplyMessage, ToolCall, GatewayCacheMark } from '../../chat/types.ts';
 import { newItemId } from './ids.ts';
 
 /**
@@ -69,6 +69,8 @@ export interface ResponseUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
+  /** Present when the gateway's own cache served the reply (nothing was charged for it). */
+  gateway_cache?: GatewayCacheMark;
 }
 
 /** Chat usage as upstreams send it; the details are present only where the upstream reports them. */
@@ -78,6 +80,7 @@ export interface ChatUsageJson {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
+  gateway_cache?: GatewayCacheMark;
 }
 
 export function responseUsage(usage: ChatUsageJson): ResponseUsage {
@@ -87,6 +90,7 @@ export function responseUsage(usage: ChatUsageJson): ResponseUsage {
     output_tokens: usage.completion_tokens,
     output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: usage.total_tokens,
+    ...(usage.gateway_cache ? { gateway_cache: usage.gateway_cache } : {}),
   };
 }
 
