@@ -3,6 +3,10 @@
 # package into .tools/ when the system Node is older), dependencies installed
 # with `npm ci --ignore-scripts`, and Redis running on REDIS_HOST:REDIS_PORT (started locally if
 # it is not). Source it to keep the PATH:  . scripts/bootstrap.sh
+# A shell that sources this gets its own options back at the end: set -e left behind would end an
+# interactive shell at its next failing command.
+_bootstrap_caller_flags="$-"
+_bootstrap_caller_pipefail="$(shopt -qo pipefail && echo -o || echo +o)"
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -62,4 +66,11 @@ else
     fi
     redis_up || { echo "bootstrap: Redis is not reachable on $REDIS_HOST:$REDIS_PORT" >&2; exit 1; }
   fi
+fi
+
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  case "$_bootstrap_caller_flags" in *e*) ;; *) set +e ;; esac
+  case "$_bootstrap_caller_flags" in *u*) ;; *) set +u ;; esac
+  set "$_bootstrap_caller_pipefail" pipefail
+  unset _bootstrap_caller_flags _bootstrap_caller_pipefail
 fi
