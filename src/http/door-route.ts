@@ -11,6 +11,7 @@ import type { DirectRoute } from './direct-routes.ts';
 import { HttpAnswerer } from './http-answerer.ts';
 import { settleRateLimit } from './middleware/rate-limit.ts';
 import { contextOf } from '../pipeline/request-context.ts';
+import { abortOnClose } from './abort-on-close.ts';
 
 /** What {@link doorRoute} needs besides its door. */
 export interface DoorRouteOptions {
@@ -57,13 +58,4 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
     await codec.settled?.(exchange.request);
   };
   return { method: 'POST', path: options.path, handler };
-}
-
-/** A signal aborted when the client leaves before its reply is complete. */
-function abortOnClose(res: Response): AbortSignal {
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  return abort.signal;
 }

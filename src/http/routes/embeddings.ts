@@ -13,6 +13,7 @@ import type { KeyGovernor } from '../../usage/key-governor.ts';
 import { sendJsonText } from '../json-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../../pipeline/request-context.ts';
+import { abortOnClose } from '../abort-on-close.ts';
 
 /** Dependencies of the embeddings route. */
 export interface EmbeddingsDeps {
@@ -96,13 +97,4 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
   });
 
   return router;
-}
-
-/** A signal aborted when the client leaves before its reply is complete. */
-function abortOnClose(res: Response): AbortSignal {
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  return abort.signal;
 }
