@@ -55,7 +55,8 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
     const context = contextOf(res);
     // Every input is screened before Redis, the queue and the provider see it, as a chat message would be; block mode throws pii_detected.
     const texts: ChatRequest = { model: parsed.model, messages: parsed.input.map((text) => ({ role: 'user', content: text })), n: 1, stream: false, include_usage: false };
-    const screened = deps.dlp ? deps.dlp.screen(texts, context) : texts;
+    // The analyzer-aware entry point, as the jobs route and the pipeline use (DLP_ANALYZER_URL).
+    const screened = deps.dlp ? await deps.dlp.screenAsync(texts, context) : texts;
     const request = { ...parsed, input: screened.messages.map((m) => m.content as string) };
     context.model = request.model;
     context.provider = provider.name;
