@@ -103,6 +103,7 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     semanticEnabled: settings.SEMANTIC_CACHE_ENABLED,
     threshold: settings.SEMANTIC_CACHE_THRESHOLD,
     retrieverThreshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD,
+    maxPromptChars: settings.SEMANTIC_CACHE_MAX_PROMPT_CHARS,
     ...(retriever ? { retriever } : {}),
     scope: settings.CACHE_SCOPE,
     ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),

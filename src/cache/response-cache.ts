@@ -60,6 +60,12 @@ export interface ResponseCacheOptions {
   retriever?: StaticEmbedder;
   /** Least first-stage similarity of a candidate (`SEMANTIC_CACHE_RETRIEVER_THRESHOLD`). Default 0.7. */
   retrieverThreshold?: number;
+  /**
+   * Longest last user message, in characters, that the semantic cache looks up and stores
+   * (`SEMANTIC_CACHE_MAX_PROMPT_CHARS`); a longer one is cached exactly only.
+   * @defaultValue 8000
+   */
+  maxPromptChars?: number;
   /** Coalesces identical concurrent misses; none when undefined. */
   coalescer?: RequestCoalescer;
   /** Called on every lookup, hit or miss (the `gateway_cache_hits_total` metric). */
@@ -202,7 +208,7 @@ export class ResponseCache {
     const userIndex = lastUserIndex(request);
     const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
     // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
-    const prompt = text === undefined || !semanticOn ? undefined : canonicalPrompt(text);
+    const prompt = text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000) ? undefined : canonicalPrompt(text);
     const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request), userIndex };
     if (prompt && this.options.embedder) {
       context.semanticPartition = semanticPartitionOf(partition, this.modelIds, request);

@@ -108,6 +108,12 @@ const settingsSchema = z.object({
   EMBEDDING_RETRIEVER: envEnum(['static', 'none'] as const, 'static'),
   /** Least first-stage (static) similarity of a candidate the model then confirms. Default 0.7. */
   SEMANTIC_CACHE_RETRIEVER_THRESHOLD: envNumber(0.7, { min: 0, max: 1 }),
+  /**
+   * Longest last user message, in characters, that the semantic cache looks up and stores; a
+   * longer prompt is cached exactly only (docs/decisions/semantic-prompt-length.md).
+   * @defaultValue 8000
+   */
+  SEMANTIC_CACHE_MAX_PROMPT_CHARS: envNumber(8000, { int: true, min: 1 }),
   /** Most texts embedded in one batch. Default 32. */
   EMBEDDING_BATCH_SIZE: envNumber(32, { int: true, min: 1, max: 1024 }),
 
