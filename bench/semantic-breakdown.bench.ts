@@ -101,6 +101,6 @@ console.log('| prompt | canonical form | transformers.js tokenizer | transformer
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 console.log('\nIndex search over 10,000 entries, µs per search\n');
-console.log('| dims | flat scan | sketch + rerank of 64 (VectorIndex) |');
+console.log('| dims | flat scan | sketch + rerank of 32 (VectorIndex) |');
 console.log('|---|---|---|');
 for (const r of searchRows) console.log(r);
