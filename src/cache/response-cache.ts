@@ -268,16 +268,19 @@ export class ResponseCache {
     });
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {
-      const candidates = await semantic.fetch(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
+      const candidates = await semantic.fetchTokens(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
       // The most similar candidate whose prompt verifiably asks the same thing answers; the others say why not.
-      for (const [i, candidate] of (candidates ?? []).entries()) {
-        if (!candidate) continue;
+      for (const [i, tokens] of (candidates ?? []).entries()) {
+        if (!tokens) continue;
         const match = result.matches[i] as IndexMatch;
-        const verdict = verifyCandidate(candidate.tokens, prompt.tokens);
+        const verdict = verifyCandidate(tokens, prompt.tokens);
         if (!verdict.ok) {
           this.rejected(verdict.reason, match.similarity);
           continue;
         }
+        const reply = await semantic.fetchReply(match.id).catch((err: Error) => this.lookupFailed('semantic', err));
+        if (!reply) continue;
+        const candidate: SemanticCandidate = { ...reply, tokens };
         const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate, verdict.corrected) : match.similarity);
         if (Number.isNaN(similarity)) break;
         if (similarity < threshold) {
