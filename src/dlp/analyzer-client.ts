@@ -46,6 +46,29 @@ const replySchema = z.array(
 );
 
 /**
+ * Findings of one type that only a space separates are one value: spaCy
+ * splits names at an initial ("Vanessa P." and "Hertzog"), and a name
+ * redacted in two pieces gets two placeholders for one person.
+ */
+function joinFragments(list: Candidate[], text: string): Candidate[] {
+  if (list.length < 2) return list;
+  list.sort((a, b) => a.start - b.start);
+  const joined: Candidate[] = [list[0]!];
+  for (let i = 1; i < list.length; i++) {
+    const previous = joined[joined.length - 1]!;
+    const next = list[i]!;
+    if (next.entity === previous.entity && next.start === previous.end + 1 && text[previous.end] === ' ') {
+      previous.end = next.end;
+      previous.key = `${previous.key} ${next.key}`;
+      previous.score = Math.max(previous.score, next.score);
+    } else {
+      joined.push(next);
+    }
+  }
+  return joined;
+}
+
+/**
  * Texts are sent as one document, joined by blank lines, so a request of
  * twenty messages costs one round trip; an entity that would straddle two
  * texts is dropped (a language model does not join paragraphs this far apart).
@@ -149,7 +172,7 @@ export class AnalyzerClient {
         recognizer: 'analyzer',
       });
     }
-    return out;
+    return out.map((list, i) => joinFragments(list, texts[i]!));
   }
 
   private async call(text: string, threshold: number): Promise<z.infer<typeof replySchema>> {
