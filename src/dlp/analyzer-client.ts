@@ -81,6 +81,8 @@ const JSON_START = /^\s*[[{]/;
 /** A JSON string literal, and the colon after it when it is a key. */
 const JSON_STRING = /"((?:[^"\\\n]|\\.)*)"(\s*:)?/g;
 const BARE_NUMBER = /^\d{9,}$/;
+/** A placeholder of an earlier turn (`<LOCATION_1>`): text, which the medium pipeline reads as a place. */
+const IN_PLACEHOLDER = /^[A-Z_]+_\d+$/;
 const NAME_TYPES = new Set(['PERSON', 'ORGANIZATION', 'LOCATION', 'NRP']);
 const ACRONYM = /^(?:\p{Lu}{1,4}|iban|atm)$/u;
 
@@ -161,6 +163,7 @@ export class AnalyzerClient {
       if (lead + trail >= value.length) continue;
       // spaCy reads a long bare number as a date ("order number 4155552671"): no date is nine digits or more.
       if (r.entity_type === 'DATE_TIME' && BARE_NUMBER.test(value.trim())) continue;
+      if (text[localStart - 1] === '<' && text[localEnd] === '>' && IN_PLACEHOLDER.test(value)) continue;
       // A short word in capitals is an acronym (ATM, ASAP, IBAN) far more often than a name or a company.
       if (NAME_TYPES.has(r.entity_type) && ACRONYM.test(value.trim())) continue;
       out[segment.index]!.push({
