@@ -48,6 +48,7 @@ const NOT_PHONES = [
   /^\d{4}\.\d{2}\.\d{3}$/, // build numbers
   /^\d+[.,]\d{1,2}$/, // decimals
   /^\d(?: \d{3})+$/, // 1 234 567 amounts
+  /^756\.\d{4}\.\d{4}\.\d{2}$/, // Swiss social security (AHV/AVS) numbers
 ];
 /** Card layouts: a number printed like a card is not a phone number, nor is any prefix of it. */
 const CARD_LAYOUT = /^\d{4}([ .-])(?:\d{4}\1\d{4}\1\d{1,4}|\d{6}\1\d{4,5})$/;
