@@ -65,7 +65,7 @@ export interface SearchResult {
 }
 
 /** Largest partition scanned exactly. */
-export const EXACT_SCAN_LIMIT = 512;
+export const EXACT_SCAN_LIMIT = 128;
 /** Entries of a larger partition compared exactly: the nearest by Hamming distance. */
 export const RERANKED = 32;
 /** Bits of a vector's sketch: four 32-bit words (the scan is unrolled for four). */
