@@ -81,7 +81,7 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export function reloadChannel(prefix: string): string {
+function reloadChannel(prefix: string): string {
   return `${prefix}:config:reload`;
 }
 

@@ -43,7 +43,7 @@ export interface ResponseCacheDeps {
 }
 
 /** The embedder the settings ask for (not started). */
-export function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'env'>): Embedder {
+function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'env'>): Embedder {
   const { settings } = deps;
   if (settings.EMBEDDING_BACKEND === 'endpoint') {
     const env = deps.env ?? process.env;

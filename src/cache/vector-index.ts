@@ -63,7 +63,7 @@ export interface SearchResult {
 /** Largest partition scanned exactly. */
 export const EXACT_SCAN_LIMIT = 512;
 /** Entries of a larger partition compared exactly: the nearest by Hamming distance. */
-export const RERANKED = 64;
+const RERANKED = 64;
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;

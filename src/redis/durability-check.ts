@@ -7,7 +7,7 @@ export type RedisDurability =
   | { readable: false; reason: string };
 
 /** Prefix of every warning, one log line per problem. */
-export const DURABILITY_WARNING = 'Redis may lose jobs';
+const DURABILITY_WARNING = 'Redis may lose jobs';
 
 /**
  * Reads the settings that decide whether queued jobs and asynchronous job
