@@ -109,7 +109,7 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
     try {
       tls[field as 'ca' | 'cert' | 'key'] = readFileSync(path);
     } catch (err) {
-      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
     }
   }
   return tls;
