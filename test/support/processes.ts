@@ -171,7 +171,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   } catch (err) {
     await gateway.stop();
-    throw new Error(`${(err as Error).message}\nAPI output:\n${api.output()}`);
+    throw new Error(`${(err as Error).message}\nAPI output:\n${api.output()}`, { cause: err });
   }
   return gateway;
 }
