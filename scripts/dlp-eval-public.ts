@@ -176,7 +176,7 @@ export async function runPublicEval(): Promise<void> {
   const analyzerUrl = flag('analyzer');
   const dir = flag('pii-anonymizer') ?? process.env.DLP_EVAL_PII_ANONYMIZER;
   const samples = presidioResearch(split);
-  let note = '';
+  let note: string;
   if (dir && existsSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'))) {
     samples.push(...piiAnonymizer(dir, split));
     let commit = '';
