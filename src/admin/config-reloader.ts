@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { ControlBus } from './control-bus.ts';
 import type { EnvFile } from './env-file.ts';
 import { emptyRouting } from '../config/routing-config.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** Options of {@link ConfigReloader}. */
 export interface ConfigReloaderOptions {
@@ -202,12 +203,8 @@ export class ConfigReloader {
       this.current = nextSettings;
       this.error = undefined;
       const served = this.options.servedProviders;
-      for (const provider of config.providers) {
-        if (served && !served.includes(provider.name)) continue;
-        if (!this.env[provider.api_key_env]) {
-          logger.warn({ provider: provider.name, env: provider.api_key_env }, 'provider key not set: its models will answer provider_error');
-        }
-      }
+      const checked = served ? config.providers.filter((provider) => served.includes(provider.name)) : config.providers;
+      new ProviderKeys(this.env).warnUnset(checked, logger, 'models');
       logger.info({ source, providers: config.providers.length, models: config.modelIndex.size }, 'configuration reloaded');
       return config;
     } catch (err) {

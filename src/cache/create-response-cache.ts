@@ -17,6 +17,7 @@ import { cacheKeys } from './redis-keys.ts';
 import { RequestCoalescer } from './request-coalescer.ts';
 import { ResponseCache, type VerifyOutcome } from './response-cache.ts';
 import { SemanticCache } from './semantic-cache.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** What {@link createResponseCache} is built from. */
 export interface ResponseCacheDeps {
@@ -54,7 +55,7 @@ function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'e
       endpoint: () => {
         const provider = deps.config().providerIndex.get(name);
         if (!provider) return { name, baseUrl: '', apiKey: undefined };
-        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: env[provider.api_key_env] };
+        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: new ProviderKeys(env).keyOf(provider) };
       },
     });
   }

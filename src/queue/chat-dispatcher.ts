@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
 import { isInert } from '../providers/inert-params.ts';
@@ -16,6 +16,7 @@ import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
 import type { QueuePlace, QueuePlaces } from './queue-places.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** A follower is one of the readers its leader counted. */
 const FOLLOWER = (): Promise<number> => Promise.resolve(-1);
@@ -136,7 +137,7 @@ export interface Dispatch {
  * stream_idle_timeout_ms (+ grace).
  */
 export class ChatDispatcher {
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly keys: ProviderKeys;
   private readonly graceMs: number;
   /**
    * Redis Cluster hash tag of this process's job ids (`{tag}<uuid>`): its
@@ -149,7 +150,7 @@ export class ChatDispatcher {
 
   constructor(options: ChatDispatcherOptions) {
     this.options = options;
-    this.env = options.env ?? process.env;
+    this.keys = new ProviderKeys(options.env);
     this.graceMs = options.graceMs ?? 1_000;
   }
 
@@ -169,9 +170,7 @@ export class ChatDispatcher {
   route(request: ChatRequest, deployment?: ProviderConfig): RoutedRequest {
     const provider = deployment ?? this.options.config().modelIndex.get(request.model);
     if (!provider) throw new ModelNotFoundError(request.model);
-    if (!this.env[provider.api_key_env]) {
-      throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
-    }
+    this.keys.require(provider);
     const adapter = adapterFor(provider.format);
     const unsupportedAll = adapter.unsupportedParams(request);
     // Inert ones go quietly whatever the provider's setting; the others need drop_unsupported_params.
