@@ -125,7 +125,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
-  await warnIfRedisMayLoseJobs(redis, logger);
+  await warnIfRedisMayLoseJobs(redis, logger, settings.REDIS_DURABILITY_WARNING ? 'warn' : 'debug');
   const queues = new ChatQueues({ connection: redis, prefix: settings.REDIS_KEY_PREFIX });
   lifecycle.add({ name: 'queues', close: () => queues.close() });
   // A cluster's XREAD names keys of one slot only: one reader per slot, each on the slot's master.

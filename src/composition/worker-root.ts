@@ -179,7 +179,7 @@ export async function createWorkerRoot(
   });
   // The first beat must not be lost to a connection still coming up: /health would call this worker's providers unavailable until the next one.
   await waitForReady(control, 2_000);
-  await warnIfRedisMayLoseJobs(control, logger);
+  await warnIfRedisMayLoseJobs(control, logger, settings.REDIS_DURABILITY_WARNING ? 'warn' : 'debug');
   // Leaves /health first when closing, so no new work is routed here while active jobs finish.
   lifecycle.add({ name: 'heartbeat removal', start: () => heartbeat.start(), close: () => heartbeat.stop(providers) });
 

@@ -193,6 +193,12 @@ const settingsSchema = z.object({
 
   LOG_LEVEL: envEnum(LOG_LEVELS, 'info'),
   LOG_FORMAT: envEnum(['json', 'text'] as const, 'json'),
+  /**
+   * Each process warns at start when Redis may lose jobs (no AOF, evicting keys). scripts/start.sh checks once
+   * itself, says it in one sentence and sets this to false: its processes then log it at debug.
+   * @defaultValue true
+   */
+  REDIS_DURABILITY_WARNING: envBoolean(true),
   DEBUG: envBoolean(false),
   /** Accepted for compatibility; use `npm run dev` for reload on code changes. */
   RELOAD: envBoolean(false),
