@@ -22,19 +22,19 @@ export interface ConfigReloaderOptions {
   /** Redis key prefix. */
   prefix: string;
   logger: Logger;
-  /** `ENV_FILE`, re-read on every reload. Default none. */
+  /** `ENV_FILE`, re-read on every reload. @defaultValue none */
   envFile?: EnvFile;
-  /** The environment settings are validated from. Default `process.env`. */
+  /** The environment settings are validated from. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   /** Why config.yaml failed to load at start, when it did (the store then holds no providers). */
   startupError?: string;
-  /** How long a reload waits for other processes to acknowledge, ms. Default 2000. */
+  /** How long a reload waits for other processes to acknowledge, ms. @defaultValue 2000 */
   ackTimeoutMs?: number;
-  /** Providers whose missing key is worth a warning. Default: every provider of the configuration. */
+  /** Providers whose missing key is worth a warning. @defaultValue every provider of the configuration */
   servedProviders?: readonly string[];
   /**
    * Those of `providers` that no live worker serves (`WorkerPresence.withoutWorkers`),
-   * named in the reload result. Default: not reported (worker processes).
+   * named in the reload result. @defaultValue not reported (worker processes)
    */
   withoutWorkers?: (providers: readonly string[]) => Promise<string[]>;
 }

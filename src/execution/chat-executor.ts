@@ -34,18 +34,18 @@ export interface ChatExecutorOptions {
   streamTtlSeconds: number;
   /** The current configuration (re-read per job, so reloads apply). */
   config: () => GatewayConfig;
-  /** Where provider keys are read. Default `process.env`. */
+  /** Where provider keys are read. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   logger: Logger;
-  /** Sends upstream HTTP requests. Default: a keep-alive node:http(s) client ({@link createUpstreamClient}). */
+  /** Sends upstream HTTP requests. @defaultValue a keep-alive node:http(s) client ({@link createUpstreamClient}) */
   send?: UpstreamSend;
-  /** First retry delay, ms; doubles per attempt, with jitter. Default 250. */
+  /** First retry delay, ms; doubles per attempt, with jitter. @defaultValue 250 */
   backoffBaseMs?: number;
-  /** Longest retry delay, ms. Default 5000. */
+  /** Longest retry delay, ms. @defaultValue 5000 */
   backoffMaxMs?: number;
   /** Called once per finished job (metrics). */
   onFinished?: (outcome: JobOutcome) => void;
-  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). Default none. */
+  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). @defaultValue none */
   /**
    * Spans of each job (`chat job`, under the API's `queue publish` when the job
    * carries a trace context), its queue wait and every upstream attempt.

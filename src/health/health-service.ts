@@ -71,11 +71,11 @@ export interface HealthServiceOptions {
   /** Waiting jobs from which a provider with live workers is `degraded`; 0 turns it off (`HEALTH_QUEUE_BACKLOG`). */
   backlogThreshold: number;
   version: string;
-  /** Where provider keys are looked up. Default `process.env`. */
+  /** Where provider keys are looked up. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   /** Ms of cooldown left per provider in cooldown (this process's view); none: no provider is ever in cooldown. */
   cooldowns?: () => ReadonlyMap<string, number>;
-  /** Longest a single check may take before it counts as failed, ms. Default 1500. */
+  /** Longest a single check may take before it counts as failed, ms. @defaultValue 1500 */
   checkTimeoutMs?: number;
 }
 

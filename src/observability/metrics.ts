@@ -69,7 +69,7 @@ export interface DlpFindingCount {
 
 /** Options of {@link GatewayMetrics}. */
 export interface GatewayMetricsOptions extends ScrapeGaugeOptions {
-  /** Collect prom-client's process and Node.js defaults. Default true. */
+  /** Collect prom-client's process and Node.js defaults. @defaultValue true */
   collectDefaults?: boolean;
   /** Ms of cooldown left per watched provider (0: in service), read at scrape time from this process's view. */
   cooldowns?: () => ReadonlyMap<string, number>;

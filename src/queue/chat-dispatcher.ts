@@ -33,9 +33,9 @@ export interface ChatDispatcherOptions {
   /** Command connection (cancel marks). */
   redis: Redis;
   prefix: string;
-  /** Where provider keys are looked up to tell an unconfigured provider. Default `process.env`. */
+  /** Where provider keys are looked up to tell an unconfigured provider. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
-  /** Extra wait beyond the worker's own deadlines, so its error arrives first. Default 1000 ms. */
+  /** Extra wait beyond the worker's own deadlines, so its error arrives first. @defaultValue 1000 ms */
   graceMs?: number;
   /**
    * This process as the reader of its jobs' replies: its id goes with every
@@ -84,7 +84,7 @@ export interface DispatchContext {
    * @defaultValue false
    */
   detached?: boolean;
-  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). Default none. */
+  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). @defaultValue none */
   trace?: ChatJobData['trace'];
   /**
    * How many other requests read this job's reply through this one (a
@@ -95,7 +95,7 @@ export interface DispatchContext {
   otherReaders?: () => Promise<number | undefined>;
   /** An asynchronous job's Redis record, which its worker marks `in_progress` ({@link ChatJobData.record}). */
   record?: { key: string; ttlSeconds: number };
-  /** An embeddings job's request ({@link ChatJobData.embeddings}). Default none: a chat job. */
+  /** An embeddings job's request ({@link ChatJobData.embeddings}). @defaultValue none: a chat job */
   embeddings?: ChatJobData['embeddings'];
 }
 

@@ -87,7 +87,7 @@ const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
 export interface OpenApiOptions {
   /** `info.version`: the service version. */
   version: string;
-  /** `info.title`. Default "LLM Gateway". */
+  /** `info.title`. @defaultValue "LLM Gateway" */
   title?: string;
 }
 
