@@ -18,7 +18,7 @@ const testFiles = execFileSync('git', ['ls-files', '--cached', '--others', '--ex
   .filter((file) => file.endsWith('.test.ts'));
 
 /** Starts an API or worker process: through test/support/processes.ts, or the start script itself. */
-const STARTS_PROCESSES = /\b(?:startGateway|spawnGatewayProcess|startApiReplica)\(|\['scripts\/start\.sh'/;
+const STARTS_PROCESSES = /\b(?:startGateway|spawnGatewayProcess|startApiReplica)\(|\[\s*'scripts\/start\.sh'/;
 
 describe('the test layout', () => {
   it('names every test file that starts gateway processes *.e2e.test.ts (the reliability suite aside)', () => {
