@@ -67,9 +67,9 @@ export interface SearchResult {
 /** Largest partition scanned exactly. */
 export const EXACT_SCAN_LIMIT = 128;
 /** Entries of a larger partition compared exactly: the nearest by Hamming distance. */
-export const RERANKED = 32;
+const RERANKED = 32;
 /** Bits of a vector's sketch: four 32-bit words (the scan is unrolled for four). */
-export const SKETCH_BITS = 128;
+const SKETCH_BITS = 128;
 /** Dimensions each projection of the sketch reads. */
 const PROJECTION_TERMS = 32;
 const SKETCH_WORDS = SKETCH_BITS / 32;

@@ -31,7 +31,7 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
  * before it is checked in code ({@link startsNumber}): lookbehinds here would
  * cost a check at every character of the text.
  */
-const CHUNK = /[+(\d][\d ().\/-]{4,24}\d\)?/g;
+const CHUNK = /[+(\d][\d ()./-]{4,24}\d\)?/g;
 const LEADING_RUN = /^[+(]?\d+/;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const AFTER_OK = /(?![\w]|[.,-]\d)/y;

@@ -101,12 +101,12 @@ export function statusOf(finish: FinishReason | null): { status: ResponseStatus;
   return { status: 'completed', incomplete_details: null };
 }
 
-export function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): FunctionCallItem {
+function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): FunctionCallItem {
   return { type: 'function_call', id: newItemId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
 }
 
 /** The output items of one reply message. */
-export function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'): OutputItem[] {
+function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'): OutputItem[] {
   const items: OutputItem[] = [];
   const content: MessageItem['content'] = [];
   if (message.content !== null && message.content !== '') content.push({ type: 'output_text', text: message.content, annotations: [], logprobs: [] });
@@ -117,7 +117,7 @@ export function outputItems(message: ReplyMessage, status: 'completed' | 'incomp
 }
 
 /** The concatenated text of the output's `output_text` parts, as the SDKs' `output_text`. */
-export function outputText(output: readonly OutputItem[]): string {
+function outputText(output: readonly OutputItem[]): string {
   let text = '';
   for (const item of output) {
     if (item.type !== 'message') continue;

@@ -4,7 +4,7 @@ import type { GatewayConfig } from '../../config/gateway-config.ts';
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
 import { servesEmbeddings } from '../../embeddings/embeddings-wire.ts';
 import { parseEmbeddingsRequest } from '../../embeddings/request-schema.ts';
-import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../../errors/catalog.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderTimeoutError } from '../../errors/catalog.ts';
 import { noteReplyEntry, startReplyFacts } from '../../pipeline/reply-facts.ts';
 import type { ChatDispatcher } from '../../queue/chat-dispatcher.ts';
 import { decodeError } from '../../streams/protocol.ts';
@@ -14,6 +14,7 @@ import { sendJsonText } from '../json-reply.ts';
 import { settleRateLimit } from '../middleware/rate-limit.ts';
 import { contextOf } from '../../pipeline/request-context.ts';
 import { abortOnClose } from '../abort-on-close.ts';
+import { ProviderKeys } from '../../providers/provider-keys.ts';
 
 /** Dependencies of the embeddings route. */
 export interface EmbeddingsDeps {
@@ -36,7 +37,7 @@ export interface EmbeddingsDeps {
  */
 export function embeddingsRouter(deps: EmbeddingsDeps): Router {
   const router = Router();
-  const env = deps.env ?? process.env;
+  const keys = new ProviderKeys(deps.env);
 
   router.post('/v1/embeddings', async (req: Request, res: Response) => {
     const parsed = parseEmbeddingsRequest(req.body);
@@ -51,7 +52,7 @@ export function embeddingsRouter(deps: EmbeddingsDeps): Router {
     if (!servesEmbeddings(provider.format)) {
       throw new InvalidRequestError(`'${parsed.model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
     }
-    if (!env[provider.api_key_env]) throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+    keys.require(provider);
     const context = contextOf(res);
     // Every input is screened before Redis, the queue and the provider see it, as a chat message would be; block mode throws pii_detected.
     const texts: ChatRequest = { model: parsed.model, messages: parsed.input.map((text) => ({ role: 'user', content: text })), n: 1, stream: false, include_usage: false };

@@ -6,7 +6,6 @@ import {
   sum,
   type FakeDialect,
   type FakePrompt,
-  type FakeReply,
   type FakeToolCall,
   type SseFrame,
 } from './dialect.ts';
