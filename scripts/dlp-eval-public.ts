@@ -227,7 +227,7 @@ export async function runPublicEval(): Promise<void> {
   const analyzerUrl = flag('analyzer');
   const dir = flag('pii-anonymizer') ?? process.env.DLP_EVAL_PII_ANONYMIZER;
   let samples: Sample[];
-  let note = '';
+  let note: string;
   if (split === 'holdout') {
     const anonDir = flag('pii-anon') ?? process.env.DLP_EVAL_PII_ANON;
     if (!anonDir || !existsSync(join(anonDir, PII_ANON_FILE))) throw new Error(`--split holdout needs --pii-anon DIR, a checkout of pii-anon with ${PII_ANON_FILE} generated (eval/dlp/README.md)`);
