@@ -44,6 +44,7 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
       gate: settleRateLimit(res),
       signal: abortOnClose(res),
       priority: priorityFor(request.service_tier),
+      kind: door.jobKind?.(from),
       header: (name, value) => {
         if (!res.headersSent) res.setHeader(name, value);
       },

@@ -26,6 +26,8 @@ export interface Miss {
   trace?: TraceCarrier;
   /** See {@link DispatchContext.record}. */
   record?: DispatchContext['record'];
+  /** An embeddings job ({@link DispatchContext.embeddings}). @defaultValue none: a chat job */
+  embeddings?: DispatchContext['embeddings'];
 }
 
 /**
@@ -67,6 +69,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       ...(trace ? { trace } : {}),
       ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
       ...(miss.record ? { record: miss.record } : {}),
+      ...(miss.embeddings ? { embeddings: miss.embeddings } : {}),
     });
     publish.end();
   } catch (err) {

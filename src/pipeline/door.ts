@@ -1,6 +1,17 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatRequest } from '../chat/types.ts';
+import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { GatewayError } from '../errors/catalog.ts';
+
+/**
+ * What a request asks of its provider: a chat completion, or the embeddings
+ * of its texts (each user message one input) in `shape`. The pipeline's
+ * steps are the same; routing, the cache key and the job differ.
+ */
+export type JobKind = { type: 'chat' } | { type: 'embeddings'; shape: EmbeddingsShape };
+
+/** The job kind of every door but the embeddings one. */
+export const CHAT_JOB: JobKind = { type: 'chat' };
 
 /** What a door reads from the HTTP request: the parsed JSON body and the headers. */
 export interface DoorRequest {
@@ -53,6 +64,8 @@ export interface Door {
    * door then stores nothing. @defaultValue none
    */
   reply(request: ChatRequest, from?: DoorRequest): ReplyCodec;
+  /** The job kind of a request `decode()` read from `from`. @defaultValue chat */
+  jobKind?(from: DoorRequest): JobKind;
   /** The status and body of an error answered before any reply byte, in this door's shape. */
   error(err: GatewayError, requestId: string): { status: number; body: unknown };
 }

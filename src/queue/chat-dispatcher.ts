@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
+import { servesEmbeddings } from '../embeddings/embeddings-wire.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -198,6 +199,23 @@ export class ChatDispatcher {
   }
 
   /**
+   * The provider serving the embedding model `model` (`embedding_models`);
+   * throws the client's error for a chat model, an unknown one, a provider
+   * whose format has no embeddings API, or one without its key.
+   */
+  routeEmbeddings(model: string): ProviderConfig {
+    const config = this.options.config();
+    const provider = config.embeddingIndex.get(model);
+    if (!provider) {
+      if (config.modelIndex.has(model)) throw new InvalidRequestError(`'${model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
+      throw new ModelNotFoundError(model);
+    }
+    if (!servesEmbeddings(provider.format)) throw new InvalidRequestError(`'${model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
+    if (!this.env[provider.api_key_env]) throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+    return provider;
+  }
+
+  /**
    * Takes a place in `provider`'s queue for one job: 503
    * `service_unavailable` at once when no worker serves the provider (unless
    * `requireWorker` is false), or when its queue holds max_queue_depth jobs
@@ -226,7 +244,9 @@ export class ChatDispatcher {
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
-    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
+    // An embeddings job's texts are in `embeddings`; its request only names the model, so the texts are not sent twice.
+    const sent = context.embeddings ? { model: request.model, messages: [], n: 1, stream: false, include_usage: false } : request;
+    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request: sent, streamKey, enqueuedAt, startBy, deadlineAt };
     if (context.trace) job.trace = context.trace;
     if (context.record) job.record = context.record;
     if (context.embeddings) job.embeddings = context.embeddings;

@@ -1,4 +1,5 @@
 import type { ProviderConfig } from '../../config/gateway-config.ts';
+import { embeddingsOfChat } from '../../embeddings/embeddings-texts.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { dispatchMiss } from '../dispatch-miss.ts';
 import { AttemptsFailedError, dispatchWithFallbacks } from '../../routing/fallback-dispatch.ts';
@@ -10,7 +11,8 @@ import { serverTiming } from '../server-timing.ts';
 import type { Routing } from './route-step.ts';
 
 /**
- * Gets the reply of a miss. The strategy follows the route step: one
+ * Gets the reply of a miss, as a job of the exchange's kind (chat, or
+ * embeddings of its screened texts). The strategy follows the route step: one
  * deployment (an identical request in flight is followed instead of sent
  * again), or the deployments in order until one answers before its first
  * token (not coalesced: which one answers is known only then; a reply is
@@ -51,6 +53,7 @@ async function dispatchOne(exchange: Exchange, dispatcher: ChatDispatcher): Prom
     signal: exchange.signal,
     priority: exchange.priority,
     span: context.span,
+    ...(exchange.kind?.type === 'embeddings' ? { embeddings: embeddingsOfChat(exchange.request, exchange.kind.shape) } : {}),
     ...(detached
       ? { jobId, waitMs: detached.waitMs, requireWorker: false, detached: true, ...(detached.record ? { record: detached.record } : {}), ...(detached.trace ? { trace: detached.trace } : {}) }
       : {}),
