@@ -341,6 +341,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const responsesDoor = new ResponsesDoor({
     store: responseStore,
     formatOf: (model) => configStore.current.modelIndex.get(model)?.format,
+    nativeOf: (model) => configStore.current.modelIndex.get(model)?.responses_api === 'native',
     // After the reply was sent: the client has its answer; the id it got will read as unknown.
     onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
   });

@@ -28,6 +28,8 @@ export interface Miss {
   record?: DispatchContext['record'];
   /** An embeddings job ({@link DispatchContext.embeddings}). @defaultValue none: a chat job */
   embeddings?: DispatchContext['embeddings'];
+  /** A native Responses job ({@link DispatchContext.responses}). @defaultValue none: a chat job */
+  responses?: DispatchContext['responses'];
 }
 
 /**
@@ -70,6 +72,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
       ...(miss.record ? { record: miss.record } : {}),
       ...(miss.embeddings ? { embeddings: miss.embeddings } : {}),
+      ...(miss.responses ? { responses: miss.responses } : {}),
     });
     publish.end();
   } catch (err) {

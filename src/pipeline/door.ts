@@ -2,13 +2,19 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatRequest } from '../chat/types.ts';
 import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { GatewayError } from '../errors/catalog.ts';
+import type { TextPath } from '../providers/openai/responses-api.ts';
 
 /**
- * What a request asks of its provider: a chat completion, or the embeddings
- * of its texts (each user message one input) in `shape`. The pipeline's
- * steps are the same; routing, the cache key and the job differ.
+ * What a request asks of its provider: a chat completion, the embeddings
+ * of its texts (each user message one input) in `shape`, or a native
+ * Responses call. The pipeline's steps are the same; routing, caching and
+ * the job differ.
  */
-export type JobKind = { type: 'chat' } | { type: 'embeddings'; shape: EmbeddingsShape };
+export type JobKind =
+  | { type: 'chat' }
+  | { type: 'embeddings'; shape: EmbeddingsShape }
+  /** A Responses body for an upstream's own `/responses`; its texts (at `paths`) are the request's messages, in order. */
+  | { type: 'responses'; body: Record<string, unknown>; paths: readonly TextPath[] };
 
 /** The job kind of every door but the embeddings one. */
 export const CHAT_JOB: JobKind = { type: 'chat' };

@@ -97,6 +97,8 @@ export interface DispatchContext {
   record?: { key: string; ttlSeconds: number };
   /** An embeddings job's request ({@link ChatJobData.embeddings}). Default none: a chat job. */
   embeddings?: ChatJobData['embeddings'];
+  /** A native Responses job's body ({@link ChatJobData.responses}). Default none: a chat job. */
+  responses?: ChatJobData['responses'];
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -244,12 +246,13 @@ export class ChatDispatcher {
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
-    // An embeddings job's texts are in `embeddings`; its request only names the model, so the texts are not sent twice.
-    const sent = context.embeddings ? { model: request.model, messages: [], n: 1, stream: false, include_usage: false } : request;
+    // An embeddings or native Responses job's texts are in its own field; its request only names the model, so they are not sent twice.
+    const sent = context.embeddings || context.responses ? { model: request.model, messages: [], n: 1, stream: request.stream, include_usage: false } : request;
     const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request: sent, streamKey, enqueuedAt, startBy, deadlineAt };
     if (context.trace) job.trace = context.trace;
     if (context.record) job.record = context.record;
     if (context.embeddings) job.embeddings = context.embeddings;
+    if (context.responses) job.responses = context.responses;
     const liveness = this.options.liveness;
     if (liveness && context.detached !== true) {
       job.readerId = liveness.id;

@@ -9,6 +9,7 @@ import { readBody } from './read-body.ts';
 import { applyLimits, countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
+import { FakeResponsesApi } from './fake-upstream/responses-api.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
 
 /**
@@ -181,6 +182,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
   const initialBehavior: FakeUpstreamBehavior = { ...options.behavior };
   let behavior: FakeUpstreamBehavior = { ...initialBehavior };
   const requests: RecordedRequest[] = [];
+  const responsesApi = new FakeResponsesApi();
 
   /** Takes one failure off `failNext`, if any is left. */
   function consumeFailure(): FailNext | undefined {
@@ -266,6 +268,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
     }
     // --- /embeddings ---
+    // --- OpenAI's Responses API (fake-upstream/responses-api.ts), for the gateway's native Responses mode ---
+    if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses') {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      const outcome = responsesApi.create(body);
+      if ('error' in outcome) return sendJson(res, outcome.status, outcome.error);
+      if ((body as { stream?: unknown }).stream !== true) return sendJson(res, 200, outcome.response);
+      const frames = responsesApi.events(outcome.response).map((frame, i) =>
+        i === current.errorEventAt ? serializeSseFrame({ event: 'error', data: JSON.stringify({ type: 'error', code: 'server_error', message: 'The server had an error.', param: null, sequence_number: i }) }) : serializeSseFrame(frame),
+      );
+      return writeStream(res, frames, current);
+    }
+    // --- /responses ---
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
     if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
     if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');

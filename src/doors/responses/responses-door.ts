@@ -1,9 +1,11 @@
 import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ToolChoice } from '../../chat/types.ts';
 import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
-import type { Door, DoorRequest, ReplyCodec } from '../../pipeline/door.ts';
+import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
+import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
 import type { WireFormat } from '../../providers/types.ts';
 import { newResponseId } from './ids.ts';
 import { inputToMessages } from './input-items.ts';
+import { NativeResponsesCodec } from './native-codec.ts';
 import { ResponsesReplyCodec } from './reply-codec.ts';
 import { parseResponsesBody, type ResponsesRequestBody } from './request-schema.ts';
 import type { ResponseFacts } from './response-object.ts';
@@ -19,6 +21,12 @@ export interface ResponsesDoorOptions {
    * it, and clients such as Codex send it on every request). @defaultValue none: never forwarded
    */
   formatOf?: (model: string) => WireFormat | undefined;
+  /**
+   * Whether a model's provider takes the Responses API natively
+   * (`responses_api: native`): its requests are forwarded as sent, its
+   * replies passed through. @defaultValue none: every request is translated
+   */
+  nativeOf?: (model: string) => boolean;
   /** Clock, epoch ms. @defaultValue Date.now */
   now?: () => number;
   /**
@@ -30,12 +38,14 @@ export interface ResponsesDoorOptions {
 }
 
 /** What decode() learnt that the canonical request does not carry, kept until reply(). */
-interface Decoded {
-  facts: ResponseFacts;
-  owner: string;
-  /** How many of the request's last messages are this request's own input. */
-  inputCount: number;
-}
+type Decoded =
+  | {
+      facts: ResponseFacts;
+      owner: string;
+      /** How many of the request's last messages are this request's own input. */
+      inputCount: number;
+    }
+  | { native: Extract<JobKind, { type: 'responses' }> };
 
 function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
   const tools: FunctionTool[] = [];
@@ -87,6 +97,7 @@ export class ResponsesDoor implements Door {
   readonly name = 'responses';
   private readonly store: ResponseStore | undefined;
   private readonly formatOf: (model: string) => WireFormat | undefined;
+  private readonly nativeOf: (model: string) => boolean;
   private readonly now: () => number;
   private readonly onStoreError: ResponsesDoorOptions['onStoreError'];
   /** Facts of requests between decode() and reply(), by the request object the pipeline hands to both. */
@@ -95,12 +106,14 @@ export class ResponsesDoor implements Door {
   constructor(options: ResponsesDoorOptions = {}) {
     this.store = options.store;
     this.formatOf = options.formatOf ?? (() => undefined);
+    this.nativeOf = options.nativeOf ?? (() => false);
     this.now = options.now ?? Date.now;
     this.onStoreError = options.onStoreError;
   }
 
   async decode(from: DoorRequest): Promise<ChatRequest> {
     const body = parseResponsesBody(from.body);
+    if (this.nativeOf(body.model)) return this.decodeNative(from, body);
     const tools = toolsOf(body);
     const toolChoice = toolChoiceOf(body, tools);
     const input = inputToMessages(body.input);
@@ -159,10 +172,34 @@ export class ResponsesDoor implements Door {
     return request;
   }
 
+  /**
+   * A request for an upstream that takes the Responses API natively: the
+   * body, checked by the same schema, is forwarded as the client sent it
+   * (built-in tools, reasoning items, `include`, the upstream's own
+   * `previous_response_id` and `store`). The canonical request the pipeline
+   * carries holds its texts, one user message each, for DLP and the governor.
+   */
+  private decodeNative(from: DoorRequest, body: ResponsesRequestBody): ChatRequest {
+    const raw = from.body as Record<string, unknown>;
+    const paths = textPaths(raw);
+    this.decoded.set(from, { native: { type: 'responses', body: raw, paths } });
+    const stream = body.stream ?? false;
+    const request: ChatRequest = { model: body.model, messages: textsAt(raw, paths).map((text) => ({ role: 'user', content: text })), n: 1, stream, include_usage: stream };
+    if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens;
+    if (body.service_tier != null) request.service_tier = body.service_tier;
+    return request;
+  }
+
+  jobKind(from: DoorRequest): JobKind {
+    const decoded = this.decoded.get(from);
+    return decoded && 'native' in decoded ? decoded.native : CHAT_JOB;
+  }
+
   reply(request: ChatRequest, from?: DoorRequest): ReplyCodec {
     const decoded = from ? this.decoded.get(from) : undefined;
     if (!decoded) return new ResponsesReplyCodec(factsOf(request, this.now()));
     if (from) this.decoded.delete(from);
+    if ('native' in decoded) return new NativeResponsesCodec();
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
     return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request, ...(this.onStoreError ? { onError: this.onStoreError } : {}) });

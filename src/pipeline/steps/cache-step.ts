@@ -12,11 +12,12 @@ import { cacheHeaders } from '../gateway-headers.ts';
  * the request as it stands (redacted); the provider's and model's switches,
  * the key's and the client's `X-Semantic-Cache` decide whether the semantic
  * cache may answer (never for embeddings). A detached request that resumes an enqueued job skips the
- * caches: its reply is already on the way.
+ * caches: its reply is already on the way. So does a native Responses request.
  */
 export async function cacheStep(exchange: Exchange, cache: ResponseCache | undefined, answerer: Answerer): Promise<boolean> {
   const { context } = exchange;
-  if (!cache || exchange.detached?.resumeJobId) {
+  // A native Responses reply is the upstream's (its ids, its stored state): never replayed.
+  if (!cache || exchange.detached?.resumeJobId || exchange.kind?.type === 'responses') {
     exchange.admission = await exchange.gate;
     context.cacheStatus = 'BYPASS';
     return false;
