@@ -89,6 +89,8 @@ export interface FakeUpstreamBehavior {
   replyText?: string;
   /** Stop a text reply at the request's first stop sequence or after its output token limit (a word a token), as a model does. */
   honorLimits?: boolean;
+  /** Reason before every answer, as a reasoning model (OpenAI format: `reasoning_content`, as OpenAI-compatible reasoning servers send it). */
+  reasoning?: boolean;
 }
 
 export interface FakeUpstreamOptions {
@@ -160,7 +162,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(payload);
 }
 
-function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false): FakeReply {
+function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false, reasoning = false): FakeReply {
   const answer = fakeAnswer(prompt, replyText);
   const { toolCalls } = answer;
   // A text reply longer than the budget stops at it, as a model would; it stops at a stop sequence with honorLimits.
@@ -172,6 +174,10 @@ function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimi
   const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
   if (limited.finish !== undefined) reply.finish = limited.finish;
   if (limited.stopSequence !== undefined) reply.stopSequence = limited.stopSequence;
+  if (prompt.thinking || reasoning) {
+    const thought = `Thinking about: ${prompt.lastUserText}`;
+    reply.thinking = { text: thought, signature: `sig_${Buffer.from(thought).toString('base64')}` };
+  }
   return reply;
 }
 
@@ -289,7 +295,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     const prompt = dialect.readPrompt(body, route);
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
-    const reply = buildReply(prompt, current.replyText, current.honorLimits === true);
+    const reply = buildReply(prompt, current.replyText, current.honorLimits === true, current.reasoning === true);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ToolChoice } from '../../chat/types.ts';
+import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ThinkingConfig, ToolChoice } from '../../chat/types.ts';
 import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
 import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
 import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
@@ -86,6 +86,29 @@ function effortOf(effort: string | null | undefined): ReasoningEffort | undefine
   return effort === 'xhigh' ? 'high' : (effort as ReasoningEffort);
 }
 
+/** Thinking budgets of Anthropic-format upstreams by `reasoning.effort` (1024 is the API's least). */
+const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
+
+/** Output tokens left for the answer beside the thinking budget when the client set no `max_output_tokens`. */
+const ANSWER_TOKENS = 4096;
+
+/**
+ * Extended thinking for an Anthropic-format upstream, asked when the client
+ * asked for a reasoning summary (`reasoning.summary`): its thinking blocks
+ * come back as reasoning items. The budget follows `reasoning.effort`
+ * (medium when absent) and stays below `max_output_tokens`, as the API
+ * requires; none when that leaves less than the least budget, or when
+ * `temperature` or `top_p` is set (the API refuses them with thinking).
+ */
+function anthropicThinking(body: ResponsesRequestBody): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
+  const reasoning = body.reasoning;
+  if (reasoning?.summary == null && reasoning?.generate_summary == null) return undefined;
+  if (reasoning.effort === 'none' || body.temperature != null || body.top_p != null) return undefined;
+  let budget = THINKING_BUDGETS[reasoning.effort ?? 'medium'] ?? 4096;
+  if (body.max_output_tokens != null) budget = Math.min(budget, body.max_output_tokens - 1);
+  return budget >= 1024 ? { type: 'enabled', budget_tokens: budget } : undefined;
+}
+
 /**
  * The Responses door (`POST /v1/responses`): OpenAI's Responses request
  * decoded into the canonical chat request (instructions as the system
@@ -137,16 +160,25 @@ export class ResponsesDoor implements Door {
       if (toolChoice !== undefined) request.tool_choice = toolChoice;
       if (body.parallel_tool_calls != null) request.parallel_tool_calls = body.parallel_tool_calls;
     }
-    const format = body.text?.format;
-    if (format?.type === 'json_object') request.response_format = { type: 'json_object' };
-    if (format?.type === 'json_schema') {
-      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: format.name, schema: format.schema };
-      if (format.description != null) spec.description = format.description;
-      if (format.strict != null) spec.strict = format.strict;
+    const textFormat = body.text?.format;
+    if (textFormat?.type === 'json_object') request.response_format = { type: 'json_object' };
+    if (textFormat?.type === 'json_schema') {
+      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: textFormat.name, schema: textFormat.schema };
+      if (textFormat.description != null) spec.description = textFormat.description;
+      if (textFormat.strict != null) spec.strict = textFormat.strict;
       request.response_format = { type: 'json_schema', json_schema: spec };
     }
     const effort = effortOf(body.reasoning?.effort);
-    if (effort !== undefined && this.formatOf(body.model) === 'openai') request.reasoning_effort = effort;
+    const format = this.formatOf(body.model);
+    if (effort !== undefined && format === 'openai') request.reasoning_effort = effort;
+    if (format === 'anthropic') {
+      const thinking = anthropicThinking(body);
+      if (thinking) {
+        request.thinking = thinking;
+        // The answer's room comes on top of the thinking budget when the client set no limit.
+        if (body.max_output_tokens == null) request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
+      }
+    }
 
     const facts: ResponseFacts = {
       id: newResponseId(),
