@@ -354,6 +354,24 @@ describe('reasoning', () => {
     }
   });
 
+  it("asks a Gemini-format upstream for its thought summaries, answered as unsigned reasoning items, streamed too", async () => {
+    const response = await client.responses.create({ model: MODELS.b, input: 'gemini thinks', reasoning: { effort: 'high', summary: 'auto' } });
+    expect((lastBody('b').generationConfig as Record<string, unknown>).thinkingConfig).toEqual({ thinkingBudget: 16_384, includeThoughts: true });
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Thinking about: gemini thinks' }]);
+    expect(reasoning.encrypted_content ?? undefined).toBeUndefined();
+    expect(response.output_text).toBe('Echo: gemini thinks');
+    const stream = client.responses.stream({ model: MODELS.b, input: 'gemini streams thoughts', reasoning: { summary: 'auto' } });
+    let summary = '';
+    for await (const event of stream) if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+    expect(summary).toBe('Thinking about: gemini streams thoughts');
+    expect((await stream.finalResponse()).output_text).toBe('Echo: gemini streams thoughts');
+    // No summary asked: no thinking asked.
+    await client.responses.create({ model: MODELS.b, input: 'no thoughts wanted', reasoning: { effort: 'high' } });
+    expect(lastBody('b').generationConfig ?? {}).not.toHaveProperty('thinkingConfig');
+  });
+
   it("drops reasoning items of another API (OpenAI's encrypted reasoning) for a translated upstream", async () => {
     await client.responses.create({
       model: MODELS.c,

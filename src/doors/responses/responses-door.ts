@@ -86,25 +86,28 @@ function effortOf(effort: string | null | undefined): ReasoningEffort | undefine
   return effort === 'xhigh' ? 'high' : (effort as ReasoningEffort);
 }
 
-/** Thinking budgets of Anthropic-format upstreams by `reasoning.effort` (1024 is the API's least). */
+/** Thinking budgets by `reasoning.effort` (1024 is Anthropic's least). */
 const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
 
 /** Output tokens left for the answer beside the thinking budget when the client set no `max_output_tokens`. */
 const ANSWER_TOKENS = 4096;
 
 /**
- * Extended thinking for an Anthropic-format upstream, asked when the client
- * asked for a reasoning summary (`reasoning.summary`): its thinking blocks
- * come back as reasoning items. The budget follows `reasoning.effort`
- * (medium when absent) and stays below `max_output_tokens`, as the API
- * requires; none when that leaves less than the least budget, or when
- * `temperature` or `top_p` is set (the API refuses them with thinking).
+ * Extended thinking for an Anthropic- or Gemini-format upstream, asked when
+ * the client asked for a reasoning summary (`reasoning.summary`): its
+ * thinking blocks or thought summaries come back as reasoning items. The
+ * budget follows `reasoning.effort` (medium when absent). For Anthropic it
+ * stays below `max_output_tokens`, as the API requires, and there is none
+ * when that leaves less than the least budget, or when `temperature` or
+ * `top_p` is set (the API refuses them with thinking).
  */
-function anthropicThinking(body: ResponsesRequestBody): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
+function thinkingOf(body: ResponsesRequestBody, format: 'anthropic' | 'gemini'): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
   const reasoning = body.reasoning;
   if (reasoning?.summary == null && reasoning?.generate_summary == null) return undefined;
-  if (reasoning.effort === 'none' || body.temperature != null || body.top_p != null) return undefined;
+  if (reasoning.effort === 'none') return undefined;
   let budget = THINKING_BUDGETS[reasoning.effort ?? 'medium'] ?? 4096;
+  if (format === 'gemini') return { type: 'enabled', budget_tokens: budget };
+  if (body.temperature != null || body.top_p != null) return undefined;
   if (body.max_output_tokens != null) budget = Math.min(budget, body.max_output_tokens - 1);
   return budget >= 1024 ? { type: 'enabled', budget_tokens: budget } : undefined;
 }
@@ -171,13 +174,11 @@ export class ResponsesDoor implements Door {
     const effort = effortOf(body.reasoning?.effort);
     const format = this.formatOf(body.model);
     if (effort !== undefined && format === 'openai') request.reasoning_effort = effort;
-    if (format === 'anthropic') {
-      const thinking = anthropicThinking(body);
-      if (thinking) {
-        request.thinking = thinking;
-        // The answer's room comes on top of the thinking budget when the client set no limit.
-        if (body.max_output_tokens == null) request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
-      }
+    const thinking = format === 'anthropic' || format === 'gemini' ? thinkingOf(body, format) : undefined;
+    if (thinking) {
+      request.thinking = thinking;
+      // Anthropic counts the thinking in max_tokens: the answer's room comes on top of the budget when the client set no limit.
+      if (format === 'anthropic' && body.max_output_tokens == null) request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
     }
 
     const facts: ResponseFacts = {
