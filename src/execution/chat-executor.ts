@@ -378,6 +378,7 @@ export class ChatExecutor {
       () =>
         attemptSse(ctx, () => http, () => emitted, (event) => {
           const native = nativeEvent(event.data, model);
+          if (native.kind === 'done') return true;
           if (native.kind === 'error') throw new UpstreamFailure(`reported an error mid-stream: ${native.message}`, 'stream', !emitted);
           emitted = true;
           run.writer.chunk(native.json);

@@ -16,7 +16,7 @@ export type JobKind =
   /** A Responses body for an upstream's own `/responses`; its texts (at `paths`) are the request's messages, in order. */
   | { type: 'responses'; body: Record<string, unknown>; paths: readonly TextPath[] };
 
-/** The job kind of every door but the embeddings one. */
+/** The job kind of a chat request: every door's, but for embeddings and native Responses requests. */
 export const CHAT_JOB: JobKind = { type: 'chat' };
 
 /** What a door reads from the HTTP request: the parsed JSON body and the headers. */

@@ -63,6 +63,10 @@ describe('upstream Responses events', () => {
     expect(nativeEvent(delta, 'a-o4')).toEqual({ kind: 'event', json: delta, terminal: false });
   });
 
+  it("read a compatible server's [DONE] line as the end", () => {
+    expect(nativeEvent(' [DONE]', 'm')).toEqual({ kind: 'done' });
+  });
+
   it('turn an upstream error event into a failure, and refuse an event that is not JSON', () => {
     expect(nativeEvent('{"type":"error","code":"server_error","message":"boom","sequence_number":3}', 'm')).toEqual({ kind: 'error', message: 'boom' });
     expect(() => nativeEvent('{"type": oops', 'm')).toThrow(/not JSON/);

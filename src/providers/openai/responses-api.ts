@@ -109,7 +109,9 @@ const TERMINAL_EVENTS = new Set(['response.completed', 'response.incomplete', 'r
 /** What one upstream stream event is to the gateway. */
 export type NativeEvent =
   | { kind: 'event'; json: string; terminal: boolean; usage?: Usage }
-  | { kind: 'error'; message: string };
+  | { kind: 'error'; message: string }
+  /** A `data: [DONE]` line, which some compatible servers add after the terminal event. */
+  | { kind: 'done' };
 
 /**
  * One upstream event, with the response's model named as the client asked
@@ -117,6 +119,7 @@ export type NativeEvent =
  * gateway ends the stream with its own error event instead.
  */
 export function nativeEvent(data: string, model: string): NativeEvent {
+  if (data.trim() === '[DONE]') return { kind: 'done' };
   let event: Json;
   try {
     event = JSON.parse(data) as Json;
