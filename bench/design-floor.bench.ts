@@ -61,7 +61,7 @@ function postUpstream(agent: Agent, upstreamUrl: string, body: string): Promise<
     const out = httpRequest(
       `${upstreamUrl}/chat/completions`,
       { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}`, 'content-length': Buffer.byteLength(body) } },
-      (res) => readBody(res).then(resolve, reject),
+      (res) => void readBody(res).then(resolve, reject),
     );
     out.on('error', reject);
     out.end(body);

@@ -13,7 +13,7 @@ import { GATEWAY_CORE, pin, pinned } from './support/pinning.ts';
  * process: canonical form, tokenizers, the transformer in this thread and
  * through the embedder's worker thread, a bare round trip to a worker thread,
  * the static embedding, and the index search over 10,000 entries (a flat
- * scan against the sign-bit search). Mean µs per call after a warm-up.
+ * scan against the sketch search). Mean µs per call after a warm-up.
  * BENCH_PIN=1 runs it on the gateway's core. Needs the real model with its
  * static table in EMBEDDING_TEST_MODELS.
  */
@@ -101,6 +101,6 @@ console.log('| prompt | canonical form | transformers.js tokenizer | transformer
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 console.log('\nIndex search over 10,000 entries, µs per search\n');
-console.log('| dims | flat scan | sign bits + rerank of 64 (VectorIndex) |');
+console.log('| dims | flat scan | sketch + rerank of 32 (VectorIndex) |');
 console.log('|---|---|---|');
 for (const r of searchRows) console.log(r);

@@ -26,8 +26,8 @@ const sampler = setInterval(() => {
   })();
 }, sampleMs);
 
-let total = 0;
-let failures = 0;
+let total: number;
+let failures: number;
 try {
   const result = await runLoad({
     url: `${stack.gateway.baseUrl}/v1/chat/completions`,

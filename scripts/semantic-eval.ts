@@ -29,8 +29,9 @@ import { MINILM } from '../test/support/tiny-onnx-model.ts';
  * `npm run eval:semantic [-- --set <set>[,<set>...]] [--threshold 0.95] [--limit n] [--json out.json]`
  *
  * Sets: dev, test, holdout2 to holdout7 (first round), classes-dev, classes-holdout, public-dev,
- * public-holdout (second round: the new near-miss classes and the public corpora); `round2` is
- * `classes-holdout,public-holdout`, `round2-dev` is `classes-dev,public-dev`. Each set gets its own
+ * public-holdout (second round: the new near-miss classes and the public corpora), classes-holdout2
+ * (third round: the same classes, written blind); `round2` is `classes-holdout,public-holdout`,
+ * `round2-dev` is `classes-dev,public-dev`, `round3` is `classes-holdout2`. Each set gets its own
  * per-category table and totals.
  *
  * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
@@ -61,7 +62,11 @@ const { values: args } = parseArgs({
 
 const ROOT = resolve(import.meta.dirname, '..');
 type AnySet = SetName | ClassSetName;
-const ALIASES: Readonly<Record<string, readonly AnySet[]>> = { round2: ['classes-holdout', 'public-holdout'], 'round2-dev': ['classes-dev', 'public-dev'] };
+const ALIASES: Readonly<Record<string, readonly AnySet[]>> = {
+  round2: ['classes-holdout', 'public-holdout'],
+  'round2-dev': ['classes-dev', 'public-dev'],
+  round3: ['classes-holdout2'],
+};
 const ALL_SETS: readonly string[] = [...SET_NAMES, ...CLASS_SET_NAMES];
 const sets = (args.set as string).split(',').flatMap((name) => ALIASES[name] ?? [name as AnySet]);
 for (const name of sets) if (!ALL_SETS.includes(name)) fail(`--set must name ${[...ALL_SETS, ...Object.keys(ALIASES)].join(', ')}, not ${name}`);

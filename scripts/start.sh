@@ -16,8 +16,11 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; w
 trap cleanup EXIT INT TERM
 
 NODE=(node --experimental-strip-types)
-# The gateway's processes with the young generation at its full size from the start (docs/decisions/young-generation-size.md).
-GATEWAY_NODE=("${NODE[@]}" --min-semi-space-size=16)
+# The gateway's processes with the young generation at its full size from the start (docs/decisions/young-generation-size.md),
+# without Node's SQLite experimental warning (src/process/quiet-sqlite-warning.ts).
+GATEWAY_NODE=("${NODE[@]}" --min-semi-space-size=16 --import "$ROOT/src/process/quiet-sqlite-warning.ts")
+# Log lines in words in a terminal; LOG_FORMAT=json asks for the JSON lines a log collector reads.
+export LOG_FORMAT="${LOG_FORMAT:-text}"
 PROVIDERS=(provider_a provider_b provider_c)
 
 if [ "${1:-}" = "--demo" ]; then
@@ -57,6 +60,10 @@ if [ "${1:-}" = "--demo" ]; then
 fi
 
 . scripts/embedding-model.sh
+
+# Whether Redis may lose jobs, said once here in words rather than by every process.
+"${GATEWAY_NODE[@]}" scripts/redis-durability.ts || true
+export REDIS_DURABILITY_WARNING=false
 
 for p in "${PROVIDERS[@]}"; do
   "${GATEWAY_NODE[@]}" workers/provider-worker.ts "$p" &

@@ -108,7 +108,7 @@ export function processTree(root: number): Map<number, string> {
   }
   const tree = new Map<number, string>();
   const visit = (pid: number) => {
-    let cmdline = '';
+    let cmdline: string;
     try {
       cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
     } catch {

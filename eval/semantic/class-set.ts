@@ -8,10 +8,11 @@ import type { Label, Pair } from './pair-set.ts';
  * near-miss classes the first-round sets did not have, trivial variants and
  * true rewordings written by hand (`classes-*`), and pairs taken from public
  * paraphrase corpora (`public-*`). Each comes as a tuning part (`-dev`) and a
- * held-out part (`-holdout`) that is run once, to report.
+ * held-out part (`-holdout`) that is run once, to report; `classes-holdout2`
+ * is a second held-out part of the same classes, written blind.
  */
 
-export const CLASS_SET_NAMES = ['classes-dev', 'classes-holdout', 'public-dev', 'public-holdout'] as const;
+export const CLASS_SET_NAMES = ['classes-dev', 'classes-holdout', 'classes-holdout2', 'public-dev', 'public-holdout'] as const;
 export type ClassSetName = (typeof CLASS_SET_NAMES)[number];
 
 /** Every category of these sets and its label. */
@@ -35,7 +36,7 @@ export const CLASS_CATEGORIES: Readonly<Record<string, Label>> = {
 
 const classPairSchema = z
   .object({
-    id: z.string().regex(/^(classes|public)-(dev|holdout)-[a-z_]+-\d{2,3}$/),
+    id: z.string().regex(/^(classes-(dev|holdout2?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
     category: z.string().refine((c) => c in CLASS_CATEGORIES, 'unknown category'),
     label: z.enum(['paraphrase', 'near_miss']),
     a: z.string().min(1),

@@ -7,6 +7,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { ControlBus } from './control-bus.ts';
 import type { EnvFile } from './env-file.ts';
 import { emptyRouting } from '../config/routing-config.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** Options of {@link ConfigReloader}. */
 export interface ConfigReloaderOptions {
@@ -21,19 +22,19 @@ export interface ConfigReloaderOptions {
   /** Redis key prefix. */
   prefix: string;
   logger: Logger;
-  /** `ENV_FILE`, re-read on every reload. Default none. */
+  /** `ENV_FILE`, re-read on every reload. @defaultValue none */
   envFile?: EnvFile;
-  /** The environment settings are validated from. Default `process.env`. */
+  /** The environment settings are validated from. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   /** Why config.yaml failed to load at start, when it did (the store then holds no providers). */
   startupError?: string;
-  /** How long a reload waits for other processes to acknowledge, ms. Default 2000. */
+  /** How long a reload waits for other processes to acknowledge, ms. @defaultValue 2000 */
   ackTimeoutMs?: number;
-  /** Providers whose missing key is worth a warning. Default: every provider of the configuration. */
+  /** Providers whose missing key is worth a warning. @defaultValue every provider of the configuration */
   servedProviders?: readonly string[];
   /**
    * Those of `providers` that no live worker serves (`WorkerPresence.withoutWorkers`),
-   * named in the reload result. Default: not reported (worker processes).
+   * named in the reload result. @defaultValue not reported (worker processes)
    */
   withoutWorkers?: (providers: readonly string[]) => Promise<string[]>;
 }
@@ -81,7 +82,7 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-export function reloadChannel(prefix: string): string {
+function reloadChannel(prefix: string): string {
   return `${prefix}:config:reload`;
 }
 
@@ -202,12 +203,8 @@ export class ConfigReloader {
       this.current = nextSettings;
       this.error = undefined;
       const served = this.options.servedProviders;
-      for (const provider of config.providers) {
-        if (served && !served.includes(provider.name)) continue;
-        if (!this.env[provider.api_key_env]) {
-          logger.warn({ provider: provider.name, env: provider.api_key_env }, 'provider key not set: its models will answer provider_error');
-        }
-      }
+      const checked = served ? config.providers.filter((provider) => served.includes(provider.name)) : config.providers;
+      new ProviderKeys(this.env).warnUnset(checked, logger, 'models');
       logger.info({ source, providers: config.providers.length, models: config.modelIndex.size }, 'configuration reloaded');
       return config;
     } catch (err) {

@@ -5,7 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
  * Only the SHA-256 of a key is ever stored or compared.
  */
 
-export const KEY_PREFIX = 'gw_';
+const KEY_PREFIX = 'gw_';
 
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');

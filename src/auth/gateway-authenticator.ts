@@ -18,11 +18,11 @@ export interface GatewayAuthenticatorOptions {
   /**
    * While the store is unreachable, a known key whose cached lookup is at most
    * this old keeps working, ms. Revocations are still applied: they delete the
-   * entry. Default 300000 (5 minutes); 0 turns it off.
+   * entry. @defaultValue 300000 (5 minutes); 0 turns it off
    */
   staleIfErrorMs?: number;
   logger?: Logger;
-  /** Clock for the cache, ms. Default `Date.now`. */
+  /** Clock for the cache, ms. @defaultValue `Date.now` */
   now?: () => number;
 }
 

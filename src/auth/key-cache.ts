@@ -4,11 +4,11 @@ import type { Principal } from './principal.ts';
 export interface KeyCacheOptions {
   /** How long a found key is trusted without asking the store, ms. */
   ttlMs: number;
-  /** How long an unknown or revoked key is remembered, ms. Default min(5000, ttlMs). */
+  /** How long an unknown or revoked key is remembered, ms. @defaultValue min(5000, ttlMs) */
   negativeTtlMs?: number;
-  /** Most entries kept; the oldest go first. Default 10000. */
+  /** Most entries kept; the oldest go first. @defaultValue 10000 */
   maxEntries?: number;
-  /** Clock, ms. Default `Date.now`. */
+  /** Clock, ms. @defaultValue `Date.now` */
   now?: () => number;
 }
 

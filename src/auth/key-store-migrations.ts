@@ -14,7 +14,7 @@ export interface KeyStoreMigration {
   postgres: string;
 }
 
-export const KEY_STORE_MIGRATIONS: readonly KeyStoreMigration[] = [
+const KEY_STORE_MIGRATIONS: readonly KeyStoreMigration[] = [
   {
     version: 1,
     description: 'api keys (sha-256 only), owner, admin and revoked flags',

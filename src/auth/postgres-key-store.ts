@@ -9,13 +9,13 @@ import { withTransaction } from '../db/pg-transaction.ts';
 export interface PostgresKeyStoreOptions {
   /** `postgres://user:password@host:port/database`. */
   connectionString: string;
-  /** Pool size per process. Default 4: lookups are cached, so few connections suffice. */
+  /** Pool size per process. @defaultValue 4: lookups are cached, so few connections suffice */
   maxConnections?: number;
-  /** Time to open a connection before failing, ms. Default 3000. */
+  /** Time to open a connection before failing, ms. @defaultValue 3000 */
   connectTimeoutMs?: number;
-  /** Longest a query may run, ms. Default 5000. */
+  /** Longest a query may run, ms. @defaultValue 5000 */
   queryTimeoutMs?: number;
-  /** Called with pool errors of idle connections (e.g. the server went away). Default: ignored. */
+  /** Called with pool errors of idle connections (e.g. the server went away). @defaultValue ignored */
   onError?: (err: Error) => void;
 }
 

@@ -10,7 +10,7 @@ import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, 
 export interface SqliteKeyStoreOptions {
   /** Database file (`:memory:` for tests). Its folder is created when missing. */
   path: string;
-  /** How long a writer waits for another process's lock, ms. Default 5000. */
+  /** How long a writer waits for another process's lock, ms. @defaultValue 5000 */
   busyTimeoutMs?: number;
 }
 

@@ -24,7 +24,7 @@ export interface SqlDb {
 }
 
 /** Thrown when the batch schema of the database is newer than this code. */
-export class BatchSchemaError extends Error {
+class BatchSchemaError extends Error {
   constructor(version: number) {
     super(`the batch schema is at version ${version}, newer than this gateway knows (${LATEST_BATCH_SCHEMA_VERSION}); upgrade the gateway`);
     this.name = 'BatchSchemaError';

@@ -17,6 +17,7 @@ import { cacheKeys } from './redis-keys.ts';
 import { RequestCoalescer } from './request-coalescer.ts';
 import { ResponseCache, type VerifyOutcome } from './response-cache.ts';
 import { SemanticCache } from './semantic-cache.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** What {@link createResponseCache} is built from. */
 export interface ResponseCacheDeps {
@@ -43,7 +44,7 @@ export interface ResponseCacheDeps {
 }
 
 /** The embedder the settings ask for (not started). */
-export function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'env'>): Embedder {
+function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'env'>): Embedder {
   const { settings } = deps;
   if (settings.EMBEDDING_BACKEND === 'endpoint') {
     const env = deps.env ?? process.env;
@@ -54,7 +55,7 @@ export function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'confi
       endpoint: () => {
         const provider = deps.config().providerIndex.get(name);
         if (!provider) return { name, baseUrl: '', apiKey: undefined };
-        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: env[provider.api_key_env] };
+        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: new ProviderKeys(env).keyOf(provider) };
       },
     });
   }
@@ -103,6 +104,7 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     semanticEnabled: settings.SEMANTIC_CACHE_ENABLED,
     threshold: settings.SEMANTIC_CACHE_THRESHOLD,
     retrieverThreshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD,
+    maxPromptChars: settings.SEMANTIC_CACHE_MAX_PROMPT_CHARS,
     ...(retriever ? { retriever } : {}),
     scope: settings.CACHE_SCOPE,
     ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),

@@ -5,7 +5,7 @@ import type { CacheKeys } from './redis-keys.ts';
  * What one entry is counted as beyond its key and value, bytes: Redis' own
  * structures for a key with an expiry, plus its place in the sorted set and
  * the hash below. An estimate; the bound is checked against Redis'
- * `used_memory` in `test/e2e/bounded-redis-memory.test.ts`.
+ * `used_memory` in `test/e2e/bounded-redis-memory.e2e.test.ts`.
  */
 export const ENTRY_OVERHEAD_BYTES = 200;
 

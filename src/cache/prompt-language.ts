@@ -34,12 +34,31 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
 /** A letter outside English's alphabet (an accent, another script). */
 const NON_ENGLISH_LETTER = /[^a-z]/;
 
+/** Languages whose list holds each function word: one lookup per word instead of one per language. */
+const LANGUAGES_OF: ReadonlyMap<string, readonly string[]> = (() => {
+  const out = new Map<string, string[]>();
+  for (const [language, list] of Object.entries(FUNCTION_WORDS)) for (const word of list) (out.get(word) ?? out.set(word, []).get(word))?.push(language);
+  return out;
+})();
+
+/** Verdicts of word lists seen recently: the verifier asks again for each candidate of one lookup. */
+const verdicts = new WeakMap<readonly string[], PromptLanguage>();
+
 /** The language of a prompt given its words (any case, any script). */
 export function promptLanguage(words: readonly string[]): PromptLanguage {
+  let verdict = verdicts.get(words);
+  if (verdict === undefined) {
+    verdict = languageOf(words);
+    verdicts.set(words, verdict);
+  }
+  return verdict;
+}
+
+function languageOf(words: readonly string[]): PromptLanguage {
   const lower = words.map((word) => word.toLowerCase()).filter((word) => /^\p{L}+$/u.test(word));
   if (lower.length === 0) return 'other';
-  const counts: Record<string, number> = {};
-  for (const [language, list] of Object.entries(FUNCTION_WORDS)) counts[language] = lower.filter((word) => list.has(word)).length;
+  const counts: Record<string, number> = Object.fromEntries(Object.keys(FUNCTION_WORDS).map((language) => [language, 0]));
+  for (const word of lower) for (const language of LANGUAGES_OF.get(word) ?? []) counts[language] = (counts[language] as number) + 1;
   const english = counts.en as number;
   const other = Math.max(...Object.entries(counts).filter(([language]) => language !== 'en').map(([, n]) => n));
   // An accented name in an English sentence ("Pokémon", "Perú") leaves it English.

@@ -441,12 +441,16 @@ function unshouted(tokens: readonly string[], other: readonly string[]): readonl
  * where people differ).
  */
 function namesInCaseOf(tokens: readonly string[], other: readonly string[]): readonly string[] {
-  const bigrams = new Set<string>();
-  for (let i = 1; i < other.length; i++) bigrams.add(`${other[i - 1]} ${other[i]}`);
+  // Built on the first name met: most prompts have none, and a long one's bigrams are costly.
+  let bigrams: Set<string> | undefined;
   let out: string[] | undefined;
   for (let i = 1; i < tokens.length; i++) {
     const [previous, token] = [tokens[i - 1] as string, tokens[i] as string];
     if (!/^\p{Lu}/u.test(previous) || !foldable(token)) continue;
+    if (!bigrams) {
+      bigrams = new Set<string>();
+      for (let j = 1; j < other.length; j++) bigrams.add(`${other[j - 1]} ${other[j]}`);
+    }
     const folded = token.toLowerCase();
     if (bigrams.has(`${previous} ${folded}`)) (out ??= [...tokens])[i] = folded;
   }
@@ -479,9 +483,10 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadA = a.filter(isPayload).sort();
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
+  // Same verdict either way; the count first because it is cheap and refuses most candidates of long prompts.
+  if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   // The rules below are English; elsewhere case, whitespace and punctuation were all that could differ.
   if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en') return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
-  if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained, replacements } = explain(b, a, { here: next, there: cached });
   if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
   if (!isBlockMove(a, sequence, cached, next) && !adverbMoved(a, sequence, cached, next)) return { ok: false, reason: 'order' };

@@ -70,6 +70,11 @@ if redis.call('HGET', KEYS[1], 'j') == ARGV[1] then
 end
 return -1`;
 
+interface CoalescerScripts {
+  gatewayJoinOrLead(...args: Array<string | number>): Promise<string | null>;
+  gatewayReleaseClaim(...args: string[]): Promise<number>;
+}
+
 /**
  * Coalesces identical concurrent misses, across every API replica: the first
  * request claims a Redis hash (atomically, in a script) naming its job; the
@@ -89,17 +94,22 @@ export class RequestCoalescer {
   constructor(options: RequestCoalescerOptions) {
     this.options = options;
     this.graceMs = options.graceMs ?? 1_000;
+    // Every miss claims and releases: defineCommand sends EVALSHA, and the script's text once per connection.
+    if (!('gatewayJoinOrLead' in options.redis)) options.redis.defineCommand('gatewayJoinOrLead', { numberOfKeys: 1, lua: JOIN_OR_LEAD });
+    if (!('gatewayReleaseClaim' in options.redis)) options.redis.defineCommand('gatewayReleaseClaim', { numberOfKeys: 1, lua: RELEASE });
+  }
+
+  private get scripts(): CoalescerScripts {
+    return this.options.redis as unknown as CoalescerScripts;
   }
 
   async joinOrLead(key: string, provider: ProviderConfig, jobId: string): Promise<CoalesceRole> {
     // The claim outlives the longest wait for a first entry; a slow stream beyond that just stops coalescing.
     const ttlMs = provider.queue_timeout_ms + provider.timeout_ms + this.graceMs;
-    const { redis, prefix, liveness } = this.options;
+    const { prefix, liveness } = this.options;
     // Sent before the claim, on the same connection: whoever finds the claim finds this process's liveness key too.
     liveness?.touch();
-    const leader = (await redis.eval(
-      JOIN_OR_LEAD,
-      1,
+    const leader = await this.scripts.gatewayJoinOrLead(
       this.options.keys.inflight(key),
       jobId,
       ttlMs,
@@ -107,13 +117,13 @@ export class RequestCoalescer {
       liveness?.id ?? '',
       jobReadersKey(prefix, ''),
       ttlMs + (this.options.replyTtlMs ?? 300_000),
-    )) as string | null;
+    );
     return leader ? { role: 'follower', jobId: leader } : { role: 'leader', jobId };
   }
 
   /** Gives up the claim of `jobId`; resolves to the number of followers it had (-1 when it was no longer the claim). */
   async release(key: string, jobId: string): Promise<number> {
-    return Number(await this.options.redis.eval(RELEASE, 1, this.options.keys.inflight(key), jobId));
+    return Number(await this.scripts.gatewayReleaseClaim(this.options.keys.inflight(key), jobId));
   }
 
   /**

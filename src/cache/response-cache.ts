@@ -61,6 +61,12 @@ export interface ResponseCacheOptions {
   retriever?: StaticEmbedder;
   /** Least first-stage similarity of a candidate (`SEMANTIC_CACHE_RETRIEVER_THRESHOLD`). Default 0.7. */
   retrieverThreshold?: number;
+  /**
+   * Longest last user message, in characters, that the semantic cache looks up and stores
+   * (`SEMANTIC_CACHE_MAX_PROMPT_CHARS`); a longer one is cached exactly only.
+   * @defaultValue 8000
+   */
+  maxPromptChars?: number;
   /** Coalesces identical concurrent misses; none when undefined. */
   coalescer?: RequestCoalescer;
   /** Called on every lookup, hit or miss (the `gateway_cache_hits_total` metric). */
@@ -212,7 +218,7 @@ export class ResponseCache {
     const userIndex = lastUserIndex(request);
     const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
     // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
-    const prompt = text === undefined || !semanticOn ? undefined : canonicalPrompt(text);
+    const prompt = text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000) ? undefined : canonicalPrompt(text);
     const exactKey = embeddings ? embeddingsKeyOf(partition, request, embeddings) : exactKeyOf(partition, request);
     const context: LookupContext = { request, mode, exactKey, userIndex };
     if (prompt && this.options.embedder) {
@@ -273,16 +279,19 @@ export class ResponseCache {
     });
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {
-      const candidates = await semantic.fetch(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
+      const candidates = await semantic.fetchTokens(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
       // The most similar candidate whose prompt verifiably asks the same thing answers; the others say why not.
-      for (const [i, candidate] of (candidates ?? []).entries()) {
-        if (!candidate) continue;
+      for (const [i, tokens] of (candidates ?? []).entries()) {
+        if (!tokens) continue;
         const match = result.matches[i] as IndexMatch;
-        const verdict = verifyCandidate(candidate.tokens, prompt.tokens);
+        const verdict = verifyCandidate(tokens, prompt.tokens);
         if (!verdict.ok) {
           this.rejected(verdict.reason, match.similarity);
           continue;
         }
+        const reply = await semantic.fetchReply(match.id).catch((err: Error) => this.lookupFailed('semantic', err));
+        if (!reply) continue;
+        const candidate: SemanticCandidate = { ...reply, tokens };
         const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate, verdict.corrected) : match.similarity);
         if (Number.isNaN(similarity)) break;
         if (similarity < threshold) {

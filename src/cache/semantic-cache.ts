@@ -238,23 +238,33 @@ export class SemanticCache {
   }
 
   /**
-   * The replies and prompt tokens of entries, in one round trip; an entry gone
-   * from Redis is undefined (and leaves the index).
+   * The prompt tokens of entries, in one round trip; an entry gone from Redis
+   * is undefined (and leaves the index). Only the tokens: most candidates are
+   * refused by the verifier, and their replies need not cross the wire.
    */
-  async fetch(ids: readonly string[]): Promise<Array<SemanticCandidate | undefined>> {
+  async fetchTokens(ids: readonly string[]): Promise<Array<string[] | undefined>> {
     const pipeline = this.options.redis.pipeline();
-    for (const id of ids) pipeline.hmgetBuffer(this.options.keys.semanticEntry(id), 'c', 't', 'q', 'f');
+    for (const id of ids) pipeline.hget(this.options.keys.semanticEntry(id), 'q');
     const rows = (await pipeline.exec()) ?? [];
-    return rows.map(([err, row], i) => {
-      const [completion, storedAt, tokens, confirmation] = (err ? [] : row) as Array<Buffer | null>;
-      if (!completion) {
-        this.index.remove(ids[i] as string);
+    return rows.map(([err, tokens], i) => {
+      if (err || typeof tokens !== 'string') {
+        if (!err) this.index.remove(ids[i] as string);
         return undefined;
       }
-      const candidate: SemanticCandidate = { completion: completion.toString(), storedAt: Number(storedAt?.toString()), tokens: tokens ? (JSON.parse(tokens.toString()) as string[]) : [] };
-      if (confirmation && confirmation.byteLength > 0) candidate.confirmation = toVector(confirmation);
-      return candidate;
+      return JSON.parse(tokens) as string[];
     });
+  }
+
+  /** The reply of a verified entry and its second-stage embedding when known; undefined when the entry is gone. */
+  async fetchReply(id: string): Promise<Omit<SemanticCandidate, 'tokens'> | undefined> {
+    const [completion, storedAt, confirmation] = await this.options.redis.hmgetBuffer(this.options.keys.semanticEntry(id), 'c', 't', 'f');
+    if (!completion) {
+      this.index.remove(id);
+      return undefined;
+    }
+    const reply: Omit<SemanticCandidate, 'tokens'> = { completion: completion.toString(), storedAt: Number(storedAt?.toString()) };
+    if (confirmation && confirmation.byteLength > 0) reply.confirmation = toVector(confirmation);
+    return reply;
   }
 
   /** Keeps an entry's second-stage embedding, computed by a lookup, for the next lookups that meet it. */

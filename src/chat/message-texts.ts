@@ -9,7 +9,7 @@ import type { ChatMessage, ChatRequest, ContentPart, TextPart } from './types.ts
  * redacts through this, so a new kind of text in the model has one place to
  * be added.
  */
-export function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) => string): ChatMessage[] {
+function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) => string): ChatMessage[] {
   return messages.map((message): ChatMessage => {
     switch (message.role) {
       case 'system':

@@ -9,9 +9,9 @@ import type { AssistantMessage, CacheControl, ChatMessage, ChatRequest, ContentP
  * dropped; `null` is accepted wherever OpenAI accepts it and means "absent".
  */
 
-export const MAX_MESSAGES = 1000;
-export const MAX_CHOICES = 8;
-export const MAX_STOP_SEQUENCES = 4;
+const MAX_MESSAGES = 1000;
+const MAX_CHOICES = 8;
+const MAX_STOP_SEQUENCES = 4;
 export const MAX_TOOLS = 128;
 export const MAX_METADATA_PAIRS = 16;
 

@@ -78,6 +78,7 @@ import { ReplyRelease } from '../streams/reply-release.ts';
 import { SlotStreamReaders } from '../streams/slot-stream-readers.ts';
 import { StreamReader, type ReplyStreamReader } from '../streams/stream-reader.ts';
 import { CooldownView } from '../routing/cooldown-view.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 import { ModelRouter } from '../routing/model-router.ts';
 import { Lifecycle } from '../process/lifecycle.ts';
 import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
@@ -117,14 +118,14 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
-  warnUnconfiguredProviders(configStore, logger);
+  new ProviderKeys().warnUnset(configStore.current.providers, logger, 'models');
 
   const redis = createRedis(settings, 'command', 'api');
   lifecycle.add({ name: 'redis', close: () => redis.disconnect() });
   redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
   if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
-  await warnIfRedisMayLoseJobs(redis, logger);
+  await warnIfRedisMayLoseJobs(redis, logger, settings.REDIS_DURABILITY_WARNING ? 'warn' : 'debug');
   const queues = new ChatQueues({ connection: redis, prefix: settings.REDIS_KEY_PREFIX });
   lifecycle.add({ name: 'queues', close: () => queues.close() });
   // A cluster's XREAD names keys of one slot only: one reader per slot, each on the slot's master.
@@ -425,10 +426,3 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   };
 }
 
-function warnUnconfiguredProviders(configStore: ConfigStore, logger: Logger): void {
-  for (const provider of configStore.current.providers) {
-    if (!process.env[provider.api_key_env]) {
-      logger.warn({ provider: provider.name, env: provider.api_key_env }, 'provider key not set: its models will answer provider_error');
-    }
-  }
-}

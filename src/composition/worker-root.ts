@@ -21,6 +21,7 @@ import { WorkerHeartbeat } from '../health/worker-heartbeat.ts';
 import { Lifecycle } from '../process/lifecycle.ts';
 import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
 import { CooldownRecorder } from '../routing/cooldown-recorder.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** Most of the grace kept back from active jobs for the last steps of a shutdown, ms. */
 const CLOSE_RESERVE_MS = 1_000;
@@ -58,15 +59,12 @@ export async function createWorkerRoot(
   const lifecycle = new Lifecycle((name, err) => logger.error({ err, part: name }, 'a background part failed'));
   lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
-  for (const name of providers) {
-    if (!configStore.current.providerIndex.has(name)) {
-      throw new Error(`unknown provider '${name}': config.yaml has ${[...configStore.current.providerIndex.keys()].join(', ')}`);
-    }
-    const provider = configStore.current.providerIndex.get(name)!;
-    if (!process.env[provider.api_key_env]) {
-      logger.warn({ provider: name, env: provider.api_key_env }, 'provider key not set: its jobs will answer provider_error');
-    }
-  }
+  const served = providers.map((name) => {
+    const provider = configStore.current.providerIndex.get(name);
+    if (!provider) throw new Error(`unknown provider '${name}': config.yaml has ${[...configStore.current.providerIndex.keys()].join(', ')}`);
+    return provider;
+  });
+  new ProviderKeys().warnUnset(served, logger, 'jobs');
 
   const writer: Redis = createRedis(settings, 'bullmq', 'worker-writer');
   const subscriber: Redis = createRedis(settings, 'subscriber', 'worker-sub');
@@ -181,7 +179,7 @@ export async function createWorkerRoot(
   });
   // The first beat must not be lost to a connection still coming up: /health would call this worker's providers unavailable until the next one.
   await waitForReady(control, 2_000);
-  await warnIfRedisMayLoseJobs(control, logger);
+  await warnIfRedisMayLoseJobs(control, logger, settings.REDIS_DURABILITY_WARNING ? 'warn' : 'debug');
   // Leaves /health first when closing, so no new work is routed here while active jobs finish.
   lifecycle.add({ name: 'heartbeat removal', start: () => heartbeat.start(), close: () => heartbeat.stop(providers) });
 

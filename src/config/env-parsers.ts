@@ -8,18 +8,25 @@ import { z } from 'zod';
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
-export function envBoolean(defaultValue: boolean) {
+/**
+ * A variable that holds one word (trimmed, any case): `defaultValue` when unset or blank, else what `read` makes
+ * of the lowercased word, or a start-up error saying what was `expected` when `read` returns undefined.
+ */
+function wordVariable<T>(defaultValue: T, expected: string, read: (word: string) => T | undefined) {
   return z
     .string()
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value.trim() === '') return defaultValue;
-      const v = value.trim().toLowerCase();
-      if (TRUE.has(v)) return true;
-      if (FALSE.has(v)) return false;
-      ctx.addIssue({ code: 'custom', message: `expected a boolean (true/false), got '${value}'` });
+      const result = read(value.trim().toLowerCase());
+      if (result !== undefined) return result;
+      ctx.addIssue({ code: 'custom', message: `expected ${expected}, got '${value}'` });
       return z.NEVER;
     });
+}
+
+export function envBoolean(defaultValue: boolean) {
+  return wordVariable(defaultValue, 'a boolean (true/false)', (word) => (TRUE.has(word) ? true : FALSE.has(word) ? false : undefined));
 }
 
 /** Bounds of a numeric variable. */
@@ -86,16 +93,7 @@ export function envList() {
 }
 
 export function envEnum<const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]) {
-  return z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value.trim() === '') return defaultValue;
-      const v = value.trim().toLowerCase();
-      if ((values as readonly string[]).includes(v)) return v as T[number];
-      ctx.addIssue({ code: 'custom', message: `expected one of ${values.join(', ')}, got '${value}'` });
-      return z.NEVER;
-    });
+  return wordVariable<T[number]>(defaultValue, `one of ${values.join(', ')}`, (word) => ((values as readonly string[]).includes(word) ? word : undefined));
 }
 
 /** A number that may be left unset (`undefined`), with the same checks as {@link envNumber}. */

@@ -22,47 +22,47 @@ const providerSchema = z.strictObject({
   /**
    * Embedding models served by this provider at `POST /v1/embeddings` (its
    * format's embeddings API: OpenAI `/embeddings`, Gemini `embedContent`).
-   * They are not chat models. Default none.
+   * They are not chat models. @defaultValue none
    */
   embedding_models: z.array(z.string().min(1).max(256)).default([]),
-  /** Share of a model's traffic this entry takes among the entries serving the same model. Default 1. */
+  /** Share of a model's traffic this entry takes among the entries serving the same model. @defaultValue 1 */
   weight: z.int().min(1).max(1_000).default(1),
   /** Wire format; defaults by name for provider_a (openai), provider_b (gemini), provider_c (anthropic). */
   format: z.enum(['openai', 'gemini', 'anthropic']).optional(),
   /** Upstream base URL; default: the provider's public API. */
   base_url: z.url({ protocol: /^https?$/ }).optional(),
-  /** Gateway model id -> upstream model id, for ids that differ upstream. Default: same id. */
+  /** Gateway model id -> upstream model id, for ids that differ upstream. @defaultValue same id */
   upstream_models: z.record(z.string(), z.string().min(1)).optional(),
-  /** Time to the upstream's first byte (whole body when not streamed), ms. Default 60000. */
+  /** Time to the upstream's first byte (whole body when not streamed), ms. @defaultValue 60000 */
   timeout_ms: z.int().min(100).max(600_000).default(60_000),
-  /** Longest silence between two streamed chunks, ms. Default 30000. */
+  /** Longest silence between two streamed chunks, ms. @defaultValue 30000 */
   stream_idle_timeout_ms: z.int().min(100).max(600_000).default(30_000),
-  /** Longest time a job may wait in the queue before a worker starts it, ms. Default 30000. */
+  /** Longest time a job may wait in the queue before a worker starts it, ms. @defaultValue 30000 */
   queue_timeout_ms: z.int().min(100).max(3_600_000).default(30_000),
-  /** Retries of 429, 5xx and connection errors before the first token. Default 2. */
+  /** Retries of 429, 5xx and connection errors before the first token. @defaultValue 2 */
   max_retries: z.int().min(0).max(10).default(2),
-  /** Concurrent jobs per worker process. Default 64. */
+  /** Concurrent jobs per worker process. @defaultValue 64 */
   concurrency: z.int().min(1).max(10_000).default(64),
-  /** Upstream call rate shared by all workers of this provider (BullMQ limiter). Default: none. */
+  /** Upstream call rate shared by all workers of this provider (BullMQ limiter). @defaultValue none */
   rate_limit: z.strictObject({ max: z.int().min(1), duration_ms: z.int().min(10) }).optional(),
-  /** Waiting jobs above which the API answers 503 instead of queuing more. Default 10000. */
+  /** Waiting jobs above which the API answers 503 instead of queuing more. @defaultValue 10000 */
   max_queue_depth: z.int().min(1).default(10_000),
   /**
    * Drop request parameters this provider's format cannot honour (e.g. `seed`
    * for Anthropic) instead of answering 400; the reply names them in
-   * `X-Gateway-Dropped-Params`. Default false.
+   * `X-Gateway-Dropped-Params`. @defaultValue false
    */
   drop_unsupported_params: z.boolean().default(false),
   /**
    * How `POST /v1/responses` reaches this provider: `translate` (through the
    * canonical chat request, any format) or `native` (an OpenAI-format
    * upstream's own `/responses`, forwarded as sent: reasoning items,
-   * encrypted reasoning, its own stored responses). Default translate.
+   * encrypted reasoning, its own stored responses). @defaultValue 'translate'
    */
   responses_api: z.enum(['translate', 'native']).default('translate'),
-  /** Let the semantic cache answer for this provider's models (the exact cache always may). Default true. */
+  /** Let the semantic cache answer for this provider's models (the exact cache always may). @defaultValue true */
   semantic_cache: z.boolean().default(true),
-  /** Per model of this provider: semantic cache on or off, overriding `semantic_cache`. Default: none. */
+  /** Per model of this provider: semantic cache on or off, overriding `semantic_cache`. @defaultValue none */
   semantic_cache_by_model: z.record(z.string(), z.boolean()).optional(),
 });
 
@@ -70,9 +70,9 @@ const configSchema = z.strictObject({
   providers: z.array(providerSchema).min(1),
   /** Fallback models and cooldown of failing deployments (src/config/routing-config.ts). */
   routing: routingSchema.optional(),
-  /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. Default none (cost 0). */
+  /** Model id -> USD per million prompt / completion tokens, for spend and key budgets. @defaultValue none (cost 0) */
   prices: priceTableSchema,
-  /** Other names for configured models: exact names and `*` / `?` patterns -> model id (src/config/model-aliases.ts). Default none. */
+  /** Other names for configured models: exact names and `*` / `?` patterns -> model id (src/config/model-aliases.ts). @defaultValue none */
   model_aliases: modelAliasesSchema,
 });
 

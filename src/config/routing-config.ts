@@ -11,13 +11,13 @@ export const routingSchema = z.strictObject({
   fallbacks: z.record(z.string().min(1), z.array(z.string().min(1)).min(1).max(8)).optional(),
   cooldown: z
     .strictObject({
-      /** How long a deployment stays out after a 429, 401/403 or repeated 5xx/time-outs, seconds. Default 30. */
+      /** How long a deployment stays out after a 429, 401/403 or repeated 5xx/time-outs, seconds. @defaultValue 30 */
       seconds: z.int().min(1).max(3_600).default(30),
-      /** 5xx, time-outs and connection errors within `window_seconds` that put a deployment out. Default 3. */
+      /** 5xx, time-outs and connection errors within `window_seconds` that put a deployment out. @defaultValue 3 */
       failures: z.int().min(1).max(1_000).default(3),
-      /** Window over which `failures` are counted, seconds. Default 60. */
+      /** Window over which `failures` are counted, seconds. @defaultValue 60 */
       window_seconds: z.int().min(1).max(3_600).default(60),
-      /** Longest cooldown an upstream `Retry-After` may ask for, seconds. Default 300. */
+      /** Longest cooldown an upstream `Retry-After` may ask for, seconds. @defaultValue 300 */
       max_seconds: z.int().min(1).max(86_400).default(300),
     })
     .default({ seconds: 30, failures: 3, window_seconds: 60, max_seconds: 300 }),

@@ -46,6 +46,29 @@ const replySchema = z.array(
 );
 
 /**
+ * Findings of one type that only a space separates are one value: spaCy
+ * splits names at an initial ("Vanessa P." and "Hertzog"), and a name
+ * redacted in two pieces gets two placeholders for one person.
+ */
+function joinFragments(list: Candidate[], text: string): Candidate[] {
+  if (list.length < 2) return list;
+  list.sort((a, b) => a.start - b.start);
+  const joined: Candidate[] = [list[0]!];
+  for (let i = 1; i < list.length; i++) {
+    const previous = joined[joined.length - 1]!;
+    const next = list[i]!;
+    if (next.entity === previous.entity && next.start === previous.end + 1 && text[previous.end] === ' ') {
+      previous.end = next.end;
+      previous.key = `${previous.key} ${next.key}`;
+      previous.score = Math.max(previous.score, next.score);
+    } else {
+      joined.push(next);
+    }
+  }
+  return joined;
+}
+
+/**
  * Texts are sent as one document, joined by blank lines, so a request of
  * twenty messages costs one round trip; an entity that would straddle two
  * texts is dropped (a language model does not join paragraphs this far apart).
@@ -58,6 +81,8 @@ const JSON_START = /^\s*[[{]/;
 /** A JSON string literal, and the colon after it when it is a key. */
 const JSON_STRING = /"((?:[^"\\\n]|\\.)*)"(\s*:)?/g;
 const BARE_NUMBER = /^\d{9,}$/;
+/** A placeholder of an earlier turn (`<LOCATION_1>`): text, which the medium pipeline reads as a place. */
+const IN_PLACEHOLDER = /^[A-Z_]+_\d+$/;
 const NAME_TYPES = new Set(['PERSON', 'ORGANIZATION', 'LOCATION', 'NRP']);
 const ACRONYM = /^(?:\p{Lu}{1,4}|iban|atm)$/u;
 
@@ -138,6 +163,7 @@ export class AnalyzerClient {
       if (lead + trail >= value.length) continue;
       // spaCy reads a long bare number as a date ("order number 4155552671"): no date is nine digits or more.
       if (r.entity_type === 'DATE_TIME' && BARE_NUMBER.test(value.trim())) continue;
+      if (text[localStart - 1] === '<' && text[localEnd] === '>' && IN_PLACEHOLDER.test(value)) continue;
       // A short word in capitals is an acronym (ATM, ASAP, IBAN) far more often than a name or a company.
       if (NAME_TYPES.has(r.entity_type) && ACRONYM.test(value.trim())) continue;
       out[segment.index]!.push({
@@ -149,7 +175,7 @@ export class AnalyzerClient {
         recognizer: 'analyzer',
       });
     }
-    return out;
+    return out.map((list, i) => joinFragments(list, texts[i]!));
   }
 
   private async call(text: string, threshold: number): Promise<z.infer<typeof replySchema>> {

@@ -53,9 +53,7 @@ export const ANALYZER_ONLY_ENTITIES = ['NRP', 'DATE_TIME'] as const satisfies re
 export type RecognizedEntityType = Exclude<EntityType, (typeof ANALYZER_ONLY_ENTITIES)[number]>;
 
 /** What the gateway does with findings at or above the threshold (docs/dlp.md). */
-export const DLP_ACTIONS = ['redact', 'block', 'log'] as const;
-
-export type DlpAction = (typeof DLP_ACTIONS)[number];
+export type DlpAction = 'redact' | 'block' | 'log';
 
 export function isEntityType(value: string): value is EntityType {
   return (ENTITY_TYPES as readonly string[]).includes(value);

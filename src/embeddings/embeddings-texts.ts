@@ -20,7 +20,11 @@ export function embeddingsAsChat(request: EmbeddingsRequest): ChatRequest {
 
 /** The embeddings job of a request the pipeline carried (screened: its texts as DLP left them). */
 export function embeddingsOfChat(request: ChatRequest, shape: EmbeddingsShape): EmbeddingsRequest {
-  const job: EmbeddingsRequest = { model: request.model, input: request.messages.map((m) => m.content as string), encoding_format: shape.encoding_format };
+  const job: EmbeddingsRequest = {
+    model: request.model,
+    input: request.messages.map((m) => m.content as string),
+    encoding_format: shape.encoding_format,
+  };
   if (shape.dimensions !== undefined) job.dimensions = shape.dimensions;
   return job;
 }

@@ -3,7 +3,7 @@ import { describeIssues } from '../chat/request-schema.ts';
 import { InvalidRequestError } from '../errors/catalog.ts';
 
 /** Most inputs in one `POST /v1/embeddings` (OpenAI's limit). */
-export const MAX_EMBEDDING_INPUTS = 2048;
+const MAX_EMBEDDING_INPUTS = 2048;
 
 /**
  * `POST /v1/embeddings` bodies: OpenAI's shape. Token-id inputs (arrays of

@@ -68,7 +68,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorCode, { status: number; type: Err
   internal_error: { status: 500, type: 'api_error' },
 };
 
-export function isErrorCode(value: unknown): value is ErrorCode {
+function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_TABLE, value);
 }
 

@@ -23,6 +23,7 @@ import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
 import { proxySettingsFrom } from './upstream-proxy.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** Options of {@link ChatExecutor}. */
 export interface ChatExecutorOptions {
@@ -34,18 +35,18 @@ export interface ChatExecutorOptions {
   streamTtlSeconds: number;
   /** The current configuration (re-read per job, so reloads apply). */
   config: () => GatewayConfig;
-  /** Where provider keys are read. Default `process.env`. */
+  /** Where provider keys are read. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   logger: Logger;
-  /** Sends upstream HTTP requests. Default: a keep-alive node:http(s) client ({@link createUpstreamClient}). */
+  /** Sends upstream HTTP requests. @defaultValue a keep-alive node:http(s) client ({@link createUpstreamClient}) */
   send?: UpstreamSend;
-  /** First retry delay, ms; doubles per attempt, with jitter. Default 250. */
+  /** First retry delay, ms; doubles per attempt, with jitter. @defaultValue 250 */
   backoffBaseMs?: number;
-  /** Longest retry delay, ms. Default 5000. */
+  /** Longest retry delay, ms. @defaultValue 5000 */
   backoffMaxMs?: number;
   /** Called once per finished job (metrics). */
   onFinished?: (outcome: JobOutcome) => void;
-  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). Default none. */
+  /** Counts upstream attempts and retries (gateway_upstream_attempts_total, gateway_upstream_retries_total). @defaultValue none */
   /**
    * Spans of each job (`chat job`, under the API's `queue publish` when the job
    * carries a trace context), its queue wait and every upstream attempt.
@@ -90,6 +91,7 @@ export interface JobOutcome {
 export class ChatExecutor {
   private readonly inflight = new Map<string, AbortController>();
   private readonly env: NodeJS.ProcessEnv;
+  private readonly keys: ProviderKeys;
   private readonly send: UpstreamSend;
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
@@ -99,6 +101,7 @@ export class ChatExecutor {
   constructor(options: ChatExecutorOptions) {
     this.options = options;
     this.env = options.env ?? process.env;
+    this.keys = new ProviderKeys(this.env);
     const proxy = proxySettingsFrom(this.env);
     this.send = options.send ?? createUpstreamClient(proxy ? { proxy } : {}).send;
     this.backoffBaseMs = options.backoffBaseMs ?? 250;
@@ -193,10 +196,7 @@ export class ChatExecutor {
       }
       const provider = this.options.config().providerIndex.get(job.provider);
       if (!provider) throw new ProviderError(`Provider '${job.provider}' is no longer configured.`);
-      const apiKey = this.env[provider.api_key_env];
-      if (!apiKey) {
-        throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
-      }
+      const apiKey = this.keys.require(provider);
       const adapter = adapterFor(provider.format);
       const cancelChecked = overlapCancelCheck ? this.abortIfMarked(job, controller) : Promise.resolve();
       const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome, span };
@@ -238,14 +238,7 @@ export class ChatExecutor {
   }
 
   /** Every provider key of the current configuration that is set here: what upstream text is scrubbed of. */
-  private readonly upstreamSecrets = (): string[] => {
-    const secrets: string[] = [];
-    for (const provider of this.options.config().providers) {
-      const key = this.env[provider.api_key_env];
-      if (key) secrets.push(key);
-    }
-    return secrets;
-  };
+  private readonly upstreamSecrets = (): string[] => this.keys.keysOf(this.options.config().providers);
 
   /** A bug, not an upstream failure; its message and stack still pass the scrubber, since either may quote what an upstream sent. */
   private logUnexpected(err: unknown, jobId: string): void {

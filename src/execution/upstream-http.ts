@@ -17,9 +17,9 @@ export type UpstreamSend = (req: UpstreamHttpRequest, signal: AbortSignal) => Pr
 
 /** Options of {@link createUpstreamClient}. */
 export interface UpstreamClientOptions {
-  /** Sockets per upstream host. Default 256. */
+  /** Sockets per upstream host. @defaultValue 256 */
   maxSockets?: number;
-  /** Idle keep-alive sockets kept per host. Default 64. */
+  /** Idle keep-alive sockets kept per host. @defaultValue 64 */
   maxFreeSockets?: number;
   /**
    * Outbound proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`; see {@link proxySettingsFrom}).

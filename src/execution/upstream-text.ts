@@ -10,7 +10,7 @@
  */
 
 /** What a removed secret or credential is replaced with. */
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Longest upstream text shown to a client, in characters. */
 export const MAX_UPSTREAM_TEXT = 300;

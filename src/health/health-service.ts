@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { KeyStore } from '../auth/key-store.ts';
 import type { GatewayConfig } from '../config/gateway-config.ts';
 import { countLiveWorkers } from './worker-heartbeat.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 export type ConnectionState = 'connected' | 'disconnected';
 /** Whether jobs can be added to the providers' queues. */
@@ -70,11 +71,11 @@ export interface HealthServiceOptions {
   /** Waiting jobs from which a provider with live workers is `degraded`; 0 turns it off (`HEALTH_QUEUE_BACKLOG`). */
   backlogThreshold: number;
   version: string;
-  /** Where provider keys are looked up. Default `process.env`. */
+  /** Where provider keys are looked up. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   /** Ms of cooldown left per provider in cooldown (this process's view); none: no provider is ever in cooldown. */
   cooldowns?: () => ReadonlyMap<string, number>;
-  /** Longest a single check may take before it counts as failed, ms. Default 1500. */
+  /** Longest a single check may take before it counts as failed, ms. @defaultValue 1500 */
   checkTimeoutMs?: number;
 }
 
@@ -93,11 +94,11 @@ export interface HealthServiceOptions {
  */
 export class HealthService {
   private readonly options: HealthServiceOptions;
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly keys: ProviderKeys;
 
   constructor(options: HealthServiceOptions) {
     this.options = options;
-    this.env = options.env ?? process.env;
+    this.keys = new ProviderKeys(options.env);
   }
 
   private withTimeout<T>(work: Promise<T>): Promise<T> {
@@ -140,7 +141,7 @@ export class HealthService {
     const details: Record<string, ProviderDetail> = {};
     const cooling = this.options.cooldowns?.() ?? new Map<string, number>();
     config.providers.forEach((provider, i) => {
-      const keyConfigured = Boolean(this.env[provider.api_key_env]);
+      const keyConfigured = this.keys.has(provider);
       const liveWorkers = workers.get(provider.name) ?? 0;
       const waitingJobs = waiting[i] ?? null;
       const backlog = this.options.backlogThreshold > 0 && waitingJobs !== null && waitingJobs >= this.options.backlogThreshold;

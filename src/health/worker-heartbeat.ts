@@ -47,7 +47,7 @@ export interface WorkerHeartbeatOptions {
   providers: () => readonly string[];
   /** Beat period, ms (`WORKER_HEARTBEAT_MS`). */
   intervalMs: number;
-  /** How long a beat counts, ms. Default 3 x intervalMs. */
+  /** How long a beat counts, ms. @defaultValue 3 x intervalMs */
   ttlMs?: number;
   logger?: Logger;
 }

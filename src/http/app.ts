@@ -18,7 +18,7 @@ export interface AppOptions {
   authenticator: KeyAuthenticator;
   /** Paths served without a key. */
   publicPaths: readonly string[];
-  /** Throttle of failed authentications per client address. Default none (wrong keys are never throttled). */
+  /** Throttle of failed authentications per client address. @defaultValue none (wrong keys are never throttled) */
   failedAuth?: FailedAuthOptions;
   maxBodyBytes: number;
   /** Routers mounted after authentication and body parsing, in order, once the rate-limit decision is in. */
@@ -28,12 +28,12 @@ export interface AppOptions {
    * {@link directListener}), and mounted in the app ahead of `routers` for
    * other spellings of their URL. They run before the rate-limit decision is awaited, so their
    * own first Redis read can overlap it: they must await `settleRateLimit`
-   * before answering or doing anything with an effect. Default none.
+   * before answering or doing anything with an effect. @defaultValue none
    */
   directRoutes?: readonly DirectRoute[];
   /** Middleware run right after the request id, before authentication, so they see every request, 401s included (request log, metrics). */
   observers?: readonly RequestHandler[];
-  /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). Default none. */
+  /** Middleware run after authentication and before body parsing, in order (configuration guard, rate limit). @defaultValue none */
   guards?: readonly RequestHandler[];
   /**
    * Doors whose protocol answers the errors of their path and the paths below

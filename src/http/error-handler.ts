@@ -66,7 +66,7 @@ export function bodyReadError(err: unknown, maxBodyBytes: number): GatewayError 
 }
 
 /** ioredis errors when the connection is down or a command timed out. */
-export function isRedisUnavailable(err: unknown): boolean {
+function isRedisUnavailable(err: unknown): boolean {
   const message = (err as Error)?.message ?? '';
   return (
     (err as Error)?.name === 'MaxRetriesPerRequestError' ||
@@ -82,7 +82,7 @@ export function isRedisUnavailable(err: unknown): boolean {
  * (inside MULTI: `EXECABORT` with the OOM among its previous errors): a full
  * store, not a bug, so 503 rather than 500.
  */
-export function isRedisFull(err: unknown): boolean {
+function isRedisFull(err: unknown): boolean {
   const e = err as { message?: string; previousErrors?: Array<{ message?: string }> } | undefined;
   const oom = (message: string | undefined) => message?.startsWith('OOM ') === true;
   return oom(e?.message) || (e?.previousErrors ?? []).some((previous) => oom(previous.message));

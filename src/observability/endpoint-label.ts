@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 
 /** Label of requests that matched no known route (404s, probes of random paths). */
-export const UNMATCHED_ENDPOINT = 'unmatched';
+const UNMATCHED_ENDPOINT = 'unmatched';
 
 /**
  * Turns a request into a bounded `endpoint` label: the route pattern

@@ -53,7 +53,7 @@ export interface TokenDetails {
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60, 120];
 
 /** Buckets of the queue wait and time-to-first-token histograms, in seconds. */
-export const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60];
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5, 10, 30, 60];
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
@@ -69,7 +69,7 @@ export interface DlpFindingCount {
 
 /** Options of {@link GatewayMetrics}. */
 export interface GatewayMetricsOptions extends ScrapeGaugeOptions {
-  /** Collect prom-client's process and Node.js defaults. Default true. */
+  /** Collect prom-client's process and Node.js defaults. @defaultValue true */
   collectDefaults?: boolean;
   /** Ms of cooldown left per watched provider (0: in service), read at scrape time from this process's view. */
   cooldowns?: () => ReadonlyMap<string, number>;

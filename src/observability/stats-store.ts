@@ -79,7 +79,7 @@ export interface StatsStoreOptions {
   redis: Redis;
   /** REDIS_KEY_PREFIX. */
   prefix: string;
-  /** Entries of `rate_limit_stats.top_users`. Default 10. */
+  /** Entries of `rate_limit_stats.top_users`. @defaultValue 10 */
   topUsers?: number;
   /** Cache counters; zeros without it (no cache configured). */
   cache?: CacheStatsSource;
@@ -152,7 +152,7 @@ export class StatsStore {
   /**
    * The statistics record; `providers` (from config.yaml) always appear, with
    * zeros before their first request. `topUsers` says whose entries of
-   * `rate_limit_stats.top_users` are included. Default: all.
+   * `rate_limit_stats.top_users` are included. @defaultValue all
    */
   async read(providers: readonly string[], topUsers: TopUsersView = { all: true }): Promise<StatsRecord> {
     await this.counters.flush();

@@ -60,7 +60,7 @@ const MERGE_SEPARATOR = '\n\n';
 const DATA_URL = /^data:(image\/[a-z]+);base64,(.*)$/s;
 
 /** Parses an image URL the request schema accepted (`data:image/...;base64,` or `https:`). */
-export function imageSourceOf(url: string): ImageSource {
+function imageSourceOf(url: string): ImageSource {
   const match = DATA_URL.exec(url);
   if (match) return { type: 'base64', mediaType: match[1] as string, data: (match[2] as string).replace(/\s+/g, '') };
   return { type: 'url', url };

@@ -79,7 +79,7 @@ export interface StreamDecoder {
 
 export interface ProviderAdapter {
   readonly format: WireFormat;
-  /** Default base URL: the provider's public API. */
+  /** @defaultValue base URL: the provider's public API */
   readonly defaultBaseUrl: string;
   /**
    * False when the upstream cannot return several choices in one call; the

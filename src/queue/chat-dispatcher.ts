@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
 import { servesEmbeddings } from '../embeddings/embeddings-wire.ts';
-import { InvalidRequestError, ModelNotFoundError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
+import { InvalidRequestError, ModelNotFoundError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
 import { isInert } from '../providers/inert-params.ts';
@@ -17,6 +17,7 @@ import type { Admission } from '../ratelimit/admission.ts';
 import type { ChatQueues } from './chat-queues.ts';
 import type { ChatJobData } from './job-contract.ts';
 import type { QueuePlace, QueuePlaces } from './queue-places.ts';
+import { ProviderKeys } from '../providers/provider-keys.ts';
 
 /** A follower is one of the readers its leader counted. */
 const FOLLOWER = (): Promise<number> => Promise.resolve(-1);
@@ -33,9 +34,9 @@ export interface ChatDispatcherOptions {
   /** Command connection (cancel marks). */
   redis: Redis;
   prefix: string;
-  /** Where provider keys are looked up to tell an unconfigured provider. Default `process.env`. */
+  /** Where provider keys are looked up to tell an unconfigured provider. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
-  /** Extra wait beyond the worker's own deadlines, so its error arrives first. Default 1000 ms. */
+  /** Extra wait beyond the worker's own deadlines, so its error arrives first. @defaultValue 1000 ms */
   graceMs?: number;
   /**
    * This process as the reader of its jobs' replies: its id goes with every
@@ -84,7 +85,7 @@ export interface DispatchContext {
    * @defaultValue false
    */
   detached?: boolean;
-  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). Default none. */
+  /** W3C trace context the job carries to the worker (job-contract.ts `trace`). @defaultValue none */
   trace?: ChatJobData['trace'];
   /**
    * How many other requests read this job's reply through this one (a
@@ -95,7 +96,7 @@ export interface DispatchContext {
   otherReaders?: () => Promise<number | undefined>;
   /** An asynchronous job's Redis record, which its worker marks `in_progress` ({@link ChatJobData.record}). */
   record?: { key: string; ttlSeconds: number };
-  /** An embeddings job's request ({@link ChatJobData.embeddings}). Default none: a chat job. */
+  /** An embeddings job's request ({@link ChatJobData.embeddings}). @defaultValue none: a chat job */
   embeddings?: ChatJobData['embeddings'];
   /** A native Responses job's body ({@link ChatJobData.responses}). Default none: a chat job. */
   responses?: ChatJobData['responses'];
@@ -139,7 +140,7 @@ export interface Dispatch {
  * stream_idle_timeout_ms (+ grace).
  */
 export class ChatDispatcher {
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly keys: ProviderKeys;
   private readonly graceMs: number;
   /**
    * Redis Cluster hash tag of this process's job ids (`{tag}<uuid>`): its
@@ -152,7 +153,7 @@ export class ChatDispatcher {
 
   constructor(options: ChatDispatcherOptions) {
     this.options = options;
-    this.env = options.env ?? process.env;
+    this.keys = new ProviderKeys(options.env);
     this.graceMs = options.graceMs ?? 1_000;
   }
 
@@ -172,9 +173,7 @@ export class ChatDispatcher {
   route(request: ChatRequest, deployment?: ProviderConfig): RoutedRequest {
     const provider = deployment ?? this.options.config().modelIndex.get(request.model);
     if (!provider) throw new ModelNotFoundError(request.model);
-    if (!this.env[provider.api_key_env]) {
-      throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
-    }
+    this.keys.require(provider);
     const adapter = adapterFor(provider.format);
     const unsupportedAll = adapter.unsupportedParams(request);
     // Inert ones go quietly whatever the provider's setting; the others need drop_unsupported_params.
@@ -213,7 +212,7 @@ export class ChatDispatcher {
       throw new ModelNotFoundError(model);
     }
     if (!servesEmbeddings(provider.format)) throw new InvalidRequestError(`'${model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
-    if (!this.env[provider.api_key_env]) throw new ProviderError(`${provider.name} is unavailable: its API key (${provider.api_key_env}) is not configured.`);
+    this.keys.require(provider);
     return provider;
   }
 

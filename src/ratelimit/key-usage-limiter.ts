@@ -115,7 +115,7 @@ export interface KeyUsageLimiterOptions {
   redis: Redis;
   /** Redis key prefix of the gateway. */
   prefix: string;
-  /** Clock in ms instead of Redis' `TIME`, for tests. Default: Redis time. */
+  /** Clock in ms instead of Redis' `TIME`, for tests. @defaultValue Redis time */
   now?: () => number;
 }
 

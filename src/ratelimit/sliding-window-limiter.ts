@@ -62,7 +62,7 @@ export interface SlidingWindowLimiterOptions {
   prefix: string;
   /**
    * Clock in ms instead of Redis's `TIME`. Only for tests that need exact
-   * timing; replicas with different clocks would disagree. Default: Redis time.
+   * timing; replicas with different clocks would disagree. @defaultValue Redis time
    */
   now?: () => number;
   /**
@@ -117,7 +117,7 @@ export class SlidingWindowLimiter {
    * `statsLabel` (the masked key) feeds the per-key request counts of /stats;
    * empty to leave the statistics alone. `options.sendNow` sends the script at
    * once instead of with the rest of the turn's writes (write coalescing), so
-   * the caller's remaining work overlaps the round trip. Default false.
+   * the caller's remaining work overlaps the round trip. @defaultValue false
    */
   async consume(subject: string, rule: RateLimitRule, statsLabel = '', options: { sendNow?: boolean } = {}): Promise<RateLimitDecision> {
     const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;

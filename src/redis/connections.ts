@@ -74,7 +74,7 @@ function sentinelAddress(entry: string): { host: string; port: number } {
  * and REDIS_DB. A bad URL stops the process with a message that never shows
  * its password.
  */
-export function redisTarget(settings: Settings): Pick<RedisOptions, 'host' | 'port' | 'db' | 'username' | 'password' | 'tls'> {
+function redisTarget(settings: Settings): Pick<RedisOptions, 'host' | 'port' | 'db' | 'username' | 'password' | 'tls'> {
   if (!settings.REDIS_URL) {
     return { host: settings.REDIS_HOST, port: settings.REDIS_PORT, db: settings.REDIS_DB, ...(settings.REDIS_PASSWORD ? { password: settings.REDIS_PASSWORD } : {}) };
   }
@@ -109,7 +109,7 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
     try {
       tls[field as 'ca' | 'cert' | 'key'] = readFileSync(path);
     } catch (err) {
-      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
     }
   }
   return tls;

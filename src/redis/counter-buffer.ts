@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 /** Options of {@link CounterBuffer}. */
 export interface CounterBufferOptions {
   redis: Redis;
-  /** How often buffered increments are written, ms. Default 200. */
+  /** How often buffered increments are written, ms. @defaultValue 200 */
   flushMs?: number;
   /** Called when a flush fails (Redis down); those increments are lost, never the request. */
   onError?: (err: Error) => void;

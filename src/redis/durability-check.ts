@@ -7,7 +7,7 @@ export type RedisDurability =
   | { readable: false; reason: string };
 
 /** Prefix of every warning, one log line per problem. */
-export const DURABILITY_WARNING = 'Redis may lose jobs';
+const DURABILITY_WARNING = 'Redis may lose jobs';
 
 /**
  * Reads the settings that decide whether queued jobs and asynchronous job
@@ -55,14 +55,16 @@ export function durabilityProblems(durability: RedisDurability): string[] {
 }
 
 /**
- * Logs one warning per durability problem of the Redis behind `redis`, once:
+ * Logs one line per durability problem of the Redis behind `redis`, once:
  * now if the connection is ready, else when it first is. Resolves when the
- * check has run or been scheduled; never throws.
+ * check has run or been scheduled; never throws. A warning, unless `level` is
+ * `debug` (REDIS_DURABILITY_WARNING=false: scripts/start.sh has said it once for
+ * all its processes).
  */
-export async function warnIfRedisMayLoseJobs(redis: Redis, logger: Logger): Promise<void> {
+export async function warnIfRedisMayLoseJobs(redis: Redis, logger: Logger, level: 'warn' | 'debug' = 'warn'): Promise<void> {
   const check = async () => {
     const durability = await readRedisDurability(redis);
-    for (const problem of durabilityProblems(durability)) logger.warn({ redis: durability }, problem);
+    for (const problem of durabilityProblems(durability)) logger[level]({ redis: durability }, problem);
   };
   if (redis.status === 'ready') await check();
   else redis.once('ready', () => void check());

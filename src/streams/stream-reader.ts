@@ -7,19 +7,19 @@ import { isTerminal, parseEntry, type StreamEntry } from './protocol.ts';
 export interface StreamReaderOptions {
   /** Makes a new connection; the reader opens one for its blocking reads (and one to wake it when `waker` is not given). */
   connect: () => Redis;
-  /** Connection that sends `CLIENT UNBLOCK` when a read starts while the shared XREAD is blocked. Default: one opened with `connect`. */
+  /** Connection that sends `CLIENT UNBLOCK` when a read starts while the shared XREAD is blocked. @defaultValue one opened with `connect` */
   waker?: Redis;
-  /** Longest single XREAD BLOCK, ms. Default 2000. */
+  /** Longest single XREAD BLOCK, ms. @defaultValue 2000 */
   blockSliceMs?: number;
   /**
    * Longest single XREAD BLOCK when the server refuses `CLIENT ID` or
    * `CLIENT UNBLOCK` (ACLs, renamed commands), ms: a read that starts while
-   * the XREAD blocks then waits up to this long to be included. Default 5.
+   * the XREAD blocks then waits up to this long to be included. @defaultValue 5
    */
   fallbackSliceMs?: number;
-  /** How long the blocking connection may take to become ready before a read fails with 503, ms. Default 2000. */
+  /** How long the blocking connection may take to become ready before a read fails with 503, ms. @defaultValue 2000 */
   connectTimeoutMs?: number;
-  /** Entries fetched per stream and XREAD. Default 256. */
+  /** Entries fetched per stream and XREAD. @defaultValue 256 */
   count?: number;
 }
 

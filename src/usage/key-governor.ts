@@ -21,7 +21,7 @@ export interface KeyGovernorOptions {
    * @defaultValue 256
    */
   defaultCompletionEstimate?: number;
-  /** Clock for budget periods. Default `Date.now`. */
+  /** Clock for budget periods. @defaultValue `Date.now` */
   now?: () => number;
 }
 

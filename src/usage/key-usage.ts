@@ -68,7 +68,7 @@ export function utcDay(at: Date): string {
 type UsageSum = Omit<KeyUsageRow, 'keyId' | 'day' | 'model'>;
 
 /** The usage record of the admin API and the CLI (USD, snake_case). */
-export function usageJson(row: UsageSum) {
+function usageJson(row: UsageSum) {
   return {
     requests: row.requests,
     prompt_tokens: row.promptTokens,

@@ -12,7 +12,7 @@ import { NANO_PER_USD } from './key-usage.ts';
  * before token types); a type without its own price is billed at the price
  * it falls back to, so an old table bills exactly as it did.
  */
-export const modelPriceSchema = z.strictObject({
+const modelPriceSchema = z.strictObject({
   /** USD per 1,000,000 prompt tokens. */
   input_per_million: z.number().min(0).max(1_000_000),
   /** USD per 1,000,000 completion tokens. */

@@ -8,6 +8,7 @@ import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Configuration reload through running processes: two API replicas and a
@@ -36,7 +37,7 @@ function writeConfig(doc: unknown): void {
 
 async function call(baseUrl: string, path: string, key: string | null, init: RequestInit = {}) {
   const res = await fetch(`${baseUrl}${path}`, { ...init, headers: key ? { 'x-api-key': key } : {} });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Untyped };
 }
 
 const reload = (baseUrl: string, key: string | null = ADMIN) => call(baseUrl, '/admin/reload-config', key, { method: 'POST' });

@@ -8,6 +8,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The `gateway keys` CLI and the `/admin/keys` API on one key store, SQLite
@@ -34,7 +35,7 @@ describe.each([{ store: 'sqlite' }, { store: 'postgres' }])('keys CLI and admin 
 
   const api = async (method: string, path: string, body?: unknown, key = ADMIN) => {
     const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as Untyped };
   };
   const cli = async (...args: string[]) => {
     const run = await runGatewayCli(['keys', ...args], env);
@@ -114,7 +115,7 @@ describe.each([{ store: 'sqlite' }, { store: 'postgres' }])('keys CLI and admin 
     const reply = await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'four words right here' }] });
     expect(reply.usage).toMatchObject({ prompt_tokens: 4, completion_tokens: 3 });
     // 4 x 2.5 + 3 x 10 USD per million tokens = 40 micro-USD.
-    let usage: any;
+    let usage: Untyped;
     await waitFor(async () => (usage = (await api('GET', `/admin/keys/${id}/usage`)).body).total?.requests === 1, 5_000, 'usage in the key store');
     expect(usage.total).toEqual({ requests: 1, prompt_tokens: 4, completion_tokens: 3, cached_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 0.00004 });
     const fromCli = await cli('usage', id, '--json');

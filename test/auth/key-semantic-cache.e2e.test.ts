@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * A key's `semantic_cache: false` through the running gateway (endpoint
@@ -17,7 +18,7 @@ const redis = testRedis();
 let upstream: FakeUpstream;
 let gateway: Gateway;
 
-async function api(method: string, path: string, body?: unknown): Promise<any> {
+async function api(method: string, path: string, body?: unknown): Promise<Untyped> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   return res.json();
 }

@@ -8,6 +8,7 @@ import { createKeyWithCli, runGatewayCli } from '../support/gateway-cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Issued keys through the running gateway: keys made with the `gateway` CLI
@@ -24,7 +25,7 @@ function client(baseUrl: string, apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0 });
 }
 
-async function status(baseUrl: string, path: string, key: string | undefined, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+async function status(baseUrl: string, path: string, key: string | undefined, init: RequestInit = {}): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${baseUrl}${path}`, { ...init, headers: key ? { 'X-API-Key': key } : {} });
   return { status: res.status, body: await res.json() };
 }

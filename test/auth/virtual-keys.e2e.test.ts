@@ -8,6 +8,7 @@ import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Virtual keys through two real API processes, one worker, a loopback
@@ -30,7 +31,7 @@ let gateway: Gateway;
 let replica: ApiReplica;
 let bases: string[];
 
-async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${bases[0]}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   return { status: res.status, body: await res.json() };
 }
@@ -151,7 +152,7 @@ describe('virtual keys across two API replicas', () => {
     expect(Number(rateErr.headers?.get('retry-after'))).toBeGreaterThan(0);
 
     // 8 calls of 7 USD, in the database within a flush interval.
-    let usage: any;
+    let usage: Untyped;
     await waitFor(
       async () => {
         usage = (await admin('GET', `/admin/keys/${id}/usage`)).body;
@@ -165,12 +166,12 @@ describe('virtual keys across two API replicas', () => {
     expect(usage.by_model['a-4o']).toEqual(usage.total);
     expect(usage.by_day).toHaveLength(1);
 
-    const stats = await fetch(`${bases[1]}/stats`, { headers: { 'x-api-key': ADMIN } }).then((r) => r.json() as Promise<any>);
+    const stats = await fetch(`${bases[1]}/stats`, { headers: { 'x-api-key': ADMIN } }).then((r) => r.json() as Promise<Untyped>);
     const entry = stats.key_spend.keys.find((k: { id: string }) => k.id === id);
     expect(entry).toMatchObject({ owner: 'team-e2e', team: 'search', user: 'u-42', requests: 8, cost_usd: 56, cost_today_usd: 56 });
     expect(stats.key_spend.total_cost_usd).toBeGreaterThanOrEqual(56);
     // A client key sees its own spend only.
-    const own = await fetch(`${bases[0]}/stats`, { headers: { 'x-api-key': key } }).then((r) => r.json() as Promise<any>);
+    const own = await fetch(`${bases[0]}/stats`, { headers: { 'x-api-key': key } }).then((r) => r.json() as Promise<Untyped>);
     expect(own.key_spend.keys.map((k: { id: string }) => k.id)).toEqual([id]);
   });
 

@@ -164,6 +164,26 @@ describe('ResponseCache', () => {
     ]);
   });
 
+  it('caches a prompt longer than maxPromptChars exactly only: no semantic lookup, store or hit', async () => {
+    const { cache, events } = await build({ maxPromptChars: 40 });
+    const long = 'What is the capital city of France, the country in Europe?';
+    const miss = await look(cache, request(long), 'alice');
+    expect(miss.status).toBe('MISS');
+    await drain(await dispatchMiss(miss, [['result', JSON.stringify(completion('Paris.'))]]));
+    expect((await look(cache, request(long), 'alice')).status).toBe('HIT');
+    // The same words in another case: a semantic hit under the limit, a miss above it.
+    expect((await look(cache, request(long.toUpperCase()), 'alice')).status).toBe('MISS');
+    expect(events).toEqual([
+      ['exact', false],
+      ['exact', true],
+      ['exact', false],
+    ]);
+    const short = await build({ maxPromptChars: 1000 });
+    const first = await look(short.cache, request(long), 'bob');
+    await drain(await dispatchMiss(first, [['result', JSON.stringify(completion('Paris.'))]]));
+    expect((await look(short.cache, request(long.toUpperCase()), 'bob')).status).toBe('SEMANTIC_HIT');
+  });
+
   it('stores a streamed reply rebuilt from its chunks, and never a failed one', async () => {
     const { cache } = await build();
     const chunks = completionChunks(completion('Streamed answer.'), false).map((c) => JSON.stringify(c)).map((d): ['chunk', string] => ['chunk', d]);

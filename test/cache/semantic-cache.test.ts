@@ -57,11 +57,11 @@ describe('SemanticCache', () => {
     expect(await redis.zscore(keys.semanticIndex, id)).not.toBeNull();
     const result = a.search('p1', vec(1), 0.99, '[[],[],0]');
     expect(result.match?.id).toBe(id);
-    const [reply] = await a.fetch([id]);
+    const reply = await a.fetchReply(id);
     expect(JSON.parse(reply?.completion ?? '{}')).toEqual({ text: 'capital of France' });
     expect(Date.now() - (reply?.storedAt ?? 0)).toBeLessThan(5_000);
     // The canonical tokens are kept for the verifier; the entry is named by a hash.
-    expect(reply?.tokens).toEqual(['capital', 'of', 'France']);
+    expect(await a.fetchTokens([id])).toEqual([['capital', 'of', 'France']]);
     const fields = await redis.hkeys(keys.semanticEntry(id));
     expect(fields.sort()).toEqual(['c', 'f', 'g', 'n', 'p', 'q', 't', 'v', 'x']);
   });
@@ -120,8 +120,12 @@ describe('SemanticCache', () => {
     const a = replica();
     await a.start();
     const id = await a.store(entry('x', 1));
+    const other = await a.store(entry('y', 2));
     await redis.del(keys.semanticEntry(id));
-    expect(await a.fetch([id])).toEqual([undefined]);
+    expect(await a.fetchTokens([id])).toEqual([undefined]);
+    expect(a.size).toBe(1);
+    await redis.del(keys.semanticEntry(other));
+    expect(await a.fetchReply(other)).toBeUndefined();
     expect(a.size).toBe(0);
   });
 

@@ -11,7 +11,7 @@ import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
  * shape (`POST /analyze`, a list of `{entity_type, start, end, score}` with offsets in code
  * points). The server finds the names of NAMES by searching the text, as a model would, so
  * offsets are computed the way Python counts them. The real analyzer runs in
- * dlp-analyzer-e2e.test.ts.
+ * dlp-analyzer.e2e.test.ts.
  */
 
 type Mode = 'ok' | 'hang' | 'status500' | 'garbage' | 'not-a-list';

@@ -7,6 +7,7 @@ import { freePort, startGateway, waitFor, type Gateway } from '../support/proces
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * /health, /health/ready and /health/live reflect real state. The gateway
@@ -31,12 +32,12 @@ let proxy: TcpProxy;
 let gateway: Gateway;
 let env: Record<string, string>;
 
-async function probe(path: string, key: string | null = KEY, baseUrl = gateway.baseUrl): Promise<{ status: number; body: any }> {
+async function probe(path: string, key: string | null = KEY, baseUrl = gateway.baseUrl): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${baseUrl}${path}`, { headers: key ? { 'x-api-key': key } : {} });
   return { status: res.status, body: await res.json() };
 }
 
-async function until(path: string, predicate: (reply: { status: number; body: any }) => boolean, what: string, baseUrl = gateway.baseUrl) {
+async function until(path: string, predicate: (reply: { status: number; body: Untyped }) => boolean, what: string, baseUrl = gateway.baseUrl) {
   let last: unknown;
   await waitFor(
     async () => {

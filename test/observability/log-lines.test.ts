@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createLogger, type Logger } from '../../src/observability/logger.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Log lines: every one names the host; an `err` is an object with type,
@@ -15,7 +16,7 @@ const REDIS_PASSWORD = 'redis-pw-7f3a9c2e1b';
 const PROVIDER_KEY = 'prov-secret-value-5d8e2a';
 const GATEWAY_KEY = 'gw_logs_key_0123456789abcdefghijklmnop';
 
-function capture(env: NodeJS.ProcessEnv, settings: { API_KEYS?: string[] } = {}): { logger: Logger; lines: () => Record<string, any>[] } {
+function capture(env: NodeJS.ProcessEnv, settings: { API_KEYS?: string[] } = {}): { logger: Logger; lines: () => Record<string, Untyped>[] } {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _enc, done) {
@@ -60,7 +61,7 @@ describe('log lines', () => {
     const err = new Error(`fetch https://user:url-pass-9c1d7e@proxy.local/ failed with Authorization: Bearer ${GATEWAY_KEY}`, { cause });
     logger.warn({ err }, 'upstream failed');
     logger.warn({ err: `plain text with ${PROVIDER_KEY}` }, 'a string');
-    const [first, second] = lines() as [Record<string, any>, Record<string, any>];
+    const [first, second] = lines() as [Record<string, Untyped>, Record<string, Untyped>];
     expect(first.err.type).toBe('Error');
     expect(first.err.message).toContain('[redacted]');
     expect(first.err.stack).toContain('log-lines.test.ts');

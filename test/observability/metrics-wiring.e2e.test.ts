@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { freePort, startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The metrics an operator alerts and draws on, through the real processes:
@@ -40,7 +41,7 @@ const RULE_TESTS = 'deploy/prometheus/gateway-alerts.test.yml';
 const havePromtool = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
 if (!havePromtool) console.warn('\n*** SKIPPED: promtool is not installed (apt-get install prometheus): the alert rules are not checked ***\n');
 
-type Json = Record<string, any>;
+type Json = Record<string, Untyped>;
 const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Json;
 const rules = parseYaml(readFileSync(RULES, 'utf8')) as Json;
 

@@ -7,7 +7,7 @@ import { loadSettings } from '../../src/config/settings.ts';
 import { EndpointLabeler } from '../../src/observability/endpoint-label.ts';
 import { GatewayMetrics, REQUEST_DURATION_BUCKETS } from '../../src/observability/metrics.ts';
 import { noteReplyEntry, startReplyFacts, type ReplyFacts } from '../../src/pipeline/reply-facts.ts';
-import { type RequestContext, contextOf } from '../../src/pipeline/request-context.ts';
+import type { RequestContext } from '../../src/pipeline/request-context.ts';
 import { requestLogFields } from '../../src/observability/request-log.ts';
 import { summarize, type RequestSummary } from '../../src/observability/request-summary.ts';
 import { toGatewayError } from '../../src/http/error-handler.ts';

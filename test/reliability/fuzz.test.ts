@@ -256,7 +256,7 @@ beforeAll(async () => {
       API_KEYS: KEY,
       PROVIDER_A_API_KEY: 'up',
       RATE_LIMIT_REQUESTS: '100000000',
-      // Hundreds of wrong keys from one address would get it throttled, valid requests included (test/security/key-guessing.test.ts).
+      // Hundreds of wrong keys from one address would get it throttled, valid requests included (test/security/key-guessing.e2e.test.ts).
       AUTH_FAILURE_LIMIT: '0',
       SEMANTIC_CACHE_ENABLED: 'false',
     },

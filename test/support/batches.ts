@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import type { FakeUpstream, ProviderLetter } from './fake-upstream.ts';
 import type { Gateway } from './processes.ts';
+import type { Untyped } from './untyped.ts';
 
 /** A model of each default provider, one per wire format. */
 export const TRIO_MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
@@ -44,7 +45,7 @@ export async function pollBatch(client: OpenAI, id: string, timeoutMs: number, u
 }
 
 /** An output or error file, downloaded with `files.content`, as parsed lines. */
-export async function readOutput(client: OpenAI, fileId: string | null | undefined): Promise<Array<{ id: string; custom_id: string; response: { status_code: number; request_id: string; body: any } | null; error: { code: string; message: string } | null }>> {
+export async function readOutput(client: OpenAI, fileId: string | null | undefined): Promise<Array<{ id: string; custom_id: string; response: { status_code: number; request_id: string; body: Untyped } | null; error: { code: string; message: string } | null }>> {
   if (!fileId) return [];
   const text = await (await client.files.content(fileId)).text();
   return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));

@@ -97,10 +97,10 @@ export interface FakeUpstreamOptions {
   format: WireFormat;
   /** The key the auth header must carry. */
   apiKey?: string;
-  /** Default 0: any free port. */
+  /** @defaultValue 0: any free port */
   port?: number;
   host?: string;
-  /** Record requests in {@link FakeUpstream.requests}; turn off for long benchmarks. Default true. */
+  /** Record requests in {@link FakeUpstream.requests}; turn off for long benchmarks. @defaultValue true */
   record?: boolean;
   /** Initial behaviour, also what {@link FakeUpstream.reset} returns to. */
   behavior?: FakeUpstreamBehavior;

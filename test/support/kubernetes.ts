@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { Untyped } from './untyped.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -16,7 +17,7 @@ export interface K8sObject {
   apiVersion: string;
   kind: string;
   metadata: { name: string; labels?: Record<string, string> };
-  spec?: any;
+  spec?: Untyped;
   data?: Record<string, string>;
 }
 

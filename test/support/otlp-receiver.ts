@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readBody } from './read-body.ts';
+import type { Untyped } from './untyped.ts';
 
 /** One span as an OTLP/HTTP JSON export carries it, with its resource's `service.name`. */
 export interface ReceivedSpan {
@@ -44,7 +45,7 @@ function attributesOf(list: { key: string; value: AnyValue }[] | undefined): Rec
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const receive = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'POST' || req.url !== '/v1/traces') {
       res.writeHead(404).end();
       return;
@@ -56,7 +57,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       return;
     }
     bodies.push(text);
-    const body = JSON.parse(text) as { resourceSpans?: any[] };
+    const body = JSON.parse(text) as { resourceSpans?: Untyped[] };
     for (const resourceSpans of body.resourceSpans ?? []) {
       const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name']);
       for (const scope of resourceSpans.scopeSpans ?? []) {
@@ -77,7 +78,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
+  };
+  const server: Server = createServer((req, res) => void receive(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

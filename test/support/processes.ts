@@ -47,9 +47,9 @@ const GATEWAY_NODE_FLAGS: readonly string[] = ['--min-semi-space-size=16'];
 
 /** Options of {@link spawnNode}. */
 export interface SpawnOptions {
-  /** Checkout the script is relative to (another one, for A/B benchmarks). Default: this repository. */
+  /** Checkout the script is relative to (another one, for A/B benchmarks). @defaultValue this repository */
   root?: string;
-  /** Node flags after the type stripping. Default none. */
+  /** Node flags after the type stripping. @defaultValue none */
   nodeFlags?: readonly string[];
 }
 
@@ -106,9 +106,9 @@ export interface GatewayOptions {
   workersPerProvider?: number;
   /** Extra env for the API only. */
   apiEnv?: Record<string, string>;
-  /** Checkout whose code runs (A/B benchmarks against another commit). Default: this repository. */
+  /** Checkout whose code runs (A/B benchmarks against another commit). @defaultValue this repository */
   root?: string;
-  /** How long a worker may take to log `worker started`, ms. Default 20000. */
+  /** How long a worker may take to log `worker started`, ms. @defaultValue 20000 */
   workerStartTimeoutMs?: number;
 }
 
@@ -171,7 +171,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   } catch (err) {
     await gateway.stop();
-    throw new Error(`${(err as Error).message}\nAPI output:\n${api.output()}`);
+    throw new Error(`${(err as Error).message}\nAPI output:\n${api.output()}`, { cause: err });
   }
   return gateway;
 }

@@ -17,7 +17,7 @@ export interface RedisServer {
 
 /** Options of {@link startRedisServer}. */
 export interface RedisServerOptions {
-  /** Persistence and memory flags. Default `--save '' --appendonly no`: nothing survives a stop. */
+  /** Persistence and memory flags. @defaultValue `--save '' --appendonly no`: nothing survives a stop */
   args?: readonly string[];
 }
 

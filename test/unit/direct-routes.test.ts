@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { StaticKeyAuthenticator } from '../../src/auth/static-key-authenticator.ts';
 import { createApp } from '../../src/http/app.ts';
 import { contextOf } from '../../src/pipeline/request-context.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 // The real app factory on loopback with one direct route. An observer records, once each reply is
 // over, whether Express' router dispatched the request (it sets req.route; the direct path does not).
@@ -60,7 +61,7 @@ afterAll(async () => {
 
 async function post(url: string, body: string, headers: Record<string, string> = { 'x-api-key': KEY }) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(5000) });
-  return { status: res.status, json: (await res.json()) as Record<string, any>, requestId: res.headers.get('x-request-id') };
+  return { status: res.status, json: (await res.json()) as Record<string, Untyped>, requestId: res.headers.get('x-request-id') };
 }
 
 function lastServed(url: string) {

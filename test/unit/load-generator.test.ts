@@ -98,7 +98,7 @@ describe('runLoad against a real server', () => {
   let seen = 0;
 
   beforeAll(async () => {
-    server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       let body = '';
       for await (const chunk of req) body += chunk;
       seen++;
@@ -113,7 +113,8 @@ describe('runLoad against a real server', () => {
       } else {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ echo: body.length }));
       }
-    });
+    };
+    server = createServer((req, res) => void answer(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/chat`;
   });

@@ -11,7 +11,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 if (!hasRedisServer) console.warn('\n*** SKIPPING redis-durability: no redis-server binary on PATH ***\n');
 
-function capturingLogger(): { logger: pino.Logger; lines: () => Array<{ level: number; msg: string }> } {
+function capturingLogger(level = 'info'): { logger: pino.Logger; lines: () => Array<{ level: number; msg: string }> } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -19,7 +19,7 @@ function capturingLogger(): { logger: pino.Logger; lines: () => Array<{ level: n
       done();
     },
   });
-  return { logger: pino({ level: 'info' }, sink), lines: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }) };
+  return { logger: pino({ level }, sink), lines: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }) };
 }
 
 describe('durabilityProblems', () => {
@@ -64,6 +64,15 @@ describe.skipIf(!hasRedisServer)('the check against a running Redis', () => {
     expect(lines().map((l) => [l.level, l.msg.slice(0, 45)])).toEqual([
       [40, 'Redis may lose jobs: persistence is off (appe'],
       [40, 'Redis may lose jobs: maxmemory-policy is allk'],
+    ]);
+  });
+
+  it('logs the same problems at debug when the start script has said them (REDIS_DURABILITY_WARNING=false)', async () => {
+    const { logger, lines } = capturingLogger('debug');
+    await warnIfRedisMayLoseJobs(admin, logger, 'debug');
+    expect(lines().map((l) => [l.level, l.msg.slice(0, 45)])).toEqual([
+      [20, 'Redis may lose jobs: persistence is off (appe'],
+      [20, 'Redis may lose jobs: maxmemory-policy is allk'],
     ]);
   });
 

@@ -15,8 +15,19 @@ const body = {
   model: 'a-o4',
   instructions: 'Be brief.',
   input: [
-    { role: 'user', content: [{ type: 'input_text', text: 'hello' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
-    { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'pondering' }], encrypted_content: 'gAAAAopaque' },
+    {
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'hello' },
+        { type: 'input_image', image_url: 'https://example.com/a.png' },
+      ],
+    },
+    {
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [{ type: 'summary_text', text: 'pondering' }],
+      encrypted_content: 'gAAAAopaque',
+    },
     { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi there', annotations: [] }] },
     { type: 'function_call', call_id: 'c1', name: 'lookup', arguments: '{"q":"x"}' },
     { type: 'function_call_output', call_id: 'c1', output: 'result text' },
@@ -27,14 +38,36 @@ const body = {
 
 describe('text paths of a Responses body', () => {
   it('finds every text a person or a tool wrote, in order, and nothing else', () => {
-    expect(textsAt(body, textPaths(body))).toEqual(['Be brief.', 'hello', 'pondering', 'hi there', '{"q":"x"}', 'result text', 'and now?']);
-    expect(textsAt({ model: 'm', input: 'just this' }, textPaths({ model: 'm', input: 'just this' }))).toEqual(['just this']);
+    expect(textsAt(body, textPaths(body))).toEqual([
+      'Be brief.',
+      'hello',
+      'pondering',
+      'hi there',
+      '{"q":"x"}',
+      'result text',
+      'and now?',
+    ]);
+    expect(textsAt({ model: 'm', input: 'just this' }, textPaths({ model: 'm', input: 'just this' }))).toEqual([
+      'just this',
+    ]);
   });
 
   it('writes redacted texts back into a copy, leaving ids, images and encrypted reasoning as they were', () => {
     const paths = textPaths(body);
-    const redacted = withTexts(body, paths, textsAt(body, paths).map((t) => t.toUpperCase()));
-    expect(textsAt(redacted, paths)).toEqual(['BE BRIEF.', 'HELLO', 'PONDERING', 'HI THERE', '{"Q":"X"}', 'RESULT TEXT', 'AND NOW?']);
+    const redacted = withTexts(
+      body,
+      paths,
+      textsAt(body, paths).map((t) => t.toUpperCase()),
+    );
+    expect(textsAt(redacted, paths)).toEqual([
+      'BE BRIEF.',
+      'HELLO',
+      'PONDERING',
+      'HI THERE',
+      '{"Q":"X"}',
+      'RESULT TEXT',
+      'AND NOW?',
+    ]);
     expect(redacted.input).toMatchObject([
       { content: [{}, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
       { id: 'rs_1', encrypted_content: 'gAAAAopaque' },
@@ -53,11 +86,29 @@ describe('upstream Responses events', () => {
       JSON.stringify({
         type: 'response.completed',
         sequence_number: 9,
-        response: { model: 'o4-mini', usage: { input_tokens: 5, output_tokens: 7, input_tokens_details: { cached_tokens: 2 }, output_tokens_details: { reasoning_tokens: 3 } } },
+        response: {
+          model: 'o4-mini',
+          usage: {
+            input_tokens: 5,
+            output_tokens: 7,
+            input_tokens_details: { cached_tokens: 2 },
+            output_tokens_details: { reasoning_tokens: 3 },
+          },
+        },
       }),
       'a-o4',
     );
-    expect(completed).toMatchObject({ kind: 'event', terminal: true, usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 3 } } });
+    expect(completed).toMatchObject({
+      kind: 'event',
+      terminal: true,
+      usage: {
+        prompt_tokens: 5,
+        completion_tokens: 7,
+        total_tokens: 12,
+        prompt_tokens_details: { cached_tokens: 2 },
+        completion_tokens_details: { reasoning_tokens: 3 },
+      },
+    });
     expect(JSON.parse((completed as { json: string }).json).response.model).toBe('a-o4');
     const delta = '{"type":"response.output_text.delta","delta":"x","sequence_number":4}';
     expect(nativeEvent(delta, 'a-o4')).toEqual({ kind: 'event', json: delta, terminal: false });
@@ -68,7 +119,10 @@ describe('upstream Responses events', () => {
   });
 
   it('turn an upstream error event into a failure, and refuse an event that is not JSON', () => {
-    expect(nativeEvent('{"type":"error","code":"server_error","message":"boom","sequence_number":3}', 'm')).toEqual({ kind: 'error', message: 'boom' });
+    expect(nativeEvent('{"type":"error","code":"server_error","message":"boom","sequence_number":3}', 'm')).toEqual({
+      kind: 'error',
+      message: 'boom',
+    });
     expect(() => nativeEvent('{"type": oops', 'm')).toThrow(/not JSON/);
   });
 
@@ -82,10 +136,18 @@ describe('the native codec', () => {
     const codec = new NativeResponsesCodec();
     const first = codec.chunk('{"type":"response.created","sequence_number":0,"response":{"id":"resp_1"}}');
     const second = codec.chunk('{"type":"response.output_text.delta","sequence_number":7,"delta":"hi"}');
-    expect(first).toBe('event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1"}}\n\n');
+    expect(first).toBe(
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1"}}\n\n',
+    );
     expect(second).toContain('"sequence_number":1');
     const fail = codec.fail(new ProviderError('provider_a stopped'));
-    expect(JSON.parse(fail.slice(fail.indexOf('data: ') + 6))).toEqual({ type: 'error', code: 'provider_error', message: 'provider_a stopped', param: null, sequence_number: 2 });
+    expect(JSON.parse(fail.slice(fail.indexOf('data: ') + 6))).toEqual({
+      type: 'error',
+      code: 'provider_error',
+      message: 'provider_a stopped',
+      param: null,
+      sequence_number: 2,
+    });
     expect(codec.completion('{"id":"resp_1"}')).toBe('{"id":"resp_1"}');
   });
 });
@@ -103,7 +165,9 @@ describe('reasoning items', () => {
     const redacted = reasoningItem({ type: 'redacted_thinking', data: 'ENCRYPTED' });
     expect(redacted.summary).toEqual([]);
     expect(blockOf(redacted.encrypted_content)).toEqual({ type: 'redacted_thinking', data: 'ENCRYPTED' });
-    expect(reasoningItem({ type: 'thinking', thinking: 'open reasoning', signature: '' }).encrypted_content).toBeUndefined();
+    expect(
+      reasoningItem({ type: 'thinking', thinking: 'open reasoning', signature: '' }).encrypted_content,
+    ).toBeUndefined();
   });
 
   it("read no block from another API's encrypted reasoning or a malformed one", () => {

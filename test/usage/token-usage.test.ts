@@ -13,6 +13,7 @@ import { requestLogFields } from '../../src/observability/request-log.ts';
 import type { RequestSummary } from '../../src/observability/request-summary.ts';
 import { entryFields, parseEntry } from '../../src/streams/protocol.ts';
 import { billLines, costNanoUsd, promptCacheSavingNanoUsd, priceTableSchema } from '../../src/usage/price-table.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Token types from the wire to the bill, piece by piece: the request
@@ -171,7 +172,7 @@ describe('cache_control from the request to the upstream body', () => {
     expect(body.prompt_cache_key).toBe('k');
     expect(body.prompt_cache_retention).toBe('in_memory');
     expect(JSON.stringify(body)).not.toContain('cache_control');
-    expect((body.messages as any[])[1]).toEqual({ role: 'system', content: [{ type: 'text', text: 'cached rules' }, { type: 'text', text: 'after the breakpoint' }] });
+    expect((body.messages as Untyped[])[1]).toEqual({ role: 'system', content: [{ type: 'text', text: 'cached rules' }, { type: 'text', text: 'after the breakpoint' }] });
   });
 });
 

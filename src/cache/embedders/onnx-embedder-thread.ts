@@ -43,7 +43,7 @@ async function load(): Promise<Extractor> {
 
 try {
   const extractor = await load();
-  port.on('message', async (message: { id: number; texts: string[] }) => {
+  const embed = async (message: { id: number; texts: string[] }): Promise<void> => {
     try {
       const output = await extractor(message.texts, { pooling: 'mean', normalize: true });
       const data = Float32Array.from(output.data);
@@ -51,7 +51,8 @@ try {
     } catch (err) {
       port.postMessage({ id: message.id, error: (err as Error).message });
     }
-  });
+  };
+  port.on('message', (message: { id: number; texts: string[] }) => void embed(message));
   port.postMessage({ type: 'ready' });
 } catch (err) {
   port.postMessage({ type: 'failed', message: (err as Error).message });

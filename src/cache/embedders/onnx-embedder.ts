@@ -64,7 +64,8 @@ export class OnnxEmbedder implements Embedder {
 
   private start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const worker = new Worker(new URL('./onnx-embedder-thread.ts', import.meta.url), { workerData: this.config });
+      // A small young generation: the thread embeds rarely (a verified candidate), and a large one is resident memory.
+      const worker = new Worker(new URL('./onnx-embedder-thread.ts', import.meta.url), { workerData: this.config, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
       worker.unref();
       this.worker = worker;
       let loaded = false;

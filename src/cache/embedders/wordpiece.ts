@@ -83,7 +83,6 @@ export class WordPieceTokenizer {
   private *words(text: string): Generator<string> {
     let lowered = text.toLowerCase();
     // Only texts with non-ASCII letters need the (slow) decomposition that strips accents.
-    // eslint-disable-next-line no-control-regex
     if (/[^\x00-\x7f]/.test(lowered)) lowered = lowered.normalize('NFD').replace(/\p{Mn}/gu, '');
     let word = '';
     for (const char of lowered) {

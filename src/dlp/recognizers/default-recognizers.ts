@@ -12,7 +12,7 @@ import { jwtRecognizer } from './jwt.ts';
 import { LocationRecognizer } from './location.ts';
 import { ObfuscatedEmailRecognizer } from './obfuscated-email.ts';
 import { organizationRecognizer } from './organization.ts';
-import { PhoneNumberRecognizer, type PhoneNumberRecognizerOptions } from './phone-number.ts';
+import { PhoneNumberRecognizer } from './phone-number.ts';
 import { passwordRecognizer } from './password.ts';
 import { PersonNameRecognizer } from './person-name.ts';
 import { privateKeyRecognizer } from './private-key.ts';

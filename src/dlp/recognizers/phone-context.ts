@@ -12,7 +12,7 @@ export const PHONE_CONTEXT: ContextRule = {
     'mobile', 'mobil*', 'móvil', 'movil', 'cellulare', 'celular', 'cell*', 'handy', 'portable', 'gsm', 'hp', 'landline', 'hotline',
     'call*', 'callback', 'ring', 'dial*', 'reach*', 'text*', 'sms', 'whatsapp', 'signal', 'viber', 'fax', 'contact*', 'kontakt*', 'contatt*', 'contato',
     'ruf*', 'anruf*', 'erreichbar', 'nummer', 'number', 'numéro', 'numero', 'número', 'appel*', 'appelez', 'llam*', 'llámame', 'ligue', 'ligar', 'chiam*',
-    'bel', 'bellen', 'zadzwoń', 'numer', 'ara', 'arayın', 'hubungi',
+    'bel', 'bellen', 'zadzwoń', 'numer', 'ara', 'arayın', 'hubungi', 'answer*', 'messag*', 'voicemail',
   ],
-  negative: ['order*', 'invoice*', 'ref', 'reference', 'tracking', 'account*', 'acct', 'id', 'isbn', 'sku', 'serial', 'case', 'ticket*', 'po', 'transaction*', 'confirmation', 'booking', 'build', 'version', 'badge', 'bestell*', 'rechnung*', 'commande', 'facture', 'pedido', 'factura'],
+  negative: ['order*', 'invoice*', 'ref', 'reference', 'tracking', 'account*', 'acct', 'id', 'isbn', 'sku', 'serial', 'case', 'ticket*', 'po', 'transaction*', 'confirmation', 'booking', 'build', 'version', 'badge', 'bestell*', 'rechnung*', 'commande', 'facture', 'pedido', 'factura', 'card', 'licence', 'license', 'passport', 'ssn', 'ahv', 'avs'],
 };

@@ -31,7 +31,7 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
  * before it is checked in code ({@link startsNumber}): lookbehinds here would
  * cost a check at every character of the text.
  */
-const CHUNK = /[+(\d][\d ().\/-]{4,24}\d\)?/g;
+const CHUNK = /[+(\d][\d ()./-]{4,24}\d\)?/g;
 const LEADING_RUN = /^[+(]?\d+/;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const AFTER_OK = /(?![\w]|[.,-]\d)/y;
@@ -48,6 +48,7 @@ const NOT_PHONES = [
   /^\d{4}\.\d{2}\.\d{3}$/, // build numbers
   /^\d+[.,]\d{1,2}$/, // decimals
   /^\d(?: \d{3})+$/, // 1 234 567 amounts
+  /^756\.\d{4}\.\d{4}\.\d{2}$/, // Swiss social security (AHV/AVS) numbers
 ];
 /** Card layouts: a number printed like a card is not a phone number, nor is any prefix of it. */
 const CARD_LAYOUT = /^\d{4}([ .-])(?:\d{4}\1\d{4}\1\d{1,4}|\d{6}\1\d{4,5})$/;

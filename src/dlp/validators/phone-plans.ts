@@ -85,7 +85,7 @@ export function phonePlan(region: string): PhonePlan | undefined {
 }
 
 /** Regions sharing a country calling code, the main one first (`1`: US, then CA …). */
-export function regionsOfCallingCode(code: string): readonly string[] {
+function regionsOfCallingCode(code: string): readonly string[] {
   return metadata.country_calling_codes[code] ?? [];
 }
 

@@ -24,7 +24,7 @@ export type AnthropicErrorType =
  * request log, metrics and `x-should-retry` agree across doors) except an
  * unknown model, which Anthropic answers 404 `not_found_error`.
  */
-export const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type: AnthropicErrorType }>> = {
+const ANTHROPIC_ERRORS: Readonly<Record<ErrorCode, { status: number; type: AnthropicErrorType }>> = {
   invalid_api_key: { status: 401, type: 'authentication_error' },
   admin_required: { status: 403, type: 'permission_error' },
   model_not_allowed: { status: 403, type: 'permission_error' },

@@ -68,7 +68,7 @@ export function messageIdOf(completionId: string): string {
 }
 
 /** A tool call's JSON text as the object `tool_use.input` must be; anything else is kept under `_raw` so nothing is lost. */
-export function toolInputOf(args: string): Record<string, unknown> {
+function toolInputOf(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   try {
     const value: unknown = JSON.parse(args);

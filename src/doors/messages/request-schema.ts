@@ -8,15 +8,15 @@ import { z } from 'zod';
  * file ids are among them (docs/messages.md lists what is not carried).
  */
 
-export const MAX_MESSAGES = 1000;
-export const MAX_TOOLS = 128;
-export const MAX_STOP_SEQUENCES = 16;
+const MAX_MESSAGES = 1000;
+const MAX_TOOLS = 128;
+const MAX_STOP_SEQUENCES = 16;
 
 /** Anthropic's tool-name rule, narrowed to OpenAI's 64 characters so every upstream takes it. */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const toolName = z.string().regex(TOOL_NAME, 'must be 1-64 letters, digits, underscores or dashes');
 
-export const cacheControlSchema = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+const cacheControlSchema = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
 const cacheControl = cacheControlSchema.nullish();
 
 const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] as const;

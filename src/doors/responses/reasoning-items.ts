@@ -32,7 +32,11 @@ export function encryptedContentOf(block: ThinkingBlock): string | undefined {
 
 /** The reasoning item of one block. */
 export function reasoningItem(block: ThinkingBlock): ReasoningItem {
-  const item: ReasoningItem = { type: 'reasoning', id: newReasoningId(), summary: block.type === 'thinking' && block.thinking !== '' ? [{ type: 'summary_text', text: block.thinking }] : [] };
+  const item: ReasoningItem = {
+    type: 'reasoning',
+    id: newReasoningId(),
+    summary: block.type === 'thinking' && block.thinking !== '' ? [{ type: 'summary_text', text: block.thinking }] : [],
+  };
   const encrypted = encryptedContentOf(block);
   if (encrypted !== undefined) item.encrypted_content = encrypted;
   return item;
@@ -42,9 +46,13 @@ export function reasoningItem(block: ThinkingBlock): ReasoningItem {
 export function blockOf(encrypted: string | null | undefined): ThinkingBlock | undefined {
   if (typeof encrypted !== 'string' || !encrypted.startsWith(PREFIX)) return undefined;
   try {
-    const block = JSON.parse(Buffer.from(encrypted.slice(PREFIX.length), 'base64url').toString('utf8')) as Partial<ThinkingBlock> & Record<string, unknown>;
-    if (block.type === 'thinking' && typeof block.thinking === 'string' && typeof block.signature === 'string') return { type: 'thinking', thinking: block.thinking, signature: block.signature };
-    if (block.type === 'redacted_thinking' && typeof block.data === 'string') return { type: 'redacted_thinking', data: block.data };
+    const block = JSON.parse(
+      Buffer.from(encrypted.slice(PREFIX.length), 'base64url').toString('utf8'),
+    ) as Partial<ThinkingBlock> & Record<string, unknown>;
+    if (block.type === 'thinking' && typeof block.thinking === 'string' && typeof block.signature === 'string')
+      return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+    if (block.type === 'redacted_thinking' && typeof block.data === 'string')
+      return { type: 'redacted_thinking', data: block.data };
   } catch {
     // Not the gateway's: another API's reasoning, dropped like any.
   }

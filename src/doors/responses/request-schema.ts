@@ -10,7 +10,7 @@ import { InvalidRequestError } from '../../errors/catalog.ts';
  * listed here so that they are accepted on purpose, not by accident.
  */
 
-export const MAX_INPUT_ITEMS = 1000;
+const MAX_INPUT_ITEMS = 1000;
 
 /** Images come inline (`data:`) or as an `https:` URL for the provider to fetch; the gateway never fetches one. */
 const IMAGE_URL = /^(?:data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+|https:\/\/\S+)$/;
@@ -92,7 +92,7 @@ const otherItem = z.looseObject({ type: z.string() }).refine((item) => !['messag
   message: 'malformed item',
 });
 
-export const inputItemSchema = z.union([functionCall, functionCallOutput, reasoning, message, otherItem]);
+const inputItemSchema = z.union([functionCall, functionCallOutput, reasoning, message, otherItem]);
 
 const functionTool = z.strictObject({
   type: z.literal('function'),

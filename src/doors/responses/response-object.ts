@@ -103,12 +103,12 @@ export function statusOf(finish: FinishReason | null): { status: ResponseStatus;
   return { status: 'completed', incomplete_details: null };
 }
 
-export function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): FunctionCallItem {
+function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): FunctionCallItem {
   return { type: 'function_call', id: newItemId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
 }
 
 /** The output items of one reply message. */
-export function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'): OutputItem[] {
+function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'): OutputItem[] {
   // The upstream's reasoning comes first, as it did in the reply.
   const items: OutputItem[] = (message.thinking ?? []).map(reasoningItem);
   const content: MessageItem['content'] = [];
@@ -120,7 +120,7 @@ export function outputItems(message: ReplyMessage, status: 'completed' | 'incomp
 }
 
 /** The concatenated text of the output's `output_text` parts, as the SDKs' `output_text`. */
-export function outputText(output: readonly OutputItem[]): string {
+function outputText(output: readonly OutputItem[]): string {
   let text = '';
   for (const item of output) {
     if (item.type !== 'message') continue;

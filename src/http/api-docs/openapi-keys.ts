@@ -15,7 +15,7 @@ const usageFigures = {
   cost_usd: z.number().min(0).describe('From config.yaml `prices`, token type by token type; 0 for a model without a price.'),
 };
 
-export const keyUsageReportSchema = z
+const keyUsageReportSchema = z
   .object({
     id: z.string(),
     key: z.string().describe('Masked key.'),
@@ -27,9 +27,9 @@ export const keyUsageReportSchema = z
   })
   .meta({ id: 'KeyUsageReport', description: 'Usage and spend of one key, recorded in the key store.' });
 
-export const keyListSchema = z.object({ data: z.array(keyRecordSchema) }).meta({ id: 'ApiKeyList' });
+const keyListSchema = z.object({ data: z.array(keyRecordSchema) }).meta({ id: 'ApiKeyList' });
 
-export const createdKeySchema = keyRecordSchema.extend({ key: z.string().describe('The key itself: shown this once, never again.') }).meta({ id: 'CreatedApiKey' });
+const createdKeySchema = keyRecordSchema.extend({ key: z.string().describe('The key itself: shown this once, never again.') }).meta({ id: 'CreatedApiKey' });
 
 export const KEY_OUTPUT_SCHEMAS: readonly z.ZodType[] = [keyRecordSchema, keyListSchema, createdKeySchema, keyUsageReportSchema];
 export const KEY_INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [

@@ -87,7 +87,7 @@ const INPUT_SCHEMAS: ReadonlyArray<readonly [string, z.ZodType]> = [
 export interface OpenApiOptions {
   /** `info.version`: the service version. */
   version: string;
-  /** `info.title`. Default "LLM Gateway". */
+  /** `info.title`. @defaultValue "LLM Gateway" */
   title?: string;
 }
 
@@ -134,7 +134,7 @@ function openEnded(schema: JsonObject): JsonObject {
 }
 
 /** Every component schema of the document, generated from the zod schemas. */
-export function componentSchemas(): Record<string, JsonObject> {
+function componentSchemas(): Record<string, JsonObject> {
   const outputs = OUTPUT_SCHEMAS.map((schema) => {
     const id = z.globalRegistry.get(schema)?.id;
     if (!id) throw new Error('every response schema needs .meta({ id })');

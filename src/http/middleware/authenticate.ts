@@ -10,7 +10,7 @@ import { clientAddress } from '../client-address.ts';
 const MAX_KEY_LENGTH = 512;
 
 /** The key from `X-API-Key`, else from `Authorization: Bearer <key>`. */
-export function presentedKey(req: Request): string | undefined {
+function presentedKey(req: Request): string | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header.length > 0) return header.trim();
   const auth = req.headers.authorization;

@@ -10,7 +10,7 @@ export interface RateLimitMiddlewareOptions {
   limiter: SlidingWindowLimiter;
   /** The rule now in force; read per request so a reload applies at once. */
   rule: () => RateLimitRule;
-  /** Path prefix the limit applies to. Default `/v1`. */
+  /** Path prefix the limit applies to. @defaultValue `/v1` */
   pathPrefix?: string;
 }
 

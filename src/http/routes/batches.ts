@@ -9,7 +9,7 @@ import { viewerOf } from './files.ts';
 import { pageQuery } from './list-query.ts';
 
 /** Endpoints a batch may run (the gateway serves chat completions only). */
-export const BATCH_ENDPOINTS = ['/v1/chat/completions'] as const;
+const BATCH_ENDPOINTS = ['/v1/chat/completions'] as const;
 
 /** Longest completion window accepted, seconds (OpenAI's is 24 h). */
 const MAX_WINDOW_SECONDS = 7 * 86_400;

@@ -22,7 +22,7 @@ export interface ChatJobsDeps {
   /**
    * Per-key models, token limits and budgets: a job the key could not run
    * now is refused at once; it is charged when it runs (the batch runner runs
-   * it through the pipeline). Default: keys are only rate limited.
+   * it through the pipeline). @defaultValue keys are only rate limited
    */
   governor?: KeyGovernor;
 }

@@ -6,7 +6,7 @@ import { mountAssets, sendPage } from './docs.ts';
 /** Options of {@link dashboardRouter}. */
 export interface DashboardRouterOptions {
   assets: AssetTable;
-  /** Title of the page. Default "LLM Gateway". */
+  /** Title of the page. @defaultValue "LLM Gateway" */
   title?: string;
 }
 

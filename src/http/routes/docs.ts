@@ -9,7 +9,7 @@ export interface DocsRouterOptions {
   /** The OpenAPI document, built once by the composition root. */
   document: object;
   assets: AssetTable;
-  /** Title of the pages. Default "LLM Gateway". */
+  /** Title of the pages. @defaultValue "LLM Gateway" */
   title?: string;
 }
 

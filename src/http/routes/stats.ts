@@ -8,7 +8,7 @@ export interface StatsRouterOptions {
   stats: StatsStore;
   /** Provider names of the current config.yaml; each appears in provider_stats. */
   providers: () => readonly string[];
-  /** `key_spend` from the key store: every key for an admin, `keyId` alone otherwise. Default: no `key_spend`. */
+  /** `key_spend` from the key store: every key for an admin, `keyId` alone otherwise. @defaultValue no `key_spend` */
   keySpend?: (view: { all: true } | { keyId: string }) => Promise<StatsRecord['key_spend']>;
 }
 

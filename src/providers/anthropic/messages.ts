@@ -35,7 +35,7 @@ export interface AnthropicMessage {
 const IMAGE_MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
 /** The parsed arguments of a call, or a message when they are not a JSON object (`tool_use.input` must be one). */
-export function callInput(call: ToolCall): Record<string, unknown> | string {
+function callInput(call: ToolCall): Record<string, unknown> | string {
   const text = call.function.arguments;
   // OpenAI clients send '' for a call without arguments now and then.
   if (text.trim() === '') return {};
@@ -117,7 +117,7 @@ export function toAnthropicMessages(turns: readonly Turn[]): AnthropicMessage[] 
 }
 
 /** Explicit breakpoints the API accepts in one request (the prompt-caching guide's limit). */
-export const MAX_CACHE_BREAKPOINTS = 4;
+const MAX_CACHE_BREAKPOINTS = 4;
 
 /**
  * The `system` field: the joined string as before, or text blocks when the

@@ -14,6 +14,7 @@ import {
   toolUseOf,
   toUsage,
 } from './wire.ts';
+import { parseEventJson } from '../stream-event-json.ts';
 
 const typedSchema = z.object({ type: z.string() });
 const messageStartSchema = z.object({ message: z.object({ usage: anthropicUsageSchema }) });
@@ -78,12 +79,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
 
   push(event: SseEvent): StreamEvent[] {
     this.#events++;
-    let json: unknown;
-    try {
-      json = JSON.parse(event.data);
-    } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the Anthropic upstream stream (${event.data.length} characters).`);
-    }
+    const json = parseEventJson(event.data, this.#events, 'Anthropic');
     // The data repeats the event name in `type`; it is the one relied on, so
     // a proxy that drops `event:` lines does not break decoding.
     const typed = typedSchema.safeParse(json);

@@ -100,7 +100,7 @@ function thinkingConfig(thinking: NonNullable<ChatRequest['thinking']>): Record<
 }
 
 /** Builds the JSON body; exported for tests. */
-export function buildGeminiBody(req: ChatRequest): Record<string, unknown> {
+function buildGeminiBody(req: ChatRequest): Record<string, unknown> {
   const conversation = toAlternatingTurns(req.messages);
   const body: Record<string, unknown> = { contents: toContents(conversation) };
   if (conversation.system !== undefined) body.systemInstruction = { parts: [{ text: conversation.system }] };

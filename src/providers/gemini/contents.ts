@@ -60,7 +60,7 @@ function clip(text: string, max = 64): string {
 }
 
 /** The media type of an image URL, from the extension of its path; undefined when there is none Gemini reads. */
-export function imageUrlMediaType(url: string): string | undefined {
+function imageUrlMediaType(url: string): string | undefined {
   let path: string;
   try {
     path = new URL(url).pathname;
@@ -86,7 +86,7 @@ function imagePart(source: ImageSource): GeminiPart {
 }
 
 /** A tool call's arguments as the JSON object `functionCall.args` needs; undefined when they are not one. */
-export function callArguments(call: ToolCall): Record<string, unknown> | undefined {
+function callArguments(call: ToolCall): Record<string, unknown> | undefined {
   try {
     const args: unknown = JSON.parse(call.function.arguments);
     return isRecord(args) ? args : undefined;
@@ -101,7 +101,7 @@ export function callArguments(call: ToolCall): Record<string, unknown> | undefin
  * for a function's output (`FunctionResponse.response`: 'Use "output" key to
  * specify function output and "error" key to specify error details').
  */
-export function functionResponseOf(content: string): Record<string, unknown> {
+function functionResponseOf(content: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(content);
     if (isRecord(parsed)) return parsed;

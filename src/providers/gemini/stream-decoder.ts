@@ -11,6 +11,7 @@ import {
   isPromptBlocked,
   toUsage,
 } from './wire.ts';
+import { parseEventJson } from '../stream-event-json.ts';
 
 /**
  * Decodes a `streamGenerateContent?alt=sse` stream, where every `data:` line
@@ -45,12 +46,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
 
   push(event: SseEvent): StreamEvent[] {
     this.#events++;
-    let json: unknown;
-    try {
-      json = JSON.parse(event.data);
-    } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the Gemini upstream stream (${event.data.length} characters).`);
-    }
+    const json = parseEventJson(event.data, this.#events, 'Gemini');
     const error = geminiErrorSchema.safeParse(json);
     if (error.success) {
       const { status, message } = error.data.error;

@@ -119,7 +119,7 @@ export function candidateThoughts(candidate: GeminiCandidate): string {
 }
 
 /** An id for a call Gemini sent without one, shaped like OpenAI's (`call_` and 24 characters). */
-export function newToolCallId(): string {
+function newToolCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;
 }
 

@@ -49,8 +49,10 @@ export function textPaths(body: Json): TextPath[] {
     if (!isObject(item)) continue;
     if (item.type === 'function_call' && typeof item.arguments === 'string') out.push(['input', i, 'arguments']);
     else if (item.type === 'function_call_output') partTexts(item.output, ['input', i, 'output'], out);
-    else if (item.type === 'reasoning' && Array.isArray(item.summary)) partTexts(item.summary, ['input', i, 'summary'], out);
-    else if (item.type === undefined || item.type === null || item.type === 'message') partTexts(item.content, ['input', i, 'content'], out);
+    else if (item.type === 'reasoning' && Array.isArray(item.summary))
+      partTexts(item.summary, ['input', i, 'summary'], out);
+    else if (item.type === undefined || item.type === null || item.type === 'message')
+      partTexts(item.content, ['input', i, 'content'], out);
   }
   return out;
 }
@@ -77,7 +79,11 @@ export function withTexts(body: Json, paths: readonly TextPath[], texts: readonl
 }
 
 /** The upstream call: the body as the gateway forwards it, under the upstream's model id. */
-export function responsesHttpRequest(body: Json, upstreamModel: string, endpoint: ProviderEndpoint): UpstreamHttpRequest {
+export function responsesHttpRequest(
+  body: Json,
+  upstreamModel: string,
+  endpoint: ProviderEndpoint,
+): UpstreamHttpRequest {
   return {
     url: `${endpoint.baseUrl}/responses`,
     headers: {
@@ -92,7 +98,8 @@ export function responsesHttpRequest(body: Json, upstreamModel: string, endpoint
 /** A `response` object's usage as the gateway counts tokens; undefined when it has none. */
 export function responseUsage(response: unknown): Usage | undefined {
   const usage = isObject(response) ? response.usage : undefined;
-  if (!isObject(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number') return undefined;
+  if (!isObject(usage) || typeof usage.input_tokens !== 'number' || typeof usage.output_tokens !== 'number')
+    return undefined;
   const input = usage.input_tokens_details as { cached_tokens?: unknown } | undefined;
   const output = usage.output_tokens_details as { reasoning_tokens?: unknown } | undefined;
   return usageOf({
@@ -127,7 +134,12 @@ export function nativeEvent(data: string, model: string): NativeEvent {
     throw new UpstreamProtocolError('a stream event is not JSON');
   }
   if (event.type === 'error') {
-    const message = typeof event.message === 'string' ? event.message : isObject(event.error) && typeof event.error.message === 'string' ? event.error.message : 'unknown error';
+    const message =
+      typeof event.message === 'string'
+        ? event.message
+        : isObject(event.error) && typeof event.error.message === 'string'
+          ? event.error.message
+          : 'unknown error';
     return { kind: 'error', message };
   }
   const response = event.response;

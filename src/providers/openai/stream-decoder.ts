@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ToolCallDelta } from '../../chat/types.ts';
 import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
 import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsage, openAiUsageSchema, toolCallDeltaSchema } from './wire.ts';
+import { parseEventJson } from '../stream-event-json.ts';
 
 const chunkSchema = z.object({
   choices: z.array(
@@ -57,12 +58,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       this.#finished = true;
       return [];
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      throw new UpstreamProtocolError(`Malformed JSON in event ${this.#events} of the OpenAI upstream stream (${data.length} characters).`);
-    }
+    const json = parseEventJson(data, this.#events, 'OpenAI');
     // The upstream reports failures after the 200 as an `{error}` data line.
     const error = openAiErrorSchema.safeParse(json);
     if (error.success) return [{ kind: 'error', message: openAiErrorMessage(error.data.error) }];

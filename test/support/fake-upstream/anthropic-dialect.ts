@@ -234,13 +234,6 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
         }
         if (block.type === 'redacted_thinking' && typeof block.data !== 'string') return problem(`${path}.data: Field required`);
         break;
-      case 'document': {
-        if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
-        const source = isRecord(block.source) ? block.source : undefined;
-        if (source === undefined || !['base64', 'text', 'url', 'content'].includes(String(source.type))) return problem(`${path}.source: invalid document source`);
-        seenOther = true;
-        break;
-      }
       default:
         return problem(`${path}.type: unsupported content block type ${String(block.type)}`);
     }

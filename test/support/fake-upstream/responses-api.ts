@@ -1,3 +1,5 @@
+import type { Untyped } from '../untyped.ts';
+
 /**
  * OpenAI's Responses API as the fake OpenAI-format upstream serves it
  * (`POST /v1/responses`), for the gateway's native Responses mode. A reasoning
@@ -9,7 +11,7 @@
  * OpenAI's event grammar with `sequence_number` from 0.
  */
 
-type Json = Record<string, any>;
+type Json = Record<string, Untyped>;
 
 /** Answer of {@link FakeResponsesApi.create}: the response, or an error status and OpenAI's error body. */
 export type ResponsesOutcome = { response: Json } | { status: number; error: Json };
@@ -25,7 +27,11 @@ function lastUserText(input: unknown): string | undefined {
   for (const item of [...input].reverse()) {
     if (item?.role !== 'user') continue;
     if (typeof item.content === 'string') return item.content;
-    if (Array.isArray(item.content)) return item.content.filter((p: Json) => p?.type === 'input_text').map((p: Json) => p.text).join(' ');
+    if (Array.isArray(item.content))
+      return item.content
+        .filter((p: Json) => p?.type === 'input_text')
+        .map((p: Json) => p.text)
+        .join(' ');
   }
   return undefined;
 }
@@ -40,17 +46,35 @@ export class FakeResponsesApi {
 
   create(body: unknown): ResponsesOutcome {
     const b = body as Json;
-    if (typeof b?.model !== 'string') return error(400, "Missing required parameter: 'model'.", 'missing_required_parameter', 'model');
+    if (typeof b?.model !== 'string')
+      return error(400, "Missing required parameter: 'model'.", 'missing_required_parameter', 'model');
     const text = lastUserText(b.input);
     if (text === undefined) return error(400, "Invalid 'input': no user text.", 'invalid_value', 'input');
     const previous = b.previous_response_id;
-    if (previous != null && !this.stored.has(previous)) return error(404, `Previous response with id '${previous}' not found.`, 'previous_response_not_found', 'previous_response_id');
+    if (previous != null && !this.stored.has(previous))
+      return error(
+        404,
+        `Previous response with id '${previous}' not found.`,
+        'previous_response_not_found',
+        'previous_response_id',
+      );
     const n = ++this.next;
     const summary = `Thinking about: ${text}`;
     const answer = `Echo: ${text}`;
-    const reasoning: Json = { id: `rs_fake${n}`, type: 'reasoning', summary: [{ type: 'summary_text', text: summary }] };
-    if (Array.isArray(b.include) && b.include.includes('reasoning.encrypted_content')) reasoning.encrypted_content = `gAAAAfake${Buffer.from(summary).toString('base64')}`;
-    const message = { id: `msg_fake${n}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: answer, annotations: [], logprobs: [] }] };
+    const reasoning: Json = {
+      id: `rs_fake${n}`,
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: summary }],
+    };
+    if (Array.isArray(b.include) && b.include.includes('reasoning.encrypted_content'))
+      reasoning.encrypted_content = `gAAAAfake${Buffer.from(summary).toString('base64')}`;
+    const message = {
+      id: `msg_fake${n}`,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: answer, annotations: [], logprobs: [] }],
+    };
     const inputWords = words(typeof b.instructions === 'string' ? b.instructions : '') + words(JSON.stringify(b.input));
     const reasoningWords = words(summary);
     const outputWords = words(answer) + reasoningWords;
@@ -101,18 +125,60 @@ export class FakeResponsesApi {
         emit('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
         const text = item.summary[0].text as string;
         const part = { type: 'summary_text', text: '' };
-        emit('response.reasoning_summary_part.added', { item_id: item.id, output_index: index, summary_index: 0, part });
+        emit('response.reasoning_summary_part.added', {
+          item_id: item.id,
+          output_index: index,
+          summary_index: 0,
+          part,
+        });
         const half = Math.ceil(text.length / 2);
-        for (const delta of [text.slice(0, half), text.slice(half)]) emit('response.reasoning_summary_text.delta', { item_id: item.id, output_index: index, summary_index: 0, delta });
+        for (const delta of [text.slice(0, half), text.slice(half)])
+          emit('response.reasoning_summary_text.delta', {
+            item_id: item.id,
+            output_index: index,
+            summary_index: 0,
+            delta,
+          });
         emit('response.reasoning_summary_text.done', { item_id: item.id, output_index: index, summary_index: 0, text });
-        emit('response.reasoning_summary_part.done', { item_id: item.id, output_index: index, summary_index: 0, part: { type: 'summary_text', text } });
+        emit('response.reasoning_summary_part.done', {
+          item_id: item.id,
+          output_index: index,
+          summary_index: 0,
+          part: { type: 'summary_text', text },
+        });
       } else {
-        emit('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+        emit('response.output_item.added', {
+          output_index: index,
+          item: { ...item, status: 'in_progress', content: [] },
+        });
         const text = item.content[0].text as string;
-        emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
-        for (const [i, word] of text.split(' ').entries()) emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: i === 0 ? word : ` ${word}`, logprobs: [] });
-        emit('response.output_text.done', { item_id: item.id, output_index: index, content_index: 0, text, logprobs: [] });
-        emit('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part: item.content[0] });
+        emit('response.content_part.added', {
+          item_id: item.id,
+          output_index: index,
+          content_index: 0,
+          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+        });
+        for (const [i, word] of text.split(' ').entries())
+          emit('response.output_text.delta', {
+            item_id: item.id,
+            output_index: index,
+            content_index: 0,
+            delta: i === 0 ? word : ` ${word}`,
+            logprobs: [],
+          });
+        emit('response.output_text.done', {
+          item_id: item.id,
+          output_index: index,
+          content_index: 0,
+          text,
+          logprobs: [],
+        });
+        emit('response.content_part.done', {
+          item_id: item.id,
+          output_index: index,
+          content_index: 0,
+          part: item.content[0],
+        });
       }
       emit('response.output_item.done', { output_index: index, item });
     }

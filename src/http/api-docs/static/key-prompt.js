@@ -10,7 +10,7 @@
   function get() {
     try {
       return sessionStorage.getItem(STORAGE) || '';
-    } catch (e) {
+    } catch {
       return '';
     }
   }
@@ -19,7 +19,7 @@
     try {
       if (key) sessionStorage.setItem(STORAGE, key);
       else sessionStorage.removeItem(STORAGE);
-    } catch (e) {
+    } catch {
       /* storage disabled: the key lives until the page closes */
     }
   }

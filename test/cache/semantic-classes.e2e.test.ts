@@ -4,6 +4,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { realModelPresent, SHARED_MODELS } from '../support/tiny-onnx-model.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The near-miss classes of the second round (eval/semantic/README.md) through
@@ -35,7 +36,7 @@ async function client(): Promise<OpenAI> {
       providers: ['provider_a'],
     });
     const url = gateway.baseUrl;
-    await waitFor(async () => ((await (await fetch(`${url}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as any).semantic_cache.status === 'ready', 90_000, 'the real model to load');
+    await waitFor(async () => ((await (await fetch(`${url}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as Untyped).semantic_cache.status === 'ready', 90_000, 'the real model to load');
   }
   return new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 30_000 });
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { freePort, spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Several API replicas on one Redis share one cache: entries stored through
@@ -58,7 +59,7 @@ async function ask(baseUrl: string, content: string, key = KEY) {
   return { data, xCache: response.headers.get('x-cache') };
 }
 
-async function stats(baseUrl: string): Promise<any> {
+async function stats(baseUrl: string): Promise<Untyped> {
   const res = await fetch(`${baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } });
   return res.json();
 }

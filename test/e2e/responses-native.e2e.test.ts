@@ -5,6 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import type { Untyped } from '../support/untyped.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -72,8 +73,12 @@ function lastBody(): Record<string, unknown> {
   return request.body as Record<string, unknown>;
 }
 
-async function admin(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   const json = await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
   return json;
@@ -98,7 +103,10 @@ describe('native Responses', () => {
     expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'a-o4' });
     expect(response.id).toMatch(/^resp_fake\d+$/);
     const reasoning = response.output.find((item) => item.type === 'reasoning');
-    expect(reasoning).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking about: why is the sky blue' }] });
+    expect(reasoning).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Thinking about: why is the sky blue' }],
+    });
     expect(reasoning?.encrypted_content).toMatch(/^gAAAAfake/);
     expect(response.output_text).toBe('Echo: why is the sky blue');
     // The upstream counts the summary's seven words as reasoning tokens.
@@ -106,7 +114,11 @@ describe('native Responses', () => {
   });
 
   it('streams the upstream events in order, reasoning summary deltas included, and the final response', async () => {
-    const stream = client.responses.stream({ model: 'a-o4', input: 'stream the reasoning', reasoning: { summary: 'auto' } });
+    const stream = client.responses.stream({
+      model: 'a-o4',
+      input: 'stream the reasoning',
+      reasoning: { summary: 'auto' },
+    });
     const types: string[] = [];
     const sequence: number[] = [];
     let summary = '';
@@ -124,11 +136,20 @@ describe('native Responses', () => {
     expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
     expect(final.output_text).toBe('Echo: stream the reasoning');
     expect(final.model).toBe('a-o4');
-    expect(lastBody()).toEqual({ model: 'o4-mini', input: 'stream the reasoning', reasoning: { summary: 'auto' }, stream: true });
+    expect(lastBody()).toEqual({
+      model: 'o4-mini',
+      input: 'stream the reasoning',
+      reasoning: { summary: 'auto' },
+      stream: true,
+    });
   });
 
   it("continues with the upstream's own previous_response_id, the reasoning item passed back as it came", async () => {
-    const first = await client.responses.create({ model: 'a-o4', input: 'first turn', include: ['reasoning.encrypted_content'] });
+    const first = await client.responses.create({
+      model: 'a-o4',
+      input: 'first turn',
+      include: ['reasoning.encrypted_content'],
+    });
     const reasoning = first.output.find((item) => item.type === 'reasoning')!;
     const second = await client.responses.create({
       model: 'a-o4',
@@ -143,7 +164,9 @@ describe('native Responses', () => {
   });
 
   it("answers the upstream's 4xx for an id it does not know, in OpenAI's error shape", async () => {
-    const err = await client.responses.create({ model: 'a-o4', previous_response_id: 'resp_unknown', input: 'hello' }).catch((e: unknown) => e);
+    const err = await client.responses
+      .create({ model: 'a-o4', previous_response_id: 'resp_unknown', input: 'hello' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(err).toMatchObject({ status: 404, code: 'not_found' });
     expect((err as Error).message).toMatch(/Previous response with id 'resp_unknown' not found/);
@@ -154,7 +177,12 @@ describe('native Responses', () => {
       model: 'a-o4',
       instructions: 'Reply to jane.doe@example.com politely.',
       input: [
-        { type: 'function_call' as const, call_id: 'call_1', name: 'lookup', arguments: '{"email":"jane.doe@example.com"}' },
+        {
+          type: 'function_call' as const,
+          call_id: 'call_1',
+          name: 'lookup',
+          arguments: '{"email":"jane.doe@example.com"}',
+        },
         { type: 'function_call_output' as const, call_id: 'call_1', output: 'found jane.doe@example.com' },
         { role: 'user' as const, content: 'write to jane.doe@example.com today' },
       ],
@@ -175,9 +203,17 @@ describe('native Responses', () => {
     const { key, id } = await admin('POST', '/admin/keys', { owner: 'native-owner' });
     const keyed = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: key, maxRetries: 0 });
     const response = await keyed.responses.create({ model: 'a-o4', input: 'count my tokens please' });
-    let usage: any;
-    await waitFor(async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === 1, 5_000, 'usage rows');
-    expect(usage.total).toMatchObject({ requests: 1, prompt_tokens: response.usage!.input_tokens, completion_tokens: response.usage!.output_tokens });
+    let usage: Untyped;
+    await waitFor(
+      async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === 1,
+      5_000,
+      'usage rows',
+    );
+    expect(usage.total).toMatchObject({
+      requests: 1,
+      prompt_tokens: response.usage!.input_tokens,
+      completion_tokens: response.usage!.output_tokens,
+    });
   });
 
   it('ends a stream that fails upstream with one error event, numbered in sequence, never a clean end', async () => {
@@ -191,7 +227,14 @@ describe('native Responses', () => {
       const events = (await res.text())
         .split('\n\n')
         .filter((frame) => frame.includes('data: '))
-        .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { type: string; sequence_number: number; code?: string });
+        .map(
+          (frame) =>
+            JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as {
+              type: string;
+              sequence_number: number;
+              code?: string;
+            },
+        );
       expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
       expect(events.at(-1)).toMatchObject({ type: 'error', code: 'provider_error' });
       expect(events.filter((e) => e.type === 'error')).toHaveLength(1);

@@ -2,13 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { durabilityProblems, readRedisDurability } from '../../src/redis/durability-check.ts';
 import { freePort, waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
  * `./scripts/start.sh --demo` as a new user runs it: loopback upstreams, the
  * API and a worker per provider, and the docs and dashboard pages open
- * without a key, their URLs printed.
+ * without a key, their URLs printed; and a quiet terminal: one sentence per
+ * concern, no JSON unless asked for, no Node warning about SQLite.
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -55,6 +57,17 @@ describe('the demo', () => {
     expect(output).toContain(`http://localhost:${port}/v1`);
     expect(output).toContain(`http://localhost:${port}/docs`);
     expect(output).toContain(`http://localhost:${port}/dashboard`);
+  });
+
+  it('prints one line per concern in words: Redis persistence said once, no JSON log line, no SQLite warning', async () => {
+    const lines = output.split('\n').filter(Boolean);
+    // The processes log at debug what the start script said; it says it only when this Redis may lose jobs.
+    const redisMayLoseJobs = durabilityProblems(await readRedisDurability(redis)).length > 0;
+    expect(lines.filter((line) => line.includes('Redis may lose jobs')).length).toBe(redisMayLoseJobs ? 1 : 0);
+    if (redisMayLoseJobs) expect(lines).toContainEqual(expect.stringMatching(/^Redis may lose jobs: .*\.$/));
+    expect(lines.filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
+    expect(output).not.toContain('ExperimentalWarning');
+    expect(output).not.toContain('SQLite is an experimental feature');
   });
 
   it('opens the docs, the dashboard and what they read without a key', async () => {

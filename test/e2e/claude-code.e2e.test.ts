@@ -18,7 +18,7 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 const BIN = process.env.CLAUDE_CODE_BIN ?? '';
 const available = BIN !== '' && existsSync(BIN);
 if (!available) {
-  console.warn('\n*** SKIPPED test/e2e/claude-code.test.ts: set CLAUDE_CODE_BIN to a Claude Code binary (.ci/run installs one) ***\n');
+  console.warn('\n*** SKIPPED test/e2e/claude-code.e2e.test.ts: set CLAUDE_CODE_BIN to a Claude Code binary (.ci/run installs one) ***\n');
 }
 
 const KEY = 'claude-code-door-key';

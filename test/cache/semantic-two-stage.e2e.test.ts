@@ -8,6 +8,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { MINILM, SHARED_MODELS } from '../support/tiny-onnx-model.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The two-stage semantic lookup through a running gateway with the real
@@ -36,7 +37,7 @@ async function start(name: string, env: Record<string, string>) {
     providers: ['provider_a'],
   });
   started.push({ gateway, upstream, prefix });
-  const stats = async () => (await (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as any;
+  const stats = async () => (await (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as Untyped;
   await waitFor(async () => (await stats()).semantic_cache.status === 'ready', 60_000, 'the real model to load');
   const client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 30_000 });
   const ask = async (content: string) => {

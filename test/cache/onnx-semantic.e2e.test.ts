@@ -4,6 +4,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { MINILM, SHARED_MODELS, realModelPresent, tokenizerPresent, writeTinyModel } from '../support/tiny-onnx-model.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The semantic cache with the local ONNX embedder (the default backend)
@@ -31,7 +32,7 @@ async function start(name: string, env: Record<string, string>): Promise<{ gatew
   return { gateway, upstream, client: new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 30_000 }) };
 }
 
-async function stats(gateway: Gateway): Promise<any> {
+async function stats(gateway: Gateway): Promise<Untyped> {
   return (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json();
 }
 

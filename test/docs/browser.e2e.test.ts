@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * /docs, /redoc and /dashboard in a real headless browser: Debian's chromium
@@ -174,9 +175,9 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/dashboard?refresh=1');
       // Page functions are serialized into the browser: self-contained, through `globalThis` (tests compile without the DOM library).
-      await page.waitForFunction(() => Number((globalThis as any).document.body.dataset.refreshes ?? 0) >= 2, undefined, { timeout: 20_000 });
+      await page.waitForFunction(() => Number((globalThis as Untyped).document.body.dataset.refreshes ?? 0) >= 2, undefined, { timeout: 20_000 });
       const charts: { id: string; labels: unknown[]; width: number; height: number }[] = await page.evaluate(() =>
-        Object.values((globalThis as any).Chart.instances).map((c: any) => ({ id: c.canvas.id, labels: c.data.labels, width: c.canvas.width, height: c.canvas.height })),
+        Object.values((globalThis as Untyped).Chart.instances).map((c: Untyped) => ({ id: c.canvas.id, labels: c.data.labels, width: c.canvas.width, height: c.canvas.height })),
       );
       expect(charts.map((c) => c.id).sort()).toEqual(
         ['chart-cache', 'chart-cooldowns', 'chart-provider-latency', 'chart-provider-requests', 'chart-provider-tokens', 'chart-queue-depth', 'chart-requests'].sort(),
@@ -195,13 +196,13 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
       expect(shown).toBeLessThanOrEqual(stats.total_requests);
       // The provider bar shows what /stats says.
       const bars: number[] = await page.evaluate(
-        () => (Object.values((globalThis as any).Chart.instances) as any[]).find((c) => c.canvas.id === 'chart-provider-requests').data.datasets[0].data,
+        () => (Object.values((globalThis as Untyped).Chart.instances) as Untyped[]).find((c) => c.canvas.id === 'chart-provider-requests').data.datasets[0].data,
       );
       expect(bars).toEqual([stats.provider_stats.provider_a!.requests]);
 
       // Refreshed periodically: the counter keeps going up.
-      const before: number = await page.evaluate(() => Number((globalThis as any).document.body.dataset.refreshes));
-      await page.waitForFunction((n) => Number((globalThis as any).document.body.dataset.refreshes) > n, before, { timeout: 10_000 });
+      const before: number = await page.evaluate(() => Number((globalThis as Untyped).document.body.dataset.refreshes));
+      await page.waitForFunction((n) => Number((globalThis as Untyped).document.body.dataset.refreshes) > n, before, { timeout: 10_000 });
       expect(watch.foreign).toEqual([]);
       expect(watch.errors).toEqual([]);
       await page.screenshot({ path: join(tmpdir(), 'gw-dashboard.png'), fullPage: true });
@@ -226,8 +227,8 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/dashboard?refresh=1');
       // Three prompt tokens at 1 USD each, once the usage reached the key store.
-      await page.waitForFunction(() => ((globalThis as any).document.querySelector('#key-spend')?.textContent ?? '').includes('$3.00'), undefined, { timeout: 20_000 });
-      const row: string[] = await page.evaluate(() => Array.from((globalThis as any).document.querySelectorAll('#key-spend tr td')).map((td: any) => td.textContent));
+      await page.waitForFunction(() => ((globalThis as Untyped).document.querySelector('#key-spend')?.textContent ?? '').includes('$3.00'), undefined, { timeout: 20_000 });
+      const row: string[] = await page.evaluate(() => Array.from((globalThis as Untyped).document.querySelectorAll('#key-spend tr td')).map((td: Untyped) => td.textContent));
       expect(row).toEqual([expect.stringMatching(/^gw_/), 'dash-owner', 'dash-team', '1', expect.any(String), '$3.00', '$3.00']);
       expect(await page.textContent('#spend-today')).toBe('$3.00');
       // Saved spend of /stats: the gateway's cache, then providers' prompt caches.

@@ -56,7 +56,7 @@ const config = () => ({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER
 const sentBodies = () => upstream.requests.map((r) => JSON.stringify(r.body));
 const leaks = (text: string) => NEEDLES.filter((n) => text.includes(n));
 
-if (!python) reportAnalyzerMissing('test/dlp/dlp-analyzer-e2e.test.ts (DLP_ANALYZER_URL end to end)');
+if (!python) reportAnalyzerMissing('test/dlp/dlp-analyzer.e2e.test.ts (DLP_ANALYZER_URL end to end)');
 
 describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () => {
   beforeAll(async () => {

@@ -4,6 +4,7 @@ import { hashApiKey } from '../../src/auth/api-key.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { startUsageUpstream, type UsageUpstream } from '../support/usage-upstream.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Usage and spend against loopback upstreams of the three wire formats that
@@ -39,7 +40,7 @@ const USAGE = {
 } as const;
 type Model = keyof typeof COST;
 
-async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   return { status: res.status, body: await res.json() };
 }
@@ -87,8 +88,8 @@ async function settled(key: string): Promise<void> {
 }
 
 /** The key's usage report once it shows `requests` requests (usage reaches the key store in batches). */
-async function report(id: string, requests: number): Promise<any> {
-  let body: any;
+async function report(id: string, requests: number): Promise<Untyped> {
+  let body: Untyped;
   await waitFor(
     async () => {
       body = (await admin('GET', `/admin/keys/${id}/usage`)).body;
@@ -100,7 +101,7 @@ async function report(id: string, requests: number): Promise<any> {
   return body;
 }
 
-async function spendSaved(): Promise<any> {
+async function spendSaved(): Promise<Untyped> {
   const res = await admin('GET', '/stats');
   expect(res.status).toBe(200);
   return res.body.spend_saved;
@@ -192,11 +193,11 @@ describe('usage and spend by token type', () => {
     const { key, id } = await createKey();
     const post = (path: string, body: unknown) => fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
     /** The data of every SSE event of a stream, parsed. */
-    const events = async (res: Response): Promise<any[]> => (await res.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    const events = async (res: Response): Promise<Untyped[]> => (await res.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
 
     // Anthropic's usage: input_tokens leaves out the cache reads and writes; the writes split by retention.
     const anthropic = { input_tokens: 100, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, cache_creation: { ephemeral_5m_input_tokens: 60, ephemeral_1h_input_tokens: 40 } };
-    const message: any = await (await post('/v1/messages', { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: prompt() }] })).json();
+    const message: Untyped = await (await post('/v1/messages', { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: prompt() }] })).json();
     expect(message.content).toEqual([{ type: 'text', text: 'cached answer' }]);
     expect(message.usage).toEqual(anthropic);
     const streamed = await events(await post('/v1/messages', { model: 'c-cache', max_tokens: 50, stream: true, messages: [{ role: 'user', content: prompt() }] }));
@@ -204,7 +205,7 @@ describe('usage and spend by token type', () => {
 
     // OpenAI's Responses usage: input_tokens counts the cached ones, as chat completions do.
     const responses = { input_tokens: 1000, input_tokens_details: { cached_tokens: 800 }, output_tokens: 300, output_tokens_details: { reasoning_tokens: 200 }, total_tokens: 1300 };
-    const response: any = await (await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50 })).json();
+    const response: Untyped = await (await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50 })).json();
     expect(response.output_text).toBe('cached answer');
     expect(response.usage).toEqual(responses);
     const completed = (await events(await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50, stream: true }))).find((e) => e.type === 'response.completed');
@@ -215,12 +216,12 @@ describe('usage and spend by token type', () => {
     expect((await post('/v1/messages', repeat)).headers.get('x-cache')).toBe('MISS');
     const hit = await post('/v1/messages', repeat);
     expect(hit.headers.get('x-cache')).toBe('HIT');
-    expect(((await hit.json()) as any).usage).toEqual({ ...anthropic, gateway_cache: { hit: true, type: 'exact' } });
+    expect(((await hit.json()) as Untyped).usage).toEqual({ ...anthropic, gateway_cache: { hit: true, type: 'exact' } });
     const again = { model: 'a-reason', input: 'the Responses door, asked twice', max_output_tokens: 50, store: false };
     await post('/v1/responses', again);
     const responseHit = await post('/v1/responses', again);
     expect(responseHit.headers.get('x-cache')).toBe('HIT');
-    expect(((await responseHit.json()) as any).usage).toEqual({ ...responses, gateway_cache: { hit: true, type: 'exact' } });
+    expect(((await responseHit.json()) as Untyped).usage).toEqual({ ...responses, gateway_cache: { hit: true, type: 'exact' } });
 
     // Charged by token type as on the chat door, the hits for nothing.
     const usage = await report(id, 6);
@@ -333,7 +334,7 @@ describe('usage and spend by token type', () => {
     expect(toOpenAi.prompt_cache_key).toBe('tenant-7');
     expect(toOpenAi.prompt_cache_retention).toBe('24h');
     expect(JSON.stringify(toOpenAi)).not.toContain('cache_control');
-    expect((toOpenAi.messages as any[])[0].content).toEqual([
+    expect((toOpenAi.messages as Untyped[])[0].content).toEqual([
       { type: 'text', text: `You answer briefly. ${unique}` },
       { type: 'text', text: 'A long, stable instruction block.' },
     ]);
@@ -352,11 +353,11 @@ describe('usage and spend by token type', () => {
     const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text', text: `part ${i}`, cache_control: { type: 'ephemeral' } }));
     const tooMany = await post({ model: 'c-cache', messages: [{ role: 'user', content: five }], max_tokens: 50 });
     expect(tooMany.status).toBe(400);
-    expect(((await tooMany.json()) as any).error.message).toContain('at most 4 prompt-cache breakpoints');
+    expect(((await tooMany.json()) as Untyped).error.message).toContain('at most 4 prompt-cache breakpoints');
     for (const bad of [{ cache_control: { type: 'ephemeral', ttl: '2h' } }, { prompt_cache_retention: 'forever' }, { cache_control: { type: 'persistent' } }]) {
       const res = await post({ model: 'c-cache', messages: [{ role: 'user', content: 'hi' }], ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
-      expect(((await res.json()) as any).error.code).toBe('invalid_request');
+      expect(((await res.json()) as Untyped).error.code).toBe('invalid_request');
     }
     expect(anthropic.bodies.length).toBe(calls);
   });

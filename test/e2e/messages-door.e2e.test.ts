@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The Anthropic Messages door end to end: real API and worker processes,
@@ -25,7 +26,7 @@ const client = (options: { apiKey?: string | null; authToken?: string | null } =
   new Anthropic({ baseURL: gateway.baseUrl, apiKey: options.apiKey ?? null, authToken: options.authToken ?? null, maxRetries: 0 });
 
 /** The body of the last model call an upstream received. */
-function lastBody(letter: ProviderLetter): any {
+function lastBody(letter: ProviderLetter): Untyped {
   const calls = upstreams[letter].requests.filter((r) => r.method === 'POST');
   return calls.at(-1)?.body;
 }
@@ -181,7 +182,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
   it('answers a malformed body with a 400 in Anthropic shape, request id included', async () => {
     const res = await fetch(`${gateway.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"model": ' });
     expect(res.status).toBe(400);
-    const body = (await res.json()) as any;
+    const body = (await res.json()) as Untyped;
     expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
     expect(body.request_id).toBe(res.headers.get('x-request-id'));
   });
@@ -211,7 +212,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(page.data[0]).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
     expect((await client().models.retrieve('claude-sonnet-4-5-20250929')).id).toBe('claude-sonnet-4-5-20250929');
     // OpenAI's shape without anthropic-version.
-    const openAiShape = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as any;
+    const openAiShape = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as Untyped;
     expect(openAiShape.object).toBe('list');
   });
 

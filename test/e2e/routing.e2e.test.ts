@@ -4,6 +4,7 @@ import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Routing through real API and worker processes: one model on two
@@ -85,7 +86,7 @@ afterAll(async () => {
 
 interface Reply {
   status: number;
-  body: any;
+  body: Untyped;
   headers: Headers;
 }
 
@@ -99,7 +100,7 @@ async function chat(model: string, options: { baseUrl?: string; headers?: Record
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
-async function health(baseUrl = gateway.baseUrl): Promise<any> {
+async function health(baseUrl = gateway.baseUrl): Promise<Untyped> {
   return (await fetch(`${baseUrl}/health`, { headers: { 'x-api-key': KEY } })).json();
 }
 
@@ -146,8 +147,8 @@ describe('several deployments of one model', () => {
     for (let i = 0; i < 16; i++) expect((await chat('m-route')).status).toBe(200);
     expect(up.one.requests.length).toBeGreaterThan(0);
     expect(up.two.requests.length).toBeGreaterThan(0);
-    expect(up.one.requests.every((r) => r.headers.authorization === 'Bearer upstream-one-secret' && (r.body as any).model === 'm-route')).toBe(true);
-    expect(up.two.requests.every((r) => r.headers.authorization === 'Bearer upstream-two-secret' && (r.body as any).model === 'gpt-two')).toBe(true);
+    expect(up.one.requests.every((r) => r.headers.authorization === 'Bearer upstream-one-secret' && (r.body as Untyped).model === 'm-route')).toBe(true);
+    expect(up.two.requests.every((r) => r.headers.authorization === 'Bearer upstream-two-secret' && (r.body as Untyped).model === 'gpt-two')).toBe(true);
     const models = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).json()) as { data: { id: string }[] };
     expect(models.data.filter((m) => m.id === 'm-route')).toHaveLength(1);
   });
@@ -209,7 +210,7 @@ describe('fallback models', () => {
     expect(text).toBe('Echo: stream fallback');
     expect([...models]).toEqual(['m-claude']);
     expect(usage?.completion_tokens).toBeGreaterThan(0);
-    expect(up.claude.requests.map((r) => (r.body as any).model)).toEqual(['m-claude', 'm-claude']);
+    expect(up.claude.requests.map((r) => (r.body as Untyped).model)).toEqual(['m-claude', 'm-claude']);
 
     // Two 500s put `primary` out: the next request goes straight to the fallback.
     const calls = up.primary.requests.length;

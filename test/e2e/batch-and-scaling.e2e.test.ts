@@ -4,6 +4,7 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { bullPrefix } from '../../src/queue/job-contract.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Issue 7 through running processes: priorities, asynchronous jobs,
@@ -30,7 +31,7 @@ interface JobView {
   completed_at: number | null;
 }
 
-async function api(path: string, init: RequestInit & { key?: string } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+async function api(path: string, init: RequestInit & { key?: string } = {}): Promise<{ status: number; body: Untyped; headers: Headers }> {
   const res = await fetch(`${gateway.baseUrl}${path}`, {
     ...init,
     headers: { 'content-type': 'application/json', 'x-api-key': init.key ?? KEY, ...(init.headers as Record<string, string>) },

@@ -7,6 +7,7 @@ import { batchLine, pollBatch, readOutput, submitBatch } from '../support/batche
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Every entry point runs the one request pipeline: where the four copies of
@@ -24,7 +25,7 @@ const redis = testRedis();
 let upstream: FakeUpstream;
 let gateway: Gateway;
 
-async function admin(method: string, path: string, body?: unknown): Promise<any> {
+async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   const json = await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
@@ -103,7 +104,7 @@ describe('one pipeline for every entry point', () => {
     // Only the admitted lines reached the upstream, and each is in the key's usage at its real cost.
     const calls = Array.from({ length: 10 }, (_, i) => upstreamCalls(`budget line-b${i}`)).reduce((a, b) => a + b, 0);
     expect(calls).toBe(succeeded.length);
-    let usage: any;
+    let usage: Untyped;
     await waitFor(async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === succeeded.length, 5_000, 'usage rows');
     const reported = succeeded.reduce((sum, line) => sum + line.response!.body.usage.total_tokens, 0);
     expect(usage.total).toMatchObject({ requests: succeeded.length, completion_tokens: 5 * succeeded.length, cost_usd: reported });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeEmbedding } from '../support/fake-embeddings.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import type { Untyped } from '../support/untyped.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -61,7 +62,7 @@ beforeAll(async () => {
   await waitFor(async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready', 20_000, 'the semantic cache to be ready');
 }, 60_000);
 
-async function admin(method: string, path: string, body?: unknown): Promise<any> {
+async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   const json = await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
@@ -243,7 +244,7 @@ describe('issued keys', () => {
     const { key, id } = await admin('POST', '/admin/keys', { owner: 'budget-owner', budget: { amount_usd: 10, period: 'day' } });
     const ask = (i: number) => keyed(key).embeddings.create({ model: 'a-embed-small', input: `budget words number ${i}`, encoding_format: 'float' });
     for (const i of [1, 2, 3]) await ask(i);
-    let usage: any;
+    let usage: Untyped;
     await waitFor(async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === 3, 5_000, 'usage rows');
     expect(usage.total).toMatchObject({ requests: 3, prompt_tokens: 12, completion_tokens: 0, cost_usd: 12 });
     const err = await ask(4).catch((e: unknown) => e);

@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The queues under faults, through real API and worker processes on a private
@@ -42,7 +42,7 @@ let env: Record<string, string>;
 
 interface Reply {
   status: number;
-  body: any;
+  body: Untyped;
   headers: Headers;
   ms: number;
 }
@@ -56,7 +56,7 @@ async function call(baseUrl: string, path: string, init: { method?: string; body
     signal: AbortSignal.timeout(init.timeoutMs ?? 20_000),
   });
   const text = await res.text();
-  let body: any = text;
+  let body: Untyped = text;
   try {
     body = JSON.parse(text);
   } catch {
@@ -76,16 +76,6 @@ function chat(baseUrl: string, model: string, content: string, options: { stream
 
 function submitJob(baseUrl: string, model: string, content: string): Promise<Reply> {
   return call(baseUrl, '/v1/chat/completions/jobs', { method: 'POST', body: { model, messages: [{ role: 'user', content }] } });
-}
-
-/** Keys of the private Redis matching `pattern`. */
-async function redisKeys(pattern: string): Promise<string[]> {
-  const redis = new Redis({ port: redisServer.port, maxRetriesPerRequest: 1 });
-  try {
-    return await redis.keys(pattern);
-  } finally {
-    redis.disconnect();
-  }
 }
 
 function sentTo(upstream: FakeUpstream, text: string): boolean {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Exact and semantic caches through a running gateway (real API and worker
@@ -43,7 +44,7 @@ async function askStreamed(content: string, extra: Record<string, unknown> = {})
   return { chunks, text, headers: response.headers, xCache: response.headers.get('x-cache') };
 }
 
-async function admin(path: string, init: RequestInit = {}, key = ADMIN_KEY): Promise<{ status: number; body: any }> {
+async function admin(path: string, init: RequestInit = {}, key = ADMIN_KEY): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key } });
   return { status: res.status, body: await res.json() };
 }

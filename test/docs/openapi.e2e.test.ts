@@ -10,6 +10,7 @@ import { serviceVersion } from '../../src/health/service-version.ts';
 import { clearBodySchema } from '../../src/http/routes/admin-cache.ts';
 import { startGateway, writeConfig, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * The OpenAPI 3.1 document: generated from the zod schemas that validate
@@ -18,7 +19,7 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
  * gateway.
  */
 
-type Json = Record<string, any>;
+type Json = Record<string, Untyped>;
 const KEY = 'gw_openapi_key_0123456789abcdefghijklmnopqrstu';
 const doc = buildOpenApiDocument({ version: '9.9.9' }) as Json;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -119,7 +120,7 @@ describe('the document', () => {
       const target = ref
         .replace(/^#\//, '')
         .split('/')
-        .reduce<any>((node, part) => node?.[part], doc);
+        .reduce<Untyped>((node, part) => node?.[part], doc);
       expect(target, ref).toBeDefined();
     }
     expect(JSON.stringify(doc)).not.toContain('__shared');
@@ -182,7 +183,7 @@ describe('the app against the document', () => {
 
   it('documents every route the API serves (assets aside)', () => {
     const served = new Set<string>();
-    const walk = (stack: any[]) => {
+    const walk = (stack: Untyped[]) => {
       for (const layer of stack) {
         if (layer.route) {
           for (const method of Object.keys(layer.route.methods)) {
@@ -194,7 +195,7 @@ describe('the app against the document', () => {
         }
       }
     };
-    walk((root.http.app as any).router.stack);
+    walk((root.http.app as Untyped).router.stack);
     const documented = new Set(operations(buildOpenApiDocument({ version: serviceVersion() }) as Json).map((o) => `${o.method.toUpperCase()} ${o.path}`));
     expect(served.size).toBeGreaterThan(10);
     expect([...served].filter((r) => !documented.has(r))).toEqual([]);

@@ -1,0 +1,115 @@
+import { relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import ts from 'typescript';
+
+/**
+ * `npm run lint:exports` (part of `npm run lint`): lists every exported value (function, class, constant) of src/
+ * and workers/ that no file of the project imports, as `file:line: name`, and exits 1 when there is one. ESLint
+ * sees one file at a time and cannot tell; the TypeScript compiler resolves every import of the tsconfig's files
+ * (and bin/'s JavaScript), re-exports included. A value used only inside its own file is reported too: it should
+ * not be exported. Exported types are not judged: an option or result type belongs to the function that takes it.
+ */
+
+/** Folders whose exports must each be imported somewhere. */
+const CHECKED = ['src/', 'workers/'];
+
+export interface UnusedExport {
+  /** Path relative to the root, with `/` separators. */
+  file: string;
+  line: number;
+  name: string;
+}
+
+/** The exports of the project at `root` (a folder with tsconfig.json) that nothing imports. */
+export function findUnusedExports(root: string): UnusedExport[] {
+  const configPath = resolve(root, 'tsconfig.json');
+  const config = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
+  if (!config) throw new Error(`cannot read ${configPath}`);
+  const bin = ts.sys.readDirectory(resolve(root, 'bin'), ['.js']);
+  const program = ts.createProgram([...config.fileNames, ...bin], { ...config.options, allowJs: true });
+  const checker = program.getTypeChecker();
+  const used = new Set<ts.Symbol>();
+  const project = program
+    .getSourceFiles()
+    .filter((file) => !file.isDeclarationFile && !file.fileName.includes('/node_modules/'));
+
+  const markUsed = (symbol: ts.Symbol | undefined): void => {
+    if (!symbol || used.has(symbol)) return;
+    used.add(symbol);
+    if (symbol.flags & ts.SymbolFlags.Alias) markUsed(checker.getAliasedSymbol(symbol));
+  };
+  const moduleOf = (specifier: ts.Expression): ts.Symbol | undefined => checker.getSymbolAtLocation(specifier);
+  const markAll = (module: ts.Symbol | undefined): void => {
+    if (module) for (const symbol of checker.getExportsOfModule(module)) markUsed(symbol);
+  };
+  const markNamed = (module: ts.Symbol | undefined, name: string): void => {
+    if (module) markUsed(checker.getExportsOfModule(module).find((symbol) => symbol.name === name));
+  };
+
+  for (const file of project) {
+    const visit = (node: ts.Node): void => {
+      if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) {
+        const module = node.moduleSpecifier ? moduleOf(node.moduleSpecifier) : undefined;
+        if (ts.isImportDeclaration(node)) {
+          const clause = node.importClause;
+          if (clause?.name) markNamed(module, 'default');
+          const bindings = clause?.namedBindings;
+          if (bindings && ts.isNamespaceImport(bindings)) markAll(module);
+          if (bindings && ts.isNamedImports(bindings))
+            for (const element of bindings.elements) markNamed(module, (element.propertyName ?? element.name).text);
+        } else if (module) {
+          const clause = node.exportClause;
+          if (!clause || ts.isNamespaceExport(clause)) markAll(module);
+          else for (const element of clause.elements) markNamed(module, (element.propertyName ?? element.name).text);
+        }
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        node.arguments[0]
+      ) {
+        markAll(moduleOf(node.arguments[0]));
+      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+        markAll(moduleOf(node.argument.literal));
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(file);
+  }
+
+  const unused: UnusedExport[] = [];
+  for (const file of project) {
+    const path = relative(root, file.fileName).split('\\').join('/');
+    if (!CHECKED.some((folder) => path.startsWith(folder)) || isGenerated(file)) continue;
+    const module = checker.getSymbolAtLocation(file);
+    if (!module) continue;
+    for (const symbol of checker.getExportsOfModule(module)) {
+      if (used.has(symbol) || !(symbol.flags & ts.SymbolFlags.Value)) continue;
+      // A name re-exported from another module is judged where it is declared.
+      if (symbol.flags & ts.SymbolFlags.Alias) continue;
+      const declaration = symbol.declarations?.find((node) => node.getSourceFile() === file);
+      if (!declaration) continue;
+      const line = file.getLineAndCharacterOfPosition(declaration.getStart()).line + 1;
+      unused.push({ file: path, line, name: symbol.name });
+    }
+  }
+  return unused.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+}
+
+/** A file a script writes (its header says "do not edit"): what it exports is the generator's business. */
+function isGenerated(file: ts.SourceFile): boolean {
+  return /^(?:\/\*.*\*\/\s*)?\/\/ Generated by .*do not edit/m.test(file.text.slice(0, 300));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const unused = findUnusedExports(resolve(import.meta.dirname, '..'));
+  for (const entry of unused)
+    console.log(`${entry.file}:${entry.line}: ${entry.name} is exported but imported nowhere`);
+  if (unused.length > 0) {
+    console.log(`${unused.length} unused export(s): drop the export, or the code`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,19 @@
+import { UpstreamProtocolError } from './types.ts';
+
+/**
+ * The JSON of the `eventNumber`th event of an upstream stream, or the protocol error that says which event of
+ * which upstream was malformed and how long it was: never its text, which may quote the prompt.
+ */
+export function parseEventJson(
+  data: string,
+  eventNumber: number,
+  upstream: 'OpenAI' | 'Anthropic' | 'Gemini',
+): unknown {
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    throw new UpstreamProtocolError(
+      `Malformed JSON in event ${eventNumber} of the ${upstream} upstream stream (${data.length} characters).`,
+    );
+  }
+}
