@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { maxOutputTokens, type ChatMessage, type ChatRequest } from '../chat/types.ts';
+import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 
 /**
  * Cache keys are SHA-256 hashes of a canonical form of the request, so Redis
@@ -72,6 +73,15 @@ export function exactKeyOf(partition: string, request: ChatRequest): string {
     messages[index] = ['user', last.role === 'user' ? (last.name ?? null) : null, last.content.trim()];
   }
   return sha256(['x3', partition, request.model, parameters(request), messages]);
+}
+
+/**
+ * Key of an embeddings request: partition, model, every input exactly as
+ * sent (a trimmed space changes a vector), dimensions and encoding. `e1`
+ * keeps it apart from every chat key.
+ */
+export function embeddingsKeyOf(partition: string, request: ChatRequest, shape: EmbeddingsShape): string {
+  return sha256(['e1', partition, request.model, request.messages.map((m) => m.content), shape.dimensions ?? null, shape.encoding_format]);
 }
 
 /**

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { messageText, type ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
+import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import { isTerminal, type StreamEntry } from '../streams/protocol.ts';
 import { cacheModeOf, type CacheMode, type SemanticControl } from './cache-control.ts';
-import { exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from './cache-key.ts';
+import { embeddingsKeyOf, exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from './cache-key.ts';
 import type { CacheStats, CacheType } from './cache-stats.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
@@ -197,10 +198,19 @@ export class ResponseCache {
    * lookup, and nothing is counted. `control` turns the semantic cache off
    * for this request or asks it for a higher similarity
    * (`X-Semantic-Cache`, or the provider's `semantic_cache: false`).
+   * `embeddings` (the vectors' shape) keys an embeddings request, which only
+   * the exact cache answers.
    */
-  async lookup(request: ChatRequest, owner: string, cacheControl: string | string[] | undefined, gate: Promise<Admission>, control: SemanticControl = { semantic: 'on' }): Promise<CacheLookup> {
+  async lookup(
+    request: ChatRequest,
+    owner: string,
+    cacheControl: string | string[] | undefined,
+    gate: Promise<Admission>,
+    control: SemanticControl = { semantic: 'on' },
+    embeddings?: EmbeddingsShape,
+  ): Promise<CacheLookup> {
     const mode = cacheModeOf(cacheControl);
-    const semanticOn = this.semanticState === 'ready' && control.semantic === 'on';
+    const semanticOn = this.semanticState === 'ready' && control.semantic === 'on' && !embeddings;
     if (mode === 'bypass' || (!this.options.exactEnabled && !semanticOn)) {
       return new CacheLookup(this, await gate, 'BYPASS');
     }
@@ -209,7 +219,8 @@ export class ResponseCache {
     const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
     // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
     const prompt = text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000) ? undefined : canonicalPrompt(text);
-    const context: LookupContext = { request, mode, exactKey: exactKeyOf(partition, request), userIndex };
+    const exactKey = embeddings ? embeddingsKeyOf(partition, request, embeddings) : exactKeyOf(partition, request);
+    const context: LookupContext = { request, mode, exactKey, userIndex };
     if (prompt && this.options.embedder) {
       context.semanticPartition = semanticPartitionOf(partition, this.modelIds, request);
       context.guard = guardSignatureOf(text as string);

@@ -33,6 +33,7 @@ import { adminCacheRouter } from '../http/routes/admin-cache.ts';
 import { doorRoute } from '../http/door-route.ts';
 import { chatDoor } from '../doors/chat/chat-door.ts';
 import { messagesDoor } from '../doors/messages/messages-door.ts';
+import { EmbeddingsDoor } from '../doors/embeddings/embeddings-door.ts';
 import { messagesCountTokensRouter } from '../http/routes/messages-count-tokens.ts';
 import { ChatPipeline } from '../pipeline/chat-pipeline.ts';
 import { storedKeyPrincipals } from '../auth/stored-key-principal.ts';
@@ -45,7 +46,6 @@ import { JobRows } from '../batches/job-rows.ts';
 import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
-import { embeddingsRouter } from '../http/routes/embeddings.ts';
 import { responsesRouter } from '../http/routes/responses.ts';
 import { ResponseStore } from '../doors/responses/response-store.ts';
 import { ResponsesDoor } from '../doors/responses/responses-door.ts';
@@ -342,6 +342,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const responsesDoor = new ResponsesDoor({
     store: responseStore,
     formatOf: (model) => configStore.current.modelIndex.get(model)?.format,
+    nativeOf: (model) => configStore.current.modelIndex.get(model)?.responses_api === 'native',
     // After the reply was sent: the client has its answer; the id it got will read as unknown.
     onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
   });
@@ -380,6 +381,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
       doorRoute(responsesDoor, { path: '/v1/responses', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
       doorRoute(messages, { path: '/v1/messages', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(new EmbeddingsDoor(), { path: '/v1/embeddings', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
     ],
     // Errors under each door's path (and the paths below it) in that door's shape.
     doors: [
@@ -403,7 +405,6 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
       batchesRouter({ store: batchStore }),
       responsesRouter({ store: responseStore }),
-      embeddingsRouter({ dispatcher, config: () => configStore.current, governor, dlp }),
       ...observabilityRouters,
     ],
   });

@@ -53,6 +53,13 @@ const providerSchema = z.strictObject({
    * `X-Gateway-Dropped-Params`. @defaultValue false
    */
   drop_unsupported_params: z.boolean().default(false),
+  /**
+   * How `POST /v1/responses` reaches this provider: `translate` (through the
+   * canonical chat request, any format) or `native` (an OpenAI-format
+   * upstream's own `/responses`, forwarded as sent: reasoning items,
+   * encrypted reasoning, its own stored responses). @defaultValue 'translate'
+   */
+  responses_api: z.enum(['translate', 'native']).default('translate'),
   /** Let the semantic cache answer for this provider's models (the exact cache always may). @defaultValue true */
   semantic_cache: z.boolean().default(true),
   /** Per model of this provider: semantic cache on or off, overriding `semantic_cache`. @defaultValue none */
@@ -131,6 +138,9 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
     }
     if (providerIndex.has(entry.name)) {
       throw new ConfigError(`${source} is invalid: providers.${i}.name: duplicate provider '${entry.name}'`);
+    }
+    if (entry.responses_api === 'native' && format !== 'openai') {
+      throw new ConfigError(`${source} is invalid: providers.${i}.responses_api: 'native' needs an openai-format provider ('${entry.name}' is ${format}); the others are translated`);
     }
     const provider: ProviderConfig = { ...entry, format };
     if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');

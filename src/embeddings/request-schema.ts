@@ -21,12 +21,16 @@ export const embeddingsRequestSchema = z
   })
   .meta({ id: 'EmbeddingsRequest' });
 
-/** A validated embeddings request. */
-export interface EmbeddingsRequest {
-  model: string;
-  input: string[];
+/** What an embeddings request asks besides its model and texts: the shape of the vectors. */
+export interface EmbeddingsShape {
   dimensions?: number;
   encoding_format: 'float' | 'base64';
+}
+
+/** A validated embeddings request. */
+export interface EmbeddingsRequest extends EmbeddingsShape {
+  model: string;
+  input: string[];
 }
 
 function tokenIds(input: unknown): boolean {

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { sumUsage } from '../chat/token-usage.ts';
 import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { GatewayError, InternalError, InvalidRequestError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
+import { GatewayError, InternalError, InvalidRequestError, NotFoundError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { AttemptOutcome } from '../observability/upstream-metrics.ts';
 import { NO_TRACING, type TraceSpan, type Tracing } from '../observability/tracing/trace-span.ts';
@@ -17,7 +17,8 @@ import type { ReaderWatch } from './reader-watch.ts';
 import { embeddingsReply } from '../embeddings/embeddings-reply.ts';
 import { embeddingsHttpRequest, parseEmbeddingsReply, servesEmbeddings } from '../embeddings/embeddings-wire.ts';
 import type { EmbeddingsRequest } from '../embeddings/request-schema.ts';
-import { attemptCompletion, attemptJson, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
+import { nativeEvent, responseUsage, responsesHttpRequest } from '../providers/openai/responses-api.ts';
+import { attemptCompletion, attemptJson, attemptSse, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
@@ -201,6 +202,7 @@ export class ChatExecutor {
       const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome, span };
       if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
       if (job.embeddings) resultJson = await this.runEmbeddings(run, job.embeddings);
+      else if (job.responses) resultJson = await this.runResponses(run, job.responses);
       else if (job.request.stream) await this.runStreamed(run);
       else resultJson = await this.runOnce(run);
     } catch (err) {
@@ -340,6 +342,50 @@ export class ChatExecutor {
     return json;
   }
 
+  /**
+   * A native Responses job: the body goes to the upstream's `/responses`
+   * (retried like chat until its first event reached the reply stream); its
+   * `response` object is the `result`, or each stream event a chunk, under
+   * the model id the client asked for. Returns the JSON of a `result`.
+   */
+  private async runResponses(run: JobRun, body: Record<string, unknown>): Promise<string | undefined> {
+    if (run.provider.format !== 'openai') throw new InvalidRequestError(`${run.provider.name} speaks the ${run.provider.format} format, which has no Responses API.`);
+    const model = run.job.request.model;
+    const upstreamModel = run.provider.upstream_models?.[model] ?? model;
+    const http = responsesHttpRequest(body, upstreamModel, { baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl, apiKey: run.apiKey });
+    const ctx = this.attemptContext(run, run.job.request);
+    if (body.stream !== true) {
+      const response = await this.withRetries(run, () => attemptJson(ctx, () => http, (reply) => reply as Record<string, unknown>).catch(notFound), () => false);
+      await run.cancelChecked;
+      if (run.signal.aborted) throw new CancelledError();
+      const usage = responseUsage(response) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+      const json = JSON.stringify({ ...response, model });
+      run.outcome.usage = usage;
+      run.writer.result(json, usage);
+      return json;
+    }
+    let emitted = false;
+    let usage: Usage | undefined;
+    await this.withRetries(
+      run,
+      () =>
+        attemptSse(ctx, () => http, () => emitted, (event) => {
+          const native = nativeEvent(event.data, model);
+          if (native.kind === 'done') return true;
+          if (native.kind === 'error') throw new UpstreamFailure(`reported an error mid-stream: ${native.message}`, 'stream', !emitted);
+          emitted = true;
+          run.writer.chunk(native.json);
+          if (native.usage) usage = native.usage;
+          return native.terminal;
+        }).catch(notFound),
+      () => emitted,
+    );
+    const final = usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+    run.outcome.usage = final;
+    run.writer.end(final);
+    return undefined;
+  }
+
   private async runStreamed(run: JobRun): Promise<void> {
     const { job, writer } = run;
     const requests = this.upstreamRequests(run);
@@ -400,6 +446,16 @@ export class ChatExecutor {
     const exp = this.backoffBaseMs * 2 ** (attempt - 1);
     return Math.min(this.backoffMaxMs, exp / 2 + Math.random() * (exp / 2));
   }
+}
+
+/**
+ * A native Responses upstream's 404 names something of the client's it does
+ * not know (a `previous_response_id`, a stored item): the client's 404, with
+ * the upstream's (scrubbed) message, not a provider failure.
+ */
+function notFound(err: unknown): never {
+  if (err instanceof UpstreamFailure && err.kind === 'status' && err.options.status === 404 && err.options.upstreamMessage) throw new NotFoundError(err.options.upstreamMessage);
+  throw err;
 }
 
 interface JobRun {

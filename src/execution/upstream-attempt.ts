@@ -78,12 +78,33 @@ export interface StreamSink {
 
 /** One streamed call. Resolves with the last usage seen. */
 export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Promise<Usage | undefined> {
-  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   const decoder = ctx.adapter.createStreamDecoder();
   let usage: Usage | undefined;
+  const build = () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
+  await attemptSse(ctx, build, sink.emitted, (event) => {
+    for (const out of decoder.push(event)) {
+      if (out.kind === 'delta') sink.delta(out);
+      else if (out.kind === 'usage') usage = out.usage;
+      else throw new UpstreamFailure(`reported an error mid-stream: ${out.message}`, 'stream', !sink.emitted());
+    }
+    return decoder.finished;
+  });
+  return usage;
+}
+
+/**
+ * One streamed call of any SSE API (a chat completion through its adapter's
+ * decoder, or a native Responses stream): each event goes to `onEvent`,
+ * which answers true once the upstream's own end marker arrived. A stream
+ * that ends before it is a failure; a silence or a dropped connection after
+ * it is not. `emitted` tells whether anything reached the reply stream (no
+ * retry from then on).
+ */
+export async function attemptSse(ctx: AttemptContext, build: () => UpstreamHttpRequest, emitted: () => boolean, onEvent: (event: EventSourceMessage) => boolean): Promise<void> {
+  const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
+  let finished = false;
   try {
-    const http = ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
-    const res = await ctx.send(http, timer.signal);
+    const res = await ctx.send(build(), timer.signal);
     if (!res.ok) throw statusFailure(res, await res.text(), ctx);
 
     const events: EventSourceMessage[] = [];
@@ -92,22 +113,13 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
     for await (const bytes of res.body) {
       timer.restart(ctx.idleTimeoutMs, 'idle');
       parser.feed(text.decode(bytes, { stream: true }));
-      for (const event of events.splice(0)) {
-        for (const out of decoder.push(event)) {
-          if (out.kind === 'delta') sink.delta(out);
-          else if (out.kind === 'usage') usage = out.usage;
-          else {
-            throw new UpstreamFailure(`reported an error mid-stream: ${out.message}`, 'stream', !sink.emitted());
-          }
-        }
-      }
+      for (const event of events.splice(0)) finished = onEvent(event) || finished;
     }
-    if (!decoder.finished) throw new UpstreamFailure('ended the stream before it finished', 'stream', !sink.emitted());
-    return usage;
+    if (!finished) throw new UpstreamFailure('ended the stream before it finished', 'stream', !emitted());
   } catch (err) {
     // A silence or a dropped connection after the upstream's own end marker is not a failure.
-    if (decoder.finished && !ctx.cancel.aborted && !(err instanceof UpstreamFailure)) return usage;
-    throw classify(err, ctx, timer, sink.emitted());
+    if (finished && !ctx.cancel.aborted && !(err instanceof UpstreamFailure)) return;
+    throw classify(err, ctx, timer, emitted());
   } finally {
     timer.clear();
   }

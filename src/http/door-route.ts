@@ -35,6 +35,8 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
     const principal = context.principal;
     const from = { body: req.body, headers: req.headers, owner: principal?.owner ?? 'anonymous' };
     const request = await door.decode(from);
+    // Asked before reply(), which may drop what decode() kept for this request.
+    const kind = door.jobKind?.(from);
     const codec = door.reply(request, from);
     const exchange: Exchange = {
       context,
@@ -44,6 +46,7 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
       gate: settleRateLimit(res),
       signal: abortOnClose(res),
       priority: priorityFor(request.service_tier),
+      kind,
       header: (name, value) => {
         if (!res.headersSent) res.setHeader(name, value);
       },

@@ -26,6 +26,10 @@ export interface Miss {
   trace?: TraceCarrier;
   /** See {@link DispatchContext.record}. */
   record?: DispatchContext['record'];
+  /** An embeddings job ({@link DispatchContext.embeddings}). @defaultValue none: a chat job */
+  embeddings?: DispatchContext['embeddings'];
+  /** A native Responses job ({@link DispatchContext.responses}). @defaultValue none: a chat job */
+  responses?: DispatchContext['responses'];
 }
 
 /**
@@ -67,6 +71,8 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
       ...(trace ? { trace } : {}),
       ...(lookup ? { otherReaders: () => lookup.otherReaders() } : {}),
       ...(miss.record ? { record: miss.record } : {}),
+      ...(miss.embeddings ? { embeddings: miss.embeddings } : {}),
+      ...(miss.responses ? { responses: miss.responses } : {}),
     });
     publish.end();
   } catch (err) {

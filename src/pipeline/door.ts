@@ -1,6 +1,23 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatRequest } from '../chat/types.ts';
+import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { GatewayError } from '../errors/catalog.ts';
+import type { TextPath } from '../providers/openai/responses-api.ts';
+
+/**
+ * What a request asks of its provider: a chat completion, the embeddings
+ * of its texts (each user message one input) in `shape`, or a native
+ * Responses call. The pipeline's steps are the same; routing, caching and
+ * the job differ.
+ */
+export type JobKind =
+  | { type: 'chat' }
+  | { type: 'embeddings'; shape: EmbeddingsShape }
+  /** A Responses body for an upstream's own `/responses`; its texts (at `paths`) are the request's messages, in order. */
+  | { type: 'responses'; body: Record<string, unknown>; paths: readonly TextPath[] };
+
+/** The job kind of a chat request: every door's, but for embeddings and native Responses requests. */
+export const CHAT_JOB: JobKind = { type: 'chat' };
 
 /** What a door reads from the HTTP request: the parsed JSON body and the headers. */
 export interface DoorRequest {
@@ -53,6 +70,8 @@ export interface Door {
    * door then stores nothing. @defaultValue none
    */
   reply(request: ChatRequest, from?: DoorRequest): ReplyCodec;
+  /** The job kind of a request `decode()` read from `from`. @defaultValue chat */
+  jobKind?(from: DoorRequest): JobKind;
   /** The status and body of an error answered before any reply byte, in this door's shape. */
   error(err: GatewayError, requestId: string): { status: number; body: unknown };
 }

@@ -7,6 +7,7 @@ import type { Dispatch, DispatchContext } from '../queue/chat-dispatcher.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { Candidate } from '../routing/model-router.ts';
 import type { GovernedCall } from '../usage/key-governor.ts';
+import type { JobKind } from './door.ts';
 import type { RequestContext } from './request-context.ts';
 
 /** What the client asked of the gateway besides the request itself (HTTP headers, for the HTTP doors). */
@@ -64,6 +65,8 @@ export interface Exchange {
   readonly header: (name: string, value: string) => void;
   /** Present for batch lines and asynchronous jobs. */
   readonly detached?: DetachedDispatch | undefined;
+  /** What the provider is asked for. @defaultValue chat */
+  readonly kind?: JobKind | undefined;
 
   /** The provider of the first deployment (the one the caches and screening consider). */
   provider?: ProviderConfig;

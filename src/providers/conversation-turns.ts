@@ -141,7 +141,8 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
       case 'assistant':
         role = 'assistant';
         // Reasoning comes before the text and calls it led to.
-        parts = (message.thinking ?? []).map((block): TurnPart => ({ kind: 'thinking', block }));
+        // An unsigned block (an OpenAI-compatible server's reasoning) is one no upstream can check: left out.
+        parts = (message.thinking ?? []).filter((block) => block.type !== 'thinking' || block.signature !== '').map((block): TurnPart => ({ kind: 'thinking', block }));
         parts.push(...partsOfContent(message.content));
         for (const call of message.tool_calls ?? []) {
           callNames.set(call.id, call.function.name);

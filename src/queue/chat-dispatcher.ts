@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { ChatRequest } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
+import { servesEmbeddings } from '../embeddings/embeddings-wire.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -97,6 +98,8 @@ export interface DispatchContext {
   record?: { key: string; ttlSeconds: number };
   /** An embeddings job's request ({@link ChatJobData.embeddings}). @defaultValue none: a chat job */
   embeddings?: ChatJobData['embeddings'];
+  /** A native Responses job's body ({@link ChatJobData.responses}). Default none: a chat job. */
+  responses?: ChatJobData['responses'];
 }
 
 /** Options of {@link ChatDispatcher.reserve}. */
@@ -197,6 +200,23 @@ export class ChatDispatcher {
   }
 
   /**
+   * The provider serving the embedding model `model` (`embedding_models`);
+   * throws the client's error for a chat model, an unknown one, a provider
+   * whose format has no embeddings API, or one without its key.
+   */
+  routeEmbeddings(model: string): ProviderConfig {
+    const config = this.options.config();
+    const provider = config.embeddingIndex.get(model);
+    if (!provider) {
+      if (config.modelIndex.has(model)) throw new InvalidRequestError(`'${model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
+      throw new ModelNotFoundError(model);
+    }
+    if (!servesEmbeddings(provider.format)) throw new InvalidRequestError(`'${model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
+    this.keys.require(provider);
+    return provider;
+  }
+
+  /**
    * Takes a place in `provider`'s queue for one job: 503
    * `service_unavailable` at once when no worker serves the provider (unless
    * `requireWorker` is false), or when its queue holds max_queue_depth jobs
@@ -225,10 +245,13 @@ export class ChatDispatcher {
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
-    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request, streamKey, enqueuedAt, startBy, deadlineAt };
+    // An embeddings or native Responses job's texts are in its own field; its request only names the model, so they are not sent twice.
+    const sent = context.embeddings || context.responses ? { model: request.model, messages: [], n: 1, stream: request.stream, include_usage: false } : request;
+    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request: sent, streamKey, enqueuedAt, startBy, deadlineAt };
     if (context.trace) job.trace = context.trace;
     if (context.record) job.record = context.record;
     if (context.embeddings) job.embeddings = context.embeddings;
+    if (context.responses) job.responses = context.responses;
     const liveness = this.options.liveness;
     if (liveness && context.detached !== true) {
       job.readerId = liveness.id;

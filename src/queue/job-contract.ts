@@ -64,6 +64,15 @@ export interface ChatJobData {
    * (docs/decisions/embeddings-through-the-queue.md).
    */
   embeddings?: EmbeddingsRequest;
+  /**
+   * Set for a native Responses job (a provider with `responses_api: native`):
+   * the Responses body to forward to the upstream's `/responses`, texts as DLP
+   * left them; the worker answers with the upstream's `response` object
+   * (`result`) or its stream events (one `chunk` each, then `end`), and
+   * `request` only names the model. Workers are upgraded before API
+   * processes, as for `embeddings`.
+   */
+  responses?: Record<string, unknown>;
 }
 
 /** BullMQ job name used for chat jobs. */

@@ -290,3 +290,99 @@ describe('storage and errors', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } });
   });
 });
+
+describe('reasoning', () => {
+  const thinkingOf = (letter: Letter) => (lastBody(letter).messages as Array<{ role: string; content: unknown }>).map((m) => (Array.isArray(m.content) ? m.content.filter((b: { type: string }) => b.type === 'thinking') : []));
+
+  it("asks an Anthropic-format upstream for thinking when a summary is asked, and answers its thinking as a reasoning item that carries the signed block", async () => {
+    const response = await client.responses.create({ model: MODELS.c, input: 'think first', reasoning: { effort: 'low', summary: 'auto' } });
+    const sent = lastBody('c');
+    // The budget follows the effort; the answer's room comes on top of it.
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(sent.max_tokens).toBe(1024 + 4096);
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Thinking about: think first' }]);
+    expect(reasoning.encrypted_content).toMatch(/^gwr1\./);
+    expect(response.output_text).toBe('Echo: think first');
+  });
+
+  it('streams the thinking as reasoning summary deltas, then the answer', async () => {
+    const stream = client.responses.stream({ model: MODELS.c, input: 'stream my thoughts', reasoning: { summary: 'detailed' } });
+    let summary = '';
+    const types: string[] = [];
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+    }
+    const final = await stream.finalResponse();
+    expect(summary).toBe('Thinking about: stream my thoughts');
+    expect(types.indexOf('response.reasoning_summary_text.done')).toBeLessThan(types.indexOf('response.output_text.delta'));
+    expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    expect((final.output[0] as OpenAI.Responses.ResponseReasoningItem).encrypted_content).toMatch(/^gwr1\./);
+    expect(final.output_text).toBe('Echo: stream my thoughts');
+  });
+
+  it('gives the signed thinking block back to the Anthropic-format upstream when the client replays the reasoning item, and through previous_response_id', async () => {
+    const first = await client.responses.create({ model: MODELS.c, input: 'turn one', reasoning: { summary: 'auto' } });
+    const signed = { type: 'thinking', thinking: 'Thinking about: turn one', signature: `sig_${Buffer.from('Thinking about: turn one').toString('base64')}` };
+    // Replayed by the client (store: false clients such as Codex do so).
+    await client.responses.create({ model: MODELS.c, input: [...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'turn two' }], reasoning: { summary: 'auto' } });
+    expect(thinkingOf('c')[1]).toEqual([signed]);
+    // Kept with the stored turn.
+    await client.responses.create({ model: MODELS.c, previous_response_id: first.id, input: 'turn two', reasoning: { summary: 'auto' } });
+    expect(thinkingOf('c')[1]).toEqual([signed]);
+  });
+
+  it("answers an OpenAI-compatible upstream's reasoning_content as a reasoning item, never given back to another upstream", async () => {
+    upstreams.a.setBehavior({ reasoning: true });
+    try {
+      const response = await client.responses.create({ model: MODELS.a, input: 'reason openly' });
+      const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+      expect(reasoning).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking about: reason openly' }] });
+      // Unsigned: nothing for an upstream to check, so nothing to carry back.
+      expect(reasoning.encrypted_content ?? undefined).toBeUndefined();
+      const stream = client.responses.stream({ model: MODELS.a, input: 'reason in a stream' });
+      let summary = '';
+      for await (const event of stream) if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+      expect(summary).toBe('Thinking about: reason in a stream');
+      expect((await stream.finalResponse()).output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+      await client.responses.create({ model: MODELS.c, input: [...(response.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'next' }] });
+      expect(thinkingOf('c').flat()).toEqual([]);
+    } finally {
+      upstreams.a.setBehavior({ reasoning: undefined });
+    }
+  });
+
+  it("asks a Gemini-format upstream for its thought summaries, answered as unsigned reasoning items, streamed too", async () => {
+    const response = await client.responses.create({ model: MODELS.b, input: 'gemini thinks', reasoning: { effort: 'high', summary: 'auto' } });
+    expect((lastBody('b').generationConfig as Record<string, unknown>).thinkingConfig).toEqual({ thinkingBudget: 16_384, includeThoughts: true });
+    expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
+    const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Thinking about: gemini thinks' }]);
+    expect(reasoning.encrypted_content ?? undefined).toBeUndefined();
+    expect(response.output_text).toBe('Echo: gemini thinks');
+    const stream = client.responses.stream({ model: MODELS.b, input: 'gemini streams thoughts', reasoning: { summary: 'auto' } });
+    let summary = '';
+    for await (const event of stream) if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+    expect(summary).toBe('Thinking about: gemini streams thoughts');
+    expect((await stream.finalResponse()).output_text).toBe('Echo: gemini streams thoughts');
+    // No summary asked: no thinking asked.
+    await client.responses.create({ model: MODELS.b, input: 'no thoughts wanted', reasoning: { effort: 'high' } });
+    expect(lastBody('b').generationConfig ?? {}).not.toHaveProperty('thinkingConfig');
+  });
+
+  it("drops reasoning items of another API (OpenAI's encrypted reasoning) for a translated upstream", async () => {
+    await client.responses.create({
+      model: MODELS.c,
+      input: [
+        { role: 'user', content: 'earlier' },
+        { type: 'reasoning', id: 'rs_openai', summary: [{ type: 'summary_text', text: 'their thoughts' }], encrypted_content: 'gAAAAopaque' },
+        { role: 'assistant', content: 'an answer' },
+        { role: 'user', content: 'now' },
+      ],
+    });
+    expect(JSON.stringify(lastBody('c'))).not.toContain('their thoughts');
+    expect(thinkingOf('c').flat()).toEqual([]);
+  });
+});

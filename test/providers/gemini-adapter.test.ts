@@ -124,7 +124,8 @@ describe('geminiAdapter.parseResponse', () => {
       modelVersion: 'gemini-x',
     });
     expect(parsed.choices).toEqual([
-      { index: 0, message: { role: 'assistant', content: 'first' }, finish_reason: 'stop' },
+      // The thought part is not answer text: an unsigned reasoning block.
+      { index: 0, message: { role: 'assistant', content: 'first', thinking: [{ type: 'thinking', thinking: 'thinking...', signature: '' }] }, finish_reason: 'stop' },
       { index: 1, message: { role: 'assistant', content: 'second' }, finish_reason: 'length' },
     ]);
     // Thinking tokens are completion tokens.

@@ -9,6 +9,7 @@ import { readBody } from './read-body.ts';
 import { applyLimits, countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
+import { FakeResponsesApi } from './fake-upstream/responses-api.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
 
 /**
@@ -88,6 +89,8 @@ export interface FakeUpstreamBehavior {
   replyText?: string;
   /** Stop a text reply at the request's first stop sequence or after its output token limit (a word a token), as a model does. */
   honorLimits?: boolean;
+  /** Reason before every answer, as a reasoning model (OpenAI format: `reasoning_content`, as OpenAI-compatible reasoning servers send it). */
+  reasoning?: boolean;
 }
 
 export interface FakeUpstreamOptions {
@@ -159,7 +162,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(payload);
 }
 
-function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false): FakeReply {
+function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false, reasoning = false): FakeReply {
   const answer = fakeAnswer(prompt, replyText);
   const { toolCalls } = answer;
   // A text reply longer than the budget stops at it, as a model would; it stops at a stop sequence with honorLimits.
@@ -171,6 +174,10 @@ function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimi
   const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
   if (limited.finish !== undefined) reply.finish = limited.finish;
   if (limited.stopSequence !== undefined) reply.stopSequence = limited.stopSequence;
+  if (prompt.thinking || reasoning) {
+    const thought = `Thinking about: ${prompt.lastUserText}`;
+    reply.thinking = { text: thought, signature: `sig_${Buffer.from(thought).toString('base64')}` };
+  }
   return reply;
 }
 
@@ -181,6 +188,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
   const initialBehavior: FakeUpstreamBehavior = { ...options.behavior };
   let behavior: FakeUpstreamBehavior = { ...initialBehavior };
   const requests: RecordedRequest[] = [];
+  const responsesApi = new FakeResponsesApi();
 
   /** Takes one failure off `failNext`, if any is left. */
   function consumeFailure(): FailNext | undefined {
@@ -266,6 +274,18 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
     }
     // --- /embeddings ---
+    // --- OpenAI's Responses API (fake-upstream/responses-api.ts), for the gateway's native Responses mode ---
+    if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses') {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      const outcome = responsesApi.create(body);
+      if ('error' in outcome) return sendJson(res, outcome.status, outcome.error);
+      if ((body as { stream?: unknown }).stream !== true) return sendJson(res, 200, outcome.response);
+      const frames = responsesApi.events(outcome.response).map((frame, i) =>
+        i === current.errorEventAt ? serializeSseFrame({ event: 'error', data: JSON.stringify({ type: 'error', code: 'server_error', message: 'The server had an error.', param: null, sequence_number: i }) }) : serializeSseFrame(frame),
+      );
+      return writeStream(res, frames, current);
+    }
+    // --- /responses ---
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
     if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
     if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
@@ -275,7 +295,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     const prompt = dialect.readPrompt(body, route);
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
-    const reply = buildReply(prompt, current.replyText, current.honorLimits === true);
+    const reply = buildReply(prompt, current.replyText, current.honorLimits === true, current.reasoning === true);
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {

@@ -1,6 +1,7 @@
-import type { AssistantMessage, ChatMessage, ContentPart, ToolCall } from '../../chat/types.ts';
+import type { AssistantMessage, ChatMessage, ContentPart, ThinkingBlock, ToolCall } from '../../chat/types.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
+import { blockOf } from './reasoning-items.ts';
 import type { ContentPartBody, InputItemBody } from './request-schema.ts';
 
 /**
@@ -8,8 +9,10 @@ import type { ContentPartBody, InputItemBody } from './request-schema.ts';
  * messages in order; `function_call` items join the assistant turn before
  * them (one assistant message with `tool_calls`, as the chat shape has it),
  * `function_call_output` items become `tool` messages paired by `call_id`.
- * Reasoning items are dropped: no upstream format reads another model's
- * reasoning back, and the canonical model has no place for them.
+ * A reasoning item the gateway returned with a signed block
+ * (reasoning-items.ts) opens the assistant turn after it as that block, for
+ * the upstream that signed it (adapters of other formats leave it out); any
+ * other reasoning item is dropped: no upstream reads another API's reasoning.
  */
 
 function textOfParts(parts: readonly ContentPartBody[], where: string): string {
@@ -60,9 +63,12 @@ function toolOutput(output: string | readonly ContentPartBody[], where: string):
 export function inputToMessages(input: string | readonly InputItemBody[]): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const messages: ChatMessage[] = [];
+  /** Reasoning blocks replayed before the assistant turn they belong to. */
+  let pendingThinking: ThinkingBlock[] = [];
   for (const [i, item] of input.entries()) {
     const where = `input.${i}`;
     const type = item.type ?? 'message';
+    const count = messages.length;
     if (type === 'message') {
       const m = item as Extract<InputItemBody, { role: string }>;
       if (m.role === 'user') messages.push({ role: 'user', content: userContent(m.content, where) });
@@ -81,10 +87,18 @@ export function inputToMessages(input: string | readonly InputItemBody[]): ChatM
       const out = item as Extract<InputItemBody, { type: 'function_call_output' }>;
       messages.push({ role: 'tool', tool_call_id: out.call_id, content: toolOutput(out.output, where) });
     } else if (type === 'reasoning') {
+      const block = blockOf((item as Extract<InputItemBody, { type: 'reasoning' }>).encrypted_content);
+      if (block) pendingThinking.push(block);
       continue;
     } else {
       throw new InvalidRequestError(`${where}: items of type '${String(type).slice(0, 64)}' are not supported by this gateway (message, function_call, function_call_output and reasoning are).`);
     }
+    // The reasoning comes before the turn's text and calls, so it opens the assistant message the next item starts.
+    const added = messages[count];
+    if (pendingThinking.length > 0 && added?.role === 'assistant') {
+      added.thinking = pendingThinking;
+      pendingThinking = [];
+    } else if (added !== undefined) pendingThinking = [];
   }
   // An empty text beside tool calls is no text: some upstream formats reject an empty text block.
   for (const m of messages) if (m.role === 'assistant' && m.content === '' && m.tool_calls) (m as AssistantMessage).content = null;

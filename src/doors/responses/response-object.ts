@@ -1,9 +1,11 @@
 import type { ChatCompletion, FinishReason, ReplyMessage, ToolCall, GatewayCacheMark } from '../../chat/types.ts';
 import { newItemId } from './ids.ts';
+import { reasoningItem, type ReasoningItem } from './reasoning-items.ts';
 
 /**
  * The Responses `response` object, built from the pipeline's chat-shaped
- * reply. Output items: the assistant's text as one `message` item with one
+ * reply. Output items: one `reasoning` item per reasoning block of the
+ * upstream, the assistant's text as one `message` item with one
  * `output_text` part (or a `refusal` part), then one `function_call` item per
  * tool call, its `call_id` the chat tool call's id.
  */
@@ -59,7 +61,7 @@ export interface FunctionCallItem {
   status: 'in_progress' | 'completed' | 'incomplete';
 }
 
-export type OutputItem = MessageItem | FunctionCallItem;
+export type OutputItem = MessageItem | FunctionCallItem | ReasoningItem;
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
@@ -107,7 +109,8 @@ function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): F
 
 /** The output items of one reply message. */
 function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'): OutputItem[] {
-  const items: OutputItem[] = [];
+  // The upstream's reasoning comes first, as it did in the reply.
+  const items: OutputItem[] = (message.thinking ?? []).map(reasoningItem);
   const content: MessageItem['content'] = [];
   if (message.content !== null && message.content !== '') content.push({ type: 'output_text', text: message.content, annotations: [], logprobs: [] });
   if (message.refusal != null && message.refusal !== '') content.push({ type: 'refusal', refusal: message.refusal });

@@ -1,9 +1,11 @@
-import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ToolChoice } from '../../chat/types.ts';
+import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ThinkingConfig, ToolChoice } from '../../chat/types.ts';
 import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
-import type { Door, DoorRequest, ReplyCodec } from '../../pipeline/door.ts';
+import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
+import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
 import type { WireFormat } from '../../providers/types.ts';
 import { newResponseId } from './ids.ts';
 import { inputToMessages } from './input-items.ts';
+import { NativeResponsesCodec } from './native-codec.ts';
 import { ResponsesReplyCodec } from './reply-codec.ts';
 import { parseResponsesBody, type ResponsesRequestBody } from './request-schema.ts';
 import type { ResponseFacts } from './response-object.ts';
@@ -19,6 +21,12 @@ export interface ResponsesDoorOptions {
    * it, and clients such as Codex send it on every request). @defaultValue none: never forwarded
    */
   formatOf?: (model: string) => WireFormat | undefined;
+  /**
+   * Whether a model's provider takes the Responses API natively
+   * (`responses_api: native`): its requests are forwarded as sent, its
+   * replies passed through. @defaultValue none: every request is translated
+   */
+  nativeOf?: (model: string) => boolean;
   /** Clock, epoch ms. @defaultValue Date.now */
   now?: () => number;
   /**
@@ -30,12 +38,14 @@ export interface ResponsesDoorOptions {
 }
 
 /** What decode() learnt that the canonical request does not carry, kept until reply(). */
-interface Decoded {
-  facts: ResponseFacts;
-  owner: string;
-  /** How many of the request's last messages are this request's own input. */
-  inputCount: number;
-}
+type Decoded =
+  | {
+      facts: ResponseFacts;
+      owner: string;
+      /** How many of the request's last messages are this request's own input. */
+      inputCount: number;
+    }
+  | { native: Extract<JobKind, { type: 'responses' }> };
 
 function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
   const tools: FunctionTool[] = [];
@@ -76,6 +86,32 @@ function effortOf(effort: string | null | undefined): ReasoningEffort | undefine
   return effort === 'xhigh' ? 'high' : (effort as ReasoningEffort);
 }
 
+/** Thinking budgets by `reasoning.effort` (1024 is Anthropic's least). */
+const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
+
+/** Output tokens left for the answer beside the thinking budget when the client set no `max_output_tokens`. */
+const ANSWER_TOKENS = 4096;
+
+/**
+ * Extended thinking for an Anthropic- or Gemini-format upstream, asked when
+ * the client asked for a reasoning summary (`reasoning.summary`): its
+ * thinking blocks or thought summaries come back as reasoning items. The
+ * budget follows `reasoning.effort` (medium when absent). For Anthropic it
+ * stays below `max_output_tokens`, as the API requires, and there is none
+ * when that leaves less than the least budget, or when `temperature` or
+ * `top_p` is set (the API refuses them with thinking).
+ */
+function thinkingOf(body: ResponsesRequestBody, format: 'anthropic' | 'gemini'): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
+  const reasoning = body.reasoning;
+  if (reasoning?.summary == null && reasoning?.generate_summary == null) return undefined;
+  if (reasoning.effort === 'none') return undefined;
+  let budget = THINKING_BUDGETS[reasoning.effort ?? 'medium'] ?? 4096;
+  if (format === 'gemini') return { type: 'enabled', budget_tokens: budget };
+  if (body.temperature != null || body.top_p != null) return undefined;
+  if (body.max_output_tokens != null) budget = Math.min(budget, body.max_output_tokens - 1);
+  return budget >= 1024 ? { type: 'enabled', budget_tokens: budget } : undefined;
+}
+
 /**
  * The Responses door (`POST /v1/responses`): OpenAI's Responses request
  * decoded into the canonical chat request (instructions as the system
@@ -87,6 +123,7 @@ export class ResponsesDoor implements Door {
   readonly name = 'responses';
   private readonly store: ResponseStore | undefined;
   private readonly formatOf: (model: string) => WireFormat | undefined;
+  private readonly nativeOf: (model: string) => boolean;
   private readonly now: () => number;
   private readonly onStoreError: ResponsesDoorOptions['onStoreError'];
   /** Facts of requests between decode() and reply(), by the request object the pipeline hands to both. */
@@ -95,12 +132,14 @@ export class ResponsesDoor implements Door {
   constructor(options: ResponsesDoorOptions = {}) {
     this.store = options.store;
     this.formatOf = options.formatOf ?? (() => undefined);
+    this.nativeOf = options.nativeOf ?? (() => false);
     this.now = options.now ?? Date.now;
     this.onStoreError = options.onStoreError;
   }
 
   async decode(from: DoorRequest): Promise<ChatRequest> {
     const body = parseResponsesBody(from.body);
+    if (this.nativeOf(body.model)) return this.decodeNative(from, body);
     const tools = toolsOf(body);
     const toolChoice = toolChoiceOf(body, tools);
     const input = inputToMessages(body.input);
@@ -124,16 +163,23 @@ export class ResponsesDoor implements Door {
       if (toolChoice !== undefined) request.tool_choice = toolChoice;
       if (body.parallel_tool_calls != null) request.parallel_tool_calls = body.parallel_tool_calls;
     }
-    const format = body.text?.format;
-    if (format?.type === 'json_object') request.response_format = { type: 'json_object' };
-    if (format?.type === 'json_schema') {
-      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: format.name, schema: format.schema };
-      if (format.description != null) spec.description = format.description;
-      if (format.strict != null) spec.strict = format.strict;
+    const textFormat = body.text?.format;
+    if (textFormat?.type === 'json_object') request.response_format = { type: 'json_object' };
+    if (textFormat?.type === 'json_schema') {
+      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: textFormat.name, schema: textFormat.schema };
+      if (textFormat.description != null) spec.description = textFormat.description;
+      if (textFormat.strict != null) spec.strict = textFormat.strict;
       request.response_format = { type: 'json_schema', json_schema: spec };
     }
     const effort = effortOf(body.reasoning?.effort);
-    if (effort !== undefined && this.formatOf(body.model) === 'openai') request.reasoning_effort = effort;
+    const format = this.formatOf(body.model);
+    if (effort !== undefined && format === 'openai') request.reasoning_effort = effort;
+    const thinking = format === 'anthropic' || format === 'gemini' ? thinkingOf(body, format) : undefined;
+    if (thinking) {
+      request.thinking = thinking;
+      // Anthropic counts the thinking in max_tokens: the answer's room comes on top of the budget when the client set no limit.
+      if (format === 'anthropic' && body.max_output_tokens == null) request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
+    }
 
     const facts: ResponseFacts = {
       id: newResponseId(),
@@ -159,10 +205,34 @@ export class ResponsesDoor implements Door {
     return request;
   }
 
+  /**
+   * A request for an upstream that takes the Responses API natively: the
+   * body, checked by the same schema, is forwarded as the client sent it
+   * (built-in tools, reasoning items, `include`, the upstream's own
+   * `previous_response_id` and `store`). The canonical request the pipeline
+   * carries holds its texts, one user message each, for DLP and the governor.
+   */
+  private decodeNative(from: DoorRequest, body: ResponsesRequestBody): ChatRequest {
+    const raw = from.body as Record<string, unknown>;
+    const paths = textPaths(raw);
+    this.decoded.set(from, { native: { type: 'responses', body: raw, paths } });
+    const stream = body.stream ?? false;
+    const request: ChatRequest = { model: body.model, messages: textsAt(raw, paths).map((text) => ({ role: 'user', content: text })), n: 1, stream, include_usage: stream };
+    if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens;
+    if (body.service_tier != null) request.service_tier = body.service_tier;
+    return request;
+  }
+
+  jobKind(from: DoorRequest): JobKind {
+    const decoded = this.decoded.get(from);
+    return decoded && 'native' in decoded ? decoded.native : CHAT_JOB;
+  }
+
   reply(request: ChatRequest, from?: DoorRequest): ReplyCodec {
     const decoded = from ? this.decoded.get(from) : undefined;
     if (!decoded) return new ResponsesReplyCodec(factsOf(request, this.now()));
     if (from) this.decoded.delete(from);
+    if ('native' in decoded) return new NativeResponsesCodec();
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
     return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request, ...(this.onStoreError ? { onError: this.onStoreError } : {}) });

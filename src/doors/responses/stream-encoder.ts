@@ -1,6 +1,7 @@
-import type { ChatCompletionChunk, FinishReason, ReplyMessage, ToolCall } from '../../chat/types.ts';
+import type { ChatCompletionChunk, FinishReason, ReplyMessage, ThinkingBlock, ThinkingDelta, ToolCall } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
+import { encryptedContentOf, newReasoningId, type ReasoningItem } from './reasoning-items.ts';
 import {
   responseObject,
   responseUsage,
@@ -16,7 +17,8 @@ import {
 /**
  * Turns the pipeline's `chat.completion.chunk` stream into the Responses
  * event grammar: `response.created`, `response.in_progress`, then per output
- * item `output_item.added`, its parts and deltas, `output_item.done`, and
+ * item `output_item.added`, its parts and deltas (a reasoning block's text as
+ * `response.reasoning_summary_text.delta`), `output_item.done`, and
  * `response.completed` (or `response.incomplete`); every event numbered by
  * `sequence_number`. A tool call is done when the next one starts (chat
  * streams send calls one after the other) or at the end.
@@ -28,6 +30,10 @@ export class ResponseStreamEncoder {
   private readonly output: OutputItem[] = [];
   /** The open message item: its output index and which part (text or refusal) is open. */
   private message: { index: number; item: MessageItem; part: 'output_text' | 'refusal' | undefined; text: string } | undefined;
+  /** The open reasoning item: the chat stream's block index, its output index, the block so far, whether its summary part is open. */
+  private reasoning: { block: number; index: number; item: ReasoningItem; sent: ThinkingBlock; part: boolean } | undefined;
+  /** Reasoning blocks of the reply, in order, for the stored turn. */
+  private readonly thinking: ThinkingBlock[] = [];
   /** Open function calls by the chat stream's tool-call index. */
   private readonly calls = new Map<number, { index: number; item: FunctionCallItem; done: boolean }>();
   private finish: FinishReason | null = null;
@@ -49,9 +55,11 @@ export class ResponseStreamEncoder {
     const tool_calls: ToolCall[] = [];
     for (const item of this.output) {
       if (item.type === 'function_call') tool_calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
-      else for (const part of item.content) if (part.type === 'output_text') content = (content ?? '') + part.text;
+      else if (item.type === 'message') for (const part of item.content) if (part.type === 'output_text') content = (content ?? '') + part.text;
     }
-    return tool_calls.length > 0 ? { role: 'assistant', content, tool_calls } : { role: 'assistant', content };
+    const message: ReplyMessage = tool_calls.length > 0 ? { role: 'assistant', content, tool_calls } : { role: 'assistant', content };
+    if (this.thinking.length > 0) message.thinking = this.thinking;
+    return message;
   }
 
   private event(type: string, fields: Record<string, unknown>): string {
@@ -74,12 +82,13 @@ export class ResponseStreamEncoder {
     const choice = chunk.choices.find((c) => c.index === 0);
     if (!choice) return frames;
     const delta = choice.delta;
+    if (delta.thinking) frames += this.thought(delta.thinking);
     if (delta.content) frames += this.text('output_text', delta.content);
     if (delta.refusal) frames += this.text('refusal', delta.refusal);
     for (const piece of delta.tool_calls ?? []) {
       let call = this.calls.get(piece.index);
       if (!call) {
-        frames += this.closeMessage() + this.closeCalls();
+        frames += this.closeReasoning() + this.closeMessage() + this.closeCalls();
         const item: FunctionCallItem = {
           type: 'function_call',
           id: newItemId('fc'),
@@ -103,10 +112,61 @@ export class ResponseStreamEncoder {
     return frames;
   }
 
+  /**
+   * A piece of a reasoning block: a block opens a `reasoning` item (its text
+   * streamed as summary text deltas), which closes when another block, the
+   * text or a tool call starts.
+   */
+  private thought(piece: ThinkingDelta): string {
+    let frames = '';
+    if (this.reasoning?.block !== piece.index) {
+      frames += this.closeReasoning() + this.closeMessage() + this.closeCalls();
+      const item: ReasoningItem = { type: 'reasoning', id: newReasoningId(), summary: [] };
+      const sent: ThinkingBlock = piece.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: '' } : { type: 'thinking', thinking: '', signature: '' };
+      this.reasoning = { block: piece.index, index: this.output.length, item, sent, part: false };
+      this.output.push(item);
+      frames += this.event('response.output_item.added', { output_index: this.reasoning.index, item: { ...item, summary: [] } });
+    }
+    const r = this.reasoning as NonNullable<typeof this.reasoning>;
+    if (r.sent.type === 'redacted_thinking') {
+      if (piece.data) r.sent.data += piece.data;
+      return frames;
+    }
+    if (piece.signature) r.sent.signature += piece.signature;
+    if (piece.thinking) {
+      const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      if (!r.part) {
+        r.part = true;
+        frames += this.event('response.reasoning_summary_part.added', { ...ids, part: { type: 'summary_text', text: '' } });
+      }
+      r.sent.thinking += piece.thinking;
+      frames += this.event('response.reasoning_summary_text.delta', { ...ids, delta: piece.thinking });
+    }
+    return frames;
+  }
+
+  private closeReasoning(): string {
+    const r = this.reasoning;
+    if (!r) return '';
+    this.reasoning = undefined;
+    this.thinking.push(r.sent);
+    let frames = '';
+    if (r.part && r.sent.type === 'thinking') {
+      const text = r.sent.thinking;
+      const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      r.item.summary.push({ type: 'summary_text', text });
+      frames += this.event('response.reasoning_summary_text.done', { ...ids, text });
+      frames += this.event('response.reasoning_summary_part.done', { ...ids, part: { type: 'summary_text', text } });
+    }
+    const encrypted = encryptedContentOf(r.sent);
+    if (encrypted !== undefined) r.item.encrypted_content = encrypted;
+    return frames + this.event('response.output_item.done', { output_index: r.index, item: r.item });
+  }
+
   private text(kind: 'output_text' | 'refusal', delta: string): string {
     let frames = '';
     if (!this.message) {
-      frames += this.closeCalls();
+      frames += this.closeReasoning() + this.closeCalls();
       const item: MessageItem = { type: 'message', id: newItemId('msg'), status: 'in_progress', role: 'assistant', content: [] };
       this.message = { index: this.output.length, item, part: undefined, text: '' };
       this.output.push(item);
@@ -176,7 +236,7 @@ export class ResponseStreamEncoder {
   /** The frames of a clean end: open items closed, then `response.completed` or `response.incomplete`. */
   end(): string {
     let frames = this.opening();
-    frames += this.closeMessage() + this.closeCalls();
+    frames += this.closeReasoning() + this.closeMessage() + this.closeCalls();
     const { status, incomplete_details } = statusOf(this.finish);
     const response = responseObject(this.facts, { status, incomplete_details, output: this.output, usage: this.usage });
     this.finalResponse = response;

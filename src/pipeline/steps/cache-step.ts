@@ -11,20 +11,23 @@ import { cacheHeaders } from '../gateway-headers.ts';
  * while the rate-limit decision settles with the first cache read. Keys hash
  * the request as it stands (redacted); the provider's and model's switches,
  * the key's and the client's `X-Semantic-Cache` decide whether the semantic
- * cache may answer. A detached request that resumes an enqueued job skips the
- * caches: its reply is already on the way.
+ * cache may answer (never for embeddings). A detached request that resumes an enqueued job skips the
+ * caches: its reply is already on the way. So does a native Responses request.
  */
 export async function cacheStep(exchange: Exchange, cache: ResponseCache | undefined, answerer: Answerer): Promise<boolean> {
   const { context } = exchange;
-  if (!cache || exchange.detached?.resumeJobId) {
+  // A native Responses reply is the upstream's (its ids, its stored state): never replayed.
+  if (!cache || exchange.detached?.resumeJobId || exchange.kind?.type === 'responses') {
     exchange.admission = await exchange.gate;
     context.cacheStatus = 'BYPASS';
     return false;
   }
   const owner = exchange.principal?.owner ?? 'anonymous';
-  const control = semanticControl(exchange);
+  const embeddings = exchange.kind?.type === 'embeddings' ? exchange.kind.shape : undefined;
+  // Two texts that mean the same have different vectors: only the exact cache answers embeddings.
+  const control = embeddings ? SEMANTIC_OFF : semanticControl(exchange);
   // Its span includes the wait for the rate-limit decision: the lookup settles with it.
-  const lookup = await traced(context.span.child('cache lookup'), cache.lookup(exchange.request, owner, exchange.hints.cacheControl, exchange.gate, control));
+  const lookup = await traced(context.span.child('cache lookup'), cache.lookup(exchange.request, owner, exchange.hints.cacheControl, exchange.gate, control, embeddings));
   exchange.admission = lookup.admission;
   context.cacheStatus = lookup.status;
   context.span.set('gateway.cache.status', lookup.status);
@@ -36,6 +39,8 @@ export async function cacheStep(exchange: Exchange, cache: ResponseCache | undef
   exchange.lookup = lookup;
   return false;
 }
+
+const SEMANTIC_OFF: SemanticControl = { semantic: 'off' };
 
 function semanticControl(exchange: Exchange): SemanticControl {
   const provider = exchange.provider;

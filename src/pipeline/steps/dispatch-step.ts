@@ -1,6 +1,8 @@
 import type { ProviderConfig } from '../../config/gateway-config.ts';
+import { embeddingsOfChat } from '../../embeddings/embeddings-texts.ts';
+import { withTexts } from '../../providers/openai/responses-api.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
-import { dispatchMiss } from '../dispatch-miss.ts';
+import { dispatchMiss, type Miss } from '../dispatch-miss.ts';
 import { AttemptsFailedError, dispatchWithFallbacks } from '../../routing/fallback-dispatch.ts';
 import type { Exchange } from '../exchange.ts';
 import { DROPPED_PARAMS_HEADER, MODEL_HEADER } from '../gateway-headers.ts';
@@ -10,7 +12,8 @@ import { serverTiming } from '../server-timing.ts';
 import type { Routing } from './route-step.ts';
 
 /**
- * Gets the reply of a miss. The strategy follows the route step: one
+ * Gets the reply of a miss, as a job of the exchange's kind (chat,
+ * embeddings, or a native Responses body, the last two with the texts DLP screened). The strategy follows the route step: one
  * deployment (an identical request in flight is followed instead of sent
  * again), or the deployments in order until one answers before its first
  * token (not coalesced: which one answers is known only then; a reply is
@@ -51,12 +54,21 @@ async function dispatchOne(exchange: Exchange, dispatcher: ChatDispatcher): Prom
     signal: exchange.signal,
     priority: exchange.priority,
     span: context.span,
+    ...jobOf(exchange),
     ...(detached
       ? { jobId, waitMs: detached.waitMs, requireWorker: false, detached: true, ...(detached.record ? { record: detached.record } : {}), ...(detached.trace ? { trace: detached.trace } : {}) }
       : {}),
   });
   startReplyFacts(context, { streamed: exchange.request.stream, coalesced: lookup?.coalesced ?? false });
   return dispatch;
+}
+
+/** What a job other than chat carries: built from the exchange's texts as DLP left them. */
+function jobOf(exchange: Exchange): Pick<Miss, 'embeddings' | 'responses'> {
+  const kind = exchange.kind;
+  if (kind?.type === 'embeddings') return { embeddings: embeddingsOfChat(exchange.request, kind.shape) };
+  if (kind?.type === 'responses') return { responses: withTexts(kind.body, kind.paths, exchange.request.messages.map((m) => m.content as string)) };
+  return {};
 }
 
 async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, routing: Routing): Promise<Dispatch> {

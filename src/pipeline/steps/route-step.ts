@@ -16,12 +16,17 @@ export interface Routing {
  * Matches the request to its provider. A model with several deployments or
  * fallbacks gets the deployments to try in order (the dispatch step tries
  * them); any other model its one provider, without the parameters that
- * provider drops. `X-Gateway-Model` names the requested model until another answers.
+ * provider drops; an embeddings request the provider of its embedding model;
+ * a native Responses request its model's first provider entry (no fallbacks:
+ * another deployment may not speak the Responses API). `X-Gateway-Model` names the requested model until another answers.
  */
 export function routeStep(exchange: Exchange, dispatcher: ChatDispatcher, routing: Routing | undefined): void {
   const model = exchange.request.model;
   // One set lookup decides: models without deployments or fallbacks take the plain path.
-  if (routing?.router.isRouted(model, exchange.hints.fallbacks)) {
+  if (exchange.kind?.type === 'embeddings') {
+    // Embedding models have no deployments or fallbacks, nor parameters to drop.
+    exchange.provider = dispatcher.routeEmbeddings(model);
+  } else if (exchange.kind?.type !== 'responses' && routing?.router.isRouted(model, exchange.hints.fallbacks)) {
     const candidates = routing.router.plan(model, exchange.principal, exchange.hints.fallbacks);
     exchange.candidates = candidates;
     exchange.provider = (candidates[0] as (typeof candidates)[number]).provider;

@@ -15,7 +15,8 @@ export async function screenStep(exchange: Exchange, dlp: DlpGuard): Promise<voi
     // Asynchronous only with a DLP analyzer (DLP_ANALYZER_URL); without one it resolves at once.
     const screened = await dlp.screenExchangeAsync(exchange.request, context);
     exchange.request = screened.request;
-    exchange.replyFilter = screened.reply;
+    // The reply filter reads chat replies: vectors hold no text, native Responses events are passed through as the upstream wrote them.
+    exchange.replyFilter = exchange.kind === undefined || exchange.kind.type === 'chat' ? screened.reply : undefined;
     if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
   } catch (err) {
     span.fail(errorCodeOf(err));

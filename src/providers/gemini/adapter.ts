@@ -14,6 +14,7 @@ import { GeminiStreamDecoder } from './stream-decoder.ts';
 import {
   candidateIndices,
   candidateText,
+  candidateThoughts,
   candidateToolCalls,
   finalFinishReason,
   finishReasonOf,
@@ -85,14 +86,17 @@ function structuredOutput(format: NonNullable<ChatRequest['response_format']>, c
 /**
  * Extended thinking as `thinkingConfig.thinkingBudget` (thinking guide): a
  * budget of tokens, 0 to turn thinking off, -1 for the model's own choice
- * (dynamic thinking), which is what Anthropic's `adaptive` asks for. Thoughts
- * are not asked back (`includeThoughts`): the reply has no place the client
- * could return them from.
+ * (dynamic thinking), which is what Anthropic's `adaptive` asks for. Thought
+ * summaries are asked back (`includeThoughts`): they reach the client as
+ * unsigned reasoning blocks (Responses reasoning items, Messages thinking
+ * blocks), which no upstream is given back.
  */
 function thinkingConfig(thinking: NonNullable<ChatRequest['thinking']>): Record<string, unknown> {
-  // `display` has no counterpart: thoughts are not asked back at all.
-  if (thinking.type === 'enabled') return { thinkingBudget: thinking.budget_tokens };
-  return { thinkingBudget: thinking.type === 'disabled' ? 0 : -1 };
+  if (thinking.type === 'disabled') return { thinkingBudget: 0 };
+  // `display: omitted` asks for no reasoning text back.
+  const includeThoughts = thinking.display !== 'omitted';
+  if (thinking.type === 'enabled') return { thinkingBudget: thinking.budget_tokens, includeThoughts };
+  return { thinkingBudget: -1, includeThoughts };
 }
 
 /** Builds the JSON body; exported for tests. */
@@ -226,6 +230,9 @@ export const geminiAdapter: ProviderAdapter = {
       // As OpenAI does, a reply that only calls tools has null content.
       const message: ReplyMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
       if (calls.length > 0) message.tool_calls = calls;
+      const thoughts = candidateThoughts(candidate);
+      // A thought summary is not signed (Gemini's signatures ride on its function calls): an unsigned block.
+      if (thoughts !== '') message.thinking = [{ type: 'thinking', thinking: thoughts, signature: '' }];
       return {
         index: indices[position] ?? position,
         message,

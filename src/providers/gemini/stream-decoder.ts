@@ -2,6 +2,7 @@ import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDe
 import {
   candidateIndices,
   candidateText,
+  candidateThoughts,
   candidateToolCalls,
   finalFinishReason,
   finishReasonOf,
@@ -69,6 +70,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
       const state = this.#candidates.get(index) ?? { finished: false, calls: 0 };
       this.#candidates.set(index, state);
       const delta: StreamDelta = { kind: 'delta', choice: index };
+      const thoughts = candidateThoughts(candidate);
+      if (thoughts !== '') delta.thinking = { index: 0, type: 'thinking', thinking: thoughts };
       const text = candidateText(candidate);
       if (text !== '') delta.content = text;
       const calls = candidateToolCalls(candidate);
@@ -81,7 +84,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
         state.finished = true;
         delta.finish_reason = finalFinishReason(finishReason, state.calls > 0);
       }
-      if (delta.content !== undefined || delta.tool_calls !== undefined || delta.finish_reason !== undefined) out.push(delta);
+      if (delta.thinking !== undefined || delta.content !== undefined || delta.tool_calls !== undefined || delta.finish_reason !== undefined) out.push(delta);
     });
     // Every chunk carries the usage so far; the last one is the total.
     if (response.usageMetadata) out.push({ kind: 'usage', usage: toUsage(response.usageMetadata) });

@@ -111,6 +111,13 @@ export function candidateText(candidate: GeminiCandidate): string {
   return text;
 }
 
+/** The text of the candidate's thought parts (thought summaries, sent with `includeThoughts`). */
+export function candidateThoughts(candidate: GeminiCandidate): string {
+  let text = '';
+  for (const part of candidate.content?.parts ?? []) if (part.thought === true && typeof part.text === 'string') text += part.text;
+  return text;
+}
+
 /** An id for a call Gemini sent without one, shaped like OpenAI's (`call_` and 24 characters). */
 function newToolCallId(): string {
   return `call_${randomBytes(12).toString('hex')}`;

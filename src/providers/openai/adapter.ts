@@ -111,6 +111,7 @@ const completionSchema = z.object({
         content: z.string().nullish(),
         refusal: z.string().nullish(),
         tool_calls: z.array(toolCallSchema).nullish(),
+        reasoning_content: z.string().nullish(),
       }),
       finish_reason: z.string().nullish(),
       logprobs: z.unknown().optional(),
@@ -178,6 +179,8 @@ export const openAiAdapter: ProviderAdapter = {
         const message: ReplyMessage = { role: 'assistant', content: choice.message.content ?? null };
         if (choice.message.refusal != null) message.refusal = choice.message.refusal;
         if (choice.message.tool_calls != null && choice.message.tool_calls.length > 0) message.tool_calls = choice.message.tool_calls.map(toToolCall);
+        // OpenAI-compatible reasoning servers' reasoning: an unsigned block, which no upstream is given back.
+        if (choice.message.reasoning_content) message.thinking = [{ type: 'thinking', thinking: choice.message.reasoning_content, signature: '' }];
         // A reply that is neither text, refusal nor calls still reads as text for the client.
         if (message.content === null && message.refusal === undefined && message.tool_calls === undefined) message.content = '';
         const parsedChoice: ParsedChoice = { index: choice.index, message, finish_reason: mapOpenAiFinishReason(choice.finish_reason) };

@@ -13,6 +13,7 @@ const chunkSchema = z.object({
           content: z.string().nullish(),
           refusal: z.string().nullish(),
           tool_calls: z.array(toolCallDeltaSchema).nullish(),
+          reasoning_content: z.string().nullish(),
         })
         .nullish(),
       finish_reason: z.string().nullish(),
@@ -37,7 +38,8 @@ function toToolCallDelta(piece: z.infer<typeof toolCallDeltaSchema>): ToolCallDe
 
 /**
  * Decodes an OpenAI `chat.completion.chunk` stream: one delta per choice per
- * chunk, usage from the final chunk (whose `choices` is empty), and a clean end
+ * chunk (`reasoning_content`, which OpenAI-compatible reasoning servers send,
+ * as an unsigned reasoning block), usage from the final chunk (whose `choices` is empty), and a clean end
  * on `data: [DONE]`.
  */
 export class OpenAiStreamDecoder implements StreamDecoder {
@@ -74,9 +76,12 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       if (typeof refusal === 'string' && refusal.length > 0) delta.refusal = refusal;
       const toolCalls = choice.delta?.tool_calls;
       if (toolCalls != null && toolCalls.length > 0) delta.tool_calls = toolCalls.map(toToolCallDelta);
+      const reasoning = choice.delta?.reasoning_content;
+      // One unsigned reasoning block per choice (OpenAI-compatible reasoning servers), before the answer.
+      if (typeof reasoning === 'string' && reasoning.length > 0) delta.thinking = { index: 0, type: 'thinking', thinking: reasoning };
       if (choice.logprobs != null) delta.logprobs = choice.logprobs;
       if (choice.finish_reason != null) delta.finish_reason = mapOpenAiFinishReason(choice.finish_reason);
-      const empty = delta.content === undefined && delta.refusal === undefined && delta.tool_calls === undefined && delta.finish_reason === undefined;
+      const empty = delta.content === undefined && delta.refusal === undefined && delta.tool_calls === undefined && delta.thinking === undefined && delta.finish_reason === undefined;
       if (!empty) out.push(delta);
     }
     const usage = parsed.data.usage;

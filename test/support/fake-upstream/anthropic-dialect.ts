@@ -452,12 +452,14 @@ export const anthropicDialect: FakeDialect = {
       images,
       ...(files > 0 ? { files } : {}),
       maxTokens: body.max_tokens as number,
+      ...(isRecord(body.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive') ? { thinking: true } : {}),
     };
   },
 
   completionBody(reply: FakeReply) {
     const text = reply.texts[0] ?? '';
-    const content: unknown[] = text !== '' || reply.toolCalls.length === 0 ? [{ type: 'text', text }] : [];
+    const content: unknown[] = reply.thinking ? [{ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature }] : [];
+    if (text !== '' || reply.toolCalls.length === 0) content.push({ type: 'text', text });
     content.push(...reply.toolCalls.map(toolUseBlock));
     return {
       id: 'msg_fake',
@@ -492,6 +494,13 @@ export const anthropicDialect: FakeDialect = {
       if (index === 0) frames.push(frame('ping'));
     };
     let index = 0;
+    if (reply.thinking) {
+      start(index, { type: 'thinking', thinking: '', signature: '' });
+      for (const piece of streamPieces(reply.thinking.text)) frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }));
+      frames.push(frame('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.thinking.signature } }));
+      frames.push(frame('content_block_stop', { index }));
+      index += 1;
+    }
     const text = reply.texts[0] ?? '';
     if (text !== '' || reply.toolCalls.length === 0) {
       start(index, { type: 'text', text: '' });

@@ -43,6 +43,8 @@ export interface FakePrompt {
   maxTokens?: number;
   /** The stop sequences the request set, if any (honoured with `honorLimits`). */
   stopSequences?: string[];
+  /** The request asked for extended thinking (Anthropic `thinking` enabled or adaptive): the reply starts with a signed thinking block. */
+  thinking?: boolean;
 }
 
 /** A tool call of the fake reply; `arguments` is JSON text. */
@@ -64,6 +66,8 @@ export interface FakeReply {
   /** Why a text reply ended early, with `honorLimits`: the token limit, or a stop sequence (named). */
   finish?: 'length' | 'stop_sequence';
   stopSequence?: string;
+  /** The reasoning before the answer, when the prompt asked for thinking: `Thinking about: <last user text>`, signed. */
+  thinking?: { text: string; signature: string };
 }
 
 /**

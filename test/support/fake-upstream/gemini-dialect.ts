@@ -6,6 +6,7 @@ import {
   sum,
   type FakeDialect,
   type FakePrompt,
+  type FakeReply,
   type FakeToolCall,
   type SseFrame,
 } from './dialect.ts';
@@ -135,6 +136,11 @@ function toolChoiceOf(toolConfig: unknown, tools: readonly string[]): { choice: 
   return { choice: 'required' };
 }
 
+/** The reply's thought summary as Gemini sends it with `includeThoughts`: a text part flagged `thought`. */
+function thoughtParts(reply: FakeReply): Array<Record<string, unknown>> {
+  return reply.thinking ? [{ text: reply.thinking.text, thought: true }] : [];
+}
+
 /** The fake's calls as Gemini parts; the first carries a thought signature, as Gemini 3 sends. */
 function callParts(calls: readonly FakeToolCall[]): Array<Record<string, unknown>> {
   return calls.map((call, i) => {
@@ -227,6 +233,7 @@ export const geminiDialect: FakeDialect = {
     if (files > 0) prompt.files = files;
     if (typeof config.maxOutputTokens === 'number') prompt.maxTokens = config.maxOutputTokens;
     if (Array.isArray(config.stopSequences)) prompt.stopSequences = config.stopSequences.filter((x): x is string => typeof x === 'string');
+    if (isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true) prompt.thinking = true;
     return prompt;
   },
 
@@ -234,7 +241,7 @@ export const geminiDialect: FakeDialect = {
     const completion = sum(reply.completionTokens);
     return {
       candidates: reply.texts.map((text, index) => ({
-        content: { parts: reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }], role: 'model' },
+        content: { parts: [...thoughtParts(reply), ...(reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }])], role: 'model' },
         finishReason: reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP',
         index,
       })),
@@ -261,7 +268,8 @@ export const geminiDialect: FakeDialect = {
     }
     const pieces = reply.texts.map(streamPieces);
     const longest = Math.max(...pieces.map((p) => p.length));
-    const frames: SseFrame[] = [];
+    // Thoughts come whole, in a chunk of their own before the answer.
+    const frames: SseFrame[] = reply.thinking ? [frame(reply.texts.map((_, index) => candidate(index, thoughtParts(reply), false)), partialUsage)] : [];
     for (let i = 0; i < longest; i += 1) {
       const candidates: Record<string, unknown>[] = [];
       pieces.forEach((choicePieces, index) => {

@@ -108,7 +108,11 @@ export const openAiDialect: FakeDialect = {
       model: reply.model,
       choices: reply.texts.map((text, index) => ({
         index,
-        message: calls.length > 0 ? { role: 'assistant', content: null, tool_calls: calls, refusal: null } : { role: 'assistant', content: text, refusal: null },
+        message: {
+          ...(calls.length > 0 ? { role: 'assistant', content: null, tool_calls: calls, refusal: null } : { role: 'assistant', content: text, refusal: null }),
+          // As OpenAI-compatible reasoning servers (DeepSeek, vLLM, ...) send their reasoning.
+          ...(reply.thinking ? { reasoning_content: reply.thinking.text } : {}),
+        },
         logprobs: null,
         finish_reason: calls.length > 0 ? 'tool_calls' : reply.finish === 'length' ? 'length' : 'stop',
       })),
@@ -125,6 +129,9 @@ export const openAiDialect: FakeDialect = {
     const frames: SseFrame[] = pieces.map((_, index) =>
       chunk([{ index, delta: { role: 'assistant', content: reply.toolCalls.length > 0 ? null : '' }, logprobs: null, finish_reason: null }]),
     );
+    if (reply.thinking) {
+      for (const piece of streamPieces(reply.thinking.text)) pieces.forEach((_, index) => frames.push(chunk([{ index, delta: { reasoning_content: piece }, logprobs: null, finish_reason: null }])));
+    }
     // Choices interleave, as they do upstream when n > 1.
     const longest = Math.max(...pieces.map((p) => p.length));
     for (let i = 0; i < longest; i += 1) {
