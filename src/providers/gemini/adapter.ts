@@ -1,5 +1,6 @@
 import { maxOutputTokens, type ChatRequest, type FunctionTool, type ReplyMessage } from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns, toolResultProblem } from '../conversation-turns.ts';
+import { anthropicOnlyParams } from '../inert-params.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -182,6 +183,7 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.prompt_cache_retention !== undefined) unsupported.push('prompt_cache_retention');
     // Anthropic's effort: no Gemini counterpart, inert (dropped and named).
     if (req.effort !== undefined) unsupported.push('effort');
+    unsupported.push(...anthropicOnlyParams(req));
     return unsupported;
   },
 

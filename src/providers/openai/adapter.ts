@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatRequest, ContentPart, ReplyMessage } from '../../chat/types.ts';
+import { anthropicOnlyParams } from '../inert-params.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -151,6 +152,7 @@ export const openAiAdapter: ProviderAdapter = {
     if (req.thinking !== undefined) unsupported.push('thinking');
     if (req.effort !== undefined) unsupported.push('effort');
     if (req.cache_control !== undefined) unsupported.push('cache_control');
+    unsupported.push(...anthropicOnlyParams(req));
     return unsupported;
   },
 

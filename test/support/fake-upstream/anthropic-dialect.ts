@@ -62,6 +62,8 @@ const REQUEST_FIELDS = new Set([
   'container',
   'inference_geo',
   'cache_control',
+  'context_management',
+  'mcp_servers',
 ]);
 
 const TOOL_FIELDS = new Set(['name', 'description', 'input_schema', 'cache_control', 'type', 'strict']);
