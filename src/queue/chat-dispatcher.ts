@@ -196,7 +196,9 @@ export class ChatDispatcher {
     }
     const problem = adapter.validate(routed);
     if (problem) throw new InvalidRequestError(`${request.model}: ${problem}`);
-    return { provider, request: routed, dropped: named(provider.drop_unsupported_params ? [...inert, ...unsupported] : inert) };
+    const dropped = named(provider.drop_unsupported_params ? [...inert, ...unsupported] : inert);
+    const leftOut = adapter.leftOut?.(routed) ?? [];
+    return { provider, request: routed, dropped: leftOut.length > 0 ? [...dropped, ...leftOut] : dropped };
   }
 
   /**

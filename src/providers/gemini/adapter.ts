@@ -48,7 +48,7 @@ function functionDeclaration(tool: FunctionTool, index: number): Record<string, 
   const declaration: Record<string, unknown> = { name };
   if (description !== undefined) declaration.description = description;
   if (parameters !== undefined) {
-    const translated = toGeminiJsonSchema(parameters, parametersField(index));
+    const translated = toGeminiJsonSchema(parameters, parametersField(index), 'parameters');
     declaration.parametersJsonSchema = 'schema' in translated ? translated.schema : parameters;
   }
   // `strict` has no counterpart in FunctionDeclaration and is not sent.
@@ -127,7 +127,7 @@ function schemaProblem(req: ChatRequest): string | undefined {
     const { name, parameters } = tool.function;
     if (!FUNCTION_NAME_START.test(name)) return `tool name '${name}' must start with a letter or an underscore for provider_b.`;
     if (parameters === undefined) continue;
-    const translated = toGeminiJsonSchema(parameters, parametersField(index));
+    const translated = toGeminiJsonSchema(parameters, parametersField(index), 'parameters');
     if ('problem' in translated) return translated.problem;
   }
   const format = req.response_format;
@@ -185,6 +185,17 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.effort !== undefined) unsupported.push('effort');
     unsupported.push(...anthropicOnlyParams(req));
     return unsupported;
+  },
+
+  /** Constraints of tool parameters Gemini has no keyword for, once each: `tools[].parameters.<keyword>`. */
+  leftOut(req: ChatRequest): string[] {
+    const keywords = new Set<string>();
+    for (const [index, tool] of (req.tools ?? []).entries()) {
+      if (tool.function.parameters === undefined) continue;
+      const translated = toGeminiJsonSchema(tool.function.parameters, parametersField(index), 'parameters');
+      if ('leftOut' in translated) for (const keyword of translated.leftOut) keywords.add(keyword);
+    }
+    return [...keywords].map((keyword) => `tools[].parameters.${keyword}`);
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
