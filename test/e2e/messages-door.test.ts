@@ -302,6 +302,32 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(call.headers['anthropic-beta']).toBeUndefined();
   });
 
+  it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {
+    const input_schema = {
+      type: 'object' as const,
+      properties: {
+        path: { type: 'string', maxLength: 256, pattern: '^/' },
+        limit: { type: 'integer', exclusiveMinimum: 0 },
+        tags: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+      },
+    };
+    const tools: Anthropic.Tool[] = [{ name: 'read_file', description: 'Reads a file', input_schema }];
+    const reply = await client()
+      .messages.create({ model: MODELS.b, max_tokens: 50, tools, messages: [{ role: 'user', content: 'read it' }] })
+      .withResponse();
+    expect(reply.data.stop_reason).toBe('tool_use');
+    expect(reply.response.headers.get('x-gateway-dropped-params')).toBe('tools[].parameters.uniqueItems');
+    expect(lastBody('b').tools[0].functionDeclarations[0].parametersJsonSchema.properties).toEqual({
+      path: { type: 'string', maxLength: 256, pattern: '^/' },
+      limit: { type: 'integer', minimum: 1 },
+      tags: { type: 'array', items: { type: 'string' } },
+    });
+    // What would change the parameters' shape is still a 400 naming it.
+    await expect(
+      client().messages.create({ model: MODELS.b, max_tokens: 50, tools: [{ name: 'f', input_schema: { type: 'object', allOf: [{ type: 'object' }] } }], messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining("uses 'allOf' (at the root), which provider_b cannot express") } } });
+  });
+
   it('sends thinking blocks with their signatures, top_k and thinking unchanged to an Anthropic-format upstream, and refuses them for OpenAI naming them', async () => {
     const messages: Anthropic.MessageParam[] = [
       { role: 'user', content: 'first' },
