@@ -125,6 +125,20 @@ export type JsonSchema = Record<string, unknown>;
 export interface FunctionTool {
   type: 'function';
   function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+  /**
+   * A Messages tool's own fields, sent as they are to Anthropic-format
+   * upstreams only: its prompt-cache mark, Anthropic's strict tool use and its
+   * tool runner's loading hints. The other formats have no place for them and
+   * they change nothing a reply means there.
+   */
+  anthropic?: AnthropicToolFields;
+}
+
+export interface AnthropicToolFields {
+  cache_control?: CacheControl;
+  strict?: boolean;
+  defer_loading?: boolean;
+  eager_input_streaming?: boolean;
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };

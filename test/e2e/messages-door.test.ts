@@ -274,6 +274,14 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(call.headers['anthropic-beta']).toBe('context-management-2025-06-27,a-future-beta-2027-01-01');
     expect(call.headers['anthropic-version']).toBe('2023-06-01');
     expect(call.body).toMatchObject({ ...unmodelled, model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'beta please' }] });
+    // A tool's own Anthropic fields go with it; another format is sent the tool alone.
+    const tools = [
+      { name: 'get_weather', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const }, strict: true, defer_loading: false, eager_input_streaming: true },
+    ];
+    await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    expect(lastBody('c').tools).toEqual(tools);
+    await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }]);
     // A version the client pins reaches the upstream as it is, not the adapter's own.
     await client().messages.create({ model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] }, { headers: { 'anthropic-version': '2099-12-31' } });
     expect(upstreams.c.requests.at(-1)!.headers['anthropic-version']).toBe('2099-12-31');

@@ -2,11 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeIssues } from '../../chat/request-schema.ts';
 import type {
+  AnthropicToolFields,
   AssistantMessage,
   ChatMessage,
   ChatRequest,
   ContentPart,
   DocumentPart,
+  FunctionTool,
   SystemMessage,
   TextPart,
   ThinkingBlock,
@@ -134,6 +136,16 @@ function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): Thi
   return out;
 }
 
+/** What of a tool only an Anthropic-format upstream reads; undefined when the tool has none of it. */
+function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[number]): AnthropicToolFields | undefined {
+  const out: AnthropicToolFields = {};
+  if (tool.cache_control != null) out.cache_control = tool.cache_control.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: tool.cache_control.ttl };
+  if (tool.strict != null) out.strict = tool.strict;
+  if (tool.defer_loading != null) out.defer_loading = tool.defer_loading;
+  if (tool.eager_input_streaming != null) out.eager_input_streaming = tool.eager_input_streaming;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The top-level fields the door does not model, as the client sent them; undefined when there are none. */
 function extraFields(body: MessagesRequestBody): Record<string, unknown> | undefined {
   let extra: Record<string, unknown> | undefined;
@@ -198,9 +210,12 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   if (extra !== undefined) req.extra_body = extra;
   if (body.tools != null && body.tools.length > 0) {
     req.tools = body.tools.map((t) => {
-      const fn: NonNullable<ChatRequest['tools']>[number]['function'] = { name: t.name, parameters: t.input_schema };
+      const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };
       if (t.description != null) fn.description = t.description;
-      return { type: 'function', function: fn };
+      const tool: FunctionTool = { type: 'function', function: fn };
+      const anthropic = anthropicToolFields(t);
+      if (anthropic !== undefined) tool.anthropic = anthropic;
+      return tool;
     });
     const choice = body.tool_choice;
     if (choice != null) {

@@ -85,7 +85,7 @@ const tool = z.strictObject({
   description: z.string().max(16_384).nullish(),
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
-  // Loading and streaming hints of Anthropic's own tool runner; read and not passed on (docs/messages.md).
+  // Anthropic's strict tool use and its tool runner's loading hints: passed on to Anthropic-format upstreams only.
   defer_loading: z.boolean().nullish(),
   eager_input_streaming: z.boolean().nullish(),
   strict: z.boolean().nullish(),

@@ -103,7 +103,7 @@ export const anthropicAdapter: ProviderAdapter = {
     }
     const conversation = toAlternatingTurns(req.messages);
     if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
-    return conversationProblem(conversation) ?? breakpointProblem(conversation) ?? toolsProblem(req) ?? structuredOutputProblem(req);
+    return conversationProblem(conversation) ?? breakpointProblem(conversation, req.tools?.filter((tool) => tool.anthropic?.cache_control !== undefined).length) ?? toolsProblem(req) ?? structuredOutputProblem(req);
   },
 
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {

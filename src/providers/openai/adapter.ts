@@ -92,6 +92,8 @@ export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<strin
   };
   if (req.n !== 1) body.n = req.n;
   for (const field of FORWARDED) if (req[field] !== undefined) body[field] = req[field];
+  // A Messages tool's Anthropic fields have no place here.
+  if (req.tools?.some((tool) => tool.anthropic !== undefined)) body.tools = req.tools.map(({ type, function: fn }) => ({ type, function: fn }));
   if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
   // `service_tier` is deliberately not forwarded: for the gateway it is a
   // queuing hint, and upstream `flex` is only accepted by some models.
