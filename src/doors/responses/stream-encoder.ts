@@ -58,11 +58,16 @@ export class ResponseStreamEncoder {
     return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: this.seq++ })}\n\n`;
   }
 
+  /** An event whose one field is JSON text already: the opening's response object is serialized once for both of its events. */
+  private eventOfJson(type: string, field: string, json: string): string {
+    return `event: ${type}\ndata: {"type":"${type}","${field}":${json},"sequence_number":${this.seq++}}\n\n`;
+  }
+
   private opening(): string {
     if (this.started) return '';
     this.started = true;
-    const response = responseObject(this.facts, { status: 'in_progress', output: [] });
-    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+    const response = JSON.stringify(responseObject(this.facts, { status: 'in_progress', output: [] }));
+    return this.eventOfJson('response.created', 'response', response) + this.eventOfJson('response.in_progress', 'response', response);
   }
 
   chunk(json: string): string {
@@ -123,7 +128,9 @@ export class ResponseStreamEncoder {
     m.text += delta;
     const contentIndex = m.item.content.length;
     if (kind === 'output_text') {
-      return frames + this.event('response.output_text.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta, logprobs: [] });
+      // The most frequent event, written as text (the item id is ours: letters, digits and `_`).
+      const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${JSON.stringify(delta)},"logprobs":[],"sequence_number":${this.seq++}}`;
+      return `${frames}event: response.output_text.delta\ndata: ${data}\n\n`;
     }
     return frames + this.event('response.refusal.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta });
   }
