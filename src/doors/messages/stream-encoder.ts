@@ -34,8 +34,30 @@ function blockStop(index: number): string {
   return `event: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`;
 }
 
-function textDelta(index: number, text: string): string {
-  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
+/** A text_delta frame; `literal` is the text as a JSON string literal. */
+function textDelta(index: number, literal: string): string {
+  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${literal}}}\n\n`;
+}
+
+/**
+ * A mid-stream text chunk as the worker writes it (src/execution/chunk-emitter.ts):
+ * only a `content` string for choice 0, nothing finished, no usage yet. Its
+ * content is taken as the JSON string literal it already is, which the
+ * text_delta frame carries as is; any other chunk (another shape, a DLP
+ * rewrite, a cache replay) is parsed whole.
+ */
+const TEXT_CHUNK_HEAD = '"choices":[{"index":0,"delta":{"content":';
+const TEXT_CHUNK_TAILS = ['},"finish_reason":null,"logprobs":null}],"usage":null}', '},"finish_reason":null,"logprobs":null}]}'];
+const ONE_STRING_LITERAL = /^"(?:[^"\\]|\\.)*"$/;
+
+/** The JSON string literal of a text-only chunk's content, or undefined when the chunk is anything else. */
+function textLiteralOf(json: string): string | undefined {
+  const head = json.indexOf(TEXT_CHUNK_HEAD);
+  if (head < 0) return undefined;
+  const tail = TEXT_CHUNK_TAILS.find((t) => json.endsWith(t));
+  if (tail === undefined) return undefined;
+  const literal = json.slice(head + TEXT_CHUNK_HEAD.length, json.length - tail.length);
+  return ONE_STRING_LITERAL.test(literal) ? literal : undefined;
 }
 
 type OpenBlock = { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number };
@@ -59,6 +81,11 @@ export class MessagesStreamEncoder {
 
   /** Frames for one chunk's JSON text. */
   chunk(json: string): string {
+    // Most chunks of a reply carry text for the block already open: no parse for those.
+    if (this.#open?.kind === 'text') {
+      const literal = textLiteralOf(json);
+      if (literal !== undefined) return literal === '""' ? '' : textDelta(this.#blockCount - 1, literal);
+    }
     const chunk = JSON.parse(json) as ChatCompletionChunk;
     let out = this.#start(chunk.id, chunk.model);
     if (chunk.usage) this.#usage = chunk.usage;
@@ -69,7 +96,7 @@ export class MessagesStreamEncoder {
     const text = (delta.content ?? '') + (delta.refusal ?? '');
     if (text !== '') {
       if (this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
-      out += textDelta(this.#blockCount - 1, text);
+      out += textDelta(this.#blockCount - 1, JSON.stringify(text));
     }
     for (const piece of delta.tool_calls ?? []) out += this.#toolPiece(piece);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
