@@ -1,3 +1,10 @@
+import type { ChatCompletion } from '../src/chat/types.ts';
+import { parseConfig } from '../src/config/gateway-config.ts';
+import { chatDoor } from '../src/doors/chat/chat-door.ts';
+import { messagesDoor } from '../src/doors/messages/messages-door.ts';
+import { ResponsesDoor } from '../src/doors/responses/responses-door.ts';
+import { ChunkEmitter } from '../src/execution/chunk-emitter.ts';
+import type { Door as PipelineDoor } from '../src/pipeline/door.ts';
 import { withCpu } from './support/cpu.ts';
 import { runLoad, type LoadResult } from './support/load.ts';
 import { startStack } from './support/stack.ts';
@@ -14,13 +21,22 @@ import { startStack } from './support/stack.ts';
  * machine is shared: a busy neighbour slows a run down but does not add to
  * what the gateway's processes spend.
  *
+ * Every process of the stack shares the machine's cores with the load
+ * generator, so a door that runs slower batches less per event-loop wake-up
+ * and pays more per request for reasons that are not its own. The second
+ * table therefore times, in this process alone, the only work that differs
+ * between the doors: parsing the body, decoding it into the canonical
+ * request, and encoding the reply (a `chat.completion`, or the chunks the
+ * worker writes for a streamed one) in the door's shape.
+ *
  * BENCH_SMOKE=1: one short round. BENCH_DURATION_MS (per run), BENCH_ROUNDS,
- * BENCH_CONNECTIONS (one count) tune it.
+ * BENCH_CONNECTIONS (one count), BENCH_ITERATIONS (in-process, per door and round) tune it.
  */
 const smoke = process.env.BENCH_SMOKE === '1';
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 800 : 5000));
 const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 1 : 3));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const iterations = Number(process.env.BENCH_ITERATIONS ?? (smoke ? 2000 : 50_000));
 const MAX_TOKENS = 256;
 
 const stack = await startStack({ env: { DLP_ENABLED: 'true', SEMANTIC_CACHE_ENABLED: 'false' } });
@@ -112,5 +128,66 @@ for (const stream of ['sync', 'stream']) {
     );
   }
 }
+
+// The door's own work, in this process: body parse, decode, reply encoding.
+const config = parseConfig('providers: [{name: provider_a, api_key_env: K, models: [a-4o]}]');
+const inProcess: Array<{ name: string; door: PipelineDoor }> = [
+  { name: 'chat', door: chatDoor },
+  { name: 'messages', door: messagesDoor({ config: () => config }) },
+  { name: 'responses', door: new ResponsesDoor() },
+];
+const answer = 'Echo: benchmark prompt number 123 0.8146392017';
+const usage = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 };
+const completion: ChatCompletion = {
+  id: 'chatcmpl-bench',
+  object: 'chat.completion',
+  created: 1_764_265_000,
+  model: 'a-4o',
+  choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop', logprobs: null }],
+  usage,
+};
+const completionJson = JSON.stringify(completion);
+// The chunks a worker writes for the same answer, one per word as the fake upstream sends them.
+const chunks: string[] = [];
+const emitter = new ChunkEmitter('chatcmpl-bench', 1_764_265_000, 'a-4o', true, (json) => chunks.push(json));
+emitter.delta(0, { content: '' });
+for (const [i, word] of answer.split(' ').entries()) emitter.delta(0, { content: i === 0 ? word : ` ${word}` });
+emitter.delta(0, { finish_reason: 'stop' });
+emitter.usage(usage);
+
+async function doorWork(door: PipelineDoor, name: string, stream: boolean, i: number): Promise<number> {
+  const body = JSON.parse(doors.find((d) => d.name === name)!.body(stream)(i));
+  const from = { body, headers, owner: 'bench' };
+  const request = await door.decode(from);
+  const codec = door.reply(request, from);
+  if (!stream) return codec.completion(completionJson).length;
+  let bytes = 0;
+  for (const chunk of chunks) bytes += codec.chunk(chunk).length;
+  return bytes + codec.end().length;
+}
+
+const doorCpu = new Map<string, number>();
+for (let round = 0; round < rounds + 1; round++) {
+  for (const stream of [false, true]) {
+    for (const { name, door } of inProcess) {
+      const start = process.cpuUsage();
+      for (let i = 0; i < iterations; i++) await doorWork(door, name, stream, i);
+      const spent = process.cpuUsage(start);
+      // Round 0 warms every path up and is not counted.
+      if (round > 0) doorCpu.set(`${name}, ${stream ? 'stream' : 'sync'}`, (doorCpu.get(`${name}, ${stream ? 'stream' : 'sync'}`) ?? 0) + spent.user + spent.system);
+    }
+  }
+}
+console.log(`\nThe door's own work in one process (body parse, decode, reply encoding), ${rounds} round(s) of ${iterations} requests per door, µs per request\n`);
+console.log('| door | door work µs | difference to chat µs |');
+console.log('|---|---|---|');
+for (const stream of ['sync', 'stream']) {
+  const chat = (doorCpu.get(`chat, ${stream}`) ?? NaN) / (rounds * iterations);
+  for (const { name } of inProcess) {
+    const us = (doorCpu.get(`${name}, ${stream}`) ?? NaN) / (rounds * iterations);
+    console.log(`| ${name}, ${stream} | ${us.toFixed(1)} | ${name === 'chat' ? '' : (us - chat >= 0 ? '+' : '') + (us - chat).toFixed(1)} |`);
+  }
+}
+
 const failed = [...totals.values()].reduce((sum, t) => sum + t.bad, 0);
 if (failed > 0) process.exitCode = 1;

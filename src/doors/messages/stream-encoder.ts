@@ -1,3 +1,4 @@
+import { textLiteralOf } from '../../chat/chunk-text.ts';
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { errorBodyOf } from './errors.ts';
@@ -37,27 +38,6 @@ function blockStop(index: number): string {
 /** A text_delta frame; `literal` is the text as a JSON string literal. */
 function textDelta(index: number, literal: string): string {
   return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${literal}}}\n\n`;
-}
-
-/**
- * A mid-stream text chunk as the worker writes it (src/execution/chunk-emitter.ts):
- * only a `content` string for choice 0, nothing finished, no usage yet. Its
- * content is taken as the JSON string literal it already is, which the
- * text_delta frame carries as is; any other chunk (another shape, a DLP
- * rewrite, a cache replay) is parsed whole.
- */
-const TEXT_CHUNK_HEAD = '"choices":[{"index":0,"delta":{"content":';
-const TEXT_CHUNK_TAILS = ['},"finish_reason":null,"logprobs":null}],"usage":null}', '},"finish_reason":null,"logprobs":null}]}'];
-const ONE_STRING_LITERAL = /^"(?:[^"\\]|\\.)*"$/;
-
-/** The JSON string literal of a text-only chunk's content, or undefined when the chunk is anything else. */
-function textLiteralOf(json: string): string | undefined {
-  const head = json.indexOf(TEXT_CHUNK_HEAD);
-  if (head < 0) return undefined;
-  const tail = TEXT_CHUNK_TAILS.find((t) => json.endsWith(t));
-  if (tail === undefined) return undefined;
-  const literal = json.slice(head + TEXT_CHUNK_HEAD.length, json.length - tail.length);
-  return ONE_STRING_LITERAL.test(literal) ? literal : undefined;
 }
 
 type OpenBlock = { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number };

@@ -1,3 +1,4 @@
+import { textLiteralOf } from '../../chat/chunk-text.ts';
 import type { ChatCompletionChunk, FinishReason, ReplyMessage, ToolCall } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
@@ -71,6 +72,11 @@ export class ResponseStreamEncoder {
   }
 
   chunk(json: string): string {
+    // Most chunks of a reply carry text for the output_text part already open: only their text is parsed.
+    if (this.message?.part === 'output_text') {
+      const literal = textLiteralOf(json);
+      if (literal !== undefined) return literal === '""' ? '' : this.text('output_text', JSON.parse(literal) as string, literal);
+    }
     const chunk = JSON.parse(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
     // The model that answered: a fallback's when the requested one's deployments failed.
     if (!this.started && chunk.model) this.facts = { ...this.facts, model: chunk.model };
@@ -108,7 +114,8 @@ export class ResponseStreamEncoder {
     return frames;
   }
 
-  private text(kind: 'output_text' | 'refusal', delta: string): string {
+  /** `literal`: the delta as a JSON string literal, when the caller has it. */
+  private text(kind: 'output_text' | 'refusal', delta: string, literal = JSON.stringify(delta)): string {
     let frames = '';
     if (!this.message) {
       frames += this.closeCalls();
@@ -129,7 +136,7 @@ export class ResponseStreamEncoder {
     const contentIndex = m.item.content.length;
     if (kind === 'output_text') {
       // The most frequent event, written as text (the item id is ours: letters, digits and `_`).
-      const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${JSON.stringify(delta)},"logprobs":[],"sequence_number":${this.seq++}}`;
+      const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${literal},"logprobs":[],"sequence_number":${this.seq++}}`;
       return `${frames}event: response.output_text.delta\ndata: ${data}\n\n`;
     }
     return frames + this.event('response.refusal.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta });
