@@ -1,4 +1,4 @@
-import { maxOutputTokens, type ChatRequest, type FunctionTool, type ReplyMessage } from '../../chat/types.ts';
+import { maxOutputTokens, type ChatRequest, type FunctionTool, type JsonSchema, type ReplyMessage } from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns, toolResultProblem } from '../conversation-turns.ts';
 import { anthropicOnlyParams } from '../inert-params.ts';
 import {
@@ -10,7 +10,7 @@ import {
   type UpstreamHttpRequest,
 } from '../types.ts';
 import { contentsProblem, toContents } from './contents.ts';
-import { toGeminiJsonSchema } from './json-schema.ts';
+import { toGeminiJsonSchema, type SchemaTranslation } from './json-schema.ts';
 import { GeminiStreamDecoder } from './stream-decoder.ts';
 import {
   candidateIndices,
@@ -42,13 +42,29 @@ function parametersField(index: number): string {
   return `tools[${index}].function.parameters`;
 }
 
+/**
+ * A tool's parameters as Gemini takes them. validate(), leftOut() and
+ * buildRequest() each need them, for the same request object: translated
+ * once per schema object (Claude Code declares a dozen tools on every call).
+ */
+const translatedParameters = new WeakMap<JsonSchema, { where: string; translation: SchemaTranslation }>();
+
+function parametersOf(parameters: JsonSchema, index: number): SchemaTranslation {
+  const where = parametersField(index);
+  const known = translatedParameters.get(parameters);
+  if (known?.where === where) return known.translation;
+  const translation = toGeminiJsonSchema(parameters, where, 'parameters');
+  translatedParameters.set(parameters, { where, translation });
+  return translation;
+}
+
 /** `tools[].functionDeclarations[]`; parameters as JSON Schema, see json-schema.ts. */
 function functionDeclaration(tool: FunctionTool, index: number): Record<string, unknown> {
   const { name, description, parameters } = tool.function;
   const declaration: Record<string, unknown> = { name };
   if (description !== undefined) declaration.description = description;
   if (parameters !== undefined) {
-    const translated = toGeminiJsonSchema(parameters, parametersField(index), 'parameters');
+    const translated = parametersOf(parameters, index);
     declaration.parametersJsonSchema = 'schema' in translated ? translated.schema : parameters;
   }
   // `strict` has no counterpart in FunctionDeclaration and is not sent.
@@ -127,7 +143,7 @@ function schemaProblem(req: ChatRequest): string | undefined {
     const { name, parameters } = tool.function;
     if (!FUNCTION_NAME_START.test(name)) return `tool name '${name}' must start with a letter or an underscore for provider_b.`;
     if (parameters === undefined) continue;
-    const translated = toGeminiJsonSchema(parameters, parametersField(index), 'parameters');
+    const translated = parametersOf(parameters, index);
     if ('problem' in translated) return translated.problem;
   }
   const format = req.response_format;
@@ -192,7 +208,7 @@ export const geminiAdapter: ProviderAdapter = {
     const keywords = new Set<string>();
     for (const [index, tool] of (req.tools ?? []).entries()) {
       if (tool.function.parameters === undefined) continue;
-      const translated = toGeminiJsonSchema(tool.function.parameters, parametersField(index), 'parameters');
+      const translated = parametersOf(tool.function.parameters, index);
       if ('leftOut' in translated) for (const keyword of translated.leftOut) keywords.add(keyword);
     }
     return [...keywords].map((keyword) => `tools[].parameters.${keyword}`);
