@@ -58,12 +58,24 @@ export function anthropicOnlyParams(request: ChatRequest): Array<keyof ChatReque
   return present;
 }
 
+/** Unmodelled fields named one by one; the rest are counted. */
+const MAX_NAMED_FIELDS = 16;
+
+/** A client's field name as it can stand in a message and in a header: at most 64 characters, others than `[A-Za-z0-9_.$-]` as `?`. */
+function fieldName(name: string): string {
+  return name.slice(0, 64).replace(/[^A-Za-z0-9_.$-]/g, '?');
+}
+
 /**
  * The names a parameter goes by in errors and in `X-Gateway-Dropped-Params`:
- * the fields themselves for `extra_body`, the header's name for the beta header.
+ * the fields themselves for `extra_body` (their names are the client's, so
+ * made safe for a header and bounded in number), the header's name for the
+ * beta header.
  */
 export function paramNames(name: keyof ChatRequest, request: ChatRequest): string[] {
-  if (name === 'extra_body') return Object.keys(request.extra_body ?? {});
   if (name === 'anthropic_beta') return ['anthropic-beta'];
-  return [name];
+  if (name !== 'extra_body') return [name];
+  const fields = Object.keys(request.extra_body ?? {});
+  const named = fields.slice(0, MAX_NAMED_FIELDS).map(fieldName);
+  return fields.length > MAX_NAMED_FIELDS ? [...named, `${fields.length - MAX_NAMED_FIELDS} more fields`] : named;
 }

@@ -308,6 +308,12 @@ describe('Messages door: errors, auth, models, aliases', () => {
     const call = upstreams.b.requests.slice(before).find((r) => r.method === 'POST')!;
     expect(JSON.stringify(call.body)).not.toMatch(/container|inference_geo|context_management/);
     expect(call.headers['anthropic-beta']).toBeUndefined();
+    // A field's name is the client's: it is named safely in a header, and a flood of them is counted.
+    const hostile = Object.fromEntries([['bad\r\nname é', 1], ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i])]);
+    const named = await client()
+      .messages.create({ max_tokens: 20, messages: [{ role: 'user', content: 'odd fields' }], model: LENIENT, ...hostile } as any)
+      .withResponse();
+    expect(named.response.headers.get('x-gateway-dropped-params')).toBe(`bad??name??, ${Array.from({ length: 15 }, (_, i) => `f${i}`).join(', ')}, 5 more fields`);
   });
 
   it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {

@@ -148,13 +148,9 @@ function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[num
 
 /** The top-level fields the door does not model, as the client sent them; undefined when there are none. */
 function extraFields(body: MessagesRequestBody): Record<string, unknown> | undefined {
-  let extra: Record<string, unknown> | undefined;
-  for (const key in body) {
-    if (MESSAGES_FIELDS.has(key)) continue;
-    extra ??= {};
-    extra[key] = (body as Record<string, unknown>)[key];
-  }
-  return extra;
+  const extra = Object.entries(body).filter(([key]) => !MESSAGES_FIELDS.has(key));
+  // fromEntries defines each field as its own property, `__proto__` included.
+  return extra.length > 0 ? Object.fromEntries(extra) : undefined;
 }
 
 /** Longest `anthropic-beta` / `anthropic-version` value carried (a list of beta names is far shorter). */
