@@ -170,7 +170,7 @@ describe('Messages door: decoding', () => {
     expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
     expect(req.context_management).toEqual({ edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] });
     expect(req.tools).toEqual([
-      { type: 'function', function: { name: 'Deferred', parameters: { type: 'object' } }, anthropic: { defer_loading: true, eager_input_streaming: true, strict: true } },
+      { type: 'function', function: { name: 'Deferred', parameters: { type: 'object' }, strict: true }, anthropic: { defer_loading: true, eager_input_streaming: true, strict: true } },
     ]);
   });
 

@@ -281,7 +281,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
     await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
     expect(lastBody('c').tools).toEqual(tools);
     await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
-    expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }]);
+    expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } }]);
     // A version the client pins reaches the upstream as it is, not the adapter's own.
     await client().messages.create({ model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] }, { headers: { 'anthropic-version': '2099-12-31' } });
     expect(upstreams.c.requests.at(-1)!.headers['anthropic-version']).toBe('2099-12-31');

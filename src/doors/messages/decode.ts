@@ -208,6 +208,8 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
     req.tools = body.tools.map((t) => {
       const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };
       if (t.description != null) fn.description = t.description;
+      // Strict tool use is OpenAI's `strict` too; Anthropic-format upstreams read it from the tool's own fields.
+      if (t.strict != null) fn.strict = t.strict;
       const tool: FunctionTool = { type: 'function', function: fn };
       const anthropic = anthropicToolFields(t);
       if (anthropic !== undefined) tool.anthropic = anthropic;
