@@ -33,15 +33,15 @@ const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c:
  * Claude Code keeps its default tool set, so each upstream is sent every
  * declaration, and none of the tools that read or write files or run
  * commands may run in CI: `dontAsk` denies whatever would ask for
- * permission (shell, writes, web), and deny rules on every path deny the
- * file tools. (A rule naming a whole tool, as `--disallowedTools` does,
+ * permission (shell, writes, web), and deny rules on every absolute path
+ * (`//**`) deny the file tools. (A rule naming a whole tool, as `--disallowedTools` does,
  * would take it out of the set instead.)
  */
 const PERMISSIONS = [
   '--permission-mode',
   'dontAsk',
   '--settings',
-  JSON.stringify({ permissions: { deny: ['Read(/**)', 'Edit(/**)', 'Write(/**)', 'Glob(/**)', 'Grep(/**)', 'NotebookEdit(/**)', 'WebFetch(domain:*)'] } }),
+  JSON.stringify({ permissions: { deny: ['Read(//**)', 'Edit(//**)', 'Write(//**)', 'Glob(//**)', 'Grep(//**)', 'NotebookEdit(//**)', 'WebFetch(domain:*)'] } }),
 ];
 
 /** The tool names of a model call, in any of the three formats. */
