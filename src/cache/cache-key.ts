@@ -34,6 +34,10 @@ function parameters(request: ChatRequest): unknown[] {
     request.reasoning_effort ?? null,
     // Only present from the Messages door; appended only then, so the keys of every other request stay as they were.
     ...(request.top_k !== undefined || request.thinking !== undefined || request.effort !== undefined ? [request.top_k ?? null, request.thinking ?? null, request.effort ?? null] : []),
+    // What passes to an Anthropic-format upstream unmodelled may change its answer; appended only when present, likewise.
+    ...(request.context_management !== undefined || request.extra_body !== undefined || request.anthropic_beta !== undefined
+      ? [request.context_management ?? null, request.extra_body ?? null, request.anthropic_beta ?? null]
+      : []),
   ];
 }
 

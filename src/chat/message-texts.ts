@@ -35,7 +35,10 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
  * {@link mapMessageTexts} over a whole request, then the other client text
  * that reaches a provider or a cache key: `stop` sequences, the `user` id
  * (often an e-mail address), OpenAI's `prompt_cache_key` (often a user or
- * session id), `metadata` values, and tool descriptions.
+ * session id), `metadata` values, tool descriptions, and every string in the
+ * top-level fields a Messages request passes unmodelled to an Anthropic
+ * upstream (the gateway cannot tell which of them the model reads, so none
+ * is a way around DLP).
  */
 export function mapRequestTexts(request: ChatRequest, fn: (text: string) => string): ChatRequest {
   const out: ChatRequest = { ...request, messages: mapMessageTexts(request.messages, fn) };
@@ -48,7 +51,16 @@ export function mapRequestTexts(request: ChatRequest, fn: (text: string) => stri
       tool.function.description === undefined ? tool : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } },
     );
   }
+  if (request.extra_body) out.extra_body = mapJsonStrings(request.extra_body, fn) as Record<string, unknown>;
   return out;
+}
+
+/** Every string value of a JSON value (object keys stay as they are). */
+function mapJsonStrings(value: unknown, fn: (text: string) => string): unknown {
+  if (typeof value === 'string') return fn(value);
+  if (Array.isArray(value)) return value.map((item) => mapJsonStrings(item, fn));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapJsonStrings(item, fn)]));
 }
 
 /** A changed `name` keeps only identifier characters: providers reject others there (`<EMAIL_ADDRESS_1>` becomes `EMAIL_ADDRESS_1`). */

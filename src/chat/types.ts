@@ -125,6 +125,20 @@ export type JsonSchema = Record<string, unknown>;
 export interface FunctionTool {
   type: 'function';
   function: { name: string; description?: string; parameters?: JsonSchema; strict?: boolean };
+  /**
+   * A Messages tool's own fields, sent as they are to Anthropic-format
+   * upstreams only: its prompt-cache mark, Anthropic's strict tool use and its
+   * tool runner's loading hints. The other formats have no place for them and
+   * they change nothing a reply means there.
+   */
+  anthropic?: AnthropicToolFields;
+}
+
+export interface AnthropicToolFields {
+  cache_control?: CacheControl;
+  strict?: boolean;
+  defer_loading?: boolean;
+  eager_input_streaming?: boolean;
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
@@ -189,6 +203,19 @@ export interface ChatRequest {
    * sent to Anthropic-format upstreams, dropped and named for the others.
    */
   effort?: Effort;
+  /** Anthropic's context editing (its server clears old tool results or thinking); Anthropic-format upstreams only. */
+  context_management?: Record<string, unknown>;
+  /**
+   * Top-level fields of a Messages request the gateway does not model, as the
+   * client sent them: an Anthropic-format upstream receives them unchanged;
+   * the other formats have no place for them (a 400 naming them, or dropped
+   * with `drop_unsupported_params`).
+   */
+  extra_body?: Record<string, unknown>;
+  /** The `anthropic-beta` header of a Messages request, sent unchanged to Anthropic-format upstreams. */
+  anthropic_beta?: string;
+  /** The `anthropic-version` header of a Messages request, sent to Anthropic-format upstreams in place of the adapter's own. */
+  anthropic_version?: string;
 }
 
 export type PromptCacheRetention = 'in_memory' | '24h';

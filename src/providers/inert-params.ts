@@ -33,7 +33,49 @@ export function isInert(name: keyof ChatRequest, request: ChatRequest): boolean 
       return true;
     case 'thinking':
       return request.thinking?.type !== 'enabled';
+    // Anthropic's context editing trims what its own server keeps, and a beta header turns on features of
+    // its API; a request that uses such a feature in its body is refused for that body. Claude Code sends both always.
+    case 'context_management':
+    case 'anthropic_beta':
+      return true;
     default:
       return false;
   }
+}
+
+/**
+ * What a Messages request carried for an Anthropic-format upstream alone:
+ * context editing, the beta header and the top-level fields the gateway does
+ * not model. The other formats list these among their unsupported parameters.
+ * `anthropic_version` is not: it is the protocol version the door itself
+ * answers in.
+ */
+export function anthropicOnlyParams(request: ChatRequest): Array<keyof ChatRequest> {
+  const present: Array<keyof ChatRequest> = [];
+  if (request.context_management !== undefined) present.push('context_management');
+  if (request.anthropic_beta !== undefined) present.push('anthropic_beta');
+  if (request.extra_body !== undefined) present.push('extra_body');
+  return present;
+}
+
+/** Unmodelled fields named one by one; the rest are counted. */
+const MAX_NAMED_FIELDS = 16;
+
+/** A client's field name as it can stand in a message and in a header: at most 64 characters, others than `[A-Za-z0-9_.$-]` as `?`. */
+function fieldName(name: string): string {
+  return name.slice(0, 64).replace(/[^A-Za-z0-9_.$-]/g, '?');
+}
+
+/**
+ * The names a parameter goes by in errors and in `X-Gateway-Dropped-Params`:
+ * the fields themselves for `extra_body` (their names are the client's, so
+ * made safe for a header and bounded in number), the header's name for the
+ * beta header.
+ */
+export function paramNames(name: keyof ChatRequest, request: ChatRequest): string[] {
+  if (name === 'anthropic_beta') return ['anthropic-beta'];
+  if (name !== 'extra_body') return [name];
+  const fields = Object.keys(request.extra_body ?? {});
+  const named = fields.slice(0, MAX_NAMED_FIELDS).map(fieldName);
+  return fields.length > MAX_NAMED_FIELDS ? [...named, `${fields.length - MAX_NAMED_FIELDS} more fields`] : named;
 }

@@ -94,6 +94,13 @@ export interface ProviderAdapter {
    * the provider is configured with `drop_unsupported_params`.
    */
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest>;
+  /**
+   * What of a valid request the adapter leaves out on its own, because the
+   * upstream has no place for it and it changes nothing an answer means
+   * (Gemini: constraints of tool parameters it has no keyword for); the reply
+   * names them in `X-Gateway-Dropped-Params`. @defaultValue none
+   */
+  leftOut?(req: ChatRequest): string[];
   /** `req.n` is already 1 when {@link supportsMultipleChoices} is false. */
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx JSON body; throws {@link UpstreamProtocolError} when it is not the expected shape. */

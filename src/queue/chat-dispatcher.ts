@@ -6,7 +6,7 @@ import { servesEmbeddings } from '../embeddings/embeddings-wire.ts';
 import { InvalidRequestError, ModelNotFoundError, ProviderTimeoutError } from '../errors/catalog.ts';
 import type { WorkerPresence } from '../health/worker-presence.ts';
 import type { Logger } from '../observability/logger.ts';
-import { isInert } from '../providers/inert-params.ts';
+import { isInert, paramNames } from '../providers/inert-params.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { cancelChannel, cancelKey, isTerminal, responseStreamKey, type StreamEntry } from '../streams/protocol.ts';
 import type { ReaderIdentity } from '../streams/reader-liveness.ts';
@@ -64,7 +64,7 @@ export interface RoutedRequest {
   /** The request to send on: without the dropped parameters. */
   request: ChatRequest;
   /** Parameters dropped because the provider cannot honour them (sent as `X-Gateway-Dropped-Params`). */
-  dropped: ReadonlyArray<keyof ChatRequest>;
+  dropped: readonly string[];
 }
 
 /** Who dispatches, and how. */
@@ -184,11 +184,13 @@ export class ChatDispatcher {
       routed = { ...request };
       for (const name of inert) delete routed[name];
     }
+    const named = (params: Array<keyof ChatRequest>) => params.flatMap((name) => paramNames(name, request));
     if (unsupported.length > 0) {
       if (!provider.drop_unsupported_params) {
-        const names = unsupported.map((name) => `'${name}'`).join(', ');
+        const list = named(unsupported);
+        const names = list.map((name) => `'${name}'`).join(', ');
         throw new InvalidRequestError(
-          `${names} ${unsupported.length > 1 ? 'are' : 'is'} not supported by ${provider.name} (model '${request.model}'). Remove ${unsupported.length > 1 ? 'them' : 'it'}, or set drop_unsupported_params: true for ${provider.name} in config.yaml to have the gateway drop ${unsupported.length > 1 ? 'them' : 'it'}.`,
+          `${names} ${list.length > 1 ? 'are' : 'is'} not supported by ${provider.name} (model '${request.model}'). Remove ${list.length > 1 ? 'them' : 'it'}, or set drop_unsupported_params: true for ${provider.name} in config.yaml to have the gateway drop ${list.length > 1 ? 'them' : 'it'}.`,
         );
       }
       routed = { ...routed };
@@ -196,7 +198,9 @@ export class ChatDispatcher {
     }
     const problem = adapter.validate(routed);
     if (problem) throw new InvalidRequestError(`${request.model}: ${problem}`);
-    return { provider, request: routed, dropped: provider.drop_unsupported_params ? [...inert, ...unsupported] : inert };
+    const dropped = named(provider.drop_unsupported_params ? [...inert, ...unsupported] : inert);
+    const leftOut = adapter.leftOut?.(routed) ?? [];
+    return { provider, request: routed, dropped: leftOut.length > 0 ? [...dropped, ...leftOut] : dropped };
   }
 
   /**

@@ -32,6 +32,20 @@ describe('cache keys', () => {
     expect(base).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('depend on what a Messages request passes unmodelled to an Anthropic-format upstream, and on nothing more without it', () => {
+    const plain = request({});
+    const base = exactKeyOf('p', plain);
+    const variants = [
+      exactKeyOf('p', { ...plain, extra_body: { container: 'c1' } }),
+      exactKeyOf('p', { ...plain, extra_body: { container: 'c2' } }),
+      exactKeyOf('p', { ...plain, context_management: { edits: [] } }),
+      exactKeyOf('p', { ...plain, anthropic_beta: 'b-1' }),
+    ];
+    expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
+    // The protocol version the client speaks changes nothing the upstream answers.
+    expect(exactKeyOf('p', { ...plain, anthropic_version: '2023-06-01' })).toBe(base);
+  });
+
   it('ignore the reply shape and equivalent spellings, but coalescing does not', () => {
     const plain = request({});
     const streamed = request({ stream: true, stream_options: { include_usage: true } });

@@ -91,4 +91,14 @@ describe('the Messages door and DLP', () => {
     });
     expect(redacted.messages.find((m) => m.role === 'tool')).toMatchObject({ content: 'RESULT TEXT', is_error: true });
   });
+
+  it('gives DLP every string of the fields passed unmodelled to an Anthropic upstream, keys left alone', () => {
+    const req = door.decode({
+      body: { model: 'c-1', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], container: 'ctr one', mcp_servers: [{ name: 'srv', n: 3, on: true }] },
+      headers: {},
+      owner: 'o',
+    });
+    expect(requestTexts(req)).toEqual(expect.arrayContaining(['ctr one', 'srv']));
+    expect(mapRequestTexts(req, (t) => t.toUpperCase()).extra_body).toEqual({ container: 'CTR ONE', mcp_servers: [{ name: 'SRV', n: 3, on: true }] });
+  });
 });

@@ -168,7 +168,10 @@ describe('Messages door: decoding', () => {
     expect(req.thinking).toEqual({ type: 'adaptive', display: 'omitted' });
     expect(req.effort).toBe('high');
     expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
-    expect(req.tools).toEqual([{ type: 'function', function: { name: 'Deferred', parameters: { type: 'object' } } }]);
+    expect(req.context_management).toEqual({ edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] });
+    expect(req.tools).toEqual([
+      { type: 'function', function: { name: 'Deferred', parameters: { type: 'object' }, strict: true }, anthropic: { defer_loading: true, eager_input_streaming: true, strict: true } },
+    ]);
   });
 
   it('maps thinking configurations', () => {
@@ -192,6 +195,20 @@ describe('Messages door: decoding', () => {
     expect(() => parseConfig('providers: [{name: provider_a, api_key_env: K, models: [a]}]\nmodel_aliases: {x: nope}')).toThrow(/model_aliases\.x: 'nope' is not a model/);
   });
 
+  it('keeps unknown top-level fields and the anthropic-* headers as sent, for an Anthropic-format upstream', () => {
+    const body = { ...base, messages: [{ role: 'user', content: 'x' }], container: 'ctr_1', mcp_servers: [{ type: 'url', url: 'https://m' }], context_management: { edits: [] } };
+    const req = door.decode({ body, headers: { 'anthropic-beta': 'a-2025,b-2026', 'anthropic-version': '2023-06-01' }, owner: 'o' });
+    expect(req.extra_body).toEqual({ container: 'ctr_1', mcp_servers: [{ type: 'url', url: 'https://m' }] });
+    expect(req.context_management).toEqual({ edits: [] });
+    expect(req.anthropic_beta).toBe('a-2025,b-2026');
+    expect(req.anthropic_version).toBe('2023-06-01');
+    const plain = decode({ ...base, messages: [{ role: 'user', content: 'x' }] });
+    expect(Object.keys(plain).filter((k) => ['extra_body', 'context_management', 'anthropic_beta', 'anthropic_version'].includes(k))).toEqual([]);
+    expect(() => door.decode({ body: { ...base, messages: [{ role: 'user', content: 'x' }] }, headers: { 'anthropic-beta': 'x'.repeat(3000) }, owner: 'o' })).toThrow(
+      /anthropic-beta header is longer than/,
+    );
+  });
+
   it('answers bad input with a 400 naming the field', () => {
     const cases: Array<[unknown, RegExp]> = [
       [null, /must be a JSON object/],
@@ -202,7 +219,7 @@ describe('Messages door: decoding', () => {
       [{ ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/bmp', data: 'AA==' } }] }] }, /messages\.0\.content\.0\.source\.media_type/],
       [{ ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://x/y.png' } }] }] }, /source\.url: must be an https: URL/],
       [{ ...base, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 }, /temperature/],
-      [{ ...base, messages: [{ role: 'user', content: 'x' }], betas: ['x'] }, /unrecognized field\(s\) 'betas'/],
+      [{ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', citations: [] }] }] }, /messages\.0\.content\.0: unrecognized field\(s\) 'citations'/],
       [{ ...base, messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /tools\.0/],
       [{ ...base, messages: [{ role: 'user', content: 'x' }], tool_choice: { type: 'tool', name: 'f' }, tools: [{ name: 'g', input_schema: { type: 'object' } }] }, /tool_choice\.name: names 'f'/],
       [{ ...base, messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 2000 } }, /thinking\.budget_tokens: must be less than 'max_tokens'/],

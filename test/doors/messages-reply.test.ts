@@ -291,6 +291,50 @@ describe('Messages door: streamed replies', () => {
   });
 });
 
+describe('Messages door: text chunks read without a parse', () => {
+  /** Chunks as the worker writes them, and the same chunks with their keys in another order (which the fast path does not take). */
+  function both(texts: string[]): { emitted: string[]; reordered: string[] } {
+    const emitted: string[] = [];
+    const emitter = new ChunkEmitter('chatcmpl-x', 1_700_000_000, 'the-model', true, (json) => emitted.push(json));
+    for (const text of texts) emitter.delta(0, { content: text });
+    emitter.delta(0, { finish_reason: 'stop' });
+    emitter.usage({ prompt_tokens: 3, completion_tokens: texts.length, total_tokens: 3 + texts.length });
+    const reordered = emitted.map((json) => {
+      const { choices, ...rest } = JSON.parse(json);
+      return JSON.stringify({ choices, ...rest });
+    });
+    return { emitted, reordered };
+  }
+
+  function encode(chunks: string[]): string {
+    const codec = messagesReplyCodec();
+    return chunks.map((c) => codec.chunk(c)).join('') + codec.end();
+  }
+
+  it('writes the same frames as a full parse, whatever the text holds', () => {
+    const texts = ['He said "hi"', ' back\\slash\\', ' "},"finish_reason":null,"logprobs":null}],"usage":null}', ' \n\t\u0000 é 🙂 \u2028', '', ' end'];
+    const { emitted, reordered } = both(texts);
+    const fast = encode(emitted);
+    expect(fast).toBe(encode(reordered));
+    const deltas = fast
+      .split('\n\n')
+      .filter((frame) => frame.startsWith('event: content_block_delta'))
+      .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)).delta.text);
+    expect(deltas).toEqual(texts.filter((t) => t !== ''));
+  });
+
+  it('parses a chunk that carries more than text for the open block', () => {
+    const out: string[] = [];
+    const emitter = new ChunkEmitter('chatcmpl-x', 1_700_000_000, 'the-model', true, (json) => out.push(json));
+    emitter.delta(0, { content: 'a' });
+    emitter.delta(0, { content: 'b', refusal: 'no' });
+    emitter.delta(0, { content: 'c', finish_reason: 'length' });
+    const frames = encode(out);
+    expect(frames).toContain('"text":"bno"');
+    expect(frames).toContain('"stop_reason":"max_tokens"');
+  });
+});
+
 describe('Messages door: errors', () => {
   it('gives every catalog code an Anthropic type and a status', () => {
     for (const code of Object.keys(ERROR_TABLE) as ErrorCode[]) {

@@ -21,6 +21,7 @@ let gateway: Gateway;
 
 const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
 const LETTERS: ProviderLetter[] = ['a', 'b', 'c'];
+const LENIENT = 'b-lenient';
 
 const client = (options: { apiKey?: string | null; authToken?: string | null } = { apiKey: KEY }) =>
   new Anthropic({ baseURL: gateway.baseUrl, apiKey: options.apiKey ?? null, authToken: options.authToken ?? null, maxRetries: 0 });
@@ -52,10 +53,12 @@ beforeAll(async () => {
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
         { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
         { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
+        // The same Gemini upstream, with the operator's opt-in to dropping what it cannot honour.
+        { name: 'provider_b_lenient', format: 'gemini', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [LENIENT], drop_unsupported_params: true },
       ],
       model_aliases: { 'claude-*haiku*': MODELS.b, 'claude-*': MODELS.c },
     },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+    providers: ['provider_a', 'provider_b', 'provider_c', 'provider_b_lenient'],
   });
 }, 90_000);
 
@@ -208,7 +211,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
 
   it("lists models in Anthropic's shape and finds an alias", async () => {
     const page = await client().models.list();
-    expect(page.data.map((m) => m.id).sort()).toEqual(Object.values(MODELS).sort());
+    expect(page.data.map((m) => m.id).sort()).toEqual([...Object.values(MODELS), LENIENT].sort());
     expect(page.data[0]).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
     expect((await client().models.retrieve('claude-sonnet-4-5-20250929')).id).toBe('claude-sonnet-4-5-20250929');
     // OpenAI's shape without anthropic-version.
@@ -258,6 +261,86 @@ describe('Messages door: errors, auth, models, aliases', () => {
       { type: 'text', text: 'A pasted document.', cache_control: { type: 'ephemeral' } },
       { type: 'text', text: 'cache marks please' },
     ]);
+  });
+
+  it('passes anthropic-beta, anthropic-version and the fields it does not model unchanged to an Anthropic-format upstream', async () => {
+    const unmodelled = { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, container: 'container_011CQ', inference_geo: 'us', service_tier: 'standard_only' };
+    const before = upstreams.c.requests.length;
+    const message = await client().beta.messages.create(
+      { model: MODELS.c, max_tokens: 20, betas: ['context-management-2025-06-27', 'a-future-beta-2027-01-01'], messages: [{ role: 'user', content: 'beta please' }], ...unmodelled } as any,
+      { headers: { 'anthropic-version': '2023-06-01' } },
+    );
+    expect(message.content).toEqual([{ type: 'text', text: 'Echo: beta please' }]);
+    const call = upstreams.c.requests.slice(before).find((r) => r.method === 'POST')!;
+    expect(call.headers['anthropic-beta']).toBe('context-management-2025-06-27,a-future-beta-2027-01-01');
+    expect(call.headers['anthropic-version']).toBe('2023-06-01');
+    expect(call.body).toMatchObject({ ...unmodelled, model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'beta please' }] });
+    // A tool's own Anthropic fields go with it; another format is sent the tool alone.
+    const tools = [
+      { name: 'get_weather', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const }, strict: true, defer_loading: false, eager_input_streaming: true },
+    ];
+    await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    expect(lastBody('c').tools).toEqual(tools);
+    await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } }]);
+    // A version the client pins reaches the upstream as it is, not the adapter's own.
+    await client().messages.create({ model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] }, { headers: { 'anthropic-version': '2099-12-31' } });
+    expect(upstreams.c.requests.at(-1)!.headers['anthropic-version']).toBe('2099-12-31');
+  });
+
+  it('refuses fields it does not model for OpenAI and Gemini formats naming them, or drops and names them when the provider is configured to', async () => {
+    const params = { max_tokens: 20, messages: [{ role: 'user' as const, content: 'unmodelled fields' }], container: 'container_011CQ', inference_geo: 'us' };
+    for (const [model, provider] of [
+      [MODELS.a, 'provider_a'],
+      [MODELS.b, 'provider_b'],
+    ]) {
+      await expect(client().messages.create({ ...params, model } as any)).rejects.toMatchObject({
+        status: 400,
+        error: { error: { type: 'invalid_request_error', message: expect.stringContaining(`'container', 'inference_geo' are not supported by ${provider}`) } },
+      });
+    }
+    const before = upstreams.b.requests.length;
+    const dropped = await client()
+      .messages.create({ ...params, model: LENIENT, context_management: { edits: [] } } as any, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })
+      .withResponse();
+    expect(dropped.data.content).toEqual([{ type: 'text', text: 'Echo: unmodelled fields' }]);
+    // Context editing and the beta header go quietly (named) for every provider; the fields need the opt-in.
+    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe('context_management, anthropic-beta, container, inference_geo');
+    const call = upstreams.b.requests.slice(before).find((r) => r.method === 'POST')!;
+    expect(JSON.stringify(call.body)).not.toMatch(/container|inference_geo|context_management/);
+    expect(call.headers['anthropic-beta']).toBeUndefined();
+    // A field's name is the client's: it is named safely in a header, and a flood of them is counted.
+    const hostile = Object.fromEntries([['bad\r\nname é', 1], ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i])]);
+    const named = await client()
+      .messages.create({ max_tokens: 20, messages: [{ role: 'user', content: 'odd fields' }], model: LENIENT, ...hostile } as any)
+      .withResponse();
+    expect(named.response.headers.get('x-gateway-dropped-params')).toBe(`bad??name??, ${Array.from({ length: 15 }, (_, i) => `f${i}`).join(', ')}, 5 more fields`);
+  });
+
+  it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {
+    const input_schema = {
+      type: 'object' as const,
+      properties: {
+        path: { type: 'string', maxLength: 256, pattern: '^/' },
+        limit: { type: 'integer', exclusiveMinimum: 0 },
+        tags: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+      },
+    };
+    const tools: Anthropic.Tool[] = [{ name: 'read_file', description: 'Reads a file', input_schema }];
+    const reply = await client()
+      .messages.create({ model: MODELS.b, max_tokens: 50, tools, messages: [{ role: 'user', content: 'read it' }] })
+      .withResponse();
+    expect(reply.data.stop_reason).toBe('tool_use');
+    expect(reply.response.headers.get('x-gateway-dropped-params')).toBe('tools[].parameters.uniqueItems');
+    expect(lastBody('b').tools[0].functionDeclarations[0].parametersJsonSchema.properties).toEqual({
+      path: { type: 'string', maxLength: 256, pattern: '^/' },
+      limit: { type: 'integer', minimum: 1 },
+      tags: { type: 'array', items: { type: 'string' } },
+    });
+    // What would change the parameters' shape is still a 400 naming it.
+    await expect(
+      client().messages.create({ model: MODELS.b, max_tokens: 50, tools: [{ name: 'f', input_schema: { type: 'object', allOf: [{ type: 'object' }] } }], messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining("uses 'allOf' (at the root), which provider_b cannot express") } } });
   });
 
   it('sends thinking blocks with their signatures, top_k and thinking unchanged to an Anthropic-format upstream, and refuses them for OpenAI naming them', async () => {

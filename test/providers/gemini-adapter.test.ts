@@ -609,10 +609,53 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
       type: 'function',
       function: parameters === undefined ? { name } : { name, parameters },
     });
-    expect(validate({ tools: [timeTool, tool('t', { type: 'object', properties: { n: { type: 'integer', multipleOf: 2 } } })] })).toBe(
-      "tools[1].function.parameters uses 'multipleOf' (at properties.n), which provider_b cannot express.",
+    expect(validate({ tools: [timeTool, tool('t', { type: 'object', allOf: [{ type: 'object' }] })] })).toBe(
+      "tools[1].function.parameters uses 'allOf' (at the root), which provider_b cannot express.",
     );
     expect(validate({ tools: [tool('2fa_code')] })).toBe("tool name '2fa_code' must start with a letter or an underscore for provider_b.");
+  });
+
+  it("sends Gemini's own constraints in tool parameters, turns an integer's exclusive bounds into inclusive ones, and leaves out and names the rest", () => {
+    const parameters = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        // Claude Code's Read tool and its string limits.
+        limit: { type: 'integer', exclusiveMinimum: 0, maximum: 9007199254740991 },
+        offset: { type: 'integer', minimum: 3, exclusiveMinimum: 1 },
+        top: { type: 'integer', maximum: 5, exclusiveMaximum: 10 },
+        ratio: { type: 'number', exclusiveMinimum: 0 },
+        cursor: { type: 'string', maxLength: 256, minLength: 1, pattern: '^[a-z]+$' },
+        tags: { type: 'array', items: { type: 'string' }, uniqueItems: true, maxItems: 3 },
+        even: { type: 'integer', multipleOf: 2, not: { const: 4 } },
+      },
+      minProperties: 1,
+      additionalProperties: false,
+    };
+    const req = chatRequest({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] });
+    expect(geminiAdapter.validate(req)).toBeUndefined();
+    expect(geminiAdapter.leftOut?.(req)).toEqual(['tools[].parameters.exclusiveMinimum', 'tools[].parameters.uniqueItems', 'tools[].parameters.multipleOf', 'tools[].parameters.not']);
+    const body = bodyOf({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] }) as any;
+    expect(body.tools[0].functionDeclarations[0].parametersJsonSchema).toEqual({
+      type: 'object',
+      properties: {
+        limit: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
+        offset: { type: 'integer', minimum: 3 },
+        top: { type: 'integer', maximum: 5 },
+        ratio: { type: 'number' },
+        cursor: { type: 'string', maxLength: 256, minLength: 1, pattern: '^[a-z]+$' },
+        tags: { type: 'array', items: { type: 'string' }, maxItems: 3 },
+        even: { type: 'integer' },
+      },
+      minProperties: 1,
+      additionalProperties: false,
+      propertyOrdering: ['limit', 'offset', 'top', 'ratio', 'cursor', 'tags', 'even'],
+    });
+    // A response schema still refuses what Gemini would not hold its reply to.
+    expect(geminiAdapter.validate(chatRequest({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: parameters } } }))).toMatch(
+      /response_format\.json_schema\.schema uses 'exclusiveMinimum' \(at properties\.limit\)/,
+    );
+    expect(geminiAdapter.leftOut?.(chatRequest({ tools: [weatherTool] }))).toEqual([]);
   });
 });
 

@@ -4,6 +4,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../src
 import { ProviderError } from '../../src/errors/catalog.ts';
 import { ResponsesDoor } from '../../src/doors/responses/responses-door.ts';
 import { ResponseStore } from '../../src/doors/responses/response-store.ts';
+import { ChunkEmitter } from '../../src/execution/chunk-emitter.ts';
 import type { DoorRequest } from '../../src/pipeline/door.ts';
 
 /**
@@ -240,6 +241,26 @@ describe('non-streamed replies', () => {
 });
 
 describe('streamed replies', () => {
+  it('write the same events for text chunks as the worker writes them (read without a parse) as for any other spelling', async () => {
+    const texts = ['He said "hi"', ' back\\slash', ' "},"finish_reason":null,"logprobs":null}],"usage":null}', ' 🙂 \t\u0001', '', ' end'];
+    const emitted: string[] = [];
+    const emitter = new ChunkEmitter('chatcmpl-x', 1, 'a-4o', true, (json) => emitted.push(json));
+    for (const text of texts) emitter.delta(0, { content: text });
+    emitter.delta(0, { finish_reason: 'stop' });
+    emitter.usage({ prompt_tokens: 3, completion_tokens: 6, total_tokens: 9 });
+    const reordered = emitted.map((json) => {
+      const { choices, ...rest } = JSON.parse(json);
+      return JSON.stringify({ choices, ...rest });
+    });
+    // Ids and times differ between two replies; everything else must not.
+    const normalize = (frames: string) => frames.replace(/(resp|msg)_[0-9a-f]+/g, '$1_X').replace(/"created_at":\d+/g, '"created_at":0');
+    const fast = await encodeStream({ model: 'a-4o', input: 'hi' }, emitted);
+    const slow = await encodeStream({ model: 'a-4o', input: 'hi' }, reordered);
+    expect(normalize(fast.frames)).toBe(normalize(slow.frames));
+    const deltas = [...fast.frames.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!)).filter((e) => e.type === 'response.output_text.delta');
+    expect(deltas.map((e) => e.delta)).toEqual(texts.filter((t) => t !== ''));
+  });
+
   it('follow the event grammar with sequence numbers, read back by the SDK into the final response', async () => {
     const { frames, types } = await encodeStream({ model: 'a-4o', input: 'hi' }, [
       chunk({ role: 'assistant', content: '' }),

@@ -1,11 +1,14 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeIssues } from '../../chat/request-schema.ts';
 import type {
+  AnthropicToolFields,
   AssistantMessage,
   ChatMessage,
   ChatRequest,
   ContentPart,
   DocumentPart,
+  FunctionTool,
   SystemMessage,
   TextPart,
   ThinkingBlock,
@@ -15,7 +18,7 @@ import type {
   ToolMessage,
 } from '../../chat/types.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
-import { messagesRequestSchema, type AssistantBlock, type MessagesRequestBody, type UserBlock } from './request-schema.ts';
+import { MESSAGES_FIELDS, messagesRequestSchema, type AssistantBlock, type MessagesRequestBody, type UserBlock } from './request-schema.ts';
 
 /**
  * Anthropic Messages request -> the canonical {@link ChatRequest}. Blocks map
@@ -133,6 +136,44 @@ function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): Thi
   return out;
 }
 
+/** What of a tool only an Anthropic-format upstream reads; undefined when the tool has none of it. */
+function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[number]): AnthropicToolFields | undefined {
+  const out: AnthropicToolFields = {};
+  if (tool.cache_control != null) out.cache_control = tool.cache_control.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: tool.cache_control.ttl };
+  if (tool.strict != null) out.strict = tool.strict;
+  if (tool.defer_loading != null) out.defer_loading = tool.defer_loading;
+  if (tool.eager_input_streaming != null) out.eager_input_streaming = tool.eager_input_streaming;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The top-level fields the door does not model, as the client sent them; undefined when there are none. */
+function extraFields(body: MessagesRequestBody): Record<string, unknown> | undefined {
+  const extra = Object.entries(body).filter(([key]) => !MESSAGES_FIELDS.has(key));
+  // fromEntries defines each field as its own property, `__proto__` included.
+  return extra.length > 0 ? Object.fromEntries(extra) : undefined;
+}
+
+/** Longest `anthropic-beta` / `anthropic-version` value carried (a list of beta names is far shorter). */
+const MAX_ANTHROPIC_HEADER = 2048;
+
+/** One header's value (repeated headers joined as HTTP joins them), or undefined when absent. */
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const raw = headers[name];
+  const value = Array.isArray(raw) ? raw.join(',') : raw;
+  if (value === undefined || value === '') return undefined;
+  if (value.length > MAX_ANTHROPIC_HEADER) throw new InvalidRequestError(`The ${name} header is longer than ${MAX_ANTHROPIC_HEADER} characters.`);
+  return value;
+}
+
+/** `anthropic-beta` and `anthropic-version` onto the request, for an Anthropic-format upstream to receive unchanged. */
+export function withAnthropicHeaders(req: ChatRequest, headers: IncomingHttpHeaders): ChatRequest {
+  const beta = headerValue(headers, 'anthropic-beta');
+  if (beta !== undefined) req.anthropic_beta = beta;
+  const version = headerValue(headers, 'anthropic-version');
+  if (version !== undefined) req.anthropic_version = version;
+  return req;
+}
+
 /** A validated body as the canonical request; `model` is the gateway model it resolves to. */
 export function normalizeMessagesRequest(body: MessagesRequestBody, model: string): ChatRequest {
   const messages: ChatMessage[] = systemMessages(body.system);
@@ -160,11 +201,19 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   if (effort != null) req.effort = effort;
   const format = body.output_config?.format;
   if (format != null) req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  if (body.context_management != null) req.context_management = body.context_management;
+  const extra = extraFields(body);
+  if (extra !== undefined) req.extra_body = extra;
   if (body.tools != null && body.tools.length > 0) {
     req.tools = body.tools.map((t) => {
-      const fn: NonNullable<ChatRequest['tools']>[number]['function'] = { name: t.name, parameters: t.input_schema };
+      const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };
       if (t.description != null) fn.description = t.description;
-      return { type: 'function', function: fn };
+      // Strict tool use is OpenAI's `strict` too; Anthropic-format upstreams read it from the tool's own fields.
+      if (t.strict != null) fn.strict = t.strict;
+      const tool: FunctionTool = { type: 'function', function: fn };
+      const anthropic = anthropicToolFields(t);
+      if (anthropic !== undefined) tool.anthropic = anthropic;
+      return tool;
     });
     const choice = body.tool_choice;
     if (choice != null) {

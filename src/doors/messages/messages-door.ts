@@ -1,7 +1,7 @@
 import type { ChatCompletion, ChatRequest } from '../../chat/types.ts';
 import type { GatewayConfig } from '../../config/gateway-config.ts';
 import type { Door, DoorRequest, ReplyCodec } from '../../pipeline/door.ts';
-import { normalizeMessagesRequest, parseMessagesBody } from './decode.ts';
+import { normalizeMessagesRequest, parseMessagesBody, withAnthropicHeaders } from './decode.ts';
 import { messagesError } from './errors.ts';
 import { messageOf } from './reply-encoding.ts';
 import { MessagesStreamEncoder } from './stream-encoder.ts';
@@ -38,7 +38,7 @@ export function messagesDoor(options: MessagesDoorOptions): MessagesDoor {
     name: 'messages',
     decode(request: DoorRequest): ChatRequest {
       const body = parseMessagesBody(request.body);
-      return normalizeMessagesRequest(body, resolveModel(options.config(), body.model));
+      return withAnthropicHeaders(normalizeMessagesRequest(body, resolveModel(options.config(), body.model)), request.headers);
     },
     reply: () => messagesReplyCodec(),
     error: messagesError,

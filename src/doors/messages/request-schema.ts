@@ -3,9 +3,11 @@ import { z } from 'zod';
 /**
  * The zod schema of `POST /v1/messages` bodies: Anthropic's Messages API
  * request (`MessageCreateParams` of the official SDK) as far as the gateway
- * can carry it to every upstream format. Unknown fields and block types are
- * rejected naming them, never silently dropped; server tools, citations and
- * file ids are among them (docs/messages.md lists what is not carried).
+ * can carry it to every upstream format. Unknown block types and unknown
+ * fields inside the request are rejected naming them, never silently dropped;
+ * server tools, citations and file ids are among them (docs/messages.md lists
+ * what is not carried). Unknown top-level fields are kept for an
+ * Anthropic-format upstream, which receives them unchanged (see decode.ts).
  */
 
 const MAX_MESSAGES = 1000;
@@ -83,7 +85,7 @@ const tool = z.strictObject({
   description: z.string().max(16_384).nullish(),
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
-  // Loading and streaming hints of Anthropic's own tool runner; read and not passed on (docs/messages.md).
+  // Anthropic's strict tool use and its tool runner's loading hints: passed on to Anthropic-format upstreams only.
   defer_loading: z.boolean().nullish(),
   eager_input_streaming: z.boolean().nullish(),
   strict: z.boolean().nullish(),
@@ -111,28 +113,34 @@ const outputConfig = z.strictObject({
 
 /**
  * Context editing (Anthropic's server clears old tool results or thinking):
- * accepted so clients that always send it work, and not passed on.
+ * passed on to Anthropic-format upstreams; for the others it is dropped and
+ * named, since clients such as Claude Code always send it.
  */
 const contextManagement = z.looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() });
 
+/** The top-level fields the gateway models; the others pass to Anthropic-format upstreams as they are. */
+const messagesFields = {
+  model: z.string().min(1).max(256),
+  max_tokens: z.int().positive().max(1_000_000),
+  messages: z.array(message).min(1).max(MAX_MESSAGES),
+  system: z.union([z.string(), z.array(textBlock)]).nullish(),
+  metadata: z.strictObject({ user_id: z.string().max(512).nullish() }).nullish(),
+  stop_sequences: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).nullish(),
+  stream: z.boolean().nullish(),
+  temperature: z.number().min(0).max(1).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  top_k: z.int().min(0).nullish(),
+  tools: z.array(tool).max(MAX_TOOLS).nullish(),
+  tool_choice: toolChoice.nullish(),
+  thinking: thinking.nullish(),
+  output_config: outputConfig.nullish(),
+  context_management: contextManagement.nullish(),
+};
+
+export const MESSAGES_FIELDS: ReadonlySet<string> = new Set(Object.keys(messagesFields));
+
 export const messagesRequestSchema = z
-  .strictObject({
-    model: z.string().min(1).max(256),
-    max_tokens: z.int().positive().max(1_000_000),
-    messages: z.array(message).min(1).max(MAX_MESSAGES),
-    system: z.union([z.string(), z.array(textBlock)]).nullish(),
-    metadata: z.strictObject({ user_id: z.string().max(512).nullish() }).nullish(),
-    stop_sequences: z.array(z.string().min(1)).max(MAX_STOP_SEQUENCES).nullish(),
-    stream: z.boolean().nullish(),
-    temperature: z.number().min(0).max(1).nullish(),
-    top_p: z.number().min(0).max(1).nullish(),
-    top_k: z.int().min(0).nullish(),
-    tools: z.array(tool).max(MAX_TOOLS).nullish(),
-    tool_choice: toolChoice.nullish(),
-    thinking: thinking.nullish(),
-    output_config: outputConfig.nullish(),
-    context_management: contextManagement.nullish(),
-  })
+  .looseObject(messagesFields)
   .superRefine((body, ctx) => {
     const names = new Set<string>();
     for (const [i, t] of (body.tools ?? []).entries()) {

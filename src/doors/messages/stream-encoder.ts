@@ -1,3 +1,4 @@
+import { textLiteralOf } from '../../chat/chunk-text.ts';
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { errorBodyOf } from './errors.ts';
@@ -17,6 +18,26 @@ import { messageIdOf, stopReasonOf, usageOf } from './reply-encoding.ts';
 
 function frame(event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+// The frames every reply sends, written as text: they are most of a short reply's frames, and
+// building and serializing their objects cost the door more than the chat door spends in all.
+const PING = frame('ping', { type: 'ping' });
+const MESSAGE_STOP = frame('message_stop', { type: 'message_stop' });
+const EMPTY_USAGE = '{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}';
+
+function messageStart(id: string, model: string): string {
+  const message = `{"id":${JSON.stringify(id)},"type":"message","role":"assistant","model":${JSON.stringify(model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${EMPTY_USAGE}}`;
+  return `event: message_start\ndata: {"type":"message_start","message":${message}}\n\n${PING}`;
+}
+
+function blockStop(index: number): string {
+  return `event: content_block_stop\ndata: {"type":"content_block_stop","index":${index}}\n\n`;
+}
+
+/** A text_delta frame; `literal` is the text as a JSON string literal. */
+function textDelta(index: number, literal: string): string {
+  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${literal}}}\n\n`;
 }
 
 type OpenBlock = { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number };
@@ -40,6 +61,11 @@ export class MessagesStreamEncoder {
 
   /** Frames for one chunk's JSON text. */
   chunk(json: string): string {
+    // Most chunks of a reply carry text for the block already open: no parse for those.
+    if (this.#open?.kind === 'text') {
+      const literal = textLiteralOf(json);
+      if (literal !== undefined) return literal === '""' ? '' : textDelta(this.#blockCount - 1, literal);
+    }
     const chunk = JSON.parse(json) as ChatCompletionChunk;
     let out = this.#start(chunk.id, chunk.model);
     if (chunk.usage) this.#usage = chunk.usage;
@@ -50,7 +76,7 @@ export class MessagesStreamEncoder {
     const text = (delta.content ?? '') + (delta.refusal ?? '');
     if (text !== '') {
       if (this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
-      out += frame('content_block_delta', { type: 'content_block_delta', index: this.#blockCount - 1, delta: { type: 'text_delta', text } });
+      out += textDelta(this.#blockCount - 1, JSON.stringify(text));
     }
     for (const piece of delta.tool_calls ?? []) out += this.#toolPiece(piece);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
@@ -65,7 +91,7 @@ export class MessagesStreamEncoder {
     let out = this.#start('', '');
     out += this.#closeBlock();
     out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null }, usage: usageOf(this.#usage) });
-    out += frame('message_stop', { type: 'message_stop' });
+    out += MESSAGE_STOP;
     return out;
   }
 
@@ -78,23 +104,13 @@ export class MessagesStreamEncoder {
   #start(id: string, model: string): string {
     if (this.#started) return '';
     this.#started = true;
-    const message = {
-      id: messageIdOf(id),
-      type: 'message',
-      role: 'assistant',
-      model: this.#model ?? model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
-    };
-    return frame('message_start', { type: 'message_start', message }) + frame('ping', { type: 'ping' });
+    return messageStart(messageIdOf(id), this.#model ?? model);
   }
 
   #closeBlock(): string {
     if (this.#open === undefined) return '';
     this.#open = undefined;
-    return frame('content_block_stop', { type: 'content_block_stop', index: this.#blockCount - 1 });
+    return blockStop(this.#blockCount - 1);
   }
 
   #openBlock(open: OpenBlock, contentBlock: unknown): string {

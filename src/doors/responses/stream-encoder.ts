@@ -1,3 +1,4 @@
+import { textLiteralOf } from '../../chat/chunk-text.ts';
 import type { ChatCompletionChunk, FinishReason, ReplyMessage, ThinkingBlock, ThinkingDelta, ToolCall } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
@@ -66,14 +67,24 @@ export class ResponseStreamEncoder {
     return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: this.seq++ })}\n\n`;
   }
 
+  /** An event whose one field is JSON text already: the opening's response object is serialized once for both of its events. */
+  private eventOfJson(type: string, field: string, json: string): string {
+    return `event: ${type}\ndata: {"type":"${type}","${field}":${json},"sequence_number":${this.seq++}}\n\n`;
+  }
+
   private opening(): string {
     if (this.started) return '';
     this.started = true;
-    const response = responseObject(this.facts, { status: 'in_progress', output: [] });
-    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
+    const response = JSON.stringify(responseObject(this.facts, { status: 'in_progress', output: [] }));
+    return this.eventOfJson('response.created', 'response', response) + this.eventOfJson('response.in_progress', 'response', response);
   }
 
   chunk(json: string): string {
+    // Most chunks of a reply carry text for the output_text part already open: only their text is parsed.
+    if (this.message?.part === 'output_text') {
+      const literal = textLiteralOf(json);
+      if (literal !== undefined) return literal === '""' ? '' : this.text('output_text', JSON.parse(literal) as string, literal);
+    }
     const chunk = JSON.parse(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
     // The model that answered: a fallback's when the requested one's deployments failed.
     if (!this.started && chunk.model) this.facts = { ...this.facts, model: chunk.model };
@@ -163,7 +174,8 @@ export class ResponseStreamEncoder {
     return frames + this.event('response.output_item.done', { output_index: r.index, item: r.item });
   }
 
-  private text(kind: 'output_text' | 'refusal', delta: string): string {
+  /** `literal`: the delta as a JSON string literal, when the caller has it. */
+  private text(kind: 'output_text' | 'refusal', delta: string, literal = JSON.stringify(delta)): string {
     let frames = '';
     if (!this.message) {
       frames += this.closeReasoning() + this.closeCalls();
@@ -183,7 +195,9 @@ export class ResponseStreamEncoder {
     m.text += delta;
     const contentIndex = m.item.content.length;
     if (kind === 'output_text') {
-      return frames + this.event('response.output_text.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta, logprobs: [] });
+      // The most frequent event, written as text (the item id is ours: letters, digits and `_`).
+      const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${literal},"logprobs":[],"sequence_number":${this.seq++}}`;
+      return `${frames}event: response.output_text.delta\ndata: ${data}\n\n`;
     }
     return frames + this.event('response.refusal.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta });
   }

@@ -56,7 +56,9 @@ const UNSUPPORTED = [
 /** Builds the JSON body; exported for tests. */
 export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
   const conversation = toAlternatingTurns(req.messages);
+  // Fields the gateway does not model go first and unchanged; the ones it builds are its own.
   const body: Record<string, unknown> = {
+    ...req.extra_body,
     model: req.model,
     max_tokens: maxOutputTokens(req) ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
     messages: toAnthropicMessages(conversation.turns),
@@ -78,6 +80,7 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   if (req.effort !== undefined) body.output_config = { ...(body.output_config as Record<string, unknown> | undefined), effort: req.effort };
   // `metadata.user_id` is the API's only metadata: an opaque end-user id, as OpenAI's `user` is.
   if (req.user !== undefined) body.metadata = { user_id: req.user };
+  if (req.context_management !== undefined) body.context_management = req.context_management;
   if (stream) body.stream = true;
   return body;
 }
@@ -100,7 +103,7 @@ export const anthropicAdapter: ProviderAdapter = {
     }
     const conversation = toAlternatingTurns(req.messages);
     if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
-    return conversationProblem(conversation) ?? breakpointProblem(conversation) ?? toolsProblem(req) ?? structuredOutputProblem(req);
+    return conversationProblem(conversation) ?? breakpointProblem(conversation, req.tools?.filter((tool) => tool.anthropic?.cache_control !== undefined).length) ?? toolsProblem(req) ?? structuredOutputProblem(req);
   },
 
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
@@ -111,16 +114,15 @@ export const anthropicAdapter: ProviderAdapter = {
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {
-    return {
-      url: `${endpoint.baseUrl}/v1/messages`,
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': endpoint.apiKey,
-        'anthropic-version': ANTHROPIC_VERSION,
-        accept: options.stream ? 'text/event-stream' : 'application/json',
-      },
-      body: JSON.stringify(buildAnthropicBody(req, options.stream)),
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-api-key': endpoint.apiKey,
+      // A Messages client's own version and betas pass unchanged: what it asked for is what the upstream reads.
+      'anthropic-version': req.anthropic_version ?? ANTHROPIC_VERSION,
+      accept: options.stream ? 'text/event-stream' : 'application/json',
     };
+    if (req.anthropic_beta !== undefined) headers['anthropic-beta'] = req.anthropic_beta;
+    return { url: `${endpoint.baseUrl}/v1/messages`, headers, body: JSON.stringify(buildAnthropicBody(req, options.stream)) };
   },
 
   parseResponse(body: unknown): ParsedCompletion {

@@ -129,13 +129,13 @@ export function toAnthropicSystem(conversation: AlternatingConversation): string
 }
 
 /** A `validate()` message when the request marks more breakpoints than the API takes. */
-export function breakpointProblem(conversation: AlternatingConversation): string | undefined {
-  let count = conversation.systemBlocks.filter((block) => block.cacheControl).length;
+export function breakpointProblem(conversation: AlternatingConversation, toolMarks = 0): string | undefined {
+  let count = toolMarks + conversation.systemBlocks.filter((block) => block.cacheControl).length;
   for (const turn of conversation.turns) {
     for (const part of turn.parts) if ((part.kind === 'text' && part.cacheControl) || (part.kind === 'document' && part.document.cache_control)) count++;
   }
   if (count <= MAX_CACHE_BREAKPOINTS) return undefined;
-  return `${count} parts carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
+  return `${count} parts and tools carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
 }
 
 /**

@@ -9,7 +9,8 @@ import type { ChatRequest, FunctionTool, JsonSchema } from '../../chat/types.ts'
  * | 'tool' (with name) | 'none'}`, and the first three take
  * `disable_parallel_tool_use` ("at most one tool use" / "exactly one").
  *
- * `function.strict` is not sent: Anthropic's strict tool use exists only on
+ * `function.strict` is not sent (a Messages client's own `strict` is, with
+ * its tool's other Anthropic fields): Anthropic's strict tool use exists only on
  * some models, and Anthropic's own OpenAI-compatible endpoint ignores `strict`
  * too (its "OpenAI SDK compatibility" page), so requests written for OpenAI
  * keep working on every Claude model.
@@ -48,6 +49,8 @@ export function toolFields(req: ChatRequest): Record<string, unknown> {
     const out: Record<string, unknown> = { name: tool.function.name };
     if (tool.function.description !== undefined) out.description = tool.function.description;
     out.input_schema = schema;
+    // A Messages client's own tool fields (cache mark, strict, loading hints) go as it sent them.
+    if (tool.anthropic !== undefined) Object.assign(out, tool.anthropic);
     return out;
   });
   const fields: Record<string, unknown> = { tools };

@@ -1,5 +1,6 @@
-import { maxOutputTokens, type ChatRequest, type FunctionTool, type ReplyMessage } from '../../chat/types.ts';
+import { maxOutputTokens, type ChatRequest, type FunctionTool, type JsonSchema, type ReplyMessage } from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns, toolResultProblem } from '../conversation-turns.ts';
+import { anthropicOnlyParams } from '../inert-params.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -9,7 +10,7 @@ import {
   type UpstreamHttpRequest,
 } from '../types.ts';
 import { contentsProblem, toContents } from './contents.ts';
-import { toGeminiJsonSchema } from './json-schema.ts';
+import { toGeminiJsonSchema, type SchemaTranslation } from './json-schema.ts';
 import { GeminiStreamDecoder } from './stream-decoder.ts';
 import {
   candidateIndices,
@@ -42,13 +43,29 @@ function parametersField(index: number): string {
   return `tools[${index}].function.parameters`;
 }
 
+/**
+ * A tool's parameters as Gemini takes them. validate(), leftOut() and
+ * buildRequest() each need them, for the same request object: translated
+ * once per schema object (Claude Code declares a dozen tools on every call).
+ */
+const translatedParameters = new WeakMap<JsonSchema, { where: string; translation: SchemaTranslation }>();
+
+function parametersOf(parameters: JsonSchema, index: number): SchemaTranslation {
+  const where = parametersField(index);
+  const known = translatedParameters.get(parameters);
+  if (known?.where === where) return known.translation;
+  const translation = toGeminiJsonSchema(parameters, where, 'parameters');
+  translatedParameters.set(parameters, { where, translation });
+  return translation;
+}
+
 /** `tools[].functionDeclarations[]`; parameters as JSON Schema, see json-schema.ts. */
 function functionDeclaration(tool: FunctionTool, index: number): Record<string, unknown> {
   const { name, description, parameters } = tool.function;
   const declaration: Record<string, unknown> = { name };
   if (description !== undefined) declaration.description = description;
   if (parameters !== undefined) {
-    const translated = toGeminiJsonSchema(parameters, parametersField(index));
+    const translated = parametersOf(parameters, index);
     declaration.parametersJsonSchema = 'schema' in translated ? translated.schema : parameters;
   }
   // `strict` has no counterpart in FunctionDeclaration and is not sent.
@@ -130,7 +147,7 @@ function schemaProblem(req: ChatRequest): string | undefined {
     const { name, parameters } = tool.function;
     if (!FUNCTION_NAME_START.test(name)) return `tool name '${name}' must start with a letter or an underscore for provider_b.`;
     if (parameters === undefined) continue;
-    const translated = toGeminiJsonSchema(parameters, parametersField(index));
+    const translated = parametersOf(parameters, index);
     if ('problem' in translated) return translated.problem;
   }
   const format = req.response_format;
@@ -186,7 +203,19 @@ export const geminiAdapter: ProviderAdapter = {
     if (req.prompt_cache_retention !== undefined) unsupported.push('prompt_cache_retention');
     // Anthropic's effort: no Gemini counterpart, inert (dropped and named).
     if (req.effort !== undefined) unsupported.push('effort');
+    unsupported.push(...anthropicOnlyParams(req));
     return unsupported;
+  },
+
+  /** Constraints of tool parameters Gemini has no keyword for, once each: `tools[].parameters.<keyword>`. */
+  leftOut(req: ChatRequest): string[] {
+    const keywords = new Set<string>();
+    for (const [index, tool] of (req.tools ?? []).entries()) {
+      if (tool.function.parameters === undefined) continue;
+      const translated = parametersOf(tool.function.parameters, index);
+      if ('leftOut' in translated) for (const keyword of translated.leftOut) keywords.add(keyword);
+    }
+    return [...keywords].map((keyword) => `tools[].parameters.${keyword}`);
   },
 
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest {

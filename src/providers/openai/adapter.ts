@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatRequest, ContentPart, ReplyMessage } from '../../chat/types.ts';
+import { anthropicOnlyParams } from '../inert-params.ts';
 import {
   UpstreamProtocolError,
   type ParsedChoice,
@@ -91,6 +92,8 @@ export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<strin
   };
   if (req.n !== 1) body.n = req.n;
   for (const field of FORWARDED) if (req[field] !== undefined) body[field] = req[field];
+  // A Messages tool's Anthropic fields have no place here.
+  if (req.tools?.some((tool) => tool.anthropic !== undefined)) body.tools = req.tools.map(({ type, function: fn }) => ({ type, function: fn }));
   if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
   // `service_tier` is deliberately not forwarded: for the gateway it is a
   // queuing hint, and upstream `flex` is only accepted by some models.
@@ -152,6 +155,7 @@ export const openAiAdapter: ProviderAdapter = {
     if (req.thinking !== undefined) unsupported.push('thinking');
     if (req.effort !== undefined) unsupported.push('effort');
     if (req.cache_control !== undefined) unsupported.push('cache_control');
+    unsupported.push(...anthropicOnlyParams(req));
     return unsupported;
   },
 

@@ -62,9 +62,11 @@ const REQUEST_FIELDS = new Set([
   'container',
   'inference_geo',
   'cache_control',
+  'context_management',
+  'mcp_servers',
 ]);
 
-const TOOL_FIELDS = new Set(['name', 'description', 'input_schema', 'cache_control', 'type', 'strict']);
+const TOOL_FIELDS = new Set(['name', 'description', 'input_schema', 'cache_control', 'type', 'strict', 'defer_loading', 'eager_input_streaming']);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 /** Starts a last user text that carries a forced tool's input as JSON (private-use character: no client text starts so). */
