@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Claude Code itself through the Messages door: `claude -p` (headless, file
@@ -45,9 +46,9 @@ const PERMISSIONS = [
 ];
 
 /** The tool names of a model call, in any of the three formats. */
-function declaredTools(body: any): string[] {
-  const tools: any[] = body?.tools ?? [];
-  return tools.flatMap((t) => t.functionDeclarations?.map((d: any) => d.name) ?? [t.name ?? t.function?.name]);
+function declaredTools(body: Untyped): string[] {
+  const tools: Untyped[] = body?.tools ?? [];
+  return tools.flatMap((t) => t.functionDeclarations?.map((d: Untyped) => d.name) ?? [t.name ?? t.function?.name]);
 }
 
 interface Run {

@@ -267,7 +267,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
     const unmodelled = { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, container: 'container_011CQ', inference_geo: 'us', service_tier: 'standard_only' };
     const before = upstreams.c.requests.length;
     const message = await client().beta.messages.create(
-      { model: MODELS.c, max_tokens: 20, betas: ['context-management-2025-06-27', 'a-future-beta-2027-01-01'], messages: [{ role: 'user', content: 'beta please' }], ...unmodelled } as any,
+      { model: MODELS.c, max_tokens: 20, betas: ['context-management-2025-06-27', 'a-future-beta-2027-01-01'], messages: [{ role: 'user', content: 'beta please' }], ...unmodelled } as Untyped,
       { headers: { 'anthropic-version': '2023-06-01' } },
     );
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: beta please' }]);
@@ -279,9 +279,9 @@ describe('Messages door: errors, auth, models, aliases', () => {
     const tools = [
       { name: 'get_weather', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const }, strict: true, defer_loading: false, eager_input_streaming: true },
     ];
-    await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as Untyped);
     expect(lastBody('c').tools).toEqual(tools);
-    await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as any);
+    await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as Untyped);
     expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } }]);
     // A version the client pins reaches the upstream as it is, not the adapter's own.
     await client().messages.create({ model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] }, { headers: { 'anthropic-version': '2099-12-31' } });
@@ -294,14 +294,14 @@ describe('Messages door: errors, auth, models, aliases', () => {
       [MODELS.a, 'provider_a'],
       [MODELS.b, 'provider_b'],
     ]) {
-      await expect(client().messages.create({ ...params, model } as any)).rejects.toMatchObject({
+      await expect(client().messages.create({ ...params, model } as Untyped)).rejects.toMatchObject({
         status: 400,
         error: { error: { type: 'invalid_request_error', message: expect.stringContaining(`'container', 'inference_geo' are not supported by ${provider}`) } },
       });
     }
     const before = upstreams.b.requests.length;
     const dropped = await client()
-      .messages.create({ ...params, model: LENIENT, context_management: { edits: [] } } as any, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })
+      .messages.create({ ...params, model: LENIENT, context_management: { edits: [] } } as Untyped, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })
       .withResponse();
     expect(dropped.data.content).toEqual([{ type: 'text', text: 'Echo: unmodelled fields' }]);
     // Context editing and the beta header go quietly (named) for every provider; the fields need the opt-in.
@@ -312,7 +312,7 @@ describe('Messages door: errors, auth, models, aliases', () => {
     // A field's name is the client's: it is named safely in a header, and a flood of them is counted.
     const hostile = Object.fromEntries([['bad\r\nname é', 1], ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i])]);
     const named = await client()
-      .messages.create({ max_tokens: 20, messages: [{ role: 'user', content: 'odd fields' }], model: LENIENT, ...hostile } as any)
+      .messages.create({ max_tokens: 20, messages: [{ role: 'user', content: 'odd fields' }], model: LENIENT, ...hostile } as Untyped)
       .withResponse();
     expect(named.response.headers.get('x-gateway-dropped-params')).toBe(`bad??name??, ${Array.from({ length: 15 }, (_, i) => `f${i}`).join(', ')}, 5 more fields`);
   });

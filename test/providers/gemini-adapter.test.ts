@@ -7,6 +7,7 @@ import { mapGeminiFinishReason } from '../../src/providers/gemini/wire.ts';
 import { UpstreamProtocolError, type SseEvent, type StreamDelta, type StreamEvent } from '../../src/providers/types.ts';
 import { accumulate, callNonStreamed, callStreamed, chatRequest } from '../support/adapter-round-trip.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 const endpoint = { baseUrl: 'https://gemini.example/v1beta', apiKey: 'g-key' };
 
@@ -635,7 +636,7 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
     const req = chatRequest({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] });
     expect(geminiAdapter.validate(req)).toBeUndefined();
     expect(geminiAdapter.leftOut?.(req)).toEqual(['tools[].parameters.exclusiveMinimum', 'tools[].parameters.uniqueItems', 'tools[].parameters.multipleOf', 'tools[].parameters.not']);
-    const body = bodyOf({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] }) as any;
+    const body = bodyOf({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] }) as Untyped;
     expect(body.tools[0].functionDeclarations[0].parametersJsonSchema).toEqual({
       type: 'object',
       properties: {
