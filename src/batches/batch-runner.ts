@@ -20,6 +20,12 @@ export interface BatchRunnerOptions {
   maxLineBytes: number;
   /** Lines of one batch in flight at once (`BATCH_CONCURRENCY`). */
   concurrency: number;
+  /**
+   * Lines of all the batches of one key in flight at once in this process
+   * (`BATCH_KEY_CONCURRENCY`), shared evenly by its batches: a key with many
+   * batches gets no more of the queues than a key with one.
+   */
+  keyConcurrency: number;
   /** How often the runner looks for work, ms (`BATCH_POLL_MS`). */
   pollMs: number;
   /** How long a claim on a batch lasts unless renewed, ms (`BATCH_LEASE_MS`). */
@@ -32,6 +38,8 @@ export interface BatchRunnerOptions {
 }
 
 interface Running {
+  /** The key (issued key id, else owner) of a batch, once known; undefined for a job. */
+  key?: string;
   /** Lines in flight, by index. */
   lines: Map<number, AbortController>;
   /** Epoch ms before which lines that said "try later" are not retried. */
@@ -178,9 +186,10 @@ export class BatchRunner {
     else await this.options.store.start(id, checked.lines);
   }
 
-  /** Starts open lines up to the cap; finalizes once none is open and none in flight. */
+  /** Starts open lines up to the caps (the batch's, and its share of its key's); finalizes once none is open and none in flight. */
   private async fill(id: string, state: BatchState, run: Running): Promise<void> {
-    const free = this.options.concurrency - run.lines.size;
+    run.key = state.keyId ?? `owner:${state.owner}`;
+    const free = Math.min(this.options.concurrency - run.lines.size, this.keyRoom(run));
     if (free <= 0 || Date.now() < run.retryAt) return;
     const lines = await this.options.store.openLines(id, free, new Set(run.lines.keys()));
     if (lines.length === 0 && run.lines.size === 0) {
@@ -188,6 +197,23 @@ export class BatchRunner {
       return;
     }
     for (const line of lines) this.runLine(id, state, run, line);
+  }
+
+  /**
+   * Lines `run` may start for its key: what the key's cap leaves, and no more
+   * than an even share of it among the key's batches held here, so they take
+   * turns rather than the first one taking it all.
+   */
+  private keyRoom(run: Running): number {
+    let batches = 0;
+    let inFlight = 0;
+    for (const other of this.running.values()) {
+      if (other.key !== run.key) continue;
+      batches += 1;
+      inFlight += other.lines.size;
+    }
+    const cap = this.options.keyConcurrency;
+    return Math.min(cap - inFlight, Math.ceil(cap / batches) - run.lines.size);
   }
 
   private runLine(batchId: string, state: BatchState, run: Running, line: LineRow): void {

@@ -329,6 +329,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     maxLines: settings.BATCH_MAX_LINES,
     maxLineBytes: settings.MAX_REQUEST_BYTES,
     concurrency: settings.BATCH_CONCURRENCY,
+    keyConcurrency: settings.BATCH_KEY_CONCURRENCY,
     pollMs: settings.BATCH_POLL_MS,
     leaseMs: settings.BATCH_LEASE_MS,
     jobs: jobRows,

@@ -227,6 +227,8 @@ const settingsSchema = z.object({
   BATCH_MAX_LINES: envNumber(50_000, { int: true, min: 1 }),
   /** Lines of one batch in flight at once (per batch, across the API processes running it). Default 8. */
   BATCH_CONCURRENCY: envNumber(8, { int: true, min: 1, max: 1_000 }),
+  /** Lines of all the batches of one key in flight at once in one API process, shared evenly by its batches. Default 8. */
+  BATCH_KEY_CONCURRENCY: envNumber(8, { int: true, min: 1, max: 10_000 }),
   /** How often each API process looks for batches to run, ms. Default 1000. */
   BATCH_POLL_MS: envNumber(1_000, { int: true, min: 50 }),
   /** How long an API process holds a batch without renewing its claim before another may take it over, ms. Default 15000. */

@@ -116,6 +116,13 @@ export interface ReserveOptions {
    * @defaultValue the provider's queue_timeout_ms
    */
   waitMs?: number;
+  /**
+   * Background work (batch lines, asynchronous jobs): takes only places that
+   * interactive requests leave, so it never makes one of them get "queue is
+   * full" (see `src/queue/queue-places.ts`).
+   * @defaultValue false
+   */
+  background?: boolean;
 }
 
 /** One request in flight through the queue. */
@@ -201,12 +208,13 @@ export class ChatDispatcher {
    * Takes a place in `provider`'s queue for one job: 503
    * `service_unavailable` at once when no worker serves the provider (unless
    * `requireWorker` is false), or when its queue holds max_queue_depth jobs
-   * already. The {@link Admission} is
+   * already (interactive ones; for `background`, of both kinds). The {@link Admission} is
    * the rate limiter's word that this request may have effects at all.
    */
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
     if (options.requireWorker !== false) await this.options.workers.requireLiveWorker(provider.name);
-    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
+    const tier = options.background ? 'background' : 'interactive';
+    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms, tier);
   }
 
   /** Gives back a place that will not be used (its request follows another's job instead). */
