@@ -136,6 +136,15 @@ export class BatchStore {
     return this.batch(id, viewer);
   }
 
+  /**
+   * Asks every running batch created with issued key `keyId` to stop (its key
+   * was revoked): they go `cancelling`, as on a cancel, and their runners
+   * stop their lines at their next step. Returns how many.
+   */
+  async cancelByKey(keyId: string): Promise<number> {
+    return this.db.run("UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE key_id = ? AND kind = 'batch' AND status IN ('validating', 'in_progress')", [nowSeconds(), keyId]);
+  }
+
   // ---- for the runner ----
 
   /**

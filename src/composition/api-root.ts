@@ -392,7 +392,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
       adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
-      adminKeysRouter({ store: keyStore, announce: announceKeyChange }),
+      adminKeysRouter({ store: keyStore, announce: announceKeyChange, onRevoked: (keyId) => batchStore.cancelByKey(keyId) }),
       chatJobsRouter({
         dispatcher,
         store: asyncJobs,

@@ -112,3 +112,31 @@ describe('batches and interactive traffic on one provider', () => {
     for (const x of many) await pollBatch(a, x.id, 20_000);
   });
 });
+
+describe('a revoked key', () => {
+  it('DELETE /admin/keys/{id} cancels its running batches: the lines left never reach the upstream', async () => {
+    const issued = await admin('POST', '/admin/keys', { owner: 'revoked-owner' });
+    const a = clientOf(issued.key);
+    const other = clientOf((await admin('POST', '/admin/keys', { owner: 'kept-owner' })).key);
+    const revokedBatches = [await submitBatch(a, lines('revoke0', 40)), await submitBatch(a, lines('revoke1', 40))];
+    const kept = await submitBatch(other, lines('kept', 10));
+    await pollBatch(a, revokedBatches[0]!.id, 20_000, (x) => (x.request_counts?.completed ?? 0) >= 2);
+    await admin('DELETE', `/admin/keys/${issued.id}`);
+    const calledAtRevoke = upstream.requests.filter((r) => JSON.stringify(r.body).includes('line-revoke')).length;
+
+    // The batches are the admin's to read now that their key is gone.
+    const adminClient = clientOf(ADMIN);
+    for (const x of revokedBatches) {
+      const done = await pollBatch(adminClient, x.id, 20_000);
+      expect(done.status).toBe('cancelled');
+      expect(done.cancelling_at).not.toBeNull();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const calledAfter = upstream.requests.filter((r) => JSON.stringify(r.body).includes('line-revoke')).length;
+    // At most the lines a worker had already started (two upstream slots) finish; nothing new is sent.
+    expect(calledAfter - calledAtRevoke).toBeLessThanOrEqual(2);
+    expect(calledAfter).toBeLessThan(20);
+    // Another key's batch is not touched.
+    expect((await pollBatch(other, kept.id, 30_000)).status).toBe('completed');
+  });
+});
