@@ -342,12 +342,19 @@ export class ChatDispatcher {
    * stream exists (follow it), `gone` when Redis knows nothing of it.
    */
   async reclaim(provider: string, jobId: string): Promise<'withdrawn' | 'running' | 'gone'> {
-    if (await this.options.queues.remove(provider, jobId)) {
+    const { queues, redis, prefix } = this.options;
+    const streamed = async () => (await redis.exists(responseStreamKey(prefix, jobId))) === 1;
+    // A reply stream means the job ran or runs: its answer is there or on its way. Asked first, since a job
+    // leaves its queue the moment it finishes (and BullMQ's remove counts a job that is not there as removed).
+    if (await streamed()) return 'running';
+    const where = await queues.whereIs(provider, jobId);
+    if (where === 'waiting' && (await queues.remove(provider, jobId)) && !(await streamed())) {
       this.releasePlace({ provider, jobId });
       return 'withdrawn';
     }
-    const [streamed, held] = await Promise.all([this.options.redis.exists(responseStreamKey(this.options.prefix, jobId)), this.options.queues.has(provider, jobId)]);
-    return streamed === 1 || held ? 'running' : 'gone';
+    if (where !== undefined) return 'running';
+    // Finished between the two looks: its reply is in the stream.
+    return (await streamed()) ? 'running' : 'gone';
   }
 
   /** The provider name serving `model`, if any (for {@link cancel}). */
