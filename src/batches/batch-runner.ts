@@ -176,7 +176,7 @@ export class BatchRunner {
       await this.options.store.failValidation(id, [{ code: 'file_not_found', message: `Input file '${fileId}' no longer exists.`, param: 'input_file_id', line: null }]);
       return;
     }
-    const checked = validateBatchInput(content, {
+    const checked = await validateBatchInput(content, {
       endpoint: '/v1/chat/completions',
       maxLines: this.options.maxLines,
       maxLineBytes: this.options.maxLineBytes,

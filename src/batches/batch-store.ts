@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InvalidRequestError, NotFoundError } from '../errors/catalog.ts';
 import {
   FINAL_BATCH_STATUSES,
@@ -23,6 +24,9 @@ export interface LineRow {
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Lines stored per transaction when a batch starts (a few milliseconds of SQLite work each). */
+const START_CHUNK = 500;
 
 /** Statuses in which a runner still has something to do. */
 const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
@@ -197,13 +201,22 @@ export class BatchStore {
     await this.db.run("UPDATE gateway_batches SET status = 'failed', failed_at = ?, errors = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), JSON.stringify(errors), id]);
   }
 
-  /** Stores the validated lines and moves the batch to `in_progress`. */
+  /**
+   * Stores the validated lines and moves the batch to `in_progress`. The
+   * lines go in chunks, one transaction each with a turn of the event loop
+   * between them (SQLite's calls are synchronous: 50,000 rows at once held
+   * the process for a second); the status moves last, so a runner that died
+   * halfway starts over.
+   */
   async start(id: string, lines: ReadonlyArray<{ customId: string; body: string }>): Promise<void> {
     await this.db.run('DELETE FROM gateway_batch_lines WHERE batch_id = ?', [id]);
-    await this.db.runMany(
-      "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, ?, ?, ?, 'pending')",
-      lines.map((line, index) => [id, index, line.customId, line.body]),
-    );
+    for (let from = 0; from < lines.length; from += START_CHUNK) {
+      if (from > 0) await nextTurn();
+      await this.db.runMany(
+        "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, ?, ?, ?, 'pending')",
+        lines.slice(from, from + START_CHUNK).map((line, i) => [id, from + i, line.customId, line.body]),
+      );
+    }
     await this.db.run("UPDATE gateway_batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), id]);
   }
 
