@@ -53,6 +53,9 @@ interface Running {
   trace?: TraceCarrier | undefined;
 }
 
+/** How often a runner deletes expired uploaded files, ms (more often when files live shorter than that). */
+const FILE_PURGE_MS = 60_000;
+
 /** Longest a new job's POST waits for its line to be enqueued before answering anyway (it runs regardless). */
 const START_WAIT_MS = 2_000;
 
@@ -72,6 +75,7 @@ export class BatchRunner {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private stopped = false;
+  private filesPurgedAt = 0;
 
   constructor(options: BatchRunnerOptions) {
     this.options = options;
@@ -90,6 +94,10 @@ export class BatchRunner {
     try {
       // Expired jobs go first; the ones that never finished stop their work (nobody may read their answer any more).
       for (const id of await this.options.jobs.purgeExpired()) this.drop(id, 'stop');
+      if (Date.now() - this.filesPurgedAt >= Math.min(FILE_PURGE_MS, this.options.store.fileTtlSeconds * 1000)) {
+        this.filesPurgedAt = Date.now();
+        await this.options.store.purgeExpiredFiles();
+      }
       const ids = await this.options.store.claimAll(this.id, this.options.leaseMs);
       for (const id of ids) {
         const run = this.runOf(id);

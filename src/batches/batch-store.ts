@@ -39,10 +39,14 @@ const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
  */
 export class BatchStore {
   private readonly db: SqlDb;
+  /** How long an uploaded file is kept, seconds; 0: until deleted. */
+  readonly fileTtlSeconds: number;
   private lastMs = 0;
 
-  constructor(db: SqlDb) {
+  /** `fileTtlSeconds`: how long an uploaded file is kept (`FILES_TTL`); 0 keeps it until deleted. */
+  constructor(db: SqlDb, options: { fileTtlSeconds?: number } = {}) {
     this.db = db;
+    this.fileTtlSeconds = options.fileTtlSeconds ?? 0;
   }
 
   /**
@@ -55,20 +59,42 @@ export class BatchStore {
     return `${prefix}${this.lastMs.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
   }
 
-  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number }): Promise<FileObject> {
+  /**
+   * Stores an uploaded file, unless the owner's uploaded files would then
+   * take more than `quotaBytes` (checked in the same statement): 400
+   * `invalid_request` saying how much is used.
+   */
+  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number; quotaBytes?: number }): Promise<FileObject> {
     const id = this.newId('file-');
     const created = nowSeconds();
-    await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      id, input.owner, input.purpose, input.filename, input.bytes, created, input.content,
-    ]);
-    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null });
+    const quota = input.quotaBytes ?? Number.MAX_SAFE_INTEGER;
+    const stored = await this.db.run(
+      'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COALESCE(SUM(bytes), 0) FROM gateway_files WHERE owner = ? AND batch_id IS NULL) + ? <= ?',
+      [id, input.owner, input.purpose, input.filename, input.bytes, created, input.content, input.owner, input.bytes, quota],
+    );
+    if (stored === 0) {
+      const used = Number((await this.db.all<{ used: unknown }>('SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL', [input.owner]))[0]?.used ?? 0);
+      throw new InvalidRequestError(
+        `file: storing these ${input.bytes} bytes would exceed this key's file storage quota of ${quota} bytes (FILES_MAX_BYTES_PER_OWNER; ${used} in use). Delete files with DELETE /v1/files/{id} first.`,
+      );
+    }
+    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null }, this.fileTtlSeconds);
+  }
+
+  /** Deletes uploaded files older than `FILES_TTL`, except the input of a batch that still runs. Returns how many. */
+  async purgeExpiredFiles(): Promise<number> {
+    if (this.fileTtlSeconds <= 0) return 0;
+    return this.db.run(
+      `DELETE FROM gateway_files WHERE batch_id IS NULL AND created_at < ? AND id NOT IN (SELECT input_file_id FROM gateway_batches WHERE kind = 'batch' AND status IN ${ACTIVE})`,
+      [nowSeconds() - this.fileTtlSeconds],
+    );
   }
 
   async file(id: string, viewer: Viewer): Promise<FileObject & { batch_id: string | null }> {
     const rows = await this.db.all<FileRow>('SELECT id, owner, purpose, filename, bytes, created_at, batch_id FROM gateway_files WHERE id = ?', [id]);
     const row = rows[0];
     if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No file with id '${id}'.`);
-    return { ...fileView(row), batch_id: row.batch_id };
+    return { ...fileView(row, this.fileTtlSeconds), batch_id: row.batch_id };
   }
 
   /** The file's bytes: an uploaded file as it came, an output or error file rendered from its batch's lines. */
@@ -84,7 +110,7 @@ export class BatchStore {
 
   async listFiles(viewer: Viewer, page: { after?: string; limit: number; purpose?: string }): Promise<ListPage<FileObject>> {
     const rows = await this.page<FileRow>('gateway_files', 'id, owner, purpose, filename, bytes, created_at, batch_id', viewer, page, page.purpose ? ['purpose = ?', page.purpose] : undefined);
-    return listPage(rows.slice(0, page.limit).map(fileView), rows.length > page.limit);
+    return listPage(rows.slice(0, page.limit).map((row) => fileView(row, this.fileTtlSeconds)), rows.length > page.limit);
   }
 
   async deleteFile(id: string, viewer: Viewer): Promise<{ id: string; object: 'file'; deleted: true }> {

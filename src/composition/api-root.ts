@@ -312,7 +312,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
   const batchDb = openBatchDb(settings);
   lifecycle.add({ name: 'batch database', close: () => batchDb.close() });
-  const batchStore = new BatchStore(batchDb);
+  const batchStore = new BatchStore(batchDb, { fileTtlSeconds: settings.FILES_TTL });
   // Asynchronous jobs are one-line batches of the same database and runner.
   const jobRows = new JobRows(batchDb);
   const asyncJobs = new AsyncJobStore({ rows: jobRows, redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) });
@@ -400,7 +400,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         dlp,
         governor,
       }),
-      filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
+      filesRouter({
+        store: batchStore,
+        maxFileBytes: settings.BATCH_MAX_FILE_BYTES,
+        maxConcurrentUploads: settings.FILES_MAX_CONCURRENT_UPLOADS,
+        quotaBytes: settings.FILES_MAX_BYTES_PER_OWNER,
+        maxFilenameLength: settings.FILES_MAX_FILENAME_LENGTH,
+      }),
       batchesRouter({ store: batchStore }),
       responsesRouter({ store: responseStore }),
       embeddingsRouter({ dispatcher, config: () => configStore.current, governor, dlp }),
