@@ -262,15 +262,28 @@ export class BatchRunner {
 
   private async expire(id: string, run: Running): Promise<void> {
     this.abortLines(run);
-    for (const line of await this.options.store.unansweredLines(id)) {
-      await this.options.store.finishLine(id, line.line_index, 'failed', JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
-    }
+    await this.options.store.failUnanswered(id, (line) => JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
     await this.options.store.finish(id, 'in_progress', 'expired', 'expired_at');
   }
 
-  /** Lines answered so far make the output and error files; the others never run. */
+  /**
+   * Lines answered so far make the output file; every other line goes to the
+   * error file as `batch_cancelled`, saying whether it never ran or was
+   * stopped in flight (its job queued, maybe already at the upstream).
+   */
   private async cancel(id: string, run: Running): Promise<void> {
     this.abortLines(run);
+    await this.options.store.failUnanswered(id, (line) =>
+      JSON.stringify(
+        notRun(
+          line.custom_id,
+          'batch_cancelled',
+          line.status === 'pending'
+            ? 'This line never ran: the batch was cancelled first.'
+            : 'This line was in flight when the batch was cancelled (queued, or already sent upstream); its answer, if any, was dropped.',
+        ),
+      ),
+    );
     await this.options.store.finish(id, 'cancelling', 'cancelled', 'cancelled_at');
   }
 

@@ -282,10 +282,24 @@ export class BatchStore {
     return changed === 1;
   }
 
-  /** Unanswered lines (for expiry: each gets an error line). */
-  async unansweredLines(id: string): Promise<Array<{ line_index: number; custom_id: string }>> {
-    const rows = await this.db.all<{ line_index: number; custom_id: string }>("SELECT line_index, custom_id FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')", [id]);
-    return rows.map((row) => ({ ...row, line_index: Number(row.line_index) }));
+  /**
+   * Gives every unanswered line of a batch that stopped (expired, cancelled)
+   * its error-file line, `outputOf` the line as it stood (`pending`: never
+   * sent; `dispatched`: its job was queued, and may have reached the
+   * upstream). In chunks, as {@link start}.
+   */
+  async failUnanswered(id: string, outputOf: (line: { custom_id: string; status: 'pending' | 'dispatched' }) => string): Promise<void> {
+    const rows = await this.db.all<{ line_index: unknown; custom_id: string; status: 'pending' | 'dispatched' }>(
+      "SELECT line_index, custom_id, status FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')",
+      [id],
+    );
+    for (let from = 0; from < rows.length; from += START_CHUNK) {
+      if (from > 0) await nextTurn();
+      await this.db.runMany(
+        "UPDATE gateway_batch_lines SET status = 'failed', output = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')",
+        rows.slice(from, from + START_CHUNK).map((row) => [outputOf(row), id, Number(row.line_index)]),
+      );
+    }
   }
 
   async setStatus(id: string, from: readonly BatchStatus[], to: BatchStatus, stampColumn: string): Promise<boolean> {
