@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Router, type Request, type Response } from 'express';
 import type { Viewer } from '../../batches/batch-rows.ts';
 import type { BatchStore } from '../../batches/batch-store.ts';
@@ -21,6 +22,19 @@ export interface FilesDeps {
 
 /** Room for the multipart framing around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+/** The `file` part of an upload as text, checked: purpose, size, filename length, UTF-8. */
+async function readUpload(req: Request, maxFileBytes: number, maxFilenameLength: number): Promise<{ filename: string; content: string; bytes: number }> {
+  const form = await readMultipart(req, maxFileBytes + FORM_OVERHEAD_BYTES);
+  const purpose = form.fields.get('purpose');
+  if (purpose !== 'batch') throw new InvalidRequestError(`purpose: the gateway stores files for batches only; send purpose "batch"${purpose === undefined ? '' : `, not "${purpose.slice(0, 40)}"`}.`);
+  const file = form.files.get('file');
+  if (!file) throw new InvalidRequestError('file: the multipart body has no "file" part.');
+  if (file.data.length > maxFileBytes) throw new RequestTooLargeError(maxFileBytes);
+  if (file.filename.length > maxFilenameLength) throw new InvalidRequestError(`file: the filename is ${file.filename.length} characters long; at most ${maxFilenameLength} are accepted (FILES_MAX_FILENAME_LENGTH).`);
+  if (!isUtf8(file.data)) throw new InvalidRequestError('file: a batch input file must be UTF-8 JSONL.');
+  return { filename: file.filename || 'upload.jsonl', content: file.data.toString('utf8'), bytes: file.data.length };
+}
 
 /** Who asks: an admin key sees every owner's files and batches. */
 export function viewerOf(res: Response): Viewer {
@@ -47,18 +61,9 @@ export function filesRouter(deps: FilesDeps): Router {
     }
     uploading += 1;
     try {
-      const form = await readMultipart(req, deps.maxFileBytes + FORM_OVERHEAD_BYTES);
-      const purpose = form.fields.get('purpose');
-      if (purpose !== 'batch') throw new InvalidRequestError(`purpose: the gateway stores files for batches only; send purpose "batch"${purpose === undefined ? '' : `, not "${purpose.slice(0, 40)}"`}.`);
-      const file = form.files.get('file');
-      if (!file) throw new InvalidRequestError('file: the multipart body has no "file" part.');
-      if (file.data.length > deps.maxFileBytes) throw new RequestTooLargeError(deps.maxFileBytes);
-      if (file.filename.length > maxFilenameLength) throw new InvalidRequestError(`file: the filename is ${file.filename.length} characters long; at most ${maxFilenameLength} are accepted (FILES_MAX_FILENAME_LENGTH).`);
-      const content = file.data.toString('utf8');
-      if (content.includes('\uFFFD')) throw new InvalidRequestError('file: a batch input file must be UTF-8 JSONL.');
-      const owner = viewerOf(res).owner;
-      const bytes = file.data.length;
-      res.json(await deps.store.createFile({ owner, filename: file.filename || 'upload.jsonl', purpose: 'batch', content, bytes, ...(deps.quotaBytes !== undefined ? { quotaBytes: deps.quotaBytes } : {}) }));
+      // The request's bytes are unreachable once read, so they can go while the text is stored.
+      const upload = await readUpload(req, deps.maxFileBytes, maxFilenameLength);
+      res.json(await deps.store.createFile({ owner: viewerOf(res).owner, purpose: 'batch', ...upload, ...(deps.quotaBytes !== undefined ? { quotaBytes: deps.quotaBytes } : {}) }));
     } finally {
       uploading -= 1;
     }
