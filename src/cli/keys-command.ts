@@ -29,7 +29,7 @@ export const KEYS_USAGE = `Usage:
   gateway keys list [--all] [--json]
       Lists keys, masked (gw_abc…wxyz). --all includes revoked keys.
   gateway keys revoke <key-id | key> [--json]
-      Revokes a key by its id (key_…) or by the key itself.
+      Revokes a key by its id (key_…) or by the key itself, and cancels its running batches.
 
 ${POLICY_USAGE}
 
