@@ -2,6 +2,7 @@ import type { ChatRequest } from '../chat/types.ts';
 import { parseChatRequest } from '../chat/request-schema.ts';
 import { GatewayError, InvalidRequestError } from '../errors/catalog.ts';
 import type { BatchErrorItem } from './batch-objects.ts';
+import { TurnSlices } from './turn-slices.ts';
 
 /** Limits and checks of {@link validateBatchInput}. */
 export interface BatchInputRules {
@@ -29,9 +30,10 @@ const MAX_ERRORS = 100;
  * `validating`: each line a JSON object `{custom_id, method: "POST", url, body}`,
  * custom_ids unique, bodies valid chat requests for a model the key can use,
  * no line over the body limit, not more lines than allowed. Any problem fails
- * the batch; `errors` names the lines (1-based).
+ * the batch; `errors` names the lines (1-based). Works in slices of a few
+ * milliseconds, so a 50,000-line file does not hold up the process's requests.
  */
-export function validateBatchInput(content: string, rules: BatchInputRules): { lines: BatchInputLine[] } | { errors: BatchErrorItem[] } {
+export async function validateBatchInput(content: string, rules: BatchInputRules): Promise<{ lines: BatchInputLine[] } | { errors: BatchErrorItem[] }> {
   const errors: BatchErrorItem[] = [];
   const lines: BatchInputLine[] = [];
   const seen = new Set<string>();
@@ -40,7 +42,9 @@ export function validateBatchInput(content: string, rules: BatchInputRules): { l
   const problem = (line: number, code: string, message: string, param: string | null = null) => {
     if (errors.length < MAX_ERRORS) errors.push({ code, message, param, line });
   };
+  const slices = new TurnSlices();
   for (let i = 0; i < raw.length; i++) {
+    await slices.tick();
     const text = raw[i]?.trim() ?? '';
     if (text === '') continue;
     const n = i + 1;
@@ -100,12 +104,14 @@ export function validateBatchInput(content: string, rules: BatchInputRules): { l
  * Lines of an input file whose `body.model` the creating key may not call
  * (its `allowed_models`), as `errors` items. Checked when the batch is
  * created, while the key is at hand; lines that do not parse are left to
- * {@link validateBatchInput}.
+ * {@link validateBatchInput}. In slices, as that one.
  */
-export function disallowedModelLines(content: string, mayUseModel: (model: string) => boolean): BatchErrorItem[] {
+export async function disallowedModelLines(content: string, mayUseModel: (model: string) => boolean): Promise<BatchErrorItem[]> {
   const errors: BatchErrorItem[] = [];
+  const slices = new TurnSlices();
   let n = 0;
   for (const text of content.split('\n')) {
+    await slices.tick();
     n++;
     if (text.trim() === '' || errors.length >= MAX_ERRORS) continue;
     let model: unknown;

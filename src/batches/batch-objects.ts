@@ -17,8 +17,8 @@ export interface FileObject {
   object: 'file';
   bytes: number;
   created_at: number;
-  /** Always null: files are kept until deleted. */
-  expires_at: null;
+  /** When an uploaded file is deleted (`FILES_TTL`); null for output files and with `FILES_TTL=0`. */
+  expires_at: number | null;
   filename: string;
   purpose: FilePurpose;
   /** Deprecated by OpenAI, still sent: a stored file is always `processed`. */

@@ -72,13 +72,14 @@ export function visible(owner: string, viewer: Viewer): boolean {
   return viewer.admin || owner === viewer.owner;
 }
 
-export function fileView(row: FileRow): FileObject {
+/** A file as the API shows it; an uploaded one expires `ttlSeconds` after its upload (0: never), output files live with their batch. */
+export function fileView(row: FileRow, ttlSeconds = 0): FileObject {
   return {
     id: row.id,
     object: 'file',
     bytes: Number(row.bytes),
     created_at: Number(row.created_at),
-    expires_at: null,
+    expires_at: ttlSeconds > 0 && row.batch_id === null ? Number(row.created_at) + ttlSeconds : null,
     filename: row.filename,
     purpose: row.purpose as FilePurpose,
     status: 'processed',

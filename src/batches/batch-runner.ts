@@ -20,6 +20,12 @@ export interface BatchRunnerOptions {
   maxLineBytes: number;
   /** Lines of one batch in flight at once (`BATCH_CONCURRENCY`). */
   concurrency: number;
+  /**
+   * Lines of all the batches of one key in flight at once in this process
+   * (`BATCH_KEY_CONCURRENCY`), shared evenly by its batches: a key with many
+   * batches gets no more of the queues than a key with one.
+   */
+  keyConcurrency: number;
   /** How often the runner looks for work, ms (`BATCH_POLL_MS`). */
   pollMs: number;
   /** How long a claim on a batch lasts unless renewed, ms (`BATCH_LEASE_MS`). */
@@ -32,6 +38,8 @@ export interface BatchRunnerOptions {
 }
 
 interface Running {
+  /** The key (issued key id, else owner) of a batch, once known; undefined for a job. */
+  key?: string;
   /** Lines in flight, by index. */
   lines: Map<number, AbortController>;
   /** Epoch ms before which lines that said "try later" are not retried. */
@@ -44,6 +52,9 @@ interface Running {
   /** Trace context of the request that started it now (a job's POST), carried by its line's job; lost with the process. */
   trace?: TraceCarrier | undefined;
 }
+
+/** How often a runner deletes expired uploaded files, ms (more often when files live shorter than that). */
+const FILE_PURGE_MS = 60_000;
 
 /** Longest a new job's POST waits for its line to be enqueued before answering anyway (it runs regardless). */
 const START_WAIT_MS = 2_000;
@@ -64,6 +75,7 @@ export class BatchRunner {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private stopped = false;
+  private filesPurgedAt = 0;
 
   constructor(options: BatchRunnerOptions) {
     this.options = options;
@@ -82,6 +94,10 @@ export class BatchRunner {
     try {
       // Expired jobs go first; the ones that never finished stop their work (nobody may read their answer any more).
       for (const id of await this.options.jobs.purgeExpired()) this.drop(id, 'stop');
+      if (Date.now() - this.filesPurgedAt >= Math.min(FILE_PURGE_MS, this.options.store.fileTtlSeconds * 1000)) {
+        this.filesPurgedAt = Date.now();
+        await this.options.store.purgeExpiredFiles();
+      }
       const ids = await this.options.store.claimAll(this.id, this.options.leaseMs);
       for (const id of ids) {
         const run = this.runOf(id);
@@ -168,7 +184,7 @@ export class BatchRunner {
       await this.options.store.failValidation(id, [{ code: 'file_not_found', message: `Input file '${fileId}' no longer exists.`, param: 'input_file_id', line: null }]);
       return;
     }
-    const checked = validateBatchInput(content, {
+    const checked = await validateBatchInput(content, {
       endpoint: '/v1/chat/completions',
       maxLines: this.options.maxLines,
       maxLineBytes: this.options.maxLineBytes,
@@ -178,9 +194,10 @@ export class BatchRunner {
     else await this.options.store.start(id, checked.lines);
   }
 
-  /** Starts open lines up to the cap; finalizes once none is open and none in flight. */
+  /** Starts open lines up to the caps (the batch's, and its share of its key's); finalizes once none is open and none in flight. */
   private async fill(id: string, state: BatchState, run: Running): Promise<void> {
-    const free = this.options.concurrency - run.lines.size;
+    run.key = state.keyId ?? `owner:${state.owner}`;
+    const free = Math.min(this.options.concurrency - run.lines.size, this.keyRoom(run));
     if (free <= 0 || Date.now() < run.retryAt) return;
     const lines = await this.options.store.openLines(id, free, new Set(run.lines.keys()));
     if (lines.length === 0 && run.lines.size === 0) {
@@ -188,6 +205,23 @@ export class BatchRunner {
       return;
     }
     for (const line of lines) this.runLine(id, state, run, line);
+  }
+
+  /**
+   * Lines `run` may start for its key: what the key's cap leaves, and no more
+   * than an even share of it among the key's batches held here, so they take
+   * turns rather than the first one taking it all.
+   */
+  private keyRoom(run: Running): number {
+    let batches = 0;
+    let inFlight = 0;
+    for (const other of this.running.values()) {
+      if (other.key !== run.key) continue;
+      batches += 1;
+      inFlight += other.lines.size;
+    }
+    const cap = this.options.keyConcurrency;
+    return Math.min(cap - inFlight, Math.ceil(cap / batches) - run.lines.size);
   }
 
   private runLine(batchId: string, state: BatchState, run: Running, line: LineRow): void {
@@ -228,15 +262,28 @@ export class BatchRunner {
 
   private async expire(id: string, run: Running): Promise<void> {
     this.abortLines(run);
-    for (const line of await this.options.store.unansweredLines(id)) {
-      await this.options.store.finishLine(id, line.line_index, 'failed', JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
-    }
+    await this.options.store.failUnanswered(id, (line) => JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
     await this.options.store.finish(id, 'in_progress', 'expired', 'expired_at');
   }
 
-  /** Lines answered so far make the output and error files; the others never run. */
+  /**
+   * Lines answered so far make the output file; every other line goes to the
+   * error file as `batch_cancelled`, saying whether it never ran or was
+   * stopped in flight (its job queued, maybe already at the upstream).
+   */
   private async cancel(id: string, run: Running): Promise<void> {
     this.abortLines(run);
+    await this.options.store.failUnanswered(id, (line) =>
+      JSON.stringify(
+        notRun(
+          line.custom_id,
+          'batch_cancelled',
+          line.status === 'pending'
+            ? 'This line never ran: the batch was cancelled first.'
+            : 'This line was in flight when the batch was cancelled (queued, or already sent upstream); its answer, if any, was dropped.',
+        ),
+      ),
+    );
     await this.options.store.finish(id, 'cancelling', 'cancelled', 'cancelled_at');
   }
 

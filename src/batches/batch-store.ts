@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InvalidRequestError, NotFoundError } from '../errors/catalog.ts';
 import {
   FINAL_BATCH_STATUSES,
@@ -24,6 +25,9 @@ export interface LineRow {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** Lines stored per transaction when a batch starts (a few milliseconds of SQLite work each). */
+const START_CHUNK = 500;
+
 /** Statuses in which a runner still has something to do. */
 const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
 
@@ -35,10 +39,14 @@ const ACTIVE = "('validating', 'in_progress', 'finalizing', 'cancelling')";
  */
 export class BatchStore {
   private readonly db: SqlDb;
+  /** How long an uploaded file is kept, seconds; 0: until deleted. */
+  readonly fileTtlSeconds: number;
   private lastMs = 0;
 
-  constructor(db: SqlDb) {
+  /** `fileTtlSeconds`: how long an uploaded file is kept (`FILES_TTL`); 0 keeps it until deleted. */
+  constructor(db: SqlDb, options: { fileTtlSeconds?: number } = {}) {
     this.db = db;
+    this.fileTtlSeconds = options.fileTtlSeconds ?? 0;
   }
 
   /**
@@ -51,20 +59,42 @@ export class BatchStore {
     return `${prefix}${this.lastMs.toString(16).padStart(12, '0')}${randomBytes(8).toString('hex')}`;
   }
 
-  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number }): Promise<FileObject> {
+  /**
+   * Stores an uploaded file, unless the owner's uploaded files would then
+   * take more than `quotaBytes` (checked in the same statement): 400
+   * `invalid_request` saying how much is used.
+   */
+  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number; quotaBytes?: number }): Promise<FileObject> {
     const id = this.newId('file-');
     const created = nowSeconds();
-    await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      id, input.owner, input.purpose, input.filename, input.bytes, created, input.content,
-    ]);
-    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null });
+    const quota = input.quotaBytes ?? Number.MAX_SAFE_INTEGER;
+    const stored = await this.db.run(
+      'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COALESCE(SUM(bytes), 0) FROM gateway_files WHERE owner = ? AND batch_id IS NULL) + ? <= ?',
+      [id, input.owner, input.purpose, input.filename, input.bytes, created, input.content, input.owner, input.bytes, quota],
+    );
+    if (stored === 0) {
+      const used = Number((await this.db.all<{ used: unknown }>('SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL', [input.owner]))[0]?.used ?? 0);
+      throw new InvalidRequestError(
+        `file: storing these ${input.bytes} bytes would exceed this key's file storage quota of ${quota} bytes (FILES_MAX_BYTES_PER_OWNER; ${used} in use). Delete files with DELETE /v1/files/{id} first.`,
+      );
+    }
+    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null }, this.fileTtlSeconds);
+  }
+
+  /** Deletes uploaded files older than `FILES_TTL`, except the input of a batch that still runs. Returns how many. */
+  async purgeExpiredFiles(): Promise<number> {
+    if (this.fileTtlSeconds <= 0) return 0;
+    return this.db.run(
+      `DELETE FROM gateway_files WHERE batch_id IS NULL AND created_at < ? AND id NOT IN (SELECT input_file_id FROM gateway_batches WHERE kind = 'batch' AND status IN ${ACTIVE})`,
+      [nowSeconds() - this.fileTtlSeconds],
+    );
   }
 
   async file(id: string, viewer: Viewer): Promise<FileObject & { batch_id: string | null }> {
     const rows = await this.db.all<FileRow>('SELECT id, owner, purpose, filename, bytes, created_at, batch_id FROM gateway_files WHERE id = ?', [id]);
     const row = rows[0];
     if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No file with id '${id}'.`);
-    return { ...fileView(row), batch_id: row.batch_id };
+    return { ...fileView(row, this.fileTtlSeconds), batch_id: row.batch_id };
   }
 
   /** The file's bytes: an uploaded file as it came, an output or error file rendered from its batch's lines. */
@@ -80,7 +110,7 @@ export class BatchStore {
 
   async listFiles(viewer: Viewer, page: { after?: string; limit: number; purpose?: string }): Promise<ListPage<FileObject>> {
     const rows = await this.page<FileRow>('gateway_files', 'id, owner, purpose, filename, bytes, created_at, batch_id', viewer, page, page.purpose ? ['purpose = ?', page.purpose] : undefined);
-    return listPage(rows.slice(0, page.limit).map(fileView), rows.length > page.limit);
+    return listPage(rows.slice(0, page.limit).map((row) => fileView(row, this.fileTtlSeconds)), rows.length > page.limit);
   }
 
   async deleteFile(id: string, viewer: Viewer): Promise<{ id: string; object: 'file'; deleted: true }> {
@@ -136,6 +166,15 @@ export class BatchStore {
     return this.batch(id, viewer);
   }
 
+  /**
+   * Asks every running batch created with issued key `keyId` to stop (its key
+   * was revoked): they go `cancelling`, as on a cancel, and their runners
+   * stop their lines at their next step. Returns how many.
+   */
+  async cancelByKey(keyId: string): Promise<number> {
+    return this.db.run("UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE key_id = ? AND kind = 'batch' AND status IN ('validating', 'in_progress')", [nowSeconds(), keyId]);
+  }
+
   // ---- for the runner ----
 
   /**
@@ -188,13 +227,22 @@ export class BatchStore {
     await this.db.run("UPDATE gateway_batches SET status = 'failed', failed_at = ?, errors = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), JSON.stringify(errors), id]);
   }
 
-  /** Stores the validated lines and moves the batch to `in_progress`. */
+  /**
+   * Stores the validated lines and moves the batch to `in_progress`. The
+   * lines go in chunks, one transaction each with a turn of the event loop
+   * between them (SQLite's calls are synchronous: 50,000 rows at once held
+   * the process for a second); the status moves last, so a runner that died
+   * halfway starts over.
+   */
   async start(id: string, lines: ReadonlyArray<{ customId: string; body: string }>): Promise<void> {
     await this.db.run('DELETE FROM gateway_batch_lines WHERE batch_id = ?', [id]);
-    await this.db.runMany(
-      "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, ?, ?, ?, 'pending')",
-      lines.map((line, index) => [id, index, line.customId, line.body]),
-    );
+    for (let from = 0; from < lines.length; from += START_CHUNK) {
+      if (from > 0) await nextTurn();
+      await this.db.runMany(
+        "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, ?, ?, ?, 'pending')",
+        lines.slice(from, from + START_CHUNK).map((line, i) => [id, from + i, line.customId, line.body]),
+      );
+    }
     await this.db.run("UPDATE gateway_batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), id]);
   }
 
@@ -234,10 +282,24 @@ export class BatchStore {
     return changed === 1;
   }
 
-  /** Unanswered lines (for expiry: each gets an error line). */
-  async unansweredLines(id: string): Promise<Array<{ line_index: number; custom_id: string }>> {
-    const rows = await this.db.all<{ line_index: number; custom_id: string }>("SELECT line_index, custom_id FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')", [id]);
-    return rows.map((row) => ({ ...row, line_index: Number(row.line_index) }));
+  /**
+   * Gives every unanswered line of a batch that stopped (expired, cancelled)
+   * its error-file line, `outputOf` the line as it stood (`pending`: never
+   * sent; `dispatched`: its job was queued, and may have reached the
+   * upstream). In chunks, as {@link start}.
+   */
+  async failUnanswered(id: string, outputOf: (line: { custom_id: string; status: 'pending' | 'dispatched' }) => string): Promise<void> {
+    const rows = await this.db.all<{ line_index: unknown; custom_id: string; status: 'pending' | 'dispatched' }>(
+      "SELECT line_index, custom_id, status FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')",
+      [id],
+    );
+    for (let from = 0; from < rows.length; from += START_CHUNK) {
+      if (from > 0) await nextTurn();
+      await this.db.runMany(
+        "UPDATE gateway_batch_lines SET status = 'failed', output = ? WHERE batch_id = ? AND line_index = ? AND status IN ('pending', 'dispatched')",
+        rows.slice(from, from + START_CHUNK).map((row) => [outputOf(row), id, Number(row.line_index)]),
+      );
+    }
   }
 
   async setStatus(id: string, from: readonly BatchStatus[], to: BatchStatus, stampColumn: string): Promise<boolean> {

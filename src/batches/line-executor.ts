@@ -175,7 +175,7 @@ function failed(customId: string, requestId: string, err: GatewayError): LineOut
   };
 }
 
-/** The error-file line of a request that never ran (the batch expired first). */
-export function notRun(customId: string, code: 'batch_expired', message: string): BatchOutputLine {
+/** The error-file line of a request that was never answered (the batch expired or was cancelled first). */
+export function notRun(customId: string, code: 'batch_expired' | 'batch_cancelled', message: string): BatchOutputLine {
   return { id: `batch_req_${randomBytes(12).toString('hex')}`, custom_id: customId, response: null, error: { code, message } };
 }

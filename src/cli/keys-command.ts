@@ -12,6 +12,8 @@ export interface KeysCommandDeps {
   store: KeyStore;
   /** Tells running gateways to drop a cached key; resolves false when they could not be told. */
   announce: (keyHash: string) => Promise<boolean>;
+  /** Cancels the running batches of a revoked key; resolves how many. @defaultValue none are cancelled */
+  cancelBatches?: (keyId: string) => Promise<number>;
   io: CliIo;
 }
 
@@ -27,7 +29,7 @@ export const KEYS_USAGE = `Usage:
   gateway keys list [--all] [--json]
       Lists keys, masked (gw_abc…wxyz). --all includes revoked keys.
   gateway keys revoke <key-id | key> [--json]
-      Revokes a key by its id (key_…) or by the key itself.
+      Revokes a key by its id (key_…) or by the key itself, and cancels its running batches.
 
 ${POLICY_USAGE}
 
@@ -187,17 +189,19 @@ function printTable(io: CliIo, rows: string[][]): void {
   for (const row of rows) io.out(row.map((cell, col) => cell.padEnd(widths[col]!)).join('  ').trimEnd());
 }
 
-async function revoke(args: readonly string[], { store, announce, io }: KeysCommandDeps): Promise<number> {
+async function revoke(args: readonly string[], { store, announce, cancelBatches, io }: KeysCommandDeps): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, true);
   const found = await findKey(store, io, positionals, 'revoke');
   if (!found) return 1;
   const wasRevoked = found.revoked;
   const record = (await store.revoke(found.id)) ?? found;
   const announced = await announce(record.keyHash);
+  const cancelled = cancelBatches ? await cancelBatches(record.id) : 0;
   if (values.json) {
-    io.out(JSON.stringify({ ...keyRecordJson(record), already_revoked: wasRevoked, gateways_notified: announced }));
+    io.out(JSON.stringify({ ...keyRecordJson(record), already_revoked: wasRevoked, gateways_notified: announced, batches_cancelled: cancelled }));
   } else {
     io.out(wasRevoked ? `${record.id} (${record.maskedKey}, owner ${record.owner}) was already revoked.` : `Revoked ${record.id} (${record.maskedKey}, owner ${record.owner}).`);
+    if (cancelled > 0) io.out(`Cancelled ${cancelled} running batch${cancelled === 1 ? '' : 'es'} of the key.`);
   }
   if (!announced) {
     io.err('Warning: running gateways could not be notified (Redis unreachable); they stop accepting the key when their cache expires (AUTH_CACHE_TTL_MS).');

@@ -1,6 +1,8 @@
 import { EnvFile } from '../admin/env-file.ts';
 import { keyInvalidationChannel } from '../auth/key-invalidation.ts';
 import { describeKeyStore, openKeyStore } from '../auth/open-key-store.ts';
+import { BatchStore } from '../batches/batch-store.ts';
+import { openBatchDb } from '../batches/sql-db.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
 import { createRedis, waitForReady } from '../redis/connections.ts';
 import { CliUsageError, processIo, type CliIo } from './cli-io.ts';
@@ -47,15 +49,22 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo, env
     EnvFile.applyAtStart(env);
     const settings = loadSettings(env);
     const store = openKeyStore(settings);
+    // Batches share the key store's database; it is opened only by a revoke, which cancels the key's running batches.
+    const batchDb = openBatchDb(settings);
     try {
       await store.migrate();
-      return await runKeysCommand(rest, { store, io, announce: (keyHash) => announceKeyChange(settings, keyHash) });
+      return await runKeysCommand(rest, {
+        store,
+        io,
+        announce: (keyHash) => announceKeyChange(settings, keyHash),
+        cancelBatches: (keyId) => new BatchStore(batchDb).cancelByKey(keyId),
+      });
     } catch (err) {
       if (err instanceof CliUsageError) throw err;
       io.err(`gateway: ${(err as Error).message} (key store: ${describeKeyStore(settings)})`);
       return 1;
     } finally {
-      await store.close();
+      await Promise.all([store.close(), batchDb.close()]);
     }
   } catch (err) {
     if (err instanceof CliUsageError) {

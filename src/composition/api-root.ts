@@ -313,7 +313,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Batches live in the key store's database; every API process runs some of them (one at a time each, by lease).
   const batchDb = openBatchDb(settings);
   lifecycle.add({ name: 'batch database', close: () => batchDb.close() });
-  const batchStore = new BatchStore(batchDb);
+  const batchStore = new BatchStore(batchDb, { fileTtlSeconds: settings.FILES_TTL });
   // Asynchronous jobs are one-line batches of the same database and runner.
   const jobRows = new JobRows(batchDb);
   const asyncJobs = new AsyncJobStore({ rows: jobRows, redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) });
@@ -330,6 +330,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     maxLines: settings.BATCH_MAX_LINES,
     maxLineBytes: settings.MAX_REQUEST_BYTES,
     concurrency: settings.BATCH_CONCURRENCY,
+    keyConcurrency: settings.BATCH_KEY_CONCURRENCY,
     pollMs: settings.BATCH_POLL_MS,
     leaseMs: settings.BATCH_LEASE_MS,
     jobs: jobRows,
@@ -394,7 +395,7 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
       adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
-      adminKeysRouter({ store: keyStore, announce: announceKeyChange }),
+      adminKeysRouter({ store: keyStore, announce: announceKeyChange, onRevoked: (keyId) => batchStore.cancelByKey(keyId) }),
       chatJobsRouter({
         dispatcher,
         store: asyncJobs,
@@ -402,7 +403,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
         dlp,
         governor,
       }),
-      filesRouter({ store: batchStore, maxFileBytes: settings.BATCH_MAX_FILE_BYTES }),
+      filesRouter({
+        store: batchStore,
+        maxFileBytes: settings.BATCH_MAX_FILE_BYTES,
+        maxConcurrentUploads: settings.FILES_MAX_CONCURRENT_UPLOADS,
+        quotaBytes: settings.FILES_MAX_BYTES_PER_OWNER,
+        maxFilenameLength: settings.FILES_MAX_FILENAME_LENGTH,
+      }),
       batchesRouter({ store: batchStore }),
       responsesRouter({ store: responseStore }),
       ...observabilityRouters,

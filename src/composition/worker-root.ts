@@ -4,6 +4,7 @@ import { ConfigStore } from '../config/config-store.ts';
 import type { Settings } from '../config/settings.ts';
 import { ChatExecutor } from '../execution/chat-executor.ts';
 import { ReaderWatch } from '../execution/reader-watch.ts';
+import { settledClose } from '../execution/settled-close.ts';
 import { createLogger, type Logger } from '../observability/logger.ts';
 import { StatsStore } from '../observability/stats-store.ts';
 import { openTracing } from '../observability/tracing/open-tracing.ts';
@@ -108,6 +109,7 @@ export async function createWorkerRoot(
   });
 
   const places = new QueuePlaces({ redis: writer, prefix: settings.REDIS_KEY_PREFIX });
+  const closes: Array<() => Promise<void>> = [];
   const workers = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name)!;
     const connection = createRedis(settings, 'bullmq', `worker-${name}`);
@@ -130,14 +132,15 @@ export async function createWorkerRoot(
       ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
     });
     worker.on('error', (err) => logger.debug({ err, provider: name }, 'worker error'));
+    closes.push(settledClose(worker, connection));
     return worker;
   });
   lifecycle.add({
     name: 'job queues (active jobs, then BullMQ close)',
     start: () => Promise.all(workers.map((w) => w.run())),
-    close: () => Promise.all(workers.map((w) => w.close())),
+    close: () => Promise.all(closes.map((close) => close())),
     // Active jobs get the grace but a last moment, kept to flush counters and say goodbye to Redis.
-    // BullMQ's close waits on Redis (job completion, QUIT); when Redis is away that can be forever, so it only gets until then.
+    // Settling a job needs Redis; when Redis stays away that can be forever, so it only gets until then.
     closeUntil: (deadline) => deadline.endsAt - Math.min(CLOSE_RESERVE_MS, deadline.remainingMs / 4),
   });
   // Heartbeats for /health, reloads broadcast by any process

@@ -235,10 +235,20 @@ const settingsSchema = z.object({
 
   /** Largest file accepted by `POST /v1/files`, bytes. @defaultValue 52428800 (50 MiB) */
   BATCH_MAX_FILE_BYTES: envNumber(50 * 1024 * 1024, { int: true, min: 1024 }),
+  /** Uploads (`POST /v1/files`) one API process reads at once; more get 429 with Retry-After. @defaultValue 4 */
+  FILES_MAX_CONCURRENT_UPLOADS: envNumber(4, { int: true, min: 1, max: 1_000 }),
+  /** Bytes of uploaded files one key owner may keep stored. @defaultValue 1073741824 (1 GiB) */
+  FILES_MAX_BYTES_PER_OWNER: envNumber(1024 * 1024 * 1024, { int: true, min: 1024 }),
+  /** Longest filename of an upload, characters. @defaultValue 255 */
+  FILES_MAX_FILENAME_LENGTH: envNumber(255, { int: true, min: 1, max: 4096 }),
+  /** Seconds an uploaded file is kept (the input of a running batch stays until it ends); 0 keeps files until deleted. @defaultValue 2592000 (30 days) */
+  FILES_TTL: envNumber(30 * 24 * 3600, { int: true, min: 0 }),
   /** Most request lines in one batch input file. @defaultValue 50000 */
   BATCH_MAX_LINES: envNumber(50_000, { int: true, min: 1 }),
   /** Lines of one batch in flight at once (per batch, across the API processes running it). @defaultValue 8 */
   BATCH_CONCURRENCY: envNumber(8, { int: true, min: 1, max: 1_000 }),
+  /** Lines of all the batches of one key in flight at once in one API process, shared evenly by its batches. @defaultValue 8 */
+  BATCH_KEY_CONCURRENCY: envNumber(8, { int: true, min: 1, max: 10_000 }),
   /** How often each API process looks for batches to run, ms. @defaultValue 1000 */
   BATCH_POLL_MS: envNumber(1_000, { int: true, min: 50 }),
   /** How long an API process holds a batch without renewing its claim before another may take it over, ms. @defaultValue 15000 */

@@ -18,18 +18,22 @@ export async function readMultipart(req: IncomingMessage, limit: number): Promis
   const boundary = /^multipart\/form-data\s*;.*?boundary=(?:"([^"]+)"|([^\s;]+))/i.exec(req.headers['content-type'] ?? '');
   const marker = boundary?.[1] ?? boundary?.[2];
   if (!marker) throw new InvalidRequestError('Upload the file as multipart/form-data with a "file" part and a "purpose" field.');
-  if (Number(req.headers['content-length'] ?? 0) > limit) throw new RequestTooLargeError(limit);
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new RequestTooLargeError(limit);
+  // With a declared length the body is copied into one buffer as it comes: no second copy to join the pieces.
+  const whole = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
+    if (size + chunk.length > limit || (whole && size + chunk.length > whole.length)) {
       req.resume();
       throw new RequestTooLargeError(limit);
     }
-    chunks.push(chunk);
+    if (whole) chunk.copy(whole, size);
+    else chunks.push(chunk);
+    size += chunk.length;
   }
-  return parseParts(Buffer.concat(chunks), marker);
+  return parseParts(whole ? whole.subarray(0, size) : Buffer.concat(chunks), marker);
 }
 
 function parseParts(body: Buffer, marker: string): MultipartForm {

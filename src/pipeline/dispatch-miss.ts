@@ -46,6 +46,7 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
     jobId,
     ...(miss.waitMs !== undefined ? { waitMs: miss.waitMs } : {}),
     ...(miss.requireWorker !== undefined ? { requireWorker: miss.requireWorker } : {}),
+    ...(miss.detached ? { background: true } : {}),
   });
   // Settled below; a follower does not need it, and a refusal must not go unhandled meanwhile.
   reserving.catch(() => {});

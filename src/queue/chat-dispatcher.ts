@@ -120,6 +120,13 @@ export interface ReserveOptions {
    * @defaultValue the provider's queue_timeout_ms
    */
   waitMs?: number;
+  /**
+   * Background work (batch lines, asynchronous jobs): takes only places that
+   * interactive requests leave, so it never makes one of them get "queue is
+   * full" (see `src/queue/queue-places.ts`).
+   * @defaultValue false
+   */
+  background?: boolean;
 }
 
 /** One request in flight through the queue. */
@@ -224,12 +231,13 @@ export class ChatDispatcher {
    * Takes a place in `provider`'s queue for one job: 503
    * `service_unavailable` at once when no worker serves the provider (unless
    * `requireWorker` is false), or when its queue holds max_queue_depth jobs
-   * already. The {@link Admission} is
+   * already (interactive ones; for `background`, of both kinds). The {@link Admission} is
    * the rate limiter's word that this request may have effects at all.
    */
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
     if (options.requireWorker !== false) await this.options.workers.requireLiveWorker(provider.name);
-    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms);
+    const tier = options.background ? 'background' : 'interactive';
+    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms, tier);
   }
 
   /** Gives back a place that will not be used (its request follows another's job instead). */
@@ -360,12 +368,19 @@ export class ChatDispatcher {
    * stream exists (follow it), `gone` when Redis knows nothing of it.
    */
   async reclaim(provider: string, jobId: string): Promise<'withdrawn' | 'running' | 'gone'> {
-    if (await this.options.queues.remove(provider, jobId)) {
+    const { queues, redis, prefix } = this.options;
+    const streamed = async () => (await redis.exists(responseStreamKey(prefix, jobId))) === 1;
+    // A reply stream means the job ran or runs: its answer is there or on its way. Asked first, since a job
+    // leaves its queue the moment it finishes (and BullMQ's remove counts a job that is not there as removed).
+    if (await streamed()) return 'running';
+    const where = await queues.whereIs(provider, jobId);
+    if (where === 'waiting' && (await queues.remove(provider, jobId)) && !(await streamed())) {
       this.releasePlace({ provider, jobId });
       return 'withdrawn';
     }
-    const [streamed, held] = await Promise.all([this.options.redis.exists(responseStreamKey(this.options.prefix, jobId)), this.options.queues.has(provider, jobId)]);
-    return streamed === 1 || held ? 'running' : 'gone';
+    if (where !== undefined) return 'running';
+    // Finished between the two looks: its reply is in the stream.
+    return (await streamed()) ? 'running' : 'gone';
   }
 
   /** The provider name serving `model`, if any (for {@link cancel}). */

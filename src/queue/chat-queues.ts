@@ -64,9 +64,17 @@ export class ChatQueues {
     return (await this.queueFor(provider).remove(jobId)) === 1;
   }
 
-  /** Whether `provider`'s queue still holds the job (waiting or held by a worker). */
-  async has(provider: string, jobId: string): Promise<boolean> {
-    return (await this.queueFor(provider).getJob(jobId)) !== undefined;
+  /**
+   * Where `provider`'s queue holds the job: `waiting` (for a worker, or for a
+   * retry after its worker died), `active` (a worker holds it), or undefined
+   * when the queue no longer has it (finished jobs are removed at once).
+   */
+  async whereIs(provider: string, jobId: string): Promise<'waiting' | 'active' | undefined> {
+    const job = await this.queueFor(provider).getJob(jobId);
+    if (!job) return undefined;
+    const state = await job.getState();
+    if (state === 'active') return 'active';
+    return state === 'completed' || state === 'failed' || state === 'unknown' ? undefined : 'waiting';
   }
 
   /** Jobs waiting in `provider`'s queue (every job has a priority, so they sit in its prioritized set). */

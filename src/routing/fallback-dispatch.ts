@@ -117,7 +117,7 @@ async function reserve(candidate: Candidate, context: FallbackContext) {
   if (!detached) return context.dispatcher.reserve(candidate.provider, context.admission);
   const jobId = detached.jobId();
   await detached.beforeEnqueue(jobId);
-  return context.dispatcher.reserve(candidate.provider, context.admission, { jobId, requireWorker: false, waitMs: detached.waitMs });
+  return context.dispatcher.reserve(candidate.provider, context.admission, { jobId, requireWorker: false, waitMs: detached.waitMs, background: true });
 }
 
 /** Every candidate failed: the last failure, with the attempts for `Server-Timing`. */

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/api-key.ts';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
+import { BatchStore } from '../../src/batches/batch-store.ts';
+import { openBatchDb } from '../../src/batches/sql-db.ts';
 import type { KeyStore } from '../../src/auth/key-store.ts';
 import { runGatewayCli } from '../support/gateway-cli.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
@@ -49,6 +51,27 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
       expect(record?.admin).toBe(false);
     } finally {
       await store.close();
+    }
+  });
+
+  it('revoke cancels the running batches of the key, not those of other keys', async () => {
+    const issued = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout) as { id: string };
+    const kept = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout) as { id: string };
+    const db = openBatchDb({ KEY_DB_PATH: '', DATABASE_URL: undefined, ...backend.env() });
+    const batches = new BatchStore(db);
+    try {
+      const file = await batches.createFile({ owner: 'batch-owner', filename: 'in.jsonl', purpose: 'batch', content: '{}\n', bytes: 3 });
+      const batch = (keyId: string) => batches.createBatch({ owner: 'batch-owner', keyId, inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: null });
+      const mine = [await batch(issued.id), await batch(issued.id)];
+      const other = await batch(kept.id);
+      const run = await runGatewayCli(['keys', 'revoke', issued.id, '--json'], env());
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ id: issued.id, revoked: true, batches_cancelled: 2 });
+      const owner = { owner: 'batch-owner', admin: false };
+      for (const b of mine) expect((await batches.batch(b.id, owner)).status).toBe('cancelling');
+      expect((await batches.batch(other.id, owner)).status).toBe('validating');
+    } finally {
+      await db.close();
     }
   });
 

@@ -212,12 +212,18 @@ describe('clients that give up', () => {
 
 describe('backpressure and upstream rate limits', () => {
   it('answers 503 with Retry-After once a queue is over its configured depth', async () => {
-    // provider_x's rate limit is used up (beforeAll): its jobs stay queued.
-    for (let i = 0; i < 2; i++) {
-      const res = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: `fill ${i}` }] }) });
-      expect(res.status).toBe(202);
-    }
+    // provider_x's rate limit is used up (beforeAll): its jobs stay queued. Asynchronous jobs take only the places
+    // interactive requests leave (src/queue/queue-places.ts), so the two that fill the queue are interactive.
+    const job = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'background' }] }) });
+    expect(job.status).toBe(202);
+    const leave = new AbortController();
+    const fillers = Array.from({ length: 2 }, (_, i) =>
+      fetch(`${gateway.baseUrl}/v1/chat/completions`, { method: 'POST', signal: leave.signal, headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: `fill ${i}` }] }) }).catch(() => undefined),
+    );
+    await expect.poll(() => waiting('provider_x')).toBeGreaterThanOrEqual(3);
     const full = await api('/v1/chat/completions', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'one more' }] }) });
+    leave.abort();
+    await Promise.all(fillers);
     expect(full.status).toBe(503);
     expect(full.body.error.code).toBe('service_unavailable');
     expect(full.body.error.message).toContain('queue is full');

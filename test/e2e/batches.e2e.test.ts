@@ -165,7 +165,7 @@ describe('execution', () => {
     expect(upstreams.c.requests.length).toBe(3);
   });
 
-  it('cancels: lines in flight stop, the batch ends cancelled with what was answered', async () => {
+  it('cancels: lines in flight stop, the batch ends cancelled with what was answered, every other line in the error file as batch_cancelled', async () => {
     for (const u of all()) u.reset();
     upstreams.a.setBehavior({ latencyMs: 400 });
     const lines = Array.from({ length: 20 }, (_, i) => batchLine(`c${i}`, MODELS.a, `line-cancel-${i}`));
@@ -182,6 +182,13 @@ describe('execution', () => {
     expect(done.request_counts!.completed).toBeLessThan(20);
     const output = await readOutput(client, done.output_file_id);
     expect(output).toHaveLength(done.request_counts!.completed);
+    // The lines never answered are listed, each once: those that never ran, and those stopped in flight.
+    const errors = await readOutput(client, done.error_file_id);
+    expect(done.request_counts!.failed).toBe(20 - done.request_counts!.completed);
+    expect([...output, ...errors].map((l) => l.custom_id).sort()).toEqual(lines.map((_, i) => `c${i}`).sort());
+    for (const line of errors) expect(line).toMatchObject({ response: null, error: { code: 'batch_cancelled' } });
+    expect(errors.filter((l) => l.error?.message.includes('never ran')).length).toBeGreaterThan(0);
+    expect(errors.filter((l) => l.error?.message.includes('in flight')).length).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(upstreams.a.requests.length).toBeLessThan(20);
     await expect(client.batches.cancel(created.id)).resolves.toMatchObject({ status: 'cancelled' });

@@ -10,6 +10,7 @@ import { scanDelete } from '../../src/cache/scan-delete.ts';
 import { ReaderWatch } from '../../src/execution/reader-watch.ts';
 import { jobReadersKey, readerLivenessKey } from '../../src/streams/reader-liveness.ts';
 import { startApiReplica, type ApiReplica } from '../support/api-replica.ts';
+import { submitJob, waitForJobStatus } from '../support/async-jobs.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.ts';
@@ -105,6 +106,12 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     }
     expect(parts.join('')).toBe('Echo: cluster stream over gemini');
     expect(chunks).toBeGreaterThan(1);
+  });
+
+  it('queues background work (an asynchronous job) through the two-set queue-place script in the provider slot', async () => {
+    const created = await submitJob(gateway.baseUrl, KEY, 'a-4o', 'cluster background job');
+    expect(created.status).toBe(202);
+    await waitForJobStatus(gateway.baseUrl, KEY, created.body.id ?? '', 'completed');
   });
 
   it('serves concurrent requests of one API process with one blocking reader on one master', async () => {

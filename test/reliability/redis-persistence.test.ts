@@ -149,6 +149,30 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
     expect(answer.body.result?.choices[0]?.message.content).toBe('Echo: queued 0');
   });
 
+  it('a job whose upstream call is in flight when Redis restarts is answered once; its prompt is not sent again when the answer lands before the runner retries', async () => {
+    upstream.reset();
+    upstream.setBehavior({ latencyMs: 1500 });
+    const inFlight = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(gateway, 'a-4o', `in-flight ${i}`)));
+    await expect.poll(() => upstream.requests.length, { timeout: 10_000 }).toBe(10);
+    await redis.stop();
+    await redis.start();
+    for (const id of inFlight) await waitForJobStatus(gateway.baseUrl, KEY, id, 'completed');
+    upstream.setBehavior({ latencyMs: 0 });
+    const calls = new Map<string, number>();
+    for (const r of upstream.requests) {
+      const prompt = JSON.stringify(r.body).match(/in-flight \d+/)?.[0];
+      if (prompt) calls.set(prompt, (calls.get(prompt) ?? 0) + 1);
+    }
+    expect(calls.size).toBe(10);
+    for (const count of calls.values()) expect(count).toBeLessThanOrEqual(2);
+    const twice = [...calls.values()].filter((count) => count === 2).length;
+    // The job and its reply stream went with Redis. The worker still writes its answer (1.5 s upstream) to the new Redis before the
+    // runner retries the line (2 x BATCH_POLL_MS), which then follows it; a runner that took BullMQ's remove of a missing job for
+    // "withdrawn" sent all 10 again. Generous for a loaded machine.
+    console.log(`[redis-persistence] jobs in flight at a Redis restart without persistence: ${twice} of 10 sent upstream twice`);
+    expect(twice).toBeLessThan(5);
+  });
+
   it('a job its database lost answers 410 job_lost to its owner only; ids the gateway never minted get 404', async () => {
     const ids = [await submit(gateway, 'a-4o', 'lost 1'), await submit(gateway, 'x-idle', 'lost 2')];
     // As if the database were restored from a backup older than these jobs.

@@ -23,14 +23,14 @@ let redisStopped = false;
 let configPath: string;
 let worker: GatewayProcess | undefined;
 
-async function startWorker(): Promise<GatewayProcess> {
+async function startWorker(graceMs = GRACE_MS): Promise<GatewayProcess> {
   const proc = spawnGatewayProcess('workers/provider-worker.ts', ['provider_a'], {
     LOG_LEVEL: 'info',
     REDIS_PORT: String(redisServer.port),
     REDIS_KEY_PREFIX: 'gwshutdown',
     CONFIG_PATH: configPath,
     PROVIDER_A_API_KEY: 'up',
-    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    SHUTDOWN_GRACE_MS: String(graceMs),
     WORKER_HEARTBEAT_MS: '200',
   });
   await waitFor(() => proc.output().includes('worker started'), 20_000, `the worker to start:\n${proc.output()}`);
@@ -82,6 +82,21 @@ describe.skipIf(!hasRedisServer)('worker SIGTERM while Redis is down', () => {
     redisStopped = false;
     const { ms } = await exit;
     expect(ms, `still alive ${GRACE_MS * 4} ms after SIGTERM:\n${worker.output()}`).toBeLessThan(GRACE_MS + MARGIN_MS);
+  });
+
+  it('exits as soon as Redis is back, not at the end of a long grace', async () => {
+    const longGraceMs = 15_000;
+    worker = await startWorker(longGraceMs);
+    await stopRedis();
+    const exit = terminate(worker, longGraceMs * 2);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await redisServer.start();
+    redisStopped = false;
+    const { ms, code } = await exit;
+    console.log(`[worker-shutdown] Redis back 1.5 s after SIGTERM: the worker exited ${ms} ms after SIGTERM (code ${code})`);
+    // Nothing was in flight: once Redis answers, the close has nothing left to wait for. Generous for a loaded machine, far below the grace.
+    expect(ms, worker.output()).toBeLessThan(longGraceMs / 2);
+    expect(code, worker.output()).toBe(0);
   });
 
   it('exits within the grace when Redis stays down, with exit code 1 and a log of what it gave up on', async () => {

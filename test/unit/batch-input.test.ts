@@ -18,20 +18,20 @@ const rules: BatchInputRules = {
 };
 
 describe('disallowedModelLines', () => {
-  it('names each line whose model the key may not call, and leaves unparsable lines to validation', () => {
+  it('names each line whose model the key may not call, and leaves unparsable lines to validation', async () => {
     const content = [batchLine('a', 'a-4o', 'hi'), batchLine('b', 'c-opus', 'hi'), '{not json', '', batchLine('c', 'c-opus', 'again')].join('\n');
-    const errors = disallowedModelLines(content, (model) => model.startsWith('a-'));
+    const errors = await disallowedModelLines(content, (model) => model.startsWith('a-'));
     expect(errors).toEqual([
       { code: 'model_not_allowed', message: "This key may not use the model 'c-opus'.", param: 'body.model', line: 2 },
       { code: 'model_not_allowed', message: "This key may not use the model 'c-opus'.", param: 'body.model', line: 5 },
     ]);
-    expect(disallowedModelLines(content, () => true)).toEqual([]);
+    expect(await disallowedModelLines(content, () => true)).toEqual([]);
   });
 });
 
 describe('validateBatchInput', () => {
-  it('accepts good lines, skipping blank ones, and keeps each body as JSON text', () => {
-    const result = validateBatchInput(`${batchLine('x', 'a-4o', 'hi')}\n\n${batchLine('y', 'a-4o', 'there', { temperature: 0 })}\r\n`, rules);
+  it('accepts good lines, skipping blank ones, and keeps each body as JSON text', async () => {
+    const result = await validateBatchInput(`${batchLine('x', 'a-4o', 'hi')}\n\n${batchLine('y', 'a-4o', 'there', { temperature: 0 })}\r\n`, rules);
     expect(result).toEqual({
       lines: [
         { customId: 'x', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] }) },
@@ -40,7 +40,7 @@ describe('validateBatchInput', () => {
     });
   });
 
-  it('names every bad line with its 1-based number and a code', () => {
+  it('names every bad line with its 1-based number and a code', async () => {
     const content = [
       batchLine('ok', 'a-4o', 'fine'),
       'not json',
@@ -48,7 +48,7 @@ describe('validateBatchInput', () => {
       JSON.stringify({ method: 'POST', url: '/v1/chat/completions', body: {} }),
       batchLine('ok', 'a-4o', 'again'),
     ].join('\n');
-    const result = validateBatchInput(content, rules);
+    const result = await validateBatchInput(content, rules);
     expect('errors' in result && result.errors.map((e) => [e.line, e.code, e.param])).toEqual([
       [2, 'invalid_json_line', null],
       [3, 'invalid_json_line', null],
@@ -57,7 +57,7 @@ describe('validateBatchInput', () => {
     ]);
   });
 
-  it('refuses a wrong method or url, an invalid body, a streamed one, a model the key cannot use and an oversized line', () => {
+  it('refuses a wrong method or url, an invalid body, a streamed one, a model the key cannot use and an oversized line', async () => {
     const content = [
       JSON.stringify({ custom_id: 'm', method: 'GET', url: '/v1/chat/completions', body: {} }),
       JSON.stringify({ custom_id: 'u', method: 'POST', url: '/v1/responses', body: {} }),
@@ -65,7 +65,7 @@ describe('validateBatchInput', () => {
       batchLine('s', 'a-4o', 'x', { stream: true }),
       batchLine('k', 'other-model', 'x'),
     ].join('\n');
-    const result = validateBatchInput(content, { ...rules, maxLines: 10 });
+    const result = await validateBatchInput(content, { ...rules, maxLines: 10 });
     expect('errors' in result && result.errors.map((e) => [e.line, e.code])).toEqual([
       [1, 'invalid_method'],
       [2, 'mismatched_endpoint'],
@@ -73,14 +73,14 @@ describe('validateBatchInput', () => {
       [4, 'invalid_request'],
       [5, 'model_not_found'],
     ]);
-    const big = validateBatchInput(batchLine('big', 'a-4o', 'x'.repeat(700)), rules);
+    const big = await validateBatchInput(batchLine('big', 'a-4o', 'x'.repeat(700)), rules);
     expect('errors' in big && big.errors[0]).toMatchObject({ line: 1, code: 'request_too_large' });
   });
 
-  it('refuses more lines than allowed, and a file without any', () => {
+  it('refuses more lines than allowed, and a file without any', async () => {
     const many = Array.from({ length: 6 }, (_, i) => batchLine(`n${i}`, 'a-4o', 'x')).join('\n');
-    expect(validateBatchInput(many, rules)).toEqual({ errors: [expect.objectContaining({ code: 'too_many_requests_in_file', line: 6 })] });
-    expect(validateBatchInput('\n \n', rules)).toEqual({ errors: [expect.objectContaining({ code: 'empty_file', line: null })] });
+    expect(await validateBatchInput(many, rules)).toEqual({ errors: [expect.objectContaining({ code: 'too_many_requests_in_file', line: 6 })] });
+    expect(await validateBatchInput('\n \n', rules)).toEqual({ errors: [expect.objectContaining({ code: 'empty_file', line: null })] });
   });
 });
 

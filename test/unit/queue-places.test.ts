@@ -34,6 +34,20 @@ describe('QueuePlaces', () => {
     await expect(places.take('release', 'b', 1, 60_000)).resolves.toEqual({ provider: 'release', jobId: 'b' });
   });
 
+  it('background places take only what interactive ones leave; interactive ones never count them', async () => {
+    for (let i = 0; i < 3; i++) await places.take('tiers', `batch-${i}`, 3, 60_000, 'background');
+    await expect(places.take('tiers', 'batch-4', 3, 60_000, 'background')).rejects.toMatchObject({ code: 'service_unavailable' });
+    // The queue holds 3 background jobs, yet all 3 interactive places are free.
+    for (let i = 0; i < 3; i++) await places.take('tiers', `chat-${i}`, 3, 60_000);
+    await expect(places.take('tiers', 'chat-4', 3, 60_000)).rejects.toMatchObject({ code: 'service_unavailable' });
+    // Releasing needs no tier. Background work gets room only once interactive jobs leave it some.
+    await places.release('tiers', 'batch-0');
+    await expect(places.take('tiers', 'batch-5', 3, 60_000, 'background')).rejects.toMatchObject({ code: 'service_unavailable' });
+    for (let i = 0; i < 3; i++) await places.release('tiers', `chat-${i}`);
+    await expect(places.take('tiers', 'batch-5', 3, 60_000, 'background')).resolves.toEqual({ provider: 'tiers', jobId: 'batch-5' });
+    expect(await redis.zrange(placesKey(prefix, 'tiers', 'background'), 0, -1)).toEqual(expect.arrayContaining(['batch-1', 'batch-2', 'batch-5']));
+  });
+
   it('a place never given back lapses when its longest wait is over, so the count cannot drift', async () => {
     await places.take('lapse', 'lost', 1, 200);
     await expect(places.take('lapse', 'next', 1, 60_000)).rejects.toMatchObject({ code: 'service_unavailable' });

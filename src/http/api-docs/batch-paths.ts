@@ -13,7 +13,7 @@ export function batchPaths(h: { json: (id: string) => unknown; errors: (...statu
         operationId: 'createFile',
         tags,
         summary: 'Upload a batch input file',
-        description: 'multipart/form-data with `purpose` = `batch` and a `file` part: JSONL, one `{custom_id, method: "POST", url: "/v1/chat/completions", body}` per line. At most BATCH_MAX_FILE_BYTES.',
+        description: 'multipart/form-data with `purpose` = `batch` and a `file` part: JSONL, one `{custom_id, method: "POST", url: "/v1/chat/completions", body}` per line. At most BATCH_MAX_FILE_BYTES (413); a filename of at most FILES_MAX_FILENAME_LENGTH characters and the uploads of one owner within FILES_MAX_BYTES_PER_OWNER (400); at most FILES_MAX_CONCURRENT_UPLOADS uploads read at once per API process (429 with Retry-After). Deleted FILES_TTL after upload (expires_at).',
         requestBody: {
           required: true,
           content: {

@@ -8,7 +8,7 @@ export const fileSchema = z
     object: z.literal('file'),
     bytes: z.int(),
     created_at: z.int().describe('Unix time, seconds.'),
-    expires_at: z.null().describe('Files are kept until deleted.'),
+    expires_at: z.int().nullable().describe('Unix time at which an uploaded file is deleted (FILES_TTL); null for output files, and for uploads when FILES_TTL is 0.'),
     filename: z.string(),
     purpose: z.enum(['batch', 'batch_output']),
     status: z.literal('processed'),

@@ -12,6 +12,8 @@ export interface AdminKeysDeps {
   store: KeyStore;
   /** Tells every API process to drop its cached lookup of a key hash. */
   announce: (keyHash: string) => Promise<unknown>;
+  /** Stops the work a revoked key left running (its batches). @defaultValue nothing */
+  onRevoked?: (keyId: string) => Promise<unknown>;
 }
 
 /** Body of `POST /admin/keys`: owner, admin flag and any policy field. */
@@ -23,8 +25,8 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * `/admin/keys` (admin keys only, like every `/admin` path): list, create,
- * get, update (PATCH with policy fields, `null` clears one), revoke (DELETE)
- * and usage per model and day. Every change is announced so all API
+ * get, update (PATCH with policy fields, `null` clears one), revoke (DELETE,
+ * which also cancels the key's running batches) and usage per model and day. Every change is announced so all API
  * replicas apply it at once rather than after their key cache TTL.
  */
 export function adminKeysRouter(deps: AdminKeysDeps): Router {
@@ -60,6 +62,7 @@ export function adminKeysRouter(deps: AdminKeysDeps): Router {
     const record = await found(store, req.params.id);
     const revoked = await guard(store.revoke(record.id));
     await deps.announce(record.keyHash);
+    if (deps.onRevoked) await guard(deps.onRevoked(record.id));
     res.json(keyRecordJson(revoked ?? record));
   });
 

@@ -55,7 +55,7 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
     if (file.purpose !== 'batch') throw new InvalidRequestError(`input_file_id: '${file.id}' was not uploaded with purpose "batch".`);
     // The runner validates later without the key; a key restricted to some models is checked now.
     const principal = contextOf(res).principal;
-    const errors = principal?.policy?.allowed_models ? disallowedModelLines(await deps.store.fileContent(file.id, viewer), (model) => principal.mayUseModel(model)) : [];
+    const errors = principal?.policy?.allowed_models ? await disallowedModelLines(await deps.store.fileContent(file.id, viewer), (model) => principal.mayUseModel(model)) : [];
     res.json(
       await deps.store.createBatch({
         owner: viewer.owner,
