@@ -4,6 +4,7 @@ import { batchLine, pollBatch, submitBatch } from '../support/batches.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import type { Untyped } from '../support/untyped.ts';
 
 /**
  * Batches share a provider with interactive traffic and with each other:
@@ -21,7 +22,7 @@ const redis = testRedis();
 let upstream: FakeUpstream;
 let gateway: Gateway;
 
-async function admin(method: string, path: string, body?: unknown): Promise<any> {
+async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
   const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
   const json = res.status === 204 ? {} : await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
