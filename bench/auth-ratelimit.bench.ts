@@ -47,7 +47,11 @@ const auth = new GatewayAuthenticator({ staticKeys: new StaticKeyAuthenticator([
 const keys = await Promise.all(Array.from({ length: 200 }, (_, i) => issueApiKey(store, { owner: `bench-${i}` })));
 const uncached = new GatewayAuthenticator({ staticKeys: new StaticKeyAuthenticator([], []), store, cacheTtlMs: 0 });
 
-const redis = new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), enableAutoPipelining: true });
+const redis = new Redis({
+  host: process.env.REDIS_HOST ?? '127.0.0.1',
+  port: Number(process.env.REDIS_PORT ?? 6379),
+  enableAutoPipelining: true,
+});
 const prefix = `gwbench:rl:${process.pid}`;
 const limiter = new SlidingWindowLimiter({ redis, prefix });
 
@@ -59,12 +63,24 @@ function row(name: string, concurrency: number, r: Result): void {
 
 try {
   row('authenticate, cached issued key', 1, await measure(1, (i) => auth.authenticate(keys[i % keys.length]!.key)));
-  row('authenticate, SQLite lookup (TTL 0)', 1, await measure(1, (i) => uncached.authenticate(keys[i % keys.length]!.key)));
+  row(
+    'authenticate, SQLite lookup (TTL 0)',
+    1,
+    await measure(1, (i) => uncached.authenticate(keys[i % keys.length]!.key)),
+  );
   for (const concurrency of smoke ? [1, 32] : [1, 32, 128]) {
     // 200 keys with a limit no one reaches: every call runs the whole script.
-    row('rate limit (Lua, Redis clock)', concurrency, await measure(concurrency, (i) => limiter.consume(`k${i % 200}`, { limit: 1e9, windowMs: 60_000 }, `gw_k…${i % 200}`)));
+    row(
+      'rate limit (Lua, Redis clock)',
+      concurrency,
+      await measure(concurrency, (i) =>
+        limiter.consume(`k${i % 200}`, { limit: 1e9, windowMs: 60_000 }, `gw_k…${i % 200}`),
+      ),
+    );
   }
-  process.stdout.write(`| scenario | concurrency | ops/s | p50 ms | p99 ms |\n|---|---|---|---|---|\n${rows.join('\n')}\n`);
+  process.stdout.write(
+    `| scenario | concurrency | ops/s | p50 ms | p99 ms |\n|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
 } finally {
   let cursor = '0';
   do {

@@ -43,7 +43,8 @@ function interactive(): Promise<LoadResult> {
   return runLoad({
     url: `${stack.gateway.baseUrl}/v1/chat/completions`,
     headers: { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' },
-    body: (i) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `interactive ${i} ${Math.random()}` }] }),
+    body: (i) =>
+      JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `interactive ${i} ${Math.random()}` }] }),
     connections: 4,
     durationMs,
   });
@@ -53,7 +54,9 @@ const rows: string[] = [];
 const results: LoadResult[] = [];
 function row(name: string, r: LoadResult, extra: string): void {
   results.push(r);
-  rows.push(`| ${name} | ${r.requests} | ${r.latency.p50.toFixed(1)} | ${r.latency.p90.toFixed(1)} | ${r.latency.p99.toFixed(1)} | ${r.errors} | ${extra} |`);
+  rows.push(
+    `| ${name} | ${r.requests} | ${r.latency.p50.toFixed(1)} | ${r.latency.p90.toFixed(1)} | ${r.latency.p99.toFixed(1)} | ${r.errors} | ${extra} |`,
+  );
 }
 
 try {
@@ -71,7 +74,8 @@ try {
   const during = await interactive();
   const after = await client.batches.retrieve(batch.id);
   const linesPerSecond = ((after.request_counts?.completed ?? 0) - before) / ((Date.now() - started) / 1000);
-  if (after.status !== 'in_progress') throw new Error(`the batch was not running through the whole phase (${after.status}): raise the line count`);
+  if (after.status !== 'in_progress')
+    throw new Error(`the batch was not running through the whole phase (${after.status}): raise the line count`);
   row(`interactive during a ${LINES}-line batch`, during, `${linesPerSecond.toFixed(0)} lines/s`);
   await client.batches.cancel(batch.id);
   for (;;) {
@@ -80,7 +84,9 @@ try {
   }
   // Again without the batch: this machine's speed drifts, so the batch phase is bracketed by two quiet ones.
   row('interactive alone, after the batch is cancelled', await interactive(), '-');
-  process.stdout.write(`| phase | interactive requests | p50 ms | p90 ms | p99 ms | errors | batch progress |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
+  process.stdout.write(
+    `| phase | interactive requests | p50 ms | p90 ms | p99 ms | errors | batch progress |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
   const [quiet1, busy, quiet2] = results as [LoadResult, LoadResult, LoadResult];
   const ratio = (pick: (r: LoadResult) => number) => pick(busy) / ((pick(quiet1) + pick(quiet2)) / 2);
   const p50 = ratio((r) => r.latency.p50);

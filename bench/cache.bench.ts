@@ -35,10 +35,15 @@ const stack = await startStack({
 
 const chatUrl = `${stack.gateway.baseUrl}/v1/chat/completions`;
 const headers = { 'x-api-key': stack.key };
-const body = (content: string, stream = false) => JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content }] });
+const body = (content: string, stream = false) =>
+  JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content }] });
 
 async function post(content: string): Promise<string | null> {
-  const res = await fetch(chatUrl, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: body(content) });
+  const res = await fetch(chatUrl, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: body(content),
+  });
   await res.text();
   return res.headers.get('x-cache');
 }
@@ -52,7 +57,9 @@ const rows: string[] = [];
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 function row(scenario: string, connections: number, r: LoadResult): void {
   const bad = r.errors + Object.values(r.statuses).reduce((a, b) => a + b, 0);
-  rows.push(`| ${scenario} | ${connections} | ${r.rps.toFixed(0)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p90)} | ${fmt(r.latency.p99)} | ${bad} |`);
+  rows.push(
+    `| ${scenario} | ${connections} | ${r.rps.toFixed(0)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p90)} | ${fmt(r.latency.p99)} | ${bad} |`,
+  );
 }
 
 try {
@@ -71,10 +78,22 @@ try {
   // Warm-up (JIT, connection pools), not reported.
   await runLoad({ url: chatUrl, headers, body: body(seed), connections: 4, durationMs: 1000 });
   for (const connections of connectionsList) {
-    row('exact hit, JSON', connections, await runLoad({ url: chatUrl, headers, body: body(seed), connections, durationMs }));
-    row('exact hit, SSE replay', connections, await runLoad({ url: chatUrl, headers, body: body(seed, true), connections, durationMs }));
+    row(
+      'exact hit, JSON',
+      connections,
+      await runLoad({ url: chatUrl, headers, body: body(seed), connections, durationMs }),
+    );
+    row(
+      'exact hit, SSE replay',
+      connections,
+      await runLoad({ url: chatUrl, headers, body: body(seed, true), connections, durationMs }),
+    );
     if (checks.semantic === 'SEMANTIC_HIT') {
-      row(`semantic hit, JSON (${embedder})`, connections, await runLoad({ url: chatUrl, headers, body: body(paraphrase), connections, durationMs }));
+      row(
+        `semantic hit, JSON (${embedder})`,
+        connections,
+        await runLoad({ url: chatUrl, headers, body: body(paraphrase), connections, durationMs }),
+      );
     }
   }
   const embedderNote =
@@ -85,7 +104,8 @@ try {
   console.log('| scenario | conns | req/s | p50 | p90 | p99 | errors |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);
-  if (checks.semantic !== 'SEMANTIC_HIT') console.log(`\nsemantic hit path not measured: the paraphrase answered ${checks.semantic}`);
+  if (checks.semantic !== 'SEMANTIC_HIT')
+    console.log(`\nsemantic hit path not measured: the paraphrase answered ${checks.semantic}`);
 } finally {
   await stack.stop();
 }

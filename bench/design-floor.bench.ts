@@ -53,14 +53,26 @@ else if (role === 'worker') runFloorWorker(process.argv[3] ?? '', process.argv[4
 else await main();
 
 function redisConnection(): Redis {
-  return new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), maxRetriesPerRequest: null });
+  return new Redis({
+    host: process.env.REDIS_HOST ?? '127.0.0.1',
+    port: Number(process.env.REDIS_PORT ?? 6379),
+    maxRetriesPerRequest: null,
+  });
 }
 
 function postUpstream(agent: Agent, upstreamUrl: string, body: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const out = httpRequest(
       `${upstreamUrl}/chat/completions`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${UPSTREAM_KEY}`, 'content-length': Buffer.byteLength(body) } },
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${UPSTREAM_KEY}`,
+          'content-length': Buffer.byteLength(body),
+        },
+      },
       (res) => void readBody(res).then(resolve, reject),
     );
     out.on('error', reject);
@@ -81,10 +93,15 @@ async function serveFloorApi(upstreamUrl: string, prefix: string): Promise<void>
     if (limited && !(await limiter.consume('floor-key', rule)).allowed) throw new Error('limited');
     const id = randomUUID();
     const replyKey = `${prefix}:reply:${id}`;
-    await queue.add('chat', { body, replyKey }, { jobId: id, priority: 10, attempts: 1, removeOnComplete: true, removeOnFail: true });
+    await queue.add(
+      'chat',
+      { body, replyKey },
+      { jobId: id, priority: 10, attempts: 1, removeOnComplete: true, removeOnFail: true },
+    );
     const reader = idleReaders.pop() ?? redisConnection();
     try {
-      const entries = (await reader.xread('BLOCK', 30_000, 'STREAMS', replyKey, '0')) as [string, [string, string[]][]][] | null;
+      const entries = (await reader.xread('BLOCK', 30_000, 'STREAMS', replyKey, '0')) as
+        [string, [string, string[]][]][] | null;
       const fields = entries?.[0]?.[1]?.[0]?.[1];
       if (!fields) throw new Error('no reply within 30 s');
       return fields[1] ?? '';
@@ -136,22 +153,39 @@ async function main(): Promise<void> {
   const firstWarmupMs = Number(process.env.BENCH_WARMUP_MS ?? (smoke ? 300 : 10_000));
   const prefix = uniquePrefix('bench-floor');
 
-  const envList = (list: string | undefined) => Object.fromEntries((list ?? '').split(',').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-  const gatewayEnv = { DLP_ENABLED: 'true', SEMANTIC_CACHE_ENABLED: 'false', ...envList(process.env.BENCH_GATEWAY_ENV) };
+  const envList = (list: string | undefined) =>
+    Object.fromEntries(
+      (list ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
+  const gatewayEnv = {
+    DLP_ENABLED: 'true',
+    SEMANTIC_CACHE_ENABLED: 'false',
+    ...envList(process.env.BENCH_GATEWAY_ENV),
+  };
   const stack = await startStack({ env: gatewayEnv });
   const compareCheckout = process.env.BENCH_COMPARE_CHECKOUT;
   const compareLabel = [process.env.BENCH_COMPARE_ENV, compareCheckout].filter(Boolean).join(', ');
   let compare: BenchStack | undefined;
   const children: ChildProcess[] = [];
   const start = (r: string) => {
-    const child = fork(import.meta.filename, [r, stack.upstreamUrl, prefix], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'] });
+    const child = fork(import.meta.filename, [r, stack.upstreamUrl, prefix], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
+    });
     children.push(child);
     return new Promise<unknown>((resolve) => child.once('message', resolve));
   };
 
   try {
     if (compareLabel) {
-      compare = await startStack({ env: { ...gatewayEnv, ...envList(process.env.BENCH_COMPARE_ENV) }, shareUpstreamOf: stack, ...(compareCheckout ? { root: compareCheckout } : {}) });
+      compare = await startStack({
+        env: { ...gatewayEnv, ...envList(process.env.BENCH_COMPARE_ENV) },
+        shareUpstreamOf: stack,
+        ...(compareCheckout ? { root: compareCheckout } : {}),
+      });
     }
     const [port] = await Promise.all([start('api'), start('worker')]);
     const probe = testRedis();
@@ -159,18 +193,38 @@ async function main(): Promise<void> {
     probe.disconnect();
     const floorPids = { front: children[0]?.pid, behind: children[1]?.pid, redis, upstream: stack.upstreamPid };
     type Scenario = [string, Record<string, number | undefined>, (warmupMs: number | undefined) => Promise<LoadResult>];
-    const body = (i: number) => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }] });
+    const body = (i: number) =>
+      JSON.stringify({
+        model: 'a-4o',
+        messages: [{ role: 'user', content: `floor prompt number ${i} ${Math.random()}` }],
+      });
     const oneConnection = (url: string, headers?: Record<string, string>) => (warmupMs: number | undefined) =>
       runLoad({ url, headers, body, connections: 1, durationMs, warmupMs });
     const gatewayScenario = (name: string, gateway: BenchStack): Scenario => [
       name,
-      { front: gateway.gateway.api.child.pid, behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid, redis, upstream: gateway.upstreamPid },
-      oneConnection(`${gateway.gateway.baseUrl}/v1/chat/completions`, { 'x-api-key': gateway.key, 'cache-control': 'no-store' }),
+      {
+        front: gateway.gateway.api.child.pid,
+        behind: gateway.gateway.workers.get('provider_a')?.[0]?.child.pid,
+        redis,
+        upstream: gateway.upstreamPid,
+      },
+      oneConnection(`${gateway.gateway.baseUrl}/v1/chat/completions`, {
+        'x-api-key': gateway.key,
+        'cache-control': 'no-store',
+      }),
     ];
     const floor = `http://127.0.0.1:${Number(port)}`;
     const scenarios: Scenario[] = [
-      ['direct upstream', { redis, upstream: stack.upstreamPid }, oneConnection(`${stack.upstreamUrl}/chat/completions`, { authorization: `Bearer ${UPSTREAM_KEY}` })],
-      ['floor: proxy process', { front: floorPids.front, redis, upstream: stack.upstreamPid }, oneConnection(`${floor}/proxy`)],
+      [
+        'direct upstream',
+        { redis, upstream: stack.upstreamPid },
+        oneConnection(`${stack.upstreamUrl}/chat/completions`, { authorization: `Bearer ${UPSTREAM_KEY}` }),
+      ],
+      [
+        'floor: proxy process',
+        { front: floorPids.front, redis, upstream: stack.upstreamPid },
+        oneConnection(`${floor}/proxy`),
+      ],
       ['floor: + queue, worker, reply stream', floorPids, oneConnection(`${floor}/queue`)],
       ['floor: + rate limit', floorPids, oneConnection(`${floor}/queue-limit`)],
       gatewayScenario('gateway miss (queue)', stack),
@@ -181,28 +235,42 @@ async function main(): Promise<void> {
     const cpuPerRequest = new Map<string, Record<string, number>[]>(scenarios.map(([name]) => [name, []]));
     for (let round = 0; round < rounds; round++) {
       // The two gateways of an A/B take turns at going first.
-      const order = compare && round % 2 === 1 ? [...scenarios.slice(0, -2), ...scenarios.slice(-2).reverse()] : scenarios;
+      const order =
+        compare && round % 2 === 1 ? [...scenarios.slice(0, -2), ...scenarios.slice(-2).reverse()] : scenarios;
       for (const [name, pids, run] of order) {
         const { result, cpu } = await withCpu(pids, () => run(round === 0 ? firstWarmupMs : undefined));
         const bad = result.errors + Object.values(result.statuses).reduce((a, b) => a + b, 0);
         if (bad > 0) throw new Error(`${name}: ${bad} failed requests`);
         results.get(name)?.push(result);
-        cpuPerRequest.get(name)?.push(Object.fromEntries(Object.entries(cpu).map(([process, ms]) => [process, (ms * 1000) / Math.max(1, result.finished)])));
+        cpuPerRequest
+          .get(name)
+          ?.push(
+            Object.fromEntries(
+              Object.entries(cpu).map(([process, ms]) => [process, (ms * 1000) / Math.max(1, result.finished)]),
+            ),
+          );
       }
     }
 
     const median = (values: number[]) => percentiles(values).p50;
     const direct = results.get('direct upstream') ?? [];
-    console.log(`one connection, ${rounds} interleaved rounds of ${durationMs} ms each (the first after ${firstWarmupMs} ms of warm-up); ms, medians over the rounds\n`);
-    console.log('| scenario | req/s | p50 | p99 | added p50 | added p99 | CPU µs/req: front | behind | redis | upstream |');
+    console.log(
+      `one connection, ${rounds} interleaved rounds of ${durationMs} ms each (the first after ${firstWarmupMs} ms of warm-up); ms, medians over the rounds\n`,
+    );
+    console.log(
+      '| scenario | req/s | p50 | p99 | added p50 | added p99 | CPU µs/req: front | behind | redis | upstream |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const [name] of scenarios) {
       const cpu = (process: string) => {
-        const values = (cpuPerRequest.get(name) ?? []).map((c) => c[process]).filter((v): v is number => v !== undefined && Number.isFinite(v));
+        const values = (cpuPerRequest.get(name) ?? [])
+          .map((c) => c[process])
+          .filter((v): v is number => v !== undefined && Number.isFinite(v));
         return values.length > 0 ? median(values).toFixed(0) : '';
       };
       const runs = results.get(name) ?? [];
-      const added = (pick: (r: LoadResult) => number) => median(runs.map((r, i) => pick(r) - pick(direct[i] as LoadResult)));
+      const added = (pick: (r: LoadResult) => number) =>
+        median(runs.map((r, i) => pick(r) - pick(direct[i] as LoadResult)));
       const isDirect = name === 'direct upstream';
       console.log(
         `| ${name} | ${median(runs.map((r) => r.rps)).toFixed(0)} | ${median(runs.map((r) => r.latency.p50)).toFixed(2)} | ${median(runs.map((r) => r.latency.p99)).toFixed(2)} | ${isDirect ? '' : added((r) => r.latency.p50).toFixed(2)} | ${isDirect ? '' : added((r) => r.latency.p99).toFixed(2)} | ${cpu('front')} | ${cpu('behind')} | ${cpu('redis')} | ${cpu('upstream')} |`,
@@ -212,7 +280,9 @@ async function main(): Promise<void> {
       const a = results.get(scenarios[scenarios.length - 2]?.[0] ?? '') ?? [];
       const b = results.get(scenarios[scenarios.length - 1]?.[0] ?? '') ?? [];
       const ratios = b.map((r, i) => r.latency.p50 / (a[i] as LoadResult).latency.p50);
-      console.log(`\nA/B, p50 of the second gateway over the first's, per round: ${ratios.map((r) => `×${r.toFixed(2)}`).join(' ')} (median ×${median(ratios).toFixed(2)})`);
+      console.log(
+        `\nA/B, p50 of the second gateway over the first's, per round: ${ratios.map((r) => `×${r.toFixed(2)}`).join(' ')} (median ×${median(ratios).toFixed(2)})`,
+      );
     }
   } finally {
     for (const child of children) child.kill();

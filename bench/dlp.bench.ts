@@ -71,7 +71,8 @@ function time(label: string, fn: () => unknown, n = iterations): string {
 const engine = new DlpEngine();
 // The opt-in types (DLP_ENTITIES): their dictionaries and layouts cost a scan of every capitalised word.
 const allEngine = new DlpEngine({ entities: ENTITY_TYPES });
-const withOptIn = (entity: EntityType) => new DlpEngine({ entities: [...ENTITY_TYPES.filter((e) => !OPT_IN_ENTITIES.includes(e)), entity] });
+const withOptIn = (entity: EntityType) =>
+  new DlpEngine({ entities: [...ENTITY_TYPES.filter((e) => !OPT_IN_ENTITIES.includes(e)), entity] });
 const guard = new DlpGuard({ engine, action: 'redact' });
 const namesPii2k = prompt(2048, [
   ...PII,
@@ -81,9 +82,20 @@ const namesPii2k = prompt(2048, [
 
 /** A streamed reply of ~2 KB in 4-character chunks through DLP_SCAN_REPLIES + DLP_RESTORE: the cost per reply. */
 function streamReply(): void {
-  const { reply } = new DlpGuard({ engine, scanReplies: true, restore: true }).screenExchange({ ...chat, stream: true }, {});
+  const { reply } = new DlpGuard({ engine, scanReplies: true, restore: true }).screenExchange(
+    { ...chat, stream: true },
+    {},
+  );
   for (let i = 0; i < pii2k.length; i += 4) {
-    reply!.chunk(JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: pii2k.slice(i, i + 4) }, finish_reason: null, logprobs: null }] }));
+    reply!.chunk(
+      JSON.stringify({
+        id: 'x',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta: { content: pii2k.slice(i, i + 4) }, finish_reason: null, logprobs: null }],
+      }),
+    );
   }
   reply!.flush();
 }
@@ -108,11 +120,17 @@ const rows = [
   time('64 KB document, 4 findings', () => engine.analyze(doc64k), Math.max(100, Math.floor(iterations / 20))),
   time('2 KB prompt with a name, places, an address, a birth date, default types', () => engine.analyze(namesPii2k)),
   time('2 KB prompt, every type incl. the opt-in ones (DLP_ENTITIES)', () => allEngine.analyze(namesPii2k)),
-  ...OPT_IN_ENTITIES.filter((entity) => !(ANALYZER_ONLY_ENTITIES as readonly EntityType[]).includes(entity)).map((entity) => {
-    const one = withOptIn(entity);
-    return time(`2 KB prompt, default types + ${entity}`, () => one.analyze(namesPii2k));
-  }),
-  time('2 KB streamed reply, 512 chunks, DLP_SCAN_REPLIES + DLP_RESTORE', streamReply, Math.max(50, Math.floor(iterations / 100))),
+  ...OPT_IN_ENTITIES.filter((entity) => !(ANALYZER_ONLY_ENTITIES as readonly EntityType[]).includes(entity)).map(
+    (entity) => {
+      const one = withOptIn(entity);
+      return time(`2 KB prompt, default types + ${entity}`, () => one.analyze(namesPii2k));
+    },
+  ),
+  time(
+    '2 KB streamed reply, 512 chunks, DLP_SCAN_REPLIES + DLP_RESTORE',
+    streamReply,
+    Math.max(50, Math.floor(iterations / 100)),
+  ),
 ];
 
 /** CPU time per call (user + system, process.cpuUsage over n calls): wall-clock percentiles on a shared machine count its queue too. */
@@ -132,4 +150,6 @@ const findings = engine.analyze(pii2k).map((f) => f.entity);
 process.stdout.write(`DLP scan cost (microseconds per call), Node ${process.version}\n\n`);
 process.stdout.write('| scenario | calls | p50 µs | p90 µs | p99 µs | max µs |\n|---|---:|---:|---:|---:|---:|\n');
 process.stdout.write(`${rows.join('\n')}\n\nfindings in the 2 KB PII prompt: ${findings.join(', ')}\n`);
-process.stdout.write(`\nCPU time per call, default types\n\n| scenario | CPU µs |\n|---|---:|\n${cpuRows.join('\n')}\n`);
+process.stdout.write(
+  `\nCPU time per call, default types\n\n| scenario | CPU µs |\n|---|---:|\n${cpuRows.join('\n')}\n`,
+);

@@ -54,17 +54,30 @@ const doors: Door[] = [
   {
     name: 'chat',
     path: '/v1/chat/completions',
-    body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: prompt(i) }] }),
+    body: (stream) => (i) =>
+      JSON.stringify({
+        model: 'a-4o',
+        stream,
+        max_tokens: MAX_TOKENS,
+        messages: [{ role: 'user', content: prompt(i) }],
+      }),
   },
   {
     name: 'messages',
     path: '/v1/messages',
-    body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: prompt(i) }] }),
+    body: (stream) => (i) =>
+      JSON.stringify({
+        model: 'a-4o',
+        stream,
+        max_tokens: MAX_TOKENS,
+        messages: [{ role: 'user', content: prompt(i) }],
+      }),
   },
   {
     name: 'responses',
     path: '/v1/responses',
-    body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, store: false, max_output_tokens: MAX_TOKENS, input: prompt(i) }),
+    body: (stream) => (i) =>
+      JSON.stringify({ model: 'a-4o', stream, store: false, max_output_tokens: MAX_TOKENS, input: prompt(i) }),
   },
 ];
 
@@ -86,18 +99,37 @@ function badOf(r: LoadResult): number {
 try {
   // A first short pass compiles every path before anything is counted.
   for (const door of doors) {
-    for (const stream of [false, true]) await runLoad({ url: `${stack.gateway.baseUrl}${door.path}`, headers, body: door.body(stream), connections, durationMs: smoke ? 300 : 1000, warmupMs: 0 });
+    for (const stream of [false, true])
+      await runLoad({
+        url: `${stack.gateway.baseUrl}${door.path}`,
+        headers,
+        body: door.body(stream),
+        connections,
+        durationMs: smoke ? 300 : 1000,
+        warmupMs: 0,
+      });
   }
   for (let round = 0; round < rounds; round++) {
     for (const stream of [false, true]) {
       // Each round starts with another door, so none always runs on a warmer machine.
       const order = doors.map((_, i) => doors[(i + round) % doors.length] as Door);
       for (const door of order) {
-        const { result, cpu } = await withCpu(pids, () => runLoad({ url: `${stack.gateway.baseUrl}${door.path}`, headers, body: door.body(stream), connections, durationMs }));
+        const { result, cpu } = await withCpu(pids, () =>
+          runLoad({
+            url: `${stack.gateway.baseUrl}${door.path}`,
+            headers,
+            body: door.body(stream),
+            connections,
+            durationMs,
+          }),
+        );
         const key = `${door.name}, ${stream ? 'stream' : 'sync'}`;
         const total = totals.get(key) ?? { apiMs: 0, workerMs: 0, requests: 0, bad: 0 };
         total.apiMs += cpu.api ?? NaN;
-        total.workerMs += Object.entries(cpu).reduce((sum, [name, ms]) => (name.startsWith('worker') ? sum + ms : sum), 0);
+        total.workerMs += Object.entries(cpu).reduce(
+          (sum, [name, ms]) => (name.startsWith('worker') ? sum + ms : sum),
+          0,
+        );
         // `finished` counts every request of the run, as the CPU does.
         total.requests += result.finished;
         total.bad += badOf(result);
@@ -112,7 +144,9 @@ try {
 const perRequest = (ms: number, requests: number) => (ms * 1000) / Math.max(1, requests);
 const format = (us: number) => (Number.isFinite(us) ? us.toFixed(0) : '-');
 
-console.log(`${rounds} interleaved round(s) of ${durationMs} ms per door at ${connections} connections; CPU per request (user + system, all threads), µs\n`);
+console.log(
+  `${rounds} interleaved round(s) of ${durationMs} ms per door at ${connections} connections; CPU per request (user + system, all threads), µs\n`,
+);
 console.log('| door | requests | API | worker | API + worker | ratio to chat | errors |');
 console.log('|---|---|---|---|---|---|---|');
 for (const stream of ['sync', 'stream']) {
@@ -174,18 +208,26 @@ for (let round = 0; round < rounds + 1; round++) {
       for (let i = 0; i < iterations; i++) await doorWork(door, name, stream, i);
       const spent = process.cpuUsage(start);
       // Round 0 warms every path up and is not counted.
-      if (round > 0) doorCpu.set(`${name}, ${stream ? 'stream' : 'sync'}`, (doorCpu.get(`${name}, ${stream ? 'stream' : 'sync'}`) ?? 0) + spent.user + spent.system);
+      if (round > 0)
+        doorCpu.set(
+          `${name}, ${stream ? 'stream' : 'sync'}`,
+          (doorCpu.get(`${name}, ${stream ? 'stream' : 'sync'}`) ?? 0) + spent.user + spent.system,
+        );
     }
   }
 }
-console.log(`\nThe door's own work in one process (body parse, decode, reply encoding), ${rounds} round(s) of ${iterations} requests per door, µs per request\n`);
+console.log(
+  `\nThe door's own work in one process (body parse, decode, reply encoding), ${rounds} round(s) of ${iterations} requests per door, µs per request\n`,
+);
 console.log('| door | door work µs | difference to chat µs |');
 console.log('|---|---|---|');
 for (const stream of ['sync', 'stream']) {
   const chat = (doorCpu.get(`chat, ${stream}`) ?? NaN) / (rounds * iterations);
   for (const { name } of inProcess) {
     const us = (doorCpu.get(`${name}, ${stream}`) ?? NaN) / (rounds * iterations);
-    console.log(`| ${name}, ${stream} | ${us.toFixed(1)} | ${name === 'chat' ? '' : (us - chat >= 0 ? '+' : '') + (us - chat).toFixed(1)} |`);
+    console.log(
+      `| ${name}, ${stream} | ${us.toFixed(1)} | ${name === 'chat' ? '' : (us - chat >= 0 ? '+' : '') + (us - chat).toFixed(1)} |`,
+    );
   }
 }
 

@@ -54,9 +54,13 @@ probe.disconnect();
 const rows: string[] = [];
 const cpuRows: string[] = [];
 function cpuRow(scenario: string, connections: number, r: LoadResult, cpu: Record<string, number>): void {
-  const perRequest = Object.values(cpu).map((ms) => (Number.isFinite(ms) ? ((ms * 1000) / Math.max(1, r.finished)).toFixed(0) : '-'));
+  const perRequest = Object.values(cpu).map((ms) =>
+    Number.isFinite(ms) ? ((ms * 1000) / Math.max(1, r.finished)).toFixed(0) : '-',
+  );
   const total = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
-  cpuRows.push(`| ${scenario} | ${connections} | ${perRequest.join(' | ')} | ${((total * 1000) / Math.max(1, r.finished)).toFixed(0)} |`);
+  cpuRows.push(
+    `| ${scenario} | ${connections} | ${perRequest.join(' | ')} | ${((total * 1000) / Math.max(1, r.finished)).toFixed(0)} |`,
+  );
 }
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 function row(scenario: string, connections: number, r: LoadResult): void {
@@ -100,11 +104,17 @@ try {
   await stack.stop();
 }
 
-console.log(`upstream latency ${latencyMs} ms, ${durationMs} ms per run after ${warmupMs} ms of warm-up on the same connections, times in ms\n`);
+console.log(
+  `upstream latency ${latencyMs} ms, ${durationMs} ms per run after ${warmupMs} ms of warm-up on the same connections, times in ms\n`,
+);
 console.log('| scenario | conns | req/s | p50 | p90 | p99 | ttfb p50 | ttfb p99 | errors |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 console.log('\nCPU per request through the gateway, µs (all threads of each process; "-" where /proc cannot tell)\n');
 console.log(`| scenario | conns | ${Object.keys(pids).join(' | ')} | total |`);
-console.log(`|---|---|${Object.keys(pids).map(() => '---|').join('')}---|`);
+console.log(
+  `|---|---|${Object.keys(pids)
+    .map(() => '---|')
+    .join('')}---|`,
+);
 for (const r of cpuRows) console.log(r);

@@ -60,11 +60,16 @@ if (process.argv[2] === 'echo') {
 
   const rows: string[] = [];
   try {
-    for (const [name, roundTrip] of [['Node ↔ Node, TCP', echo], ['Node → Redis PING (ioredis)', ping]] as const) {
+    for (const [name, roundTrip] of [
+      ['Node ↔ Node, TCP', echo],
+      ['Node → Redis PING (ioredis)', ping],
+    ] as const) {
       await measure(0, roundTrip); // warm-up
       for (const gapMs of gapsMs) {
         const p = percentiles(await measure(gapMs, roundTrip));
-        rows.push(`| ${name} | ${gapMs} | ${p.p50.toFixed(0)} | ${p.p90.toFixed(0)} | ${p.p99.toFixed(0)} | ${(p.p50 / 2).toFixed(0)} |`);
+        rows.push(
+          `| ${name} | ${gapMs} | ${p.p50.toFixed(0)} | ${p.p90.toFixed(0)} | ${p.p99.toFixed(0)} | ${(p.p50 / 2).toFixed(0)} |`,
+        );
       }
     }
   } finally {

@@ -4,9 +4,22 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { cpuMs, redisPid } from './support/cpu.ts';
-import { buildEmbeddingModel, findEmbeddingModel, startGatewayAsStarted, type GatewayAsStarted } from './support/gateway-as-started.ts';
+import {
+  buildEmbeddingModel,
+  findEmbeddingModel,
+  startGatewayAsStarted,
+  type GatewayAsStarted,
+} from './support/gateway-as-started.ts';
 import { runLoad } from './support/load.ts';
-import { installPeer, peerVersion, ROOT, startLiteLLM, startPortkey, type BenchTarget, type PeerName } from './support/peers.ts';
+import {
+  installPeer,
+  peerVersion,
+  ROOT,
+  startLiteLLM,
+  startPortkey,
+  type BenchTarget,
+  type PeerName,
+} from './support/peers.ts';
 import { GATEWAY_CORE, LOAD_CORE, pin } from './support/pinning.ts';
 import { promptKinds } from './support/prompt-kinds.ts';
 import { startUpstreamProcess, UPSTREAM_KEY } from './support/stack.ts';
@@ -62,12 +75,18 @@ function loud(message: string): void {
 }
 const progress = (line: string) => process.stderr.write(`peers: ${line}\n`);
 
-const kinds = promptKinds().filter((k) => !process.env.BENCH_PROMPTS || process.env.BENCH_PROMPTS.split(',').includes(k.name));
-if (kinds.length === 0) throw new Error(`BENCH_PROMPTS names no kind of prompt (plain, numbers, code, long): ${process.env.BENCH_PROMPTS}`);
+const kinds = promptKinds().filter(
+  (k) => !process.env.BENCH_PROMPTS || process.env.BENCH_PROMPTS.split(',').includes(k.name),
+);
+if (kinds.length === 0)
+  throw new Error(`BENCH_PROMPTS names no kind of prompt (plain, numbers, code, long): ${process.env.BENCH_PROMPTS}`);
 
 const tasksetWorks = spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
 const pinning = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && tasksetWorks;
-if (!pinning) loud(`NOT PINNED (${process.env.BENCH_PIN === '0' ? 'BENCH_PIN=0' : `${availableParallelism()} core(s) available, taskset ${tasksetWorks ? 'works' : 'missing'}`}): every process shares every core, so the figures are not comparable with pinned runs`);
+if (!pinning)
+  loud(
+    `NOT PINNED (${process.env.BENCH_PIN === '0' ? 'BENCH_PIN=0' : `${availableParallelism()} core(s) available, taskset ${tasksetWorks ? 'works' : 'missing'}`}): every process shares every core, so the figures are not comparable with pinned runs`,
+  );
 const gatewayCore = pinning ? GATEWAY_CORE : undefined;
 
 const workDir = mkdtempSync(join(tmpdir(), 'gw-bench-peers-'));
@@ -119,14 +138,24 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   if (selected.has('direct')) {
-    rows.push({ id: 'direct', target: { label: 'direct to the upstream', url: `${upstream.url}/chat/completions`, headers: { authorization: `Bearer ${UPSTREAM_KEY}` }, stop: async () => {} } });
+    rows.push({
+      id: 'direct',
+      target: {
+        label: 'direct to the upstream',
+        url: `${upstream.url}/chat/completions`,
+        headers: { authorization: `Bearer ${UPSTREAM_KEY}` },
+        stop: async () => {},
+      },
+    });
   }
   for (const peer of ['portkey', 'litellm'] as const) {
     if (!selected.has(peer)) continue;
     const mayInstall = installSetting === '0' ? false : installSetting === '1' ? true : !smoke || peer === 'portkey';
     if (peerVersion(peer) === undefined && mayInstall) installPeer(peer, smoke ? 120 : 1800);
     if (peerVersion(peer) === undefined) {
-      loud(`${peer.toUpperCase()} IS NOT INSTALLED: its rows are missing and nothing is compared with it (bash scripts/install-bench-peers.sh ${peer}${mayInstall ? '; the install failed, see above' : smoke ? '; smoke runs do not install LiteLLM' : '; BENCH_PEERS_INSTALL=0'})`);
+      loud(
+        `${peer.toUpperCase()} IS NOT INSTALLED: its rows are missing and nothing is compared with it (bash scripts/install-bench-peers.sh ${peer}${mayInstall ? '; the install failed, see above' : smoke ? '; smoke runs do not install LiteLLM' : '; BENCH_PEERS_INSTALL=0'})`,
+      );
       continue;
     }
     try {
@@ -138,9 +167,18 @@ try {
   }
   if (selected.has('gateway')) {
     const modelDir = findEmbeddingModel() ?? (smoke ? undefined : buildEmbeddingModel(1800));
-    gateway = await startGatewayAsStarted({ upstreamUrl: upstream.url, upstreamKey: UPSTREAM_KEY, redisPort: redisServer.port, modelDir, core: gatewayCore, workDir });
+    gateway = await startGatewayAsStarted({
+      upstreamUrl: upstream.url,
+      upstreamKey: UPSTREAM_KEY,
+      redisPort: redisServer.port,
+      modelDir,
+      core: gatewayCore,
+      workDir,
+    });
     if (gateway.semantic !== 'ready') {
-      loud(`THIS GATEWAY RUNS WITHOUT ITS SEMANTIC CACHE (${gateway.semantic}), so NOT at spec defaults${modelDir ? '' : smoke ? ': smoke runs do not build the model; bash scripts/export-minilm-onnx.sh builds it' : ''}`);
+      loud(
+        `THIS GATEWAY RUNS WITHOUT ITS SEMANTIC CACHE (${gateway.semantic}), so NOT at spec defaults${modelDir ? '' : smoke ? ': smoke runs do not build the model; bash scripts/export-minilm-onnx.sh builds it' : ''}`,
+      );
     }
     rows.push({ id: 'gateway', target: gateway });
   }
@@ -182,10 +220,13 @@ try {
             if (r.ttft) cell.ttft.push(r.ttft.p50);
             if (r.errors > 0) cell.failures['no reply or cut'] = (cell.failures['no reply or cut'] ?? 0) + r.errors;
             cell.abandoned += r.abandoned;
-            for (const [status, count] of Object.entries(r.statuses)) cell.failures[status] = (cell.failures[status] ?? 0) + count;
+            for (const [status, count] of Object.entries(r.statuses))
+              cell.failures[status] = (cell.failures[status] ?? 0) + count;
             results.set(key, cell);
             if (r.abandoned > 0) await quiet(row.target, r.abandoned);
-            progress(`round ${round + 1}/${rounds}, ${kind.name}, ${stream ? 'SSE' : 'JSON'}, ${connections} conn: ${row.id} ${r.rps.toFixed(0)} req/s, p50 ${r.latency.p50.toFixed(2)} ms`);
+            progress(
+              `round ${round + 1}/${rounds}, ${kind.name}, ${stream ? 'SSE' : 'JSON'}, ${connections} conn: ${row.id} ${r.rps.toFixed(0)} req/s, p50 ${r.latency.p50.toFixed(2)} ms`,
+            );
           }
         }
       }
@@ -217,14 +258,17 @@ if (failed) process.exit(1);
 async function quiet(target: BenchTarget, abandoned: number): Promise<void> {
   if (!target.pids) return;
   const started = Date.now();
-  const cpu = async (pids: number[]) => (await Promise.all(pids.map(cpuMs))).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  const cpu = async (pids: number[]) =>
+    (await Promise.all(pids.map(cpuMs))).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
   while (Date.now() - started < 120_000) {
     const pids = target.pids();
     const before = await cpu(pids);
     await new Promise((r) => setTimeout(r, 1000));
     if ((await cpu(pids)) - before < 50) break;
   }
-  progress(`${target.label} was left with ${abandoned} unanswered requests; quiet again after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  progress(
+    `${target.label} was left with ${abandoned} unanswered requests; quiet again after ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
 }
 
 /**
@@ -243,18 +287,30 @@ async function checkAnswers(target: BenchTarget, jsonPrompt: string, ssePrompt: 
   try {
     const json = await post(false, jsonPrompt);
     const body = await json.text();
-    const content = (JSON.parse(body) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message?.content;
-    if (json.status !== 200 || content !== `Echo: ${jsonPrompt}`) return `JSON: status ${json.status}, body ${body.slice(0, 300)}`;
+    const content = (JSON.parse(body) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message
+      ?.content;
+    if (json.status !== 200 || content !== `Echo: ${jsonPrompt}`)
+      return `JSON: status ${json.status}, body ${body.slice(0, 300)}`;
     const expected = `Echo: ${ssePrompt}`;
     const sse = await post(true, ssePrompt);
     const text = await sse.text();
-    const events = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim());
+    const events = text
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).trim());
     let streamed = '';
     for (const data of events) {
       if (data === '[DONE]') continue;
-      streamed += (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string | null } }> }).choices?.[0]?.delta?.content ?? '';
+      streamed +=
+        (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string | null } }> }).choices?.[0]?.delta
+          ?.content ?? '';
     }
-    if (sse.status !== 200 || !sse.headers.get('content-type')?.startsWith('text/event-stream') || streamed !== expected || events.at(-1) !== '[DONE]') {
+    if (
+      sse.status !== 200 ||
+      !sse.headers.get('content-type')?.startsWith('text/event-stream') ||
+      streamed !== expected ||
+      events.at(-1) !== '[DONE]'
+    ) {
       return `SSE: status ${sse.status}, ${sse.headers.get('content-type')}, body ${text.slice(0, 300)}`;
     }
     return undefined;
@@ -269,8 +325,10 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
     return xs.length === 0 ? NaN : (xs[Math.floor(xs.length / 2)] as number);
   };
   const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
-  const ratio = (x: number, portkey: number) => (Number.isFinite(x) && Number.isFinite(portkey) && portkey > 0 ? `${(x / portkey).toFixed(2)}×` : 'n/a');
-  const figure = (id: string, kind: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') => median(results.get(`${id}|${kind}|${stream}|${connections}`)?.[what] ?? []);
+  const ratio = (x: number, portkey: number) =>
+    Number.isFinite(x) && Number.isFinite(portkey) && portkey > 0 ? `${(x / portkey).toFixed(2)}×` : 'n/a';
+  const figure = (id: string, kind: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') =>
+    median(results.get(`${id}|${kind}|${stream}|${connections}`)?.[what] ?? []);
   const has = (id: string) => rows.some((r) => r.id === id);
   const commit = (() => {
     try {
@@ -280,16 +338,23 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
     }
   })();
 
-  console.log(`\nnpm run bench -- peers at commit ${commit}, ${new Date().toISOString()}, Node ${process.versions.node}`);
   console.log(
-    `${pinning ? 'pinned: each server under test, this gateway\'s processes and their Redis on core 0; the load generator and the fake upstream on core 1' : 'NOT PINNED'}; ${rounds} round(s) of ${durationMs} ms per run after ${warmupMs} ms of warm-up on the run's own connections, medians; every prompt new; times in ms`,
+    `\nnpm run bench -- peers at commit ${commit}, ${new Date().toISOString()}, Node ${process.versions.node}`,
   );
-  if (gateway) console.log(`this gateway: API + one worker per provider (scripts/start.sh), DLP on, exact cache on, semantic cache ${gateway.semantic}; ${cacheLine}`);
+  console.log(
+    `${pinning ? "pinned: each server under test, this gateway's processes and their Redis on core 0; the load generator and the fake upstream on core 1" : 'NOT PINNED'}; ${rounds} round(s) of ${durationMs} ms per run after ${warmupMs} ms of warm-up on the run's own connections, medians; every prompt new; times in ms`,
+  );
+  if (gateway)
+    console.log(
+      `this gateway: API + one worker per provider (scripts/start.sh), DLP on, exact cache on, semantic cache ${gateway.semantic}; ${cacheLine}`,
+    );
   console.log(`ratios (×) are to Portkey in this run${has('portkey') ? '' : ': NO PORTKEY, so none'}\n`);
 
   for (const kind of kinds) {
     console.log(`### ${kind.label}\n`);
-    console.log(`| server | JSON req/s, ${MANY} conns | SSE req/s, ${MANY} conns | JSON p50, 1 conn | SSE p50, 1 conn | time to first token p50, 1 conn | over direct | failed requests |`);
+    console.log(
+      `| server | JSON req/s, ${MANY} conns | SSE req/s, ${MANY} conns | JSON p50, 1 conn | SSE p50, 1 conn | time to first token p50, 1 conn | over direct | failed requests |`,
+    );
     console.log('|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
       const cell = (stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft', digits: number) => {
@@ -303,14 +368,20 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
       for (const stream of [false, true]) {
         for (const c of [MANY, ONE]) {
           const cell = results.get(`${row.id}|${kind.name}|${stream}|${c}`);
-          for (const [what, count] of Object.entries(cell?.failures ?? {})) failures[what] = (failures[what] ?? 0) + count;
+          for (const [what, count] of Object.entries(cell?.failures ?? {}))
+            failures[what] = (failures[what] ?? 0) + count;
           abandoned += cell?.abandoned ?? 0;
         }
       }
       const total = Object.values(failures).reduce((a, b) => a + b, 0);
-      const details = [...Object.entries(failures).map(([what, count]) => `${what}: ${count}`), ...(abandoned > 0 ? [`and ${abandoned} unanswered ${drainMs} ms after the end`] : [])];
+      const details = [
+        ...Object.entries(failures).map(([what, count]) => `${what}: ${count}`),
+        ...(abandoned > 0 ? [`and ${abandoned} unanswered ${drainMs} ms after the end`] : []),
+      ];
       const bad = details.length === 0 ? '0' : `${total} (${details.join(', ')})`;
-      console.log(`| ${row.target.label} | ${cell(false, MANY, 'rps', 0)} | ${cell(true, MANY, 'rps', 0)} | ${cell(false, ONE, 'p50', 2)} | ${cell(true, ONE, 'p50', 2)} | ${cell(true, ONE, 'ttft', 2)} | ${over} | ${bad} |`);
+      console.log(
+        `| ${row.target.label} | ${cell(false, MANY, 'rps', 0)} | ${cell(true, MANY, 'rps', 0)} | ${cell(false, ONE, 'p50', 2)} | ${cell(true, ONE, 'p50', 2)} | ${cell(true, ONE, 'ttft', 2)} | ${over} | ${bad} |`,
+      );
     }
     console.log('');
   }
@@ -320,29 +391,44 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
   console.log('|---|---|---|---|');
   for (const row of rows) {
     if (!row.target.memory) continue;
-    console.log(`| ${row.target.label} | ${row.target.memoryOf ?? ''} | ${fmt(memory.get(row.id) ?? NaN, 0)} | ${ratio(memory.get(row.id) ?? NaN, memory.get('portkey') ?? NaN)} |`);
+    console.log(
+      `| ${row.target.label} | ${row.target.memoryOf ?? ''} | ${fmt(memory.get(row.id) ?? NaN, 0)} | ${ratio(memory.get(row.id) ?? NaN, memory.get('portkey') ?? NaN)} |`,
+    );
   }
-  if (Number.isFinite(gatewayAll)) console.log(`| ${gateway?.label} | every process scripts/start.sh started | ${fmt(gatewayAll, 0)} | ${ratio(gatewayAll, memory.get('portkey') ?? NaN)} |`);
+  if (Number.isFinite(gatewayAll))
+    console.log(
+      `| ${gateway?.label} | every process scripts/start.sh started | ${fmt(gatewayAll, 0)} | ${ratio(gatewayAll, memory.get('portkey') ?? NaN)} |`,
+    );
 
   console.log(`\nThe targets of issue 40 (this gateway, spec defaults)\n`);
   console.log('| target | prompts | measured | verdict |');
   console.log('|---|---|---|---|');
-  const verdict = (ok: boolean | undefined, why?: string) => (smoke ? 'n/a (smoke run: not judged)' : ok === undefined ? `n/a (${why})` : ok ? 'pass' : '**FAIL**');
+  const verdict = (ok: boolean | undefined, why?: string) =>
+    smoke ? 'n/a (smoke run: not judged)' : ok === undefined ? `n/a (${why})` : ok ? 'pass' : '**FAIL**';
   for (const kind of kinds) {
-    const against = (id: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') => ({ mine: figure('gateway', kind.name, stream, connections, what), theirs: figure(id, kind.name, stream, connections, what) });
+    const against = (id: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') => ({
+      mine: figure('gateway', kind.name, stream, connections, what),
+      theirs: figure(id, kind.name, stream, connections, what),
+    });
     const missing = !has('gateway') ? 'no gateway rows' : !has('portkey') ? 'no Portkey rows' : undefined;
     for (const stream of [false, true]) {
       const { mine, theirs } = against('portkey', stream, MANY, 'rps');
       const x = mine / theirs;
-      console.log(`| ${stream ? 'SSE' : 'JSON'} req/s at ${MANY} conns >= ${TARGETS.throughput}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine, 0)} / ${fmt(theirs, 0)}) | ${verdict(missing ? undefined : x >= TARGETS.throughput, missing)} |`);
+      console.log(
+        `| ${stream ? 'SSE' : 'JSON'} req/s at ${MANY} conns >= ${TARGETS.throughput}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine, 0)} / ${fmt(theirs, 0)}) | ${verdict(missing ? undefined : x >= TARGETS.throughput, missing)} |`,
+      );
     }
     for (const stream of [false, true]) {
       const { mine, theirs } = against('portkey', stream, ONE, 'p50');
-      console.log(`| ${stream ? 'SSE' : 'JSON'} p50 at 1 conn <= ${TARGETS.p50}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(missing ? undefined : mine / theirs <= TARGETS.p50, missing)} |`);
+      console.log(
+        `| ${stream ? 'SSE' : 'JSON'} p50 at 1 conn <= ${TARGETS.p50}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(missing ? undefined : mine / theirs <= TARGETS.p50, missing)} |`,
+      );
     }
     const { mine, theirs } = against('direct', true, ONE, 'ttft');
     const noDirect = !has('gateway') ? 'no gateway rows' : !has('direct') ? 'no direct rows' : undefined;
-    console.log(`| time to first token p50 <= direct + ${TARGETS.ttftOverDirectMs} ms | ${kind.name} | +${fmt(mine - theirs)} ms (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(noDirect ? undefined : mine - theirs <= TARGETS.ttftOverDirectMs, noDirect)} |`);
+    console.log(
+      `| time to first token p50 <= direct + ${TARGETS.ttftOverDirectMs} ms | ${kind.name} | +${fmt(mine - theirs)} ms (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(noDirect ? undefined : mine - theirs <= TARGETS.ttftOverDirectMs, noDirect)} |`,
+    );
   }
   const api = memory.get('gateway') ?? NaN;
   const modelLoaded = gateway?.semantic === 'ready';

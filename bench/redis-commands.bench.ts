@@ -90,7 +90,13 @@ class Monitor {
   private count(node: number, command: string, source: string): void {
     const lua = source === 'lua';
     const name = lua ? '' : (this.names.get(`${this.nodes[node]!.port}/${source}`) ?? '');
-    const who = lua ? 'lua' : name.includes(`${this.prefix}:api`) ? 'api' : name.includes(`${this.prefix}:worker`) || name.includes('bull') ? 'worker' : 'other';
+    const who = lua
+      ? 'lua'
+      : name.includes(`${this.prefix}:api`)
+        ? 'api'
+        : name.includes(`${this.prefix}:worker`) || name.includes('bull')
+          ? 'worker'
+          : 'other';
     const map = lua ? this.counts.lua : this.counts.client;
     map.set(`${who} ${command}`, (map.get(`${who} ${command}`) ?? 0) + 1);
     this.counts.perNode[node] = (this.counts.perNode[node] ?? 0) + 1;
@@ -114,12 +120,17 @@ function headersOf(kind: Kind): Record<string, string> {
 }
 
 function bodyOf(kind: Kind, i: number, runId: string): string {
-  const content = kind === 'exact hit' ? `bench repeated question ${runId}` : `bench unique question ${runId} ${kind} ${i}`;
+  const content =
+    kind === 'exact hit' ? `bench repeated question ${runId}` : `bench unique question ${runId} ${kind} ${i}`;
   return JSON.stringify({ model: 'a-4o', stream: kind === 'streamed miss', messages: [{ role: 'user', content }] });
 }
 
 async function send(stack: BenchStack, kind: Kind, i: number, runId: string): Promise<void> {
-  const res = await fetch(`${stack.gateway.baseUrl}/v1/chat/completions`, { method: 'POST', headers: headersOf(kind), body: bodyOf(kind, i, runId) });
+  const res = await fetch(`${stack.gateway.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: headersOf(kind),
+    body: bodyOf(kind, i, runId),
+  });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`${kind}: ${res.status} ${text}`);
   if (kind === 'exact hit' && i >= 0 && res.headers.get('x-cache') !== 'HIT') throw new Error('expected an exact hit');
@@ -128,7 +139,13 @@ async function send(stack: BenchStack, kind: Kind, i: number, runId: string): Pr
 const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
 /** Per-request counts of `load` minus the background `idle` rate over the same time. */
-function perRequest(load: Counts, loadMs: number, idle: Counts, idleMs: number, n: number): { client: Map<string, number>; lua: Map<string, number>; perNode: number[] } {
+function perRequest(
+  load: Counts,
+  loadMs: number,
+  idle: Counts,
+  idleMs: number,
+  n: number,
+): { client: Map<string, number>; lua: Map<string, number>; perNode: number[] } {
   const minus = (a: Map<string, number>, b: Map<string, number>) => {
     const out = new Map<string, number>();
     for (const [k, v] of a) {
@@ -146,7 +163,10 @@ function perRequest(load: Counts, loadMs: number, idle: Counts, idleMs: number, 
 
 async function measure(label: string, ports: number[], env: Record<string, string>): Promise<void> {
   const root = process.env.BENCH_COMPARE_CHECKOUT;
-  const stack = await startStack({ env: { ...env, SEMANTIC_CACHE_ENABLED: 'false', LOG_LEVEL: 'error' }, ...(root ? { root } : {}) });
+  const stack = await startStack({
+    env: { ...env, SEMANTIC_CACHE_ENABLED: 'false', LOG_LEVEL: 'error' },
+    ...(root ? { root } : {}),
+  });
   const prefix = env.REDIS_KEY_PREFIX as string;
   const monitor = new Monitor(ports, prefix);
   try {
@@ -161,8 +181,12 @@ async function measure(label: string, ports: number[], env: Record<string, strin
     await new Promise((resolve) => setTimeout(resolve, SMOKE ? 1_000 : 3_000));
     const idle = monitor.take();
     const idleMs = Date.now() - idleStart;
-    process.stdout.write(`\n### ${label}\n\nBackground with no traffic: ${((sum(idle.client) * 1000) / idleMs).toFixed(1)} client commands/s.\n\n`);
-    process.stdout.write('| kind | client commands / request | API | worker | inside Lua | per shard |\n|---|---|---|---|---|---|\n');
+    process.stdout.write(
+      `\n### ${label}\n\nBackground with no traffic: ${((sum(idle.client) * 1000) / idleMs).toFixed(1)} client commands/s.\n\n`,
+    );
+    process.stdout.write(
+      '| kind | client commands / request | API | worker | inside Lua | per shard |\n|---|---|---|---|---|---|\n',
+    );
     const details: string[] = [];
     for (const kind of KINDS) {
       monitor.take();
@@ -172,9 +196,12 @@ async function measure(label: string, ports: number[], env: Record<string, strin
       await new Promise((resolve) => setTimeout(resolve, 300));
       const loadMs = Date.now() - start;
       const net = perRequest(monitor.take(), loadMs, idle, idleMs, N);
-      const by = (who: string) => [...net.client].filter(([k]) => k.startsWith(`${who} `)).reduce((a, [, v]) => a + v, 0);
+      const by = (who: string) =>
+        [...net.client].filter(([k]) => k.startsWith(`${who} `)).reduce((a, [, v]) => a + v, 0);
       const shards = ports.length > 1 ? net.perNode.map((v) => v.toFixed(1)).join(' / ') : '';
-      process.stdout.write(`| ${kind} | ${sum(net.client).toFixed(1)} | ${by('api').toFixed(1)} | ${by('worker').toFixed(1)} | ${sum(net.lua).toFixed(1)} | ${shards} |\n`);
+      process.stdout.write(
+        `| ${kind} | ${sum(net.client).toFixed(1)} | ${by('api').toFixed(1)} | ${by('worker').toFixed(1)} | ${sum(net.lua).toFixed(1)} | ${shards} |\n`,
+      );
       const top = [...net.client].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(2)}`);
       details.push(`- ${kind}: ${top.join(', ')}`);
     }
@@ -193,30 +220,53 @@ async function underLoad(stack: BenchStack, ports: number[], runId: string): Pro
   const redisPids = await Promise.all(nodes.map(redisPid));
   for (const node of nodes) node.disconnect();
   const pids = { api: stack.gateway.api.child.pid, worker: stack.gateway.workers.get('provider_a')?.[0]?.child.pid };
-  process.stdout.write(`\nUnder load (${CONNECTIONS} connections, ${LOAD_MS} ms per kind, MONITOR off), CPU µs per request:\n\n`);
-  process.stdout.write('| kind | req/s | Redis, all nodes | Redis, busiest node | API | worker |\n|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    `\nUnder load (${CONNECTIONS} connections, ${LOAD_MS} ms per kind, MONITOR off), CPU µs per request:\n\n`,
+  );
+  process.stdout.write(
+    '| kind | req/s | Redis, all nodes | Redis, busiest node | API | worker |\n|---|---|---|---|---|---|\n',
+  );
   for (const kind of KINDS) {
-    const read = async () => ({ redis: await Promise.all(redisPids.map(cpuMs)), api: await cpuMs(pids.api), worker: await cpuMs(pids.worker) });
+    const read = async () => ({
+      redis: await Promise.all(redisPids.map(cpuMs)),
+      api: await cpuMs(pids.api),
+      worker: await cpuMs(pids.worker),
+    });
     const before = await read();
-    const result = await runLoad({ url: `${stack.gateway.baseUrl}/v1/chat/completions`, headers: headersOf(kind), body: (i) => bodyOf(kind, i, `${runId}-load`), connections: CONNECTIONS, durationMs: LOAD_MS });
+    const result = await runLoad({
+      url: `${stack.gateway.baseUrl}/v1/chat/completions`,
+      headers: headersOf(kind),
+      body: (i) => bodyOf(kind, i, `${runId}-load`),
+      connections: CONNECTIONS,
+      durationMs: LOAD_MS,
+    });
     const after = await read();
     const per = (ms: number) => ((ms * 1000) / Math.max(1, result.finished)).toFixed(0);
     const redis = after.redis.map((ms, i) => ms - (before.redis[i] ?? 0));
     const errors = result.errors > 0 ? ` (${result.errors} errors)` : '';
-    process.stdout.write(`| ${kind} | ${result.rps.toFixed(0)}${errors} | ${per(redis.reduce((a, b) => a + b, 0))} | ${per(Math.max(...redis))} | ${per(after.api - before.api)} | ${per(after.worker - before.worker)} |\n`);
+    process.stdout.write(
+      `| ${kind} | ${result.rps.toFixed(0)}${errors} | ${per(redis.reduce((a, b) => a + b, 0))} | ${per(Math.max(...redis))} | ${per(after.api - before.api)} | ${per(after.worker - before.worker)} |\n`,
+    );
   }
 }
 
 const single: RedisServer = await startRedisServer();
 try {
-  await measure('one redis-server', [single.port], { REDIS_HOST: '127.0.0.1', REDIS_PORT: String(single.port), REDIS_KEY_PREFIX: 'gwcmd' });
+  await measure('one redis-server', [single.port], {
+    REDIS_HOST: '127.0.0.1',
+    REDIS_PORT: String(single.port),
+    REDIS_KEY_PREFIX: 'gwcmd',
+  });
 } finally {
   await single.stop('SIGTERM');
 }
 if (!process.env.BENCH_COMPARE_CHECKOUT) {
   const cluster: RedisCluster = await startRedisCluster(3);
   try {
-    await measure('a 3-master Redis Cluster', cluster.ports, { REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: 'gwcmd' });
+    await measure('a 3-master Redis Cluster', cluster.ports, {
+      REDIS_CLUSTER_NODES: cluster.nodes,
+      REDIS_KEY_PREFIX: 'gwcmd',
+    });
   } finally {
     await cluster.stop();
   }

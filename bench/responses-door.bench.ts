@@ -30,9 +30,22 @@ interface Scenario {
 }
 
 const scenarios: Scenario[] = [
-  { name: 'chat completions', path: '/v1/chat/completions', body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content: prompt(i) }] }) },
-  { name: 'responses, store: false', path: '/v1/responses', body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, store: false, input: prompt(i) }) },
-  { name: 'responses, store: true', path: '/v1/responses', body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, input: prompt(i) }) },
+  {
+    name: 'chat completions',
+    path: '/v1/chat/completions',
+    body: (stream) => (i) =>
+      JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content: prompt(i) }] }),
+  },
+  {
+    name: 'responses, store: false',
+    path: '/v1/responses',
+    body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, store: false, input: prompt(i) }),
+  },
+  {
+    name: 'responses, store: true',
+    path: '/v1/responses',
+    body: (stream) => (i) => JSON.stringify({ model: 'a-4o', stream, input: prompt(i) }),
+  },
 ];
 
 const totals = new Map<string, { cpuMs: number; requests: number; p50: number[]; bad: number }>();
@@ -40,13 +53,24 @@ const pid = { api: stack.gateway.api.child.pid };
 
 try {
   // A first short pass compiles every path before anything is counted.
-  for (const s of scenarios) for (const stream of [false, true]) await runLoad({ url: `${stack.gateway.baseUrl}${s.path}`, headers, body: s.body(stream), connections, durationMs: 500, warmupMs: 0 });
+  for (const s of scenarios)
+    for (const stream of [false, true])
+      await runLoad({
+        url: `${stack.gateway.baseUrl}${s.path}`,
+        headers,
+        body: s.body(stream),
+        connections,
+        durationMs: 500,
+        warmupMs: 0,
+      });
   for (let round = 0; round < rounds; round++) {
     for (const stream of [false, true]) {
       // Each round starts with another door, so neither always runs on a warmer machine.
       const order = scenarios.map((_, i) => scenarios[(i + round) % scenarios.length] as Scenario);
       for (const s of order) {
-        const { result, cpu } = await withCpu(pid, () => runLoad({ url: `${stack.gateway.baseUrl}${s.path}`, headers, body: s.body(stream), connections, durationMs }));
+        const { result, cpu } = await withCpu(pid, () =>
+          runLoad({ url: `${stack.gateway.baseUrl}${s.path}`, headers, body: s.body(stream), connections, durationMs }),
+        );
         const key = `${s.name}, ${stream ? 'stream' : 'sync'}`;
         const total = totals.get(key) ?? { cpuMs: 0, requests: 0, p50: [], bad: 0 };
         total.cpuMs += cpu.api ?? NaN;
@@ -66,11 +90,15 @@ function badOf(r: LoadResult): number {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-console.log(`${rounds} interleaved round(s) of ${durationMs} ms per scenario at ${connections} connections; API process CPU per request (all threads), µs\n`);
+console.log(
+  `${rounds} interleaved round(s) of ${durationMs} ms per scenario at ${connections} connections; API process CPU per request (all threads), µs\n`,
+);
 console.log('| scenario | requests | API CPU µs/request | p50 ms (median of rounds) | errors |');
 console.log('|---|---|---|---|---|');
 for (const [name, t] of totals) {
-  console.log(`| ${name} | ${t.requests} | ${Number.isFinite(t.cpuMs) ? ((t.cpuMs * 1000) / Math.max(1, t.requests)).toFixed(0) : '-'} | ${median(t.p50).toFixed(2)} | ${t.bad} |`);
+  console.log(
+    `| ${name} | ${t.requests} | ${Number.isFinite(t.cpuMs) ? ((t.cpuMs * 1000) / Math.max(1, t.requests)).toFixed(0) : '-'} | ${median(t.p50).toFixed(2)} | ${t.bad} |`,
+  );
 }
 const failed = [...totals.values()].reduce((sum, t) => sum + t.bad, 0);
 if (failed > 0) process.exitCode = 1;

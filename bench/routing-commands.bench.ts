@@ -24,13 +24,15 @@ type Counts = Map<string, number>;
 
 async function commandCounts(redis: Redis): Promise<Counts> {
   const counts: Counts = new Map();
-  for (const match of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) counts.set(match[1] as string, Number(match[2]));
+  for (const match of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    counts.set(match[1] as string, Number(match[2]));
   return counts;
 }
 
 function delta(after: Counts, before: Counts): Counts {
   const out: Counts = new Map();
-  for (const [name, calls] of after) if (calls - (before.get(name) ?? 0) > 0) out.set(name, calls - (before.get(name) ?? 0));
+  for (const [name, calls] of after)
+    if (calls - (before.get(name) ?? 0) > 0) out.set(name, calls - (before.get(name) ?? 0));
   return out;
 }
 
@@ -78,13 +80,15 @@ const scenarios: Array<{ label: string; start: () => Promise<BenchStack> }> = [
   { label: 'a-4o on two provider entries (routed)', start: () => startStack({ env, configure: routedConfig }) },
 ];
 const compare = process.env.BENCH_COMPARE_CHECKOUT;
-if (compare) scenarios.push({ label: `one provider entry, ${compare}`, start: () => startStack({ env, root: compare }) });
+if (compare)
+  scenarios.push({ label: `one provider entry, ${compare}`, start: () => startStack({ env, root: compare }) });
 
 const results: Array<{ label: string; stream: boolean; counts: Counts }> = [];
 for (const scenario of scenarios) {
   const stack = await scenario.start();
   try {
-    for (const stream of [false, true]) results.push({ label: scenario.label, stream, counts: await perRequest(redis, stack, 'a-4o', stream) });
+    for (const stream of [false, true])
+      results.push({ label: scenario.label, stream, counts: await perRequest(redis, stack, 'a-4o', stream) });
   } finally {
     await stack.stop();
   }
@@ -104,7 +108,9 @@ console.log('|---|---|---|---|');
 for (const r of results) {
   const base = results.find((b) => b.stream === r.stream)?.counts ?? new Map();
   const total = [...r.counts.values()].reduce((a, b) => a + b, 0);
-  console.log(`| ${r.label} | ${r.stream ? 'streamed' : 'JSON'} | ${total.toFixed(1)} | ${differences(r.counts, base)} |`);
+  console.log(
+    `| ${r.label} | ${r.stream ? 'streamed' : 'JSON'} | ${total.toFixed(1)} | ${differences(r.counts, base)} |`,
+  );
 }
 redis.disconnect();
 await server.stop();

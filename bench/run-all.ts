@@ -16,7 +16,10 @@ const files = readdirSync(dir)
 let failed = 0;
 for (const file of files) {
   process.stdout.write(`\n## ${file}\n\n`);
-  const run = spawnSync(process.execPath, ['--experimental-strip-types', join(dir, file)], { stdio: 'inherit', env: process.env });
+  const run = spawnSync(process.execPath, ['--experimental-strip-types', join(dir, file)], {
+    stdio: 'inherit',
+    env: process.env,
+  });
   if (run.status !== 0) {
     failed++;
     process.stdout.write(`\n${file} failed (exit ${run.status})\n`);

@@ -25,8 +25,12 @@ if (!existsSync(join(dir, 'static', 'embeddings.f32'))) {
 }
 if (pinned) await pin(GATEWAY_CORE, [process.pid]);
 
-const words = 'the committee reviewed quarterly revenue while engineers deployed services and analysts compared regional sales figures across markets'.split(' ');
-const short = 'How do I configure nginx as a reverse proxy so that websocket connections to the backend stay open for a long time?';
+const words =
+  'the committee reviewed quarterly revenue while engineers deployed services and analysts compared regional sales figures across markets'.split(
+    ' ',
+  );
+const short =
+  'How do I configure nginx as a reverse proxy so that websocket connections to the backend stay open for a long time?';
 const long = Array.from({ length: 2000 }, (_, i) => words[(i * 7) % words.length]).join(' ');
 
 async function time(requested: number, step: () => unknown): Promise<number> {
@@ -42,23 +46,37 @@ const transformers = await import('@huggingface/transformers');
 transformers.env.localModelPath = `${SHARED_MODELS}/`;
 transformers.env.allowRemoteModels = false;
 const tokenizer = await transformers.AutoTokenizer.from_pretrained(MINILM);
-const pipeline = (await transformers.pipeline('feature-extraction', MINILM, { dtype: 'q8', device: 'cpu', session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 } } as never)) as unknown as (t: string[], o: object) => Promise<unknown>;
+const pipeline = (await transformers.pipeline('feature-extraction', MINILM, {
+  dtype: 'q8',
+  device: 'cpu',
+  session_options: { intraOpNumThreads: 1, interOpNumThreads: 1 },
+} as never)) as unknown as (t: string[], o: object) => Promise<unknown>;
 const threaded = new OnnxEmbedder({ localModelPath: SHARED_MODELS, threads: 1 });
 await threaded.ready();
 const retriever = new StaticEmbedder({ modelDir: dir, id: 'static' });
 await retriever.ready();
 
 // The hop alone: a message to a worker thread and back, carrying a 384-float vector as the embedder's reply does.
-const echo = new Worker("require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m))", { eval: true });
+const echo = new Worker(
+  "require('node:worker_threads').parentPort.on('message', (m) => require('node:worker_threads').parentPort.postMessage(m))",
+  { eval: true },
+);
 const vector = new Float32Array(384);
-const hop = await time(n(5000), () => new Promise((resolve) => {
-  echo.once('message', resolve);
-  echo.postMessage({ id: 1, data: vector });
-}));
+const hop = await time(
+  n(5000),
+  () =>
+    new Promise((resolve) => {
+      echo.once('message', resolve);
+      echo.postMessage({ id: 1, data: vector });
+    }),
+);
 await echo.terminate();
 
 const rows: string[] = [];
-for (const [label, text, scale] of [['~30 tokens', short, 1], ['2,000 words', long, 20]] as const) {
+for (const [label, text, scale] of [
+  ['~30 tokens', short, 1],
+  ['2,000 words', long, 20],
+] as const) {
   const canonical = canonicalPrompt(text).text;
   const cells = [
     await time(n(2000) / scale, () => canonicalPrompt(text)),
@@ -97,7 +115,9 @@ for (const dims of [384, 256]) {
 }
 
 console.log(`${pinned ? 'pinned to core 0' : 'not pinned'}; mean µs per call, one text per call\n`);
-console.log('| prompt | canonical form | transformers.js tokenizer | transformer in this thread (tokenizer + ONNX session + pooling) | transformer through the worker thread | static embedding (WordPiece + table sum) | thread hop alone (echo of a 384-float message) |');
+console.log(
+  '| prompt | canonical form | transformers.js tokenizer | transformer in this thread (tokenizer + ONNX session + pooling) | transformer through the worker thread | static embedding (WordPiece + table sum) | thread hop alone (echo of a 384-float message) |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 console.log('\nIndex search over 10,000 entries, µs per search\n');

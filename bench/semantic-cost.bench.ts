@@ -34,13 +34,17 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 1 : 3));
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,64').split(',').map(Number);
 
 if (!existsSync(join(SHARED_MODELS, MINILM, 'static', 'embeddings.f32'))) {
-  console.log(`semantic-cost: skipped, no model with a static table in ${SHARED_MODELS} (bash scripts/export-minilm-onnx.sh, then EMBEDDING_TEST_MODELS=<its output>)`);
+  console.log(
+    `semantic-cost: skipped, no model with a static table in ${SHARED_MODELS} (bash scripts/export-minilm-onnx.sh, then EMBEDDING_TEST_MODELS=<its output>)`,
+  );
   process.exit(0);
 }
 
 // Prompts from a fixed vocabulary and a cheap generator: the load generator must not spend the core it shares with the upstream.
 faker.seed(20);
-const vocabulary = Array.from(new Set(Array.from({ length: 6000 }, () => faker.word.sample()))).filter((w) => /^[a-z]+$/.test(w));
+const vocabulary = Array.from(new Set(Array.from({ length: 6000 }, () => faker.word.sample()))).filter((w) =>
+  /^[a-z]+$/.test(w),
+);
 let state = 1;
 function nextWord(): string {
   state = (Math.imul(state, 1103515245) + 12345) >>> 0;
@@ -49,7 +53,8 @@ function nextWord(): string {
 function prompt(words: number): string {
   return Array.from({ length: words }, nextWord).join(' ');
 }
-const body = (words: number) => () => JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: prompt(words) }] });
+const body = (words: number) => () =>
+  JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: prompt(words) }] });
 
 const variants = [
   { name: 'semantic off', env: { SEMANTIC_CACHE_ENABLED: 'false' } },
@@ -69,15 +74,26 @@ for (const variant of variants) {
     }),
   );
 }
-const probe = redisServer ? new (await import('ioredis')).Redis({ port: redisServer.port, host: '127.0.0.1' }) : testRedis();
+const probe = redisServer
+  ? new (await import('ioredis')).Redis({ port: redisServer.port, host: '127.0.0.1' })
+  : testRedis();
 const redis = await redisPid(probe).catch(() => undefined);
 probe.disconnect();
 if (pinned) {
-  await pin(GATEWAY_CORE, [redis, ...stacks.flatMap((s) => [s.gateway.api.child.pid, ...[...s.gateway.workers.values()].flat().map((w) => w.child.pid)])]);
+  await pin(GATEWAY_CORE, [
+    redis,
+    ...stacks.flatMap((s) => [
+      s.gateway.api.child.pid,
+      ...[...s.gateway.workers.values()].flat().map((w) => w.child.pid),
+    ]),
+  ]);
   await pin(LOAD_CORE, [process.pid, stacks[0]?.upstreamPid]);
 }
 
-const scenarios = [...connectionsList.map((connections) => ({ label: '~30-token prompts', words: 20, connections })), { label: '2,000-word prompts', words: 2000, connections: 1 }];
+const scenarios = [
+  ...connectionsList.map((connections) => ({ label: '~30-token prompts', words: 20, connections })),
+  { label: '2,000-word prompts', words: 2000, connections: 1 },
+];
 const results = new Map<string, { rps: number[]; p50: number[]; p99: number[]; api: number[]; errors: number }>();
 
 async function semanticReady(stack: BenchStack): Promise<void> {
@@ -101,7 +117,14 @@ try {
         const index = (v + round) % variants.length;
         const stack = stacks[index] as BenchStack;
         const { result, cpu } = await withCpu({ api: stack.gateway.api.child.pid }, () =>
-          runLoad({ url: `${stack.gateway.baseUrl}/v1/chat/completions`, headers: { 'x-api-key': stack.key }, body: body(scenario.words), connections: scenario.connections, durationMs, warmupMs: 300 }),
+          runLoad({
+            url: `${stack.gateway.baseUrl}/v1/chat/completions`,
+            headers: { 'x-api-key': stack.key },
+            body: body(scenario.words),
+            connections: scenario.connections,
+            durationMs,
+            warmupMs: 300,
+          }),
         );
         if (round === 0) continue; // the first round warms every gateway up
         const key = `${scenario.label}|${scenario.connections}|${index}`;
@@ -122,8 +145,12 @@ try {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
-console.log(`${pinned ? 'pinned: gateways and Redis on core 0, load generator and upstream on core 1' : 'not pinned (BENCH_PIN=1 pins)'}; ${rounds} interleaved rounds of ${durationMs} ms after one warm-up round, medians; every request a miss\n`);
-console.log('| prompts | conns | gateway | req/s | p50 | p99 | added p50 vs off | req/s vs off | API CPU µs/req | errors |');
+console.log(
+  `${pinned ? 'pinned: gateways and Redis on core 0, load generator and upstream on core 1' : 'not pinned (BENCH_PIN=1 pins)'}; ${rounds} interleaved rounds of ${durationMs} ms after one warm-up round, medians; every request a miss\n`,
+);
+console.log(
+  '| prompts | conns | gateway | req/s | p50 | p99 | added p50 vs off | req/s vs off | API CPU µs/req | errors |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const scenario of scenarios) {
   const off = results.get(`${scenario.label}|${scenario.connections}|0`);
@@ -132,6 +159,8 @@ for (const scenario of scenarios) {
     if (!r || !off) return;
     const added = index === 0 ? '' : fmt(median(r.p50) - median(off.p50));
     const ratio = index === 0 ? '' : `${fmt((100 * median(r.rps)) / median(off.rps), 0)} %`;
-    console.log(`| ${scenario.label} | ${scenario.connections} | ${variant.name} | ${fmt(median(r.rps), 0)} | ${fmt(median(r.p50))} | ${fmt(median(r.p99))} | ${added} | ${ratio} | ${fmt(median(r.api), 0)} | ${r.errors} |`);
+    console.log(
+      `| ${scenario.label} | ${scenario.connections} | ${variant.name} | ${fmt(median(r.rps), 0)} | ${fmt(median(r.p50))} | ${fmt(median(r.p99))} | ${added} | ${ratio} | ${fmt(median(r.api), 0)} | ${r.errors} |`,
+    );
   });
 }

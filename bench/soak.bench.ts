@@ -63,10 +63,14 @@ const report = (name: 'api' | 'worker') => {
   const verdict = soakMs < 120_000 ? 'too short to judge' : Math.abs(growth) <= 0.1 ? 'flat' : 'GROWING';
   return `| ${name} | ${first.toFixed(1)} | ${last.toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${(100 * growth).toFixed(1)}% | ${verdict} |`;
 };
-console.log(`soak ${(soakMs / 60_000).toFixed(1)} min, ${connections} connections, ${total} requests (${(total / (soakMs / 1000)).toFixed(0)} req/s), ${failures} failed; RSS in MiB, sampled every ${sampleMs / 1000} s\n`);
+console.log(
+  `soak ${(soakMs / 60_000).toFixed(1)} min, ${connections} connections, ${total} requests (${(total / (soakMs / 1000)).toFixed(0)} req/s), ${failures} failed; RSS in MiB, sampled every ${sampleMs / 1000} s\n`,
+);
 console.log('| process | first third | last third | max | change | verdict |');
 console.log('|---|---|---|---|---|---|');
 console.log(report('api'));
 console.log(report('worker'));
 // The whole curve, so a climb that levels off (heap sizing) can be told from steady growth.
-console.log(`\nRSS samples, MiB (api / worker): ${samples.map((s) => `${s.api.toFixed(0)}/${s.worker.toFixed(0)}`).join(' ')}`);
+console.log(
+  `\nRSS samples, MiB (api / worker): ${samples.map((s) => `${s.api.toFixed(0)}/${s.worker.toFixed(0)}`).join(' ')}`,
+);

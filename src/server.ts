@@ -25,11 +25,16 @@ async function main(): Promise<void> {
     const metricsPort = settings.METRICS_PORT;
     const listener = root.metricsHttp.createServer();
     await new Promise<void>((resolve, reject) => {
-      listener.once('error', (err) => reject(new Error(`cannot serve metrics on METRICS_PORT ${metricsPort}: ${err.message}`)));
+      listener.once('error', (err) =>
+        reject(new Error(`cannot serve metrics on METRICS_PORT ${metricsPort}: ${err.message}`)),
+      );
       listener.listen(metricsPort, settings.HOST, resolve);
     });
     metricsServer = listener;
-    root.logger.info({ port: metricsPort, host: settings.HOST }, `metrics listening on ${settings.HOST}:${metricsPort}`);
+    root.logger.info(
+      { port: metricsPort, host: settings.HOST },
+      `metrics listening on ${settings.HOST}:${metricsPort}`,
+    );
   }
 
   const stop = async (signal: string) => {
@@ -45,7 +50,8 @@ async function main(): Promise<void> {
     await deadline.step('in-flight requests', () => closed);
     clearInterval(sweeper);
     const unfinished = await root.close(deadline);
-    if (unfinished.length > 0) root.logger.warn({ unfinished }, 'stopped at the end of the shutdown grace: gave up on what was still pending');
+    if (unfinished.length > 0)
+      root.logger.warn({ unfinished }, 'stopped at the end of the shutdown grace: gave up on what was still pending');
     process.exit(0);
   };
   handleSignals({ stop, reloader: root.reloader, logger: root.logger });

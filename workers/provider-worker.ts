@@ -17,7 +17,13 @@ async function main(): Promise<void> {
   const envFile = EnvFile.applyAtStart();
   const settings = loadSettings();
   const fromArgs = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-  const providers = fromArgs.length > 0 ? fromArgs : (process.env.WORKER_PROVIDERS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const providers =
+    fromArgs.length > 0
+      ? fromArgs
+      : (process.env.WORKER_PROVIDERS ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   if (providers.length === 0) throw new Error('name at least one provider: node workers/provider-worker.ts provider_a');
   const root = await createWorkerRoot(settings, providers, envFile ? { envFile } : {});
   // Built: it starts consuming its queues.
@@ -25,15 +31,24 @@ async function main(): Promise<void> {
 
   const stop = async (signal: string) => {
     const deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS);
-    root.logger.info({ signal, active: root.executor.active, graceMs: settings.SHUTDOWN_GRACE_MS }, 'worker shutting down: finishing active jobs');
+    root.logger.info(
+      { signal, active: root.executor.active, graceMs: settings.SHUTDOWN_GRACE_MS },
+      'worker shutting down: finishing active jobs',
+    );
     setTimeout(() => {
-      root.logger.error({ unfinished: deadline.unfinished, active: root.executor.active }, 'worker shutdown: grace over, exiting with work still pending');
+      root.logger.error(
+        { unfinished: deadline.unfinished, active: root.executor.active },
+        'worker shutdown: grace over, exiting with work still pending',
+      );
       process.exit(1);
     }, settings.SHUTDOWN_GRACE_MS + HARD_EXIT_SLACK_MS);
     const unfinished = await root.close(deadline);
     if (unfinished.length === 0) process.exit(0);
     // Exit 1: something was abandoned (an active job's reply, counters, a clean goodbye to Redis).
-    root.logger.warn({ unfinished, active: root.executor.active }, 'worker stopped at the end of its grace: gave up on what was still pending');
+    root.logger.warn(
+      { unfinished, active: root.executor.active },
+      'worker stopped at the end of its grace: gave up on what was still pending',
+    );
     process.exit(1);
   };
   handleSignals({ stop, reloader: root.reloader, logger: root.logger });

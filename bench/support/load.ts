@@ -176,10 +176,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 
   const drainMs = options.drainMs ?? Infinity;
   const drain = Number.isFinite(drainMs)
-    ? setTimeout(() => {
-        draining = true;
-        for (const socket of sockets) socket.destroy();
-      }, end + drainMs - performance.now())
+    ? setTimeout(
+        () => {
+          draining = true;
+          for (const socket of sockets) socket.destroy();
+        },
+        end + drainMs - performance.now(),
+      )
     : undefined;
   await Promise.all(Array.from({ length: options.connections }, loop));
   clearTimeout(drain);

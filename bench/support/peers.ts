@@ -32,10 +32,16 @@ export type PeerName = 'portkey' | 'litellm';
 export function peerVersion(peer: PeerName): string | undefined {
   if (peer === 'portkey') {
     const pkg = join(PEERS, 'portkey', 'node_modules', '@portkey-ai', 'gateway', 'package.json');
-    return existsSync(PORTKEY_ENTRY) && existsSync(pkg) ? (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version : undefined;
+    return existsSync(PORTKEY_ENTRY) && existsSync(pkg)
+      ? (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version
+      : undefined;
   }
   if (!existsSync(LITELLM_BIN)) return undefined;
-  const run = spawnSync(join(PEERS, 'litellm', 'bin', 'python'), ['-c', 'import importlib.metadata as m; print(m.version("litellm"))'], { encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(
+    join(PEERS, 'litellm', 'bin', 'python'),
+    ['-c', 'import importlib.metadata as m; print(m.version("litellm"))'],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
   return run.status === 0 ? run.stdout.trim() : undefined;
 }
 
@@ -44,7 +50,9 @@ export function peerVersion(peer: PeerName): string | undefined {
  * .tools/peers/, bounded in time); true when the peer is there afterwards.
  */
 export function installPeer(peer: PeerName, timeoutS: number): boolean {
-  process.stdout.write(`peers: installing ${peer} (bash scripts/install-bench-peers.sh ${peer}, at most ${timeoutS} s)\n`);
+  process.stdout.write(
+    `peers: installing ${peer} (bash scripts/install-bench-peers.sh ${peer}, at most ${timeoutS} s)\n`,
+  );
   spawnSync('bash', [join(ROOT, 'scripts', 'install-bench-peers.sh'), peer], {
     stdio: 'inherit',
     env: { ...process.env, PEERS_INSTALL_TIMEOUT_S: String(timeoutS) },
@@ -65,7 +73,9 @@ export interface PeerOptions {
 }
 
 function failure(service: Service, what: string): Error {
-  return new Error(`${service.name} ${what} (${service.exit() ?? 'still running'}); the end of its log, ${service.logPath}:\n${service.log().slice(-2000)}`);
+  return new Error(
+    `${service.name} ${what} (${service.exit() ?? 'still running'}); the end of its log, ${service.logPath}:\n${service.log().slice(-2000)}`,
+  );
 }
 
 /**
@@ -86,21 +96,30 @@ export async function startPortkey(options: PeerOptions): Promise<BenchTarget> {
     ...(options.core !== undefined ? { core: options.core } : {}),
   });
   const base = `http://127.0.0.1:${port}`;
-  if (!(await until(() => answers(`${base}/`), 60_000, () => service.exit() !== undefined))) {
+  if (
+    !(await until(
+      () => answers(`${base}/`),
+      60_000,
+      () => service.exit() !== undefined,
+    ))
+  ) {
     await service.stop();
     throw failure(service, 'did not answer within 60 s');
   }
   return {
     label: `Portkey ${version} (Node, one process)`,
     url: `${base}/v1/chat/completions`,
-    headers: { authorization: `Bearer ${options.upstreamKey}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': options.upstreamUrl },
+    headers: {
+      authorization: `Bearer ${options.upstreamKey}`,
+      'x-portkey-provider': 'openai',
+      'x-portkey-custom-host': options.upstreamUrl,
+    },
     memory: () => service.rss(),
     memoryOf: 'its process',
     pids: () => [...service.tree().keys()],
     stop: () => service.stop(),
   };
 }
-
 
 /**
  * LiteLLM's proxy as its docs start it (`litellm --config`), one worker, the
@@ -132,12 +151,23 @@ export async function startLiteLLM(options: PeerOptions): Promise<BenchTarget> {
     command: LITELLM_BIN,
     args: ['--config', config, '--host', '127.0.0.1', '--port', String(port), '--num_workers', '1'],
     cwd: options.workDir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LITELLM_MASTER_KEY: masterKey, LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LITELLM_MASTER_KEY: masterKey,
+      LITELLM_LOCAL_MODEL_COST_MAP: 'True',
+    },
     logPath: join(options.workDir, 'litellm.log'),
     ...(options.core !== undefined ? { core: options.core } : {}),
   });
   const base = `http://127.0.0.1:${port}`;
-  if (!(await until(() => answers(`${base}/health/liveliness`), 180_000, () => service.exit() !== undefined))) {
+  if (
+    !(await until(
+      () => answers(`${base}/health/liveliness`),
+      180_000,
+      () => service.exit() !== undefined,
+    ))
+  ) {
     await service.stop();
     throw failure(service, 'did not answer within 180 s');
   }

@@ -35,7 +35,9 @@ export interface PromptKindOptions {
 
 export function promptKinds(options: PromptKindOptions = {}): PromptKind[] {
   faker.seed(40);
-  const vocabulary = Array.from(new Set(Array.from({ length: 6000 }, () => faker.word.sample()))).filter((w) => /^[a-z]+$/.test(w));
+  const vocabulary = Array.from(new Set(Array.from({ length: 6000 }, () => faker.word.sample()))).filter((w) =>
+    /^[a-z]+$/.test(w),
+  );
   let state = (options.seed ?? Math.floor(Math.random() * 2 ** 31)) >>> 0 || 1;
   const next = (): number => {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;

@@ -44,8 +44,16 @@ export interface Service {
 
 export function startService(options: ServiceOptions): Service {
   const out = openSync(options.logPath, 'a');
-  const [command, args] = options.core === undefined ? [options.command, options.args] : ['taskset', ['-c', String(options.core), options.command, ...options.args]];
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', out, out], detached: true });
+  const [command, args] =
+    options.core === undefined
+      ? [options.command, options.args]
+      : ['taskset', ['-c', String(options.core), options.command, ...options.args]];
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', out, out],
+    detached: true,
+  });
   closeSync(out);
   let exit: string | undefined;
   const exited = new Promise<void>((resolve) =>
@@ -122,7 +130,11 @@ export function processTree(root: number): Map<number, string> {
 }
 
 /** Polls `check` every 100 ms until it is true; false once `timeoutMs` passed or `gone()` says the process ended. */
-export async function until(check: () => Promise<boolean> | boolean, timeoutMs: number, gone: () => boolean = () => false): Promise<boolean> {
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  gone: () => boolean = () => false,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

@@ -15,8 +15,26 @@ export const BENCH_KEY = 'gw_bench_key_0123456789abcdefghijklmnopqrstuv';
 export const UPSTREAM_KEY = 'bench-upstream-key';
 
 /** Starts the fake OpenAI-format upstream as a separate process; resolves with its base URL. */
-export async function startUpstreamProcess(latencyMs: number, chunkDelayMs = 0): Promise<{ url: string; proc: GatewayProcess }> {
-  const proc = spawnNode('test/support/fake-upstream-cli.ts', ['--format', 'openai', '--port', '0', '--key', UPSTREAM_KEY, '--latency-ms', String(latencyMs), '--chunk-delay-ms', String(chunkDelayMs)], {});
+export async function startUpstreamProcess(
+  latencyMs: number,
+  chunkDelayMs = 0,
+): Promise<{ url: string; proc: GatewayProcess }> {
+  const proc = spawnNode(
+    'test/support/fake-upstream-cli.ts',
+    [
+      '--format',
+      'openai',
+      '--port',
+      '0',
+      '--key',
+      UPSTREAM_KEY,
+      '--latency-ms',
+      String(latencyMs),
+      '--chunk-delay-ms',
+      String(chunkDelayMs),
+    ],
+    {},
+  );
   const until = Date.now() + 15_000;
   for (;;) {
     const match = /listening (\S+)/.exec(proc.output());
@@ -63,7 +81,13 @@ export async function startStack(options: StackOptions = {}): Promise<BenchStack
     ...(options.configure?.(upstreamUrl) ?? {
       config: {
         providers: [
-          { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreamUrl, models: ['a-4o'], concurrency: options.concurrency ?? 128 },
+          {
+            name: 'provider_a',
+            api_key_env: 'PROVIDER_A_API_KEY',
+            base_url: upstreamUrl,
+            models: ['a-4o'],
+            concurrency: options.concurrency ?? 128,
+          },
         ],
       },
       providers: ['provider_a'],

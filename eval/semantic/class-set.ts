@@ -12,7 +12,13 @@ import type { Label, Pair } from './pair-set.ts';
  * is a second held-out part of the same classes, written blind.
  */
 
-export const CLASS_SET_NAMES = ['classes-dev', 'classes-holdout', 'classes-holdout2', 'public-dev', 'public-holdout'] as const;
+export const CLASS_SET_NAMES = [
+  'classes-dev',
+  'classes-holdout',
+  'classes-holdout2',
+  'public-dev',
+  'public-holdout',
+] as const;
 export type ClassSetName = (typeof CLASS_SET_NAMES)[number];
 
 /** Every category of these sets and its label. */
@@ -60,7 +66,8 @@ export function readClassSet(set: ClassSetName): Pair[] {
     .forEach((line, i) => {
       if (line.trim() === '') return;
       const result = classPairSchema.safeParse(JSON.parse(line));
-      if (!result.success) throw new Error(`${path}:${i + 1}: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
+      if (!result.success)
+        throw new Error(`${path}:${i + 1}: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
       pairs.push(result.data);
     });
   return pairs;

@@ -1,7 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { DEV_PARAGRAPHS, TEST_PARAGRAPHS } from './long-paragraphs.ts';
-import { formatPairs, GENERATED_CATEGORIES, readPairSet, setPath, type Pair, type GeneratedSetName } from './pair-set.ts';
+import {
+  formatPairs,
+  GENERATED_CATEGORIES,
+  readPairSet,
+  setPath,
+  type Pair,
+  type GeneratedSetName,
+} from './pair-set.ts';
 
 /**
  * The long-prompt pairs, built deterministically from long-paragraphs.ts.
@@ -42,7 +49,10 @@ const SPECS: Record<GeneratedSetName, Spec> = {
       ['In the end, the council accepted the plan.', 'In the end, the council declined the plan.'],
     ],
     reportRequests: [
-      ['Tell me what was decided in this report and what happens next.', 'Could you tell me what was decided in this report and what happens next?'],
+      [
+        'Tell me what was decided in this report and what happens next.',
+        'Could you tell me what was decided in this report and what happens next?',
+      ],
     ],
     questionNearMisses: [
       ['What problem is this text trying to solve?', 'What evidence does this text give?'],
@@ -59,14 +69,26 @@ const SPECS: Record<GeneratedSetName, Spec> = {
   test: {
     paragraphs: TEST_PARAGRAPHS,
     outcomes: [
-      ["The board's final decision: the application is approved.", "The board's final decision: the application is rejected."],
-      ['After a long debate, the panel accepted the proposal.', 'After a long debate, the panel declined the proposal.'],
+      [
+        "The board's final decision: the application is approved.",
+        "The board's final decision: the application is rejected.",
+      ],
+      [
+        'After a long debate, the panel accepted the proposal.',
+        'After a long debate, the panel declined the proposal.',
+      ],
       ['The funding request was granted at the last meeting.', 'The funding request was refused at the last meeting.'],
       ['The plan passed the final vote.', 'The plan failed the final vote.'],
     ],
     reportRequests: [
-      ['Summarize this report for the board, including its outcome.', 'Could you summarize this report for the board, including its outcome?'],
-      ['Read the report below and explain the decision it ends with.', 'Read the report below and explain the decision it ends with'],
+      [
+        'Summarize this report for the board, including its outcome.',
+        'Could you summarize this report for the board, including its outcome?',
+      ],
+      [
+        'Read the report below and explain the decision it ends with.',
+        'Read the report below and explain the decision it ends with',
+      ],
     ],
     questionNearMisses: [
       ['What is the biggest risk mentioned in this text?', 'What is the biggest benefit mentioned in this text?'],
@@ -86,7 +108,10 @@ const SPECS: Record<GeneratedSetName, Spec> = {
       ['What does the text recommend doing next?', 'What does the text recomend doing next?'],
       ['Who raised concerns in this text, and what were they?', 'Who raised concerns in this text and what were they?'],
       ['Is the tone of this text positive or negative?', 'Is the tone of this text positive or negative? Thanks.'],
-      ['Extract every group of people mentioned in this text.', 'Can you extract every group of people mentioned in this text?'],
+      [
+        'Extract every group of people mentioned in this text.',
+        'Can you extract every group of people mentioned in this text?',
+      ],
     ],
   },
 };
@@ -126,7 +151,12 @@ export function longPairs(set: GeneratedSetName): Pair[] {
     for (const [yes, no] of spec.outcomes) {
       const request = spec.reportRequests[variant % spec.reportRequests.length]?.[0] as string;
       const body = passage(spec.paragraphs, (variant * 2) % n, length);
-      add('nm_long', `${request}\n\n${body} ${yes}`, `${request}\n\n${body} ${no}`, `~${length}-word report, only the last sentence differs`);
+      add(
+        'nm_long',
+        `${request}\n\n${body} ${yes}`,
+        `${request}\n\n${body} ${no}`,
+        `~${length}-word report, only the last sentence differs`,
+      );
       variant += 1;
     }
   }
@@ -140,7 +170,12 @@ export function longPairs(set: GeneratedSetName): Pair[] {
   // Paraphrases: the same report or document, only the request reworded.
   spec.questionParaphrases.forEach(([qa, qb], i) => {
     const doc = passage(spec.paragraphs, (i * 2 + 2) % n, 260);
-    add('p_long', `${doc}\n\nQuestion: ${qa}`, `${doc}\n\nQuestion: ${qb}`, 'same ~260-word document, question reworded');
+    add(
+      'p_long',
+      `${doc}\n\nQuestion: ${qa}`,
+      `${doc}\n\nQuestion: ${qb}`,
+      'same ~260-word document, question reworded',
+    );
   });
   const reportParaphrases = set === 'test' ? 8 : 3;
   for (let i = 0; i < reportParaphrases; i++) {
@@ -149,7 +184,12 @@ export function longPairs(set: GeneratedSetName): Pair[] {
     const [ra, rb] = spec.reportRequests[i % spec.reportRequests.length] as readonly [string, string];
     const outcome = spec.outcomes[i % spec.outcomes.length]?.[i % 2] as string;
     const body = passage(spec.paragraphs, (i * 2 + 1) % n, length);
-    add('p_long', `${ra}\n\n${body} ${outcome}`, `${rb}\n\n${body} ${outcome}`, `~${length}-word report, request reworded`);
+    add(
+      'p_long',
+      `${ra}\n\n${body} ${outcome}`,
+      `${rb}\n\n${body} ${outcome}`,
+      `~${length}-word report, request reworded`,
+    );
   }
   return pairs;
 }
@@ -163,5 +203,6 @@ export function writeLongPairs(set: GeneratedSetName): number {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  for (const set of ['dev', 'test'] as const) process.stdout.write(`${set}.jsonl: ${writeLongPairs(set)} long pairs written\n`);
+  for (const set of ['dev', 'test'] as const)
+    process.stdout.write(`${set}.jsonl: ${writeLongPairs(set)} long pairs written\n`);
 }

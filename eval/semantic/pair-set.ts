@@ -10,7 +10,16 @@ import { z } from 'zod';
 
 export type Label = 'paraphrase' | 'near_miss';
 /** holdout7 is held out; dev, test and holdout2 to holdout6 are for tuning (README.md beside this file). */
-export const SET_NAMES = ['dev', 'test', 'holdout2', 'holdout3', 'holdout4', 'holdout5', 'holdout6', 'holdout7'] as const;
+export const SET_NAMES = [
+  'dev',
+  'test',
+  'holdout2',
+  'holdout3',
+  'holdout4',
+  'holdout5',
+  'holdout6',
+  'holdout7',
+] as const;
 export type SetName = (typeof SET_NAMES)[number];
 /** The sets whose long rows generate-long.ts writes; the long rows of holdout2 to holdout7 are written by hand. */
 export type GeneratedSetName = 'dev' | 'test';
@@ -73,7 +82,8 @@ export function parsePairs(text: string, source: string): Pair[] {
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     const result = pairSchema.safeParse(JSON.parse(line));
-    if (!result.success) throw new Error(`${source}:${i + 1}: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
+    if (!result.success)
+      throw new Error(`${source}:${i + 1}: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
     pairs.push(result.data);
   });
   return pairs;
@@ -87,7 +97,16 @@ export function readPairSet(set: SetName): Pair[] {
 /** One line per pair, keys in schema order, so diffs of the data files stay readable. */
 export function formatPairs(pairs: readonly Pair[]): string {
   return pairs
-    .map((p) => JSON.stringify({ id: p.id, category: p.category, label: p.label, a: p.a, b: p.b, ...(p.note ? { note: p.note } : {}) }))
+    .map((p) =>
+      JSON.stringify({
+        id: p.id,
+        category: p.category,
+        label: p.label,
+        a: p.a,
+        b: p.b,
+        ...(p.note ? { note: p.note } : {}),
+      }),
+    )
     .join('\n')
     .concat('\n');
 }

@@ -74,7 +74,9 @@ export function categoryRows(outcomes: readonly PairOutcome[], threshold: number
       hits,
       hitRate: hits / list.length,
       medianSimilarity: median(list.map((o) => o.rawSimilarity)),
-      blockedByGuards: list.filter((o) => o.cacheB === 'MISS' && o.rawSimilarity >= threshold && !(o.guardsAgree && o.verified)).length,
+      blockedByGuards: list.filter(
+        (o) => o.cacheB === 'MISS' && o.rawSimilarity >= threshold && !(o.guardsAgree && o.verified),
+      ).length,
     };
   });
 }
@@ -119,7 +121,10 @@ export const CURVE_THRESHOLDS: readonly number[] = [
   ...Array.from({ length: 20 }, (_, i) => Math.round((0.8 + i * 0.01) * 100) / 100),
 ];
 
-export function curve(outcomes: readonly PairOutcome[], thresholds: readonly number[] = CURVE_THRESHOLDS): CurvePoint[] {
+export function curve(
+  outcomes: readonly PairOutcome[],
+  thresholds: readonly number[] = CURVE_THRESHOLDS,
+): CurvePoint[] {
   return thresholds.map((threshold) => ({ threshold, ...totalsOf(outcomes, (o) => hitAt(o, threshold)) }));
 }
 
@@ -137,7 +142,9 @@ export function formatCategoryTable(rows: readonly CategoryRow[]): string {
   ];
   for (const r of rows) {
     const kind = r.label === 'near_miss' ? 'near miss (hits are wrong)' : 'paraphrase';
-    lines.push(`| ${r.category} | ${kind} | ${r.pairs} | ${r.hits} | ${pct(r.hitRate)} | ${r.medianSimilarity.toFixed(3)} | ${r.blockedByGuards} |`);
+    lines.push(
+      `| ${r.category} | ${kind} | ${r.pairs} | ${r.hits} | ${pct(r.hitRate)} | ${r.medianSimilarity.toFixed(3)} | ${r.blockedByGuards} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -150,9 +157,14 @@ export function formatTotals(t: Totals): string {
 }
 
 export function formatCurve(points: readonly CurvePoint[]): string {
-  const lines = ['| threshold | wrong hits | wrong-hit % | paraphrase hits | paraphrase-hit % |', '|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| threshold | wrong hits | wrong-hit % | paraphrase hits | paraphrase-hit % |',
+    '|---:|---:|---:|---:|---:|',
+  ];
   for (const p of points) {
-    lines.push(`| ${p.threshold.toFixed(2)} | ${p.wrongHits} | ${pct(p.wrongHitRate)} | ${p.paraphraseHits} | ${pct(p.paraphraseHitRate)} |`);
+    lines.push(
+      `| ${p.threshold.toFixed(2)} | ${p.wrongHits} | ${pct(p.wrongHitRate)} | ${p.paraphraseHits} | ${pct(p.paraphraseHitRate)} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -96,7 +96,16 @@ function ackKey(prefix: string, id: string): string {
 
 /** A configuration with no providers: what the API serves when config.yaml failed to load at start. */
 export function emptyConfig(): GatewayConfig {
-  return { providers: [], modelIndex: new Map(), providerIndex: new Map(), deployments: new Map(), routing: emptyRouting(), prices: {}, embeddingIndex: new Map(), loadedAt: new Date() };
+  return {
+    providers: [],
+    modelIndex: new Map(),
+    providerIndex: new Map(),
+    deployments: new Map(),
+    routing: emptyRouting(),
+    prices: {},
+    embeddingIndex: new Map(),
+    loadedAt: new Date(),
+  };
 }
 
 /**
@@ -163,12 +172,14 @@ export class ConfigReloader {
         message += ` The broadcast failed (${processes.error}): other processes keep their configuration until they reload.`;
       } else {
         message += ` ${plural(processes.notified, 'other process', 'other processes')} notified, ${processes.reloaded} reloaded`;
-        message += processes.failed.length > 0 ? `, ${processes.failed.length} failed and kept their old configuration.` : '.';
+        message +=
+          processes.failed.length > 0 ? `, ${processes.failed.length} failed and kept their old configuration.` : '.';
         const silent = processes.notified - processes.reloaded - processes.failed.length;
         if (silent > 0) message += ` ${silent} did not answer within ${this.ackTimeoutMs} ms.`;
       }
       const idle = await this.options.withoutWorkers?.(config.providers.map((p) => p.name)).catch(() => undefined);
-      if (idle && idle.length > 0) message += ` No live worker serves ${idle.join(', ')}: requests for ${idle.length > 1 ? 'them' : 'it'} answer 503 until one starts.`;
+      if (idle && idle.length > 0)
+        message += ` No live worker serves ${idle.join(', ')}: requests for ${idle.length > 1 ? 'them' : 'it'} answer 503 until one starts.`;
       return {
         status: 'success',
         message,
@@ -205,7 +216,10 @@ export class ConfigReloader {
       const served = this.options.servedProviders;
       const checked = served ? config.providers.filter((provider) => served.includes(provider.name)) : config.providers;
       new ProviderKeys(this.env).warnUnset(checked, logger, 'models');
-      logger.info({ source, providers: config.providers.length, models: config.modelIndex.size }, 'configuration reloaded');
+      logger.info(
+        { source, providers: config.providers.length, models: config.modelIndex.size },
+        'configuration reloaded',
+      );
       return config;
     } catch (err) {
       logger.error({ source, err }, 'configuration reload failed: keeping the current configuration');
@@ -217,7 +231,8 @@ export class ConfigReloader {
     const changed = (Object.keys(next) as Array<keyof Settings>).filter(
       (name) => !LIVE_SETTINGS.has(name) && JSON.stringify(next[name]) !== JSON.stringify(this.current[name]),
     );
-    if (changed.length > 0) this.options.logger.warn({ settings: changed }, 'these settings changed but apply only after a restart');
+    if (changed.length > 0)
+      this.options.logger.warn({ settings: changed }, 'these settings changed but apply only after a restart');
   }
 
   private async broadcast(source: string): Promise<ReloadPropagation> {
@@ -237,7 +252,9 @@ export class ConfigReloader {
     return {
       notified,
       reloaded: acks.filter((a) => a.ok).length,
-      failed: acks.filter((a) => !a.ok).map((a) => ({ process: a.process, role: a.role, error: a.error ?? 'unknown error' })),
+      failed: acks
+        .filter((a) => !a.ok)
+        .map((a) => ({ process: a.process, role: a.role, error: a.error ?? 'unknown error' })),
     };
   }
 
@@ -247,7 +264,9 @@ export class ConfigReloader {
     let acks: ReloadAck[] = [];
     while (Date.now() < until) {
       try {
-        acks = (await this.options.redis.lrange(ackKey(this.options.prefix, id), 0, -1)).map((raw) => JSON.parse(raw) as ReloadAck);
+        acks = (await this.options.redis.lrange(ackKey(this.options.prefix, id), 0, -1)).map(
+          (raw) => JSON.parse(raw) as ReloadAck,
+        );
       } catch {
         // Keep what we have; Redis may come back before the deadline.
       }

@@ -74,7 +74,10 @@ export class ControlBus {
     if (!publisher.isCluster) return publisher.publish(channel, message);
     // A cluster's PUBLISH reaches every node's subscribers but counts only those of the node that took it.
     const nodes = (publisher as unknown as Cluster).nodes('all');
-    const [, counts] = await Promise.all([publisher.publish(channel, message), Promise.all(nodes.map((node) => node.pubsub('NUMSUB', channel)))]);
+    const [, counts] = await Promise.all([
+      publisher.publish(channel, message),
+      Promise.all(nodes.map((node) => node.pubsub('NUMSUB', channel))),
+    ]);
     return counts.reduce((sum: number, reply) => sum + Number((reply as [string, number])[1]), 0);
   }
 

@@ -37,7 +37,9 @@ export class EnvFile {
     try {
       text = await readFile(this.path, 'utf8');
     } catch (err) {
-      throw new EnvFileError(`cannot read ENV_FILE ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new EnvFileError(
+        `cannot read ENV_FILE ${this.path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     return this.parse(text);
   }
@@ -77,7 +79,9 @@ function readText(path: string, read: () => string): string {
   try {
     return read();
   } catch (err) {
-    throw new EnvFileError(`cannot read ENV_FILE ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new EnvFileError(
+      `cannot read ENV_FILE ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 

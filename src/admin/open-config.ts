@@ -9,7 +9,10 @@ import { emptyConfig } from './config-reloader.ts';
  * /health/ready answers 503 with that reason and a fixed file can be loaded
  * with a reload instead of a restart loop.
  */
-export async function openConfigLeniently(path: string, logger: Logger): Promise<{ configStore: ConfigStore; startupError?: string }> {
+export async function openConfigLeniently(
+  path: string,
+  logger: Logger,
+): Promise<{ configStore: ConfigStore; startupError?: string }> {
   try {
     return { configStore: await ConfigStore.open(path) };
   } catch (err) {

@@ -82,7 +82,11 @@ export class FailedAuthThrottle {
     this.windowMs = options.windowMs ?? 60_000;
     this.maxBlocked = options.maxBlockedAddresses ?? 10_000;
     this.now = options.now ?? Date.now;
-    this.window = new SlidingWindowLimiter({ redis: options.redis, prefix: options.prefix, windowKey: (address) => this.key(address) });
+    this.window = new SlidingWindowLimiter({
+      redis: options.redis,
+      prefix: options.prefix,
+      windowKey: (address) => this.key(address),
+    });
   }
 
   /** True while this process knows of any blocked address: only then is a request's address worth looking up. */
@@ -115,7 +119,12 @@ export class FailedAuthThrottle {
       [counted, count, resetMs] = this.countLocally(address);
     }
     if (count >= this.limit) this.block(address, resetMs);
-    return { blocked: counted === 0, limit: this.limit, remaining: Math.max(0, this.limit - count), resetMs: Math.max(0, resetMs) };
+    return {
+      blocked: counted === 0,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - count),
+      resetMs: Math.max(0, resetMs),
+    };
   }
 
   /** Redis key of an address's failures. */

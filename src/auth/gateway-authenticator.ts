@@ -27,7 +27,14 @@ export interface GatewayAuthenticatorOptions {
 }
 
 export function principalOf(record: ApiKeyRecord): Principal {
-  return createPrincipal({ keyHash: record.keyHash, owner: record.owner, maskedKey: record.maskedKey, admin: record.admin, keyId: record.id, policy: record.policy });
+  return createPrincipal({
+    keyHash: record.keyHash,
+    owner: record.owner,
+    maskedKey: record.maskedKey,
+    admin: record.admin,
+    keyId: record.id,
+    policy: record.policy,
+  });
 }
 
 /**
@@ -65,11 +72,17 @@ export class GatewayAuthenticator implements KeyAuthenticator {
     } catch (err) {
       if (err instanceof InvalidApiKeyError) throw err;
       if (cached?.principal && cached.ageMs <= this.staleIfErrorMs) {
-        this.options.logger?.warn({ err, owner: cached.principal.owner }, 'key store unreachable: using the cached key');
+        this.options.logger?.warn(
+          { err, owner: cached.principal.owner },
+          'key store unreachable: using the cached key',
+        );
         return this.unexpired(cached.principal);
       }
       this.options.logger?.warn({ err }, 'key store unreachable: cannot check an issued key');
-      throw new ServiceUnavailableError('The gateway cannot reach its key store to check this API key; try again shortly.', { cause: err });
+      throw new ServiceUnavailableError(
+        'The gateway cannot reach its key store to check this API key; try again shortly.',
+        { cause: err },
+      );
     }
   }
 

@@ -56,7 +56,11 @@ export class KeyCache {
   set(keyHash: string, principal: Principal | null): void {
     const now = this.now();
     this.entries.delete(keyHash);
-    this.entries.set(keyHash, { principal, storedAt: now, expiresAt: now + (principal ? this.ttlMs : this.negativeTtlMs) });
+    this.entries.set(keyHash, {
+      principal,
+      storedAt: now,
+      expiresAt: now + (principal ? this.ttlMs : this.negativeTtlMs),
+    });
     while (this.entries.size > this.maxEntries) {
       const oldest = this.entries.keys().next().value;
       if (oldest === undefined) break;

@@ -12,7 +12,9 @@ import { z } from 'zod';
  */
 
 /** Model patterns: an id, or a `*` wildcard (`gpt-4o*`, `*`). */
-const modelPattern = z.string().regex(/^[^\s\u0000-\u001f\u007f-\u009f]{1,256}$/, 'must be a model id or a pattern with *');
+const modelPattern = z
+  .string()
+  .regex(/^[^\s\u0000-\u001f\u007f-\u009f]{1,256}$/, 'must be a model id or a pattern with *');
 const metadataText = z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]{1,128}$/, 'must be 1-128 printable characters');
 
 export const keyPolicySchema = z
@@ -25,12 +27,32 @@ export const keyPolicySchema = z
       .nullable()
       .optional()
       .describe('Overrides RATE_LIMIT_REQUESTS / RATE_LIMIT_WINDOW for this key.'),
-    tokens_per_minute: z.int().min(1).max(1_000_000_000_000).nullable().optional().describe('Prompt + completion tokens per sliding minute.'),
-    allowed_models: z.array(modelPattern).min(1).max(256).nullable().optional().describe('Models this key may call; `*` matches any run of characters.'),
-    expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('After this instant the key answers 401.'),
+    tokens_per_minute: z
+      .int()
+      .min(1)
+      .max(1_000_000_000_000)
+      .nullable()
+      .optional()
+      .describe('Prompt + completion tokens per sliding minute.'),
+    allowed_models: z
+      .array(modelPattern)
+      .min(1)
+      .max(256)
+      .nullable()
+      .optional()
+      .describe('Models this key may call; `*` matches any run of characters.'),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .optional()
+      .describe('After this instant the key answers 401.'),
     budget: z
       .strictObject({
-        amount_usd: z.number().positive().max(1_000_000_000).describe('Spend allowed per period, USD (prices from config.yaml `prices`).'),
+        amount_usd: z
+          .number()
+          .positive()
+          .max(1_000_000_000)
+          .describe('Spend allowed per period, USD (prices from config.yaml `prices`).'),
         period: z.enum(['day', 'month']).describe('Calendar day or month, UTC.'),
       })
       .nullable()
@@ -39,7 +61,11 @@ export const keyPolicySchema = z
       .strictObject({ team: metadataText.nullable().optional(), user: metadataText.nullable().optional() })
       .optional()
       .describe('Free labels, reported with usage; merged field by field on update (`null` removes one).'),
-    semantic_cache: z.boolean().nullable().optional().describe('false: this key is never answered from the semantic cache.'),
+    semantic_cache: z
+      .boolean()
+      .nullable()
+      .optional()
+      .describe('false: this key is never answered from the semantic cache.'),
   })
   .meta({ id: 'KeyPolicy' });
 
@@ -69,7 +95,9 @@ export class InvalidKeyPolicyError extends Error {
 export function mergeKeyPolicy(base: KeyPolicy, patch: unknown): KeyPolicy {
   const parsed = keyPolicySchema.safeParse(patch ?? {});
   if (!parsed.success) {
-    throw new InvalidKeyPolicyError(parsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`).join('; '));
+    throw new InvalidKeyPolicyError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`).join('; '),
+    );
   }
   const merged: Record<string, unknown> = { ...base };
   for (const [field, value] of Object.entries(parsed.data)) {

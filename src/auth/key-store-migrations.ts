@@ -75,7 +75,8 @@ const KEY_STORE_MIGRATIONS: readonly KeyStoreMigration[] = [
   },
   {
     version: 3,
-    description: 'usage by token type: prompt tokens read from and written to the upstream prompt cache, reasoning tokens',
+    description:
+      'usage by token type: prompt tokens read from and written to the upstream prompt cache, reasoning tokens',
     sqlite: `
       ALTER TABLE gateway_key_usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE gateway_key_usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;

@@ -94,7 +94,10 @@ export class InvalidOwnerError extends Error {
 }
 
 /** Generates a key and inserts its record. The returned key is never retrievable again. */
-export async function issueApiKey(store: KeyStore, input: { owner: string; admin?: boolean; policy?: KeyPolicy; now?: Date }): Promise<IssuedApiKey> {
+export async function issueApiKey(
+  store: KeyStore,
+  input: { owner: string; admin?: boolean; policy?: KeyPolicy; now?: Date },
+): Promise<IssuedApiKey> {
   const owner = input.owner.trim();
   if (!OWNER_PATTERN.test(owner)) throw new InvalidOwnerError(input.owner);
   const key = generateApiKey();

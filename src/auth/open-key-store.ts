@@ -13,7 +13,10 @@ export function openKeyStore(
   options: { onError?: (err: Error) => void } = {},
 ): KeyStore {
   if (settings.DATABASE_URL) {
-    return new PostgresKeyStore({ connectionString: settings.DATABASE_URL, ...(options.onError ? { onError: options.onError } : {}) });
+    return new PostgresKeyStore({
+      connectionString: settings.DATABASE_URL,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
   }
   return new SqliteKeyStore({ path: settings.KEY_DB_PATH });
 }

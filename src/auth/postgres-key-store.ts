@@ -2,7 +2,13 @@ import { Pool, type PoolClient } from 'pg';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
+import {
+  usageFromDbRow,
+  type KeyUsageRow,
+  type KeyUsageTotal,
+  type UsageDbRow,
+  type UsageDelta,
+} from '../usage/key-usage.ts';
 import { withTransaction } from '../db/pg-transaction.ts';
 
 /** Options of {@link PostgresKeyStore}. */
@@ -31,7 +37,6 @@ interface Row {
   policy: object;
 }
 
-
 const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
 
 function toRecord(row: Row): ApiKeyRecord {
@@ -47,7 +52,6 @@ function toRecord(row: Row): ApiKeyRecord {
     policy: parseStoredPolicy(row.policy),
   };
 }
-
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_ID = 727_274_001;
@@ -89,7 +93,9 @@ export class PostgresKeyStore implements KeyStore {
       await client.query(
         'CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
       );
-      const { rows } = await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0)::int AS v FROM gateway_schema_migrations');
+      const { rows } = await client.query<{ v: number }>(
+        'SELECT COALESCE(MAX(version), 0)::int AS v FROM gateway_schema_migrations',
+      );
       const current = rows[0]?.v ?? 0;
       if (current > LATEST_KEY_SCHEMA_VERSION) {
         throw new KeyStoreSchemaError(
@@ -98,7 +104,10 @@ export class PostgresKeyStore implements KeyStore {
       }
       for (const migration of pendingMigrations(current)) {
         await client.query(migration.postgres);
-        await client.query('INSERT INTO gateway_schema_migrations (version, description) VALUES ($1, $2)', [migration.version, migration.description]);
+        await client.query('INSERT INTO gateway_schema_migrations (version, description) VALUES ($1, $2)', [
+          migration.version,
+          migration.description,
+        ]);
       }
     });
   }
@@ -148,7 +157,9 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   async revoke(id: string): Promise<ApiKeyRecord | undefined> {
-    await this.query('UPDATE gateway_api_keys SET revoked = TRUE, revoked_at = now() WHERE id = $1 AND NOT revoked', [id]);
+    await this.query('UPDATE gateway_api_keys SET revoked = TRUE, revoked_at = now() WHERE id = $1 AND NOT revoked', [
+      id,
+    ]);
     return this.findById(id);
   }
 

@@ -37,7 +37,13 @@ const ANY_MODEL = (): boolean => true;
 /** Builds a principal; the model patterns are compiled here, once per key lookup. */
 export function createPrincipal(fields: Omit<Principal, 'mayUseModel' | 'expiresAtMs'>): Principal {
   const policy = fields.policy && Object.keys(fields.policy).length > 0 ? fields.policy : undefined;
-  const principal: Principal = { keyHash: fields.keyHash, owner: fields.owner, maskedKey: fields.maskedKey, admin: fields.admin, mayUseModel: ANY_MODEL };
+  const principal: Principal = {
+    keyHash: fields.keyHash,
+    owner: fields.owner,
+    maskedKey: fields.maskedKey,
+    admin: fields.admin,
+    mayUseModel: ANY_MODEL,
+  };
   if (fields.keyId !== undefined) principal.keyId = fields.keyId;
   if (policy) {
     principal.policy = policy;

@@ -4,7 +4,13 @@ import { DatabaseSync } from 'node:sqlite';
 import { LATEST_KEY_SCHEMA_VERSION, pendingMigrations } from './key-store-migrations.ts';
 import { KeyStoreSchemaError, KeyStoreUnavailableError, type ApiKeyRecord, type KeyStore } from './key-store.ts';
 import { parseStoredPolicy, type KeyPolicy } from './key-policy.ts';
-import { usageFromDbRow, type KeyUsageRow, type KeyUsageTotal, type UsageDbRow, type UsageDelta } from '../usage/key-usage.ts';
+import {
+  usageFromDbRow,
+  type KeyUsageRow,
+  type KeyUsageTotal,
+  type UsageDbRow,
+  type UsageDelta,
+} from '../usage/key-usage.ts';
 
 /** Options of {@link SqliteKeyStore}. */
 export interface SqliteKeyStoreOptions {
@@ -26,9 +32,9 @@ interface Row {
   policy: string;
 }
 
-
 const COLUMNS = 'id, key_hash, masked_key, owner, is_admin, revoked, created_at, revoked_at, policy';
-const USAGE_COLUMNS = 'key_id, day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano_usd';
+const USAGE_COLUMNS =
+  'key_id, day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, reasoning_tokens, cost_nano_usd';
 
 function toRecord(row: Row): ApiKeyRecord {
   return {
@@ -43,7 +49,6 @@ function toRecord(row: Row): ApiKeyRecord {
     policy: parseStoredPolicy(row.policy),
   };
 }
-
 
 /**
  * The default key store: an embedded SQLite file through Node's built-in
@@ -74,7 +79,10 @@ export class SqliteKeyStore implements KeyStore {
     } catch (err) {
       db?.close();
       if (err instanceof KeyStoreSchemaError) throw err;
-      throw new KeyStoreUnavailableError(`cannot open the SQLite key store at ${this.options.path}: ${(err as Error).message}`, { cause: err });
+      throw new KeyStoreUnavailableError(
+        `cannot open the SQLite key store at ${this.options.path}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     this.db = db;
     return db;
@@ -107,24 +115,31 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.run((db) => db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE key_hash = ?`).get(keyHash)) as Row | undefined;
+    const row = this.run((db) =>
+      db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE key_hash = ?`).get(keyHash),
+    ) as Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async findById(id: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.run((db) => db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE id = ?`).get(id)) as Row | undefined;
+    const row = this.run((db) => db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys WHERE id = ?`).get(id)) as
+      Row | undefined;
     return row ? toRecord(row) : undefined;
   }
 
   async list(options: { includeRevoked?: boolean } = {}): Promise<ApiKeyRecord[]> {
     const where = options.includeRevoked ? '' : 'WHERE revoked = 0';
-    const rows = this.run((db) => db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys ${where} ORDER BY created_at DESC, id`).all()) as unknown as Row[];
+    const rows = this.run((db) =>
+      db.prepare(`SELECT ${COLUMNS} FROM gateway_api_keys ${where} ORDER BY created_at DESC, id`).all(),
+    ) as unknown as Row[];
     return rows.map(toRecord);
   }
 
   async revoke(id: string): Promise<ApiKeyRecord | undefined> {
     this.run((db) =>
-      db.prepare('UPDATE gateway_api_keys SET revoked = 1, revoked_at = ? WHERE id = ? AND revoked = 0').run(new Date().toISOString(), id),
+      db
+        .prepare('UPDATE gateway_api_keys SET revoked = 1, revoked_at = ? WHERE id = ? AND revoked = 0')
+        .run(new Date().toISOString(), id),
     );
     return this.findById(id);
   }
@@ -147,7 +162,19 @@ export class SqliteKeyStore implements KeyStore {
       );
       db.exec('BEGIN IMMEDIATE');
       try {
-        for (const d of deltas) upsert.run(d.keyId, d.day, d.model, d.requests, d.promptTokens, d.completionTokens, d.cachedTokens ?? 0, d.cacheWriteTokens ?? 0, d.reasoningTokens ?? 0, d.costNanoUsd);
+        for (const d of deltas)
+          upsert.run(
+            d.keyId,
+            d.day,
+            d.model,
+            d.requests,
+            d.promptTokens,
+            d.completionTokens,
+            d.cachedTokens ?? 0,
+            d.cacheWriteTokens ?? 0,
+            d.reasoningTokens ?? 0,
+            d.costNanoUsd,
+          );
         db.exec('COMMIT');
       } catch (err) {
         db.exec('ROLLBACK');
@@ -170,7 +197,11 @@ export class SqliteKeyStore implements KeyStore {
 
   async usageTotals(filter: { fromDay?: string }): Promise<KeyUsageTotal[]> {
     const rows = this.run((db) =>
-      db.prepare(`SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`).all(filter.fromDay ?? null),
+      db
+        .prepare(
+          `SELECT key_id, '' AS day, '' AS model, SUM(requests) AS requests, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens, SUM(reasoning_tokens) AS reasoning_tokens, SUM(cost_nano_usd) AS cost_nano_usd FROM gateway_key_usage WHERE (?1 IS NULL OR day >= ?1) GROUP BY key_id`,
+        )
+        .all(filter.fromDay ?? null),
     ) as unknown as UsageDbRow[];
     return rows.map(usageFromDbRow);
   }
@@ -190,10 +221,16 @@ function migrate(db: DatabaseSync): void {
   // migrate one after the other instead of both reading version 0.
   db.exec('BEGIN IMMEDIATE');
   try {
-    db.exec('CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    const { v } = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM gateway_schema_migrations').get() as { v: number };
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS gateway_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    const { v } = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM gateway_schema_migrations').get() as {
+      v: number;
+    };
     if (v > LATEST_KEY_SCHEMA_VERSION) {
-      throw new KeyStoreSchemaError(`the key store schema is at version ${v}, newer than this gateway knows (${LATEST_KEY_SCHEMA_VERSION}); upgrade the gateway`);
+      throw new KeyStoreSchemaError(
+        `the key store schema is at version ${v}, newer than this gateway knows (${LATEST_KEY_SCHEMA_VERSION}); upgrade the gateway`,
+      );
     }
     for (const migration of pendingMigrations(v)) {
       db.exec(migration.sqlite);

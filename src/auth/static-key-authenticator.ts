@@ -19,7 +19,12 @@ export class StaticKeyAuthenticator implements KeyAuthenticator {
     const existing = this.principals.get(keyHash);
     this.principals.set(
       keyHash,
-      createPrincipal({ keyHash, owner: `env:${keyHash.slice(0, 12)}`, maskedKey: maskApiKey(key), admin: admin || (existing?.admin ?? false) }),
+      createPrincipal({
+        keyHash,
+        owner: `env:${keyHash.slice(0, 12)}`,
+        maskedKey: maskApiKey(key),
+        admin: admin || (existing?.admin ?? false),
+      }),
     );
   }
 

@@ -8,7 +8,9 @@ import { createPrincipal, type Principal } from './principal.ts';
  * key has none), or for a static key the owner alone, which has no limits
  * beyond the rate limit its requests already passed.
  */
-export function storedKeyPrincipals(store: KeyStore): (keyId: string | undefined, owner: string) => Promise<Principal | undefined> {
+export function storedKeyPrincipals(
+  store: KeyStore,
+): (keyId: string | undefined, owner: string) => Promise<Principal | undefined> {
   return async (keyId, owner) => {
     if (keyId === undefined) return createPrincipal({ keyHash: '', owner, maskedKey: '', admin: false });
     const record = await store.findById(keyId);

@@ -29,7 +29,9 @@ export class AsyncJobIds {
   }
 
   mint(owner: string, nowMs: number = Date.now()): string {
-    const time = Math.floor(nowMs / 1000).toString(16).padStart(8, '0');
+    const time = Math.floor(nowMs / 1000)
+      .toString(16)
+      .padStart(8, '0');
     const random = randomBytes(12).toString('hex');
     return `cjob_${time}${random}${this.tag(time, random, owner)}`;
   }

@@ -61,13 +61,40 @@ export class AsyncJobStore {
   }
 
   /** Stores a job ready to run: `request` is the validated, screened request JSON. */
-  async create(id: string, owner: string, request: { model: string; json: string; priority: number; keyId?: string | undefined }): Promise<AsyncJobView> {
+  async create(
+    id: string,
+    owner: string,
+    request: { model: string; json: string; priority: number; keyId?: string | undefined },
+  ): Promise<AsyncJobView> {
     const now = Math.floor(Date.now() / 1000);
     const key = this.key(id);
     const { ttlSeconds } = this.options;
-    await this.options.redis.multi().hset(key, { id, status: 'queued', owner, created_at: String(now) }).expire(key, ttlSeconds).exec();
-    await this.options.rows.insert({ id, owner, keyId: request.keyId, body: request.json, priority: request.priority, retainSeconds: ttlSeconds, createdAt: now });
-    return { id, object: 'chat.completion.job', status: 'queued', model: request.model, created_at: now, started_at: null, completed_at: null, result: null, error: null, expires_at: now + ttlSeconds };
+    await this.options.redis
+      .multi()
+      .hset(key, { id, status: 'queued', owner, created_at: String(now) })
+      .expire(key, ttlSeconds)
+      .exec();
+    await this.options.rows.insert({
+      id,
+      owner,
+      keyId: request.keyId,
+      body: request.json,
+      priority: request.priority,
+      retainSeconds: ttlSeconds,
+      createdAt: now,
+    });
+    return {
+      id,
+      object: 'chat.completion.job',
+      status: 'queued',
+      model: request.model,
+      created_at: now,
+      started_at: null,
+      completed_at: null,
+      result: null,
+      error: null,
+      expires_at: now + ttlSeconds,
+    };
   }
 
   /** The job, if it exists and belongs to `owner`; 410 if the database lost it; 404 otherwise. */
@@ -76,7 +103,10 @@ export class AsyncJobStore {
   }
 
   /** Cancels a queued or running job; 400 when it already finished. Resolves with the job and the queue job to stop, if any. */
-  async cancel(id: string, owner: string): Promise<{ job: AsyncJobView; queued: { jobId: string; model: string } | undefined }> {
+  async cancel(
+    id: string,
+    owner: string,
+  ): Promise<{ job: AsyncJobView; queued: { jobId: string; model: string } | undefined }> {
     const before = await this.row(id, owner);
     const cancelled = await this.options.rows.cancel(id);
     if (!cancelled && before.status !== 'cancelled') {
@@ -107,7 +137,9 @@ export class AsyncJobStore {
     if (createdAt === undefined) throw new NotFoundError(`No asynchronous job '${id}'.`);
     // A row is kept ttlSeconds after its last change, so it cannot have expired within ttlSeconds of its creation.
     if (Date.now() / 1000 - createdAt < this.options.ttlSeconds) throw new JobLostError(id, new Date(createdAt * 1000));
-    throw new NotFoundError(`No asynchronous job '${id}': jobs are kept ${this.options.ttlSeconds} seconds after their last change.`);
+    throw new NotFoundError(
+      `No asynchronous job '${id}': jobs are kept ${this.options.ttlSeconds} seconds after their last change.`,
+    );
   }
 
   private async view(row: JobRow): Promise<AsyncJobView> {
@@ -127,7 +159,10 @@ export class AsyncJobStore {
       result: status === 'completed' ? ((body ?? null) as ChatCompletion | null) : null,
       error:
         status === 'failed'
-          ? { code: body?.error?.code ?? row.output?.error?.code ?? 'internal_error', message: body?.error?.message ?? row.output?.error?.message ?? 'The job failed.' }
+          ? {
+              code: body?.error?.code ?? row.output?.error?.code ?? 'internal_error',
+              message: body?.error?.message ?? row.output?.error?.message ?? 'The job failed.',
+            }
           : null,
       expires_at: row.expires_at,
     };

@@ -33,7 +33,10 @@ const MAX_ERRORS = 100;
  * the batch; `errors` names the lines (1-based). Works in slices of a few
  * milliseconds, so a 50,000-line file does not hold up the process's requests.
  */
-export async function validateBatchInput(content: string, rules: BatchInputRules): Promise<{ lines: BatchInputLine[] } | { errors: BatchErrorItem[] }> {
+export async function validateBatchInput(
+  content: string,
+  rules: BatchInputRules,
+): Promise<{ lines: BatchInputLine[] } | { errors: BatchErrorItem[] }> {
   const errors: BatchErrorItem[] = [];
   const lines: BatchInputLine[] = [];
   const seen = new Set<string>();
@@ -49,7 +52,16 @@ export async function validateBatchInput(content: string, rules: BatchInputRules
     if (text === '') continue;
     const n = i + 1;
     if (++count > rules.maxLines) {
-      return { errors: [{ code: 'too_many_requests_in_file', message: `The file has more than ${rules.maxLines} request lines (BATCH_MAX_LINES).`, param: null, line: n }] };
+      return {
+        errors: [
+          {
+            code: 'too_many_requests_in_file',
+            message: `The file has more than ${rules.maxLines} request lines (BATCH_MAX_LINES).`,
+            param: null,
+            line: n,
+          },
+        ],
+      };
     }
     if (Buffer.byteLength(text) > rules.maxLineBytes) {
       problem(n, 'request_too_large', `Line ${n} is larger than the ${rules.maxLineBytes}-byte request limit.`);
@@ -72,7 +84,12 @@ export async function validateBatchInput(content: string, rules: BatchInputRules
       continue;
     }
     if (seen.has(customId)) {
-      problem(n, 'duplicate_custom_id', `Line ${n}: custom_id '${customId.slice(0, 64)}' is used by an earlier line; each must be unique.`, 'custom_id');
+      problem(
+        n,
+        'duplicate_custom_id',
+        `Line ${n}: custom_id '${customId.slice(0, 64)}' is used by an earlier line; each must be unique.`,
+        'custom_id',
+      );
       continue;
     }
     seen.add(customId);
@@ -96,7 +113,10 @@ export async function validateBatchInput(content: string, rules: BatchInputRules
     lines.push({ customId, body: JSON.stringify(body) });
   }
   if (errors.length > 0) return { errors };
-  if (lines.length === 0) return { errors: [{ code: 'empty_file', message: 'The input file has no request lines.', param: null, line: null }] };
+  if (lines.length === 0)
+    return {
+      errors: [{ code: 'empty_file', message: 'The input file has no request lines.', param: null, line: null }],
+    };
   return { lines };
 }
 
@@ -106,7 +126,10 @@ export async function validateBatchInput(content: string, rules: BatchInputRules
  * created, while the key is at hand; lines that do not parse are left to
  * {@link validateBatchInput}. In slices, as that one.
  */
-export async function disallowedModelLines(content: string, mayUseModel: (model: string) => boolean): Promise<BatchErrorItem[]> {
+export async function disallowedModelLines(
+  content: string,
+  mayUseModel: (model: string) => boolean,
+): Promise<BatchErrorItem[]> {
   const errors: BatchErrorItem[] = [];
   const slices = new TurnSlices();
   let n = 0;
@@ -121,7 +144,12 @@ export async function disallowedModelLines(content: string, mayUseModel: (model:
       continue;
     }
     if (typeof model === 'string' && !mayUseModel(model)) {
-      errors.push({ code: 'model_not_allowed', message: `This key may not use the model '${model}'.`, param: 'body.model', line: n });
+      errors.push({
+        code: 'model_not_allowed',
+        message: `This key may not use the model '${model}'.`,
+        param: 'body.model',
+        line: n,
+      });
     }
   }
   return errors;

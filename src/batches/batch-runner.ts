@@ -106,7 +106,10 @@ export class BatchRunner {
       const held = new Set(ids);
       for (const id of this.running.keys()) if (!held.has(id)) this.drop(id);
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message }, 'batch runner: the database is not reachable; batches wait');
+      this.options.logger.warn(
+        { err: (err as Error).message },
+        'batch runner: the database is not reachable; batches wait',
+      );
     } finally {
       this.ticking = false;
     }
@@ -157,20 +160,25 @@ export class BatchRunner {
       if (state.kind === 'job') await this.stepJob(id, state, run);
       else if (state.status === 'validating') await this.validate(id, state.input_file_id);
       else if (state.status === 'cancelling') await this.cancel(id, run);
-      else if (state.status === 'finalizing') await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
+      else if (state.status === 'finalizing')
+        await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
       else if (state.status === 'in_progress') {
         if (Date.now() / 1000 >= state.expires_at) await this.expire(id, run);
         else await this.fill(id, state, run);
       }
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message, batch: id }, 'batch runner: step failed; retried next poll');
+      this.options.logger.warn(
+        { err: (err as Error).message, batch: id },
+        'batch runner: step failed; retried next poll',
+      );
     }
   }
 
   /** A job runs its one line, then takes its outcome; cancel and delete are settled by the API (the line's answer is then ignored). */
   private async stepJob(id: string, state: BatchState, run: Running): Promise<void> {
     if (state.status !== 'in_progress') return;
-    const lines = run.lines.size > 0 || Date.now() < run.retryAt ? [] : await this.options.store.openLines(id, 1, new Set());
+    const lines =
+      run.lines.size > 0 || Date.now() < run.retryAt ? [] : await this.options.store.openLines(id, 1, new Set());
     if (lines.length === 0 && run.lines.size === 0 && Date.now() >= run.retryAt) {
       await this.options.jobs.finish(id);
       return;
@@ -181,7 +189,14 @@ export class BatchRunner {
   private async validate(id: string, fileId: string): Promise<void> {
     const content = await this.options.store.inputContent(fileId);
     if (content === undefined) {
-      await this.options.store.failValidation(id, [{ code: 'file_not_found', message: `Input file '${fileId}' no longer exists.`, param: 'input_file_id', line: null }]);
+      await this.options.store.failValidation(id, [
+        {
+          code: 'file_not_found',
+          message: `Input file '${fileId}' no longer exists.`,
+          param: 'input_file_id',
+          line: null,
+        },
+      ]);
       return;
     }
     const checked = await validateBatchInput(content, {
@@ -201,7 +216,8 @@ export class BatchRunner {
     if (free <= 0 || Date.now() < run.retryAt) return;
     const lines = await this.options.store.openLines(id, free, new Set(run.lines.keys()));
     if (lines.length === 0 && run.lines.size === 0) {
-      if (await this.options.store.setStatus(id, ['in_progress'], 'finalizing', 'finalizing_at')) await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
+      if (await this.options.store.setStatus(id, ['in_progress'], 'finalizing', 'finalizing_at'))
+        await this.options.store.finish(id, 'finalizing', 'completed', 'completed_at');
       return;
     }
     for (const line of lines) this.runLine(id, state, run, line);
@@ -237,7 +253,8 @@ export class BatchRunner {
         signal: abort.signal,
         ...(run.trace ? { trace: run.trace } : {}),
         markDispatched: async (jobId) => {
-          if (!(await store.markDispatched(batchId, line.line_index, jobId))) throw new Error('stopped before its line was queued');
+          if (!(await store.markDispatched(batchId, line.line_index, jobId)))
+            throw new Error('stopped before its line was queued');
         },
         ...(state.priority !== undefined ? { priority: state.priority } : {}),
         ...(state.kind === 'job' ? { record: this.options.jobRecord(batchId) } : {}),
@@ -248,7 +265,10 @@ export class BatchRunner {
         if (abort.signal.aborted) return;
         // The line stays open; the batch pauses briefly rather than spinning against an unavailable Redis or a full queue.
         run.retryAt = Date.now() + this.options.pollMs * 2;
-        this.options.logger.warn({ err: (err as Error).message, batch: batchId, line: line.line_index + 1 }, 'batch line not answered; retried later');
+        this.options.logger.warn(
+          { err: (err as Error).message, batch: batchId, line: line.line_index + 1 },
+          'batch line not answered; retried later',
+        );
       })
       .finally(() => {
         run.lines.delete(line.line_index);
@@ -262,7 +282,9 @@ export class BatchRunner {
 
   private async expire(id: string, run: Running): Promise<void> {
     this.abortLines(run);
-    await this.options.store.failUnanswered(id, (line) => JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')));
+    await this.options.store.failUnanswered(id, (line) =>
+      JSON.stringify(notRun(line.custom_id, 'batch_expired', 'This line was not answered before the batch expired.')),
+    );
     await this.options.store.finish(id, 'in_progress', 'expired', 'expired_at');
   }
 

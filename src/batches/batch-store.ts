@@ -11,7 +11,15 @@ import {
   type FilePurpose,
   type ListPage,
 } from './batch-objects.ts';
-import { batchView, fileView, visible, type BatchRow, type BatchState, type FileRow, type Viewer } from './batch-rows.ts';
+import {
+  batchView,
+  fileView,
+  visible,
+  type BatchRow,
+  type BatchState,
+  type FileRow,
+  type Viewer,
+} from './batch-rows.ts';
 import type { SqlDb, SqlValue } from './sql-db.ts';
 
 /** A request line as stored for execution. */
@@ -64,21 +72,57 @@ export class BatchStore {
    * take more than `quotaBytes` (checked in the same statement): 400
    * `invalid_request` saying how much is used.
    */
-  async createFile(input: { owner: string; filename: string; purpose: FilePurpose; content: string; bytes: number; quotaBytes?: number }): Promise<FileObject> {
+  async createFile(input: {
+    owner: string;
+    filename: string;
+    purpose: FilePurpose;
+    content: string;
+    bytes: number;
+    quotaBytes?: number;
+  }): Promise<FileObject> {
     const id = this.newId('file-');
     const created = nowSeconds();
     const quota = input.quotaBytes ?? Number.MAX_SAFE_INTEGER;
     const stored = await this.db.run(
       'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COALESCE(SUM(bytes), 0) FROM gateway_files WHERE owner = ? AND batch_id IS NULL) + ? <= ?',
-      [id, input.owner, input.purpose, input.filename, input.bytes, created, input.content, input.owner, input.bytes, quota],
+      [
+        id,
+        input.owner,
+        input.purpose,
+        input.filename,
+        input.bytes,
+        created,
+        input.content,
+        input.owner,
+        input.bytes,
+        quota,
+      ],
     );
     if (stored === 0) {
-      const used = Number((await this.db.all<{ used: unknown }>('SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL', [input.owner]))[0]?.used ?? 0);
+      const used = Number(
+        (
+          await this.db.all<{ used: unknown }>(
+            'SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL',
+            [input.owner],
+          )
+        )[0]?.used ?? 0,
+      );
       throw new InvalidRequestError(
         `file: storing these ${input.bytes} bytes would exceed this key's file storage quota of ${quota} bytes (FILES_MAX_BYTES_PER_OWNER; ${used} in use). Delete files with DELETE /v1/files/{id} first.`,
       );
     }
-    return fileView({ id, owner: input.owner, purpose: input.purpose, filename: input.filename, bytes: input.bytes, created_at: created, batch_id: null }, this.fileTtlSeconds);
+    return fileView(
+      {
+        id,
+        owner: input.owner,
+        purpose: input.purpose,
+        filename: input.filename,
+        bytes: input.bytes,
+        created_at: created,
+        batch_id: null,
+      },
+      this.fileTtlSeconds,
+    );
   }
 
   /** Deletes uploaded files older than `FILES_TTL`, except the input of a batch that still runs. Returns how many. */
@@ -91,7 +135,10 @@ export class BatchStore {
   }
 
   async file(id: string, viewer: Viewer): Promise<FileObject & { batch_id: string | null }> {
-    const rows = await this.db.all<FileRow>('SELECT id, owner, purpose, filename, bytes, created_at, batch_id FROM gateway_files WHERE id = ?', [id]);
+    const rows = await this.db.all<FileRow>(
+      'SELECT id, owner, purpose, filename, bytes, created_at, batch_id FROM gateway_files WHERE id = ?',
+      [id],
+    );
     const row = rows[0];
     if (!row || !visible(row.owner, viewer)) throw new NotFoundError(`No file with id '${id}'.`);
     return { ...fileView(row, this.fileTtlSeconds), batch_id: row.batch_id };
@@ -104,13 +151,31 @@ export class BatchStore {
       const rows = await this.db.all<{ content: string }>('SELECT content FROM gateway_files WHERE id = ?', [id]);
       return rows[0]?.content ?? '';
     }
-    const batch = (await this.db.all<{ output_file_id: string | null }>('SELECT output_file_id FROM gateway_batches WHERE id = ?', [file.batch_id]))[0];
-    return (await this.outputLines(file.batch_id, batch?.output_file_id === id ? 'succeeded' : 'failed')).map((line) => `${line}\n`).join('');
+    const batch = (
+      await this.db.all<{ output_file_id: string | null }>('SELECT output_file_id FROM gateway_batches WHERE id = ?', [
+        file.batch_id,
+      ])
+    )[0];
+    return (await this.outputLines(file.batch_id, batch?.output_file_id === id ? 'succeeded' : 'failed'))
+      .map((line) => `${line}\n`)
+      .join('');
   }
 
-  async listFiles(viewer: Viewer, page: { after?: string; limit: number; purpose?: string }): Promise<ListPage<FileObject>> {
-    const rows = await this.page<FileRow>('gateway_files', 'id, owner, purpose, filename, bytes, created_at, batch_id', viewer, page, page.purpose ? ['purpose = ?', page.purpose] : undefined);
-    return listPage(rows.slice(0, page.limit).map((row) => fileView(row, this.fileTtlSeconds)), rows.length > page.limit);
+  async listFiles(
+    viewer: Viewer,
+    page: { after?: string; limit: number; purpose?: string },
+  ): Promise<ListPage<FileObject>> {
+    const rows = await this.page<FileRow>(
+      'gateway_files',
+      'id, owner, purpose, filename, bytes, created_at, batch_id',
+      viewer,
+      page,
+      page.purpose ? ['purpose = ?', page.purpose] : undefined,
+    );
+    return listPage(
+      rows.slice(0, page.limit).map((row) => fileView(row, this.fileTtlSeconds)),
+      rows.length > page.limit,
+    );
   }
 
   async deleteFile(id: string, viewer: Viewer): Promise<{ id: string; object: 'file'; deleted: true }> {
@@ -137,9 +202,18 @@ export class BatchStore {
     await this.db.run(
       'INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, metadata, created_at, expires_at, failed_at, errors, key_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [
-        id, input.owner, input.endpoint, input.inputFileId, input.completionWindow, failed ? 'failed' : 'validating',
-        input.metadata ? JSON.stringify(input.metadata) : null, created, created + input.windowSeconds,
-        failed ? created : null, failed ? JSON.stringify(input.errors) : null, input.keyId ?? null,
+        id,
+        input.owner,
+        input.endpoint,
+        input.inputFileId,
+        input.completionWindow,
+        failed ? 'failed' : 'validating',
+        input.metadata ? JSON.stringify(input.metadata) : null,
+        created,
+        created + input.windowSeconds,
+        failed ? created : null,
+        failed ? JSON.stringify(input.errors) : null,
+        input.keyId ?? null,
       ],
     );
     return this.batch(id, { owner: input.owner, admin: false });
@@ -147,13 +221,17 @@ export class BatchStore {
 
   async batch(id: string, viewer: Viewer): Promise<BatchObject> {
     const row = (await this.db.all<BatchRow>('SELECT * FROM gateway_batches WHERE id = ?', [id]))[0];
-    if (!row || row.kind !== 'batch' || !visible(row.owner, viewer)) throw new NotFoundError(`No batch with id '${id}'.`);
+    if (!row || row.kind !== 'batch' || !visible(row.owner, viewer))
+      throw new NotFoundError(`No batch with id '${id}'.`);
     return this.batchView(row);
   }
 
   async listBatches(viewer: Viewer, page: { after?: string; limit: number }): Promise<ListPage<BatchObject>> {
     const rows = await this.page<BatchRow>('gateway_batches', '*', viewer, page, ['kind = ?', 'batch']);
-    return listPage(await Promise.all(rows.slice(0, page.limit).map((row) => this.batchView(row))), rows.length > page.limit);
+    return listPage(
+      await Promise.all(rows.slice(0, page.limit).map((row) => this.batchView(row))),
+      rows.length > page.limit,
+    );
   }
 
   /** Asks for a batch to stop: `cancelling` until the runner has stopped its lines. */
@@ -162,7 +240,10 @@ export class BatchStore {
     if (FINAL_BATCH_STATUSES.has(batch.status) && batch.status !== 'cancelled') {
       throw new InvalidRequestError(`Batch '${id}' is already ${batch.status} and cannot be cancelled.`);
     }
-    await this.db.run("UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE id = ? AND status IN ('validating', 'in_progress')", [nowSeconds(), id]);
+    await this.db.run(
+      "UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE id = ? AND status IN ('validating', 'in_progress')",
+      [nowSeconds(), id],
+    );
     return this.batch(id, viewer);
   }
 
@@ -172,7 +253,10 @@ export class BatchStore {
    * stop their lines at their next step. Returns how many.
    */
   async cancelByKey(keyId: string): Promise<number> {
-    return this.db.run("UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE key_id = ? AND kind = 'batch' AND status IN ('validating', 'in_progress')", [nowSeconds(), keyId]);
+    return this.db.run(
+      "UPDATE gateway_batches SET status = 'cancelling', cancelling_at = ? WHERE key_id = ? AND kind = 'batch' AND status IN ('validating', 'in_progress')",
+      [nowSeconds(), keyId],
+    );
   }
 
   // ---- for the runner ----
@@ -185,28 +269,41 @@ export class BatchStore {
    */
   async claimAll(runner: string, leaseMs: number): Promise<string[]> {
     const now = Date.now();
-    await this.db.run(`UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE status IN ${ACTIVE} AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)`, [
-      runner, now + leaseMs, runner, now,
-    ]);
-    const rows = await this.db.all<{ id: string }>(`SELECT id FROM gateway_batches WHERE status IN ${ACTIVE} AND lease_owner = ? ORDER BY created_at, id`, [runner]);
+    await this.db.run(
+      `UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE status IN ${ACTIVE} AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)`,
+      [runner, now + leaseMs, runner, now],
+    );
+    const rows = await this.db.all<{ id: string }>(
+      `SELECT id FROM gateway_batches WHERE status IN ${ACTIVE} AND lease_owner = ? ORDER BY created_at, id`,
+      [runner],
+    );
     return rows.map((row) => row.id);
   }
 
   /** Takes (or renews) the batch for `runner` until `leaseMs` from now, unless another runner holds a live lease. */
   async claim(id: string, runner: string, leaseMs: number): Promise<boolean> {
     const now = Date.now();
-    const changed = await this.db.run('UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)', [
-      runner, now + leaseMs, id, runner, now,
-    ]);
+    const changed = await this.db.run(
+      'UPDATE gateway_batches SET lease_owner = ?, lease_until = ? WHERE id = ? AND (lease_owner IS NULL OR lease_owner = ? OR lease_until < ?)',
+      [runner, now + leaseMs, id, runner, now],
+    );
     return changed === 1;
   }
 
   async release(id: string, runner: string): Promise<void> {
-    await this.db.run('UPDATE gateway_batches SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?', [id, runner]);
+    await this.db.run(
+      'UPDATE gateway_batches SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
+      [id, runner],
+    );
   }
 
   async state(id: string): Promise<BatchState | undefined> {
-    const row = (await this.db.all<BatchRow & { priority: unknown; key_id: unknown }>('SELECT status, owner, input_file_id, expires_at, kind, priority, key_id FROM gateway_batches WHERE id = ?', [id]))[0];
+    const row = (
+      await this.db.all<BatchRow & { priority: unknown; key_id: unknown }>(
+        'SELECT status, owner, input_file_id, expires_at, kind, priority, key_id FROM gateway_batches WHERE id = ?',
+        [id],
+      )
+    )[0];
     if (!row) return undefined;
     return {
       status: row.status as BatchStatus,
@@ -220,11 +317,18 @@ export class BatchStore {
   }
 
   async inputContent(fileId: string): Promise<string | undefined> {
-    return (await this.db.all<{ content: string }>("SELECT content FROM gateway_files WHERE id = ? AND purpose = 'batch'", [fileId]))[0]?.content;
+    return (
+      await this.db.all<{ content: string }>("SELECT content FROM gateway_files WHERE id = ? AND purpose = 'batch'", [
+        fileId,
+      ])
+    )[0]?.content;
   }
 
   async failValidation(id: string, errors: BatchErrorItem[]): Promise<void> {
-    await this.db.run("UPDATE gateway_batches SET status = 'failed', failed_at = ?, errors = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), JSON.stringify(errors), id]);
+    await this.db.run(
+      "UPDATE gateway_batches SET status = 'failed', failed_at = ?, errors = ? WHERE id = ? AND status = 'validating'",
+      [nowSeconds(), JSON.stringify(errors), id],
+    );
   }
 
   /**
@@ -243,7 +347,10 @@ export class BatchStore {
         lines.slice(from, from + START_CHUNK).map((line, i) => [id, from + i, line.customId, line.body]),
       );
     }
-    await this.db.run("UPDATE gateway_batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'", [nowSeconds(), id]);
+    await this.db.run(
+      "UPDATE gateway_batches SET status = 'in_progress', in_progress_at = ? WHERE id = ? AND status = 'validating'",
+      [nowSeconds(), id],
+    );
   }
 
   /** Lines not answered yet, in order, skipping `exclude` (lines this runner has in flight). */
@@ -252,7 +359,10 @@ export class BatchStore {
       `SELECT line_index, custom_id, body, status, job_id FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched') ORDER BY line_index LIMIT ?`,
       [id, limit + exclude.size],
     );
-    return rows.map((row) => ({ ...row, line_index: Number(row.line_index) })).filter((row) => !exclude.has(row.line_index)).slice(0, limit);
+    return rows
+      .map((row) => ({ ...row, line_index: Number(row.line_index) }))
+      .filter((row) => !exclude.has(row.line_index))
+      .slice(0, limit);
   }
 
   /**
@@ -288,7 +398,10 @@ export class BatchStore {
    * sent; `dispatched`: its job was queued, and may have reached the
    * upstream). In chunks, as {@link start}.
    */
-  async failUnanswered(id: string, outputOf: (line: { custom_id: string; status: 'pending' | 'dispatched' }) => string): Promise<void> {
+  async failUnanswered(
+    id: string,
+    outputOf: (line: { custom_id: string; status: 'pending' | 'dispatched' }) => string,
+  ): Promise<void> {
     const rows = await this.db.all<{ line_index: unknown; custom_id: string; status: 'pending' | 'dispatched' }>(
       "SELECT line_index, custom_id, status FROM gateway_batch_lines WHERE batch_id = ? AND status IN ('pending', 'dispatched')",
       [id],
@@ -304,7 +417,12 @@ export class BatchStore {
 
   async setStatus(id: string, from: readonly BatchStatus[], to: BatchStatus, stampColumn: string): Promise<boolean> {
     const placeholders = from.map(() => '?').join(', ');
-    return (await this.db.run(`UPDATE gateway_batches SET status = ?, ${stampColumn} = ? WHERE id = ? AND status IN (${placeholders})`, [to, nowSeconds(), id, ...from])) === 1;
+    return (
+      (await this.db.run(
+        `UPDATE gateway_batches SET status = ?, ${stampColumn} = ? WHERE id = ? AND status IN (${placeholders})`,
+        [to, nowSeconds(), id, ...from],
+      )) === 1
+    );
   }
 
   /** Writes the output and error files of a batch whose lines are settled, then moves it to `to`. */
@@ -316,32 +434,55 @@ export class BatchStore {
       const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
       const filename = `${id}_${name}.jsonl`;
       // A runner that died between writing the file and the status left it behind: reuse it.
-      const earlier = await this.db.all<{ id: string }>('SELECT id FROM gateway_files WHERE batch_id = ? AND filename = ?', [id, filename]);
+      const earlier = await this.db.all<{ id: string }>(
+        'SELECT id FROM gateway_files WHERE batch_id = ? AND filename = ?',
+        [id, filename],
+      );
       if (earlier[0]) return earlier[0].id;
       const fileId = this.newId('file-');
-      await this.db.run('INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        fileId, owner, 'batch_output', filename, bytes, nowSeconds(), id,
-      ]);
+      await this.db.run(
+        'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, batch_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [fileId, owner, 'batch_output', filename, bytes, nowSeconds(), id],
+      );
       return fileId;
     };
     const output = await fileOf('succeeded', 'output');
     const error = await fileOf('failed', 'error');
-    await this.db.run(`UPDATE gateway_batches SET status = ?, ${stampColumn} = ?, output_file_id = ?, error_file_id = ? WHERE id = ? AND status = ?`, [to, nowSeconds(), output, error, id, from]);
+    await this.db.run(
+      `UPDATE gateway_batches SET status = ?, ${stampColumn} = ?, output_file_id = ?, error_file_id = ? WHERE id = ? AND status = ?`,
+      [to, nowSeconds(), output, error, id, from],
+    );
   }
 
   private async outputLines(batchId: string, status: 'succeeded' | 'failed'): Promise<string[]> {
-    const rows = await this.db.all<{ output: string }>('SELECT output FROM gateway_batch_lines WHERE batch_id = ? AND status = ? ORDER BY line_index', [batchId, status]);
+    const rows = await this.db.all<{ output: string }>(
+      'SELECT output FROM gateway_batch_lines WHERE batch_id = ? AND status = ? ORDER BY line_index',
+      [batchId, status],
+    );
     return rows.map((row) => row.output);
   }
 
   private async counts(id: string): Promise<BatchObject['request_counts']> {
-    const rows = await this.db.all<{ status: string; n: unknown }>('SELECT status, COUNT(*) AS n FROM gateway_batch_lines WHERE batch_id = ? GROUP BY status', [id]);
+    const rows = await this.db.all<{ status: string; n: unknown }>(
+      'SELECT status, COUNT(*) AS n FROM gateway_batch_lines WHERE batch_id = ? GROUP BY status',
+      [id],
+    );
     const count = (status: string) => Number(rows.find((row) => row.status === status)?.n ?? 0);
-    return { total: rows.reduce((sum, row) => sum + Number(row.n), 0), completed: count('succeeded'), failed: count('failed') };
+    return {
+      total: rows.reduce((sum, row) => sum + Number(row.n), 0),
+      completed: count('succeeded'),
+      failed: count('failed'),
+    };
   }
 
   /** Newest first (ids sort by creation); `after` is the last id of the previous page. One row more than asked tells `has_more`. */
-  private async page<R>(table: string, columns: string, viewer: Viewer, page: { after?: string; limit: number }, filter?: [string, SqlValue]): Promise<R[]> {
+  private async page<R>(
+    table: string,
+    columns: string,
+    viewer: Viewer,
+    page: { after?: string; limit: number },
+    filter?: [string, SqlValue],
+  ): Promise<R[]> {
     const where: string[] = [];
     const params: SqlValue[] = [];
     if (!viewer.admin) {
@@ -357,7 +498,10 @@ export class BatchStore {
       params.push(page.after);
     }
     const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
-    return this.db.all<R>(`SELECT ${columns} FROM ${table} ${clause} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
+    return this.db.all<R>(`SELECT ${columns} FROM ${table} ${clause} ORDER BY id DESC LIMIT ?`, [
+      ...params,
+      page.limit + 1,
+    ]);
   }
 
   private async batchView(row: BatchRow): Promise<BatchObject> {

@@ -35,12 +35,31 @@ export class JobRows {
   }
 
   /** Stores a job ready to run: its line first, so a row never exists without it. */
-  async insert(job: { id: string; owner: string; keyId?: string | undefined; body: string; priority: number; retainSeconds: number; createdAt: number }): Promise<void> {
-    await this.db.run("INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, 0, ?, ?, 'pending')", [job.id, job.id, job.body]);
+  async insert(job: {
+    id: string;
+    owner: string;
+    keyId?: string | undefined;
+    body: string;
+    priority: number;
+    retainSeconds: number;
+    createdAt: number;
+  }): Promise<void> {
+    await this.db.run(
+      "INSERT INTO gateway_batch_lines (batch_id, line_index, custom_id, body, status) VALUES (?, 0, ?, ?, 'pending')",
+      [job.id, job.id, job.body],
+    );
     await this.db.run(
       `INSERT INTO gateway_batches (id, owner, endpoint, input_file_id, completion_window, status, created_at, expires_at, kind, priority, retain_seconds, key_id)
        VALUES (?, ?, '/v1/chat/completions', '', '', 'in_progress', ?, ?, 'job', ?, ?, ?)`,
-      [job.id, job.owner, job.createdAt, job.createdAt + job.retainSeconds, job.priority, job.retainSeconds, job.keyId ?? null],
+      [
+        job.id,
+        job.owner,
+        job.createdAt,
+        job.createdAt + job.retainSeconds,
+        job.priority,
+        job.retainSeconds,
+        job.keyId ?? null,
+      ],
     );
   }
 
@@ -80,27 +99,39 @@ export class JobRows {
 
   /** The runner's last step: the job takes its line's outcome (`completed` or `failed`). */
   async finish(id: string): Promise<void> {
-    const line = (await this.db.all<{ status: string }>('SELECT status FROM gateway_batch_lines WHERE batch_id = ? AND line_index = 0', [id]))[0];
+    const line = (
+      await this.db.all<{ status: string }>(
+        'SELECT status FROM gateway_batch_lines WHERE batch_id = ? AND line_index = 0',
+        [id],
+      )
+    )[0];
     await this.settle(id, "status = 'in_progress'", line?.status === 'succeeded' ? 'completed' : 'failed');
   }
 
   /** Removes jobs past their expiry, finished or not (an unfinished one is past `ASYNC_JOB_TTL` and nobody may read it any more). */
   async purgeExpired(): Promise<string[]> {
     const now = nowSeconds();
-    const expired = await this.db.all<{ id: string; status: string }>("SELECT id, status FROM gateway_batches WHERE kind = 'job' AND expires_at <= ?", [now]);
+    const expired = await this.db.all<{ id: string; status: string }>(
+      "SELECT id, status FROM gateway_batches WHERE kind = 'job' AND expires_at <= ?",
+      [now],
+    );
     if (expired.length === 0) return [];
-    await this.db.runMany('DELETE FROM gateway_batch_lines WHERE batch_id = ?', expired.map((row) => [row.id]));
-    await this.db.runMany("DELETE FROM gateway_batches WHERE id = ? AND kind = 'job'", expired.map((row) => [row.id]));
+    await this.db.runMany(
+      'DELETE FROM gateway_batch_lines WHERE batch_id = ?',
+      expired.map((row) => [row.id]),
+    );
+    await this.db.runMany(
+      "DELETE FROM gateway_batches WHERE id = ? AND kind = 'job'",
+      expired.map((row) => [row.id]),
+    );
     return expired.filter((row) => row.status === 'in_progress').map((row) => row.id);
   }
 
   private settle(id: string, when: string, status: string): Promise<number> {
     const now = nowSeconds();
-    return this.db.run(`UPDATE gateway_batches SET status = ?, completed_at = ?, expires_at = ? + retain_seconds WHERE id = ? AND kind = 'job' AND ${when}`, [
-      status,
-      now,
-      now,
-      id,
-    ]);
+    return this.db.run(
+      `UPDATE gateway_batches SET status = ?, completed_at = ?, expires_at = ? + retain_seconds WHERE id = ? AND kind = 'job' AND ${when}`,
+      [status, now, now, id],
+    );
   }
 }

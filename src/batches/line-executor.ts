@@ -34,7 +34,13 @@ export interface LineExecutorOptions {
    */
   principalOf: (keyId: string | undefined, owner: string) => Promise<Principal | undefined>;
   /** Notes the tokens of a line answered by a provider (usage metrics, as the request observer does for a synchronous call). */
-  onTokens?: (provider: string, model: string, promptTokens: number, completionTokens: number, details: TokenDetails) => void;
+  onTokens?: (
+    provider: string,
+    model: string,
+    promptTokens: number,
+    completionTokens: number,
+    details: TokenDetails,
+  ) => void;
 }
 
 /** What became of a line: the line of the output file, or of the error file. */
@@ -118,14 +124,18 @@ export class LineExecutor {
       await this.options.pipeline.run(exchange, answerer);
     } catch (err) {
       // "Retry it": Redis or the gateway could not serve the line now; it stays open.
-      if (err instanceof GatewayError && err.code !== 'service_unavailable') return failed(line.custom_id, requestId, err);
+      if (err instanceof GatewayError && err.code !== 'service_unavailable')
+        return failed(line.custom_id, requestId, err);
       const dispatch = answerer.dispatch;
       // Stopped for good, or stuck: the job must not run on for nobody. A runner that leaves lets it finish for the next one.
       const stuck = !(err instanceof StreamAbortedError);
-      if (dispatch && (stuck || (task.signal.aborted && (task.signal.reason as LineAbort) === 'stop'))) await dispatcher.cancel(dispatch.jobId, dispatch.provider.name).catch(() => {});
+      if (dispatch && (stuck || (task.signal.aborted && (task.signal.reason as LineAbort) === 'stop')))
+        await dispatcher.cancel(dispatch.jobId, dispatch.provider.name).catch(() => {});
       throw err;
     }
-    return answerer.outcome ?? failed(line.custom_id, requestId, new InternalError('The line ended without an answer.'));
+    return (
+      answerer.outcome ?? failed(line.custom_id, requestId, new InternalError('The line ended without an answer.'))
+    );
   }
 }
 
@@ -146,7 +156,11 @@ class LineAnswerer implements Answerer {
   async hit(exchange: Exchange, lookup: CacheLookup): Promise<void> {
     const hit = lookup.hit as NonNullable<CacheLookup['hit']>;
     const stored = exchange.replyFilter ? await exchange.replyFilter.completionAsync(hit.completion) : hit.completion;
-    this.outcome = succeeded(this.customId, this.requestId, JSON.parse(withUsageMark(stored, gatewayCacheMark(hit)).json));
+    this.outcome = succeeded(
+      this.customId,
+      this.requestId,
+      JSON.parse(withUsageMark(stored, gatewayCacheMark(hit)).json),
+    );
   }
 
   async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
@@ -155,8 +169,18 @@ class LineAnswerer implements Answerer {
       noteReplyEntry(exchange.context, entry);
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
-        this.onTokens?.(dispatch.provider.name, exchange.context.model ?? exchange.request.model, entry.pt ?? 0, entry.ct ?? 0, { cachedRead: entry.cr ?? 0, cacheWrite: entry.cw ?? 0, reasoning: entry.rt ?? 0 });
-        this.outcome = succeeded(this.customId, this.requestId, JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(entry.d) : entry.d));
+        this.onTokens?.(
+          dispatch.provider.name,
+          exchange.context.model ?? exchange.request.model,
+          entry.pt ?? 0,
+          entry.ct ?? 0,
+          { cachedRead: entry.cr ?? 0, cacheWrite: entry.cw ?? 0, reasoning: entry.rt ?? 0 },
+        );
+        this.outcome = succeeded(
+          this.customId,
+          this.requestId,
+          JSON.parse(exchange.replyFilter ? await exchange.replyFilter.completionAsync(entry.d) : entry.d),
+        );
         return;
       }
     }
@@ -165,17 +189,35 @@ class LineAnswerer implements Answerer {
 }
 
 function succeeded(customId: string, requestId: string, body: unknown): LineOutcome {
-  return { status: 'succeeded', output: { id: requestId, custom_id: customId, response: { status_code: 200, request_id: requestId, body }, error: null } };
+  return {
+    status: 'succeeded',
+    output: {
+      id: requestId,
+      custom_id: customId,
+      response: { status_code: 200, request_id: requestId, body },
+      error: null,
+    },
+  };
 }
 
 function failed(customId: string, requestId: string, err: GatewayError): LineOutcome {
   return {
     status: 'failed',
-    output: { id: requestId, custom_id: customId, response: { status_code: err.status, request_id: requestId, body: toEnvelope(err, requestId) }, error: null },
+    output: {
+      id: requestId,
+      custom_id: customId,
+      response: { status_code: err.status, request_id: requestId, body: toEnvelope(err, requestId) },
+      error: null,
+    },
   };
 }
 
 /** The error-file line of a request that was never answered (the batch expired or was cancelled first). */
 export function notRun(customId: string, code: 'batch_expired' | 'batch_cancelled', message: string): BatchOutputLine {
-  return { id: `batch_req_${randomBytes(12).toString('hex')}`, custom_id: customId, response: null, error: { code, message } };
+  return {
+    id: `batch_req_${randomBytes(12).toString('hex')}`,
+    custom_id: customId,
+    response: null,
+    error: { code, message },
+  };
 }

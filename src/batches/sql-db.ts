@@ -26,19 +26,24 @@ export interface SqlDb {
 /** Thrown when the batch schema of the database is newer than this code. */
 class BatchSchemaError extends Error {
   constructor(version: number) {
-    super(`the batch schema is at version ${version}, newer than this gateway knows (${LATEST_BATCH_SCHEMA_VERSION}); upgrade the gateway`);
+    super(
+      `the batch schema is at version ${version}, newer than this gateway knows (${LATEST_BATCH_SCHEMA_VERSION}); upgrade the gateway`,
+    );
     this.name = 'BatchSchemaError';
   }
 }
 
-const MIGRATIONS_TABLE = 'CREATE TABLE IF NOT EXISTS gateway_batch_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)';
+const MIGRATIONS_TABLE =
+  'CREATE TABLE IF NOT EXISTS gateway_batch_schema_migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at BIGINT NOT NULL)';
 
 /**
  * The database of the key store (`DATABASE_URL`, else `KEY_DB_PATH`). Nothing
  * is opened before the first call; a failing call is a 503 for the client.
  */
 export function openBatchDb(settings: Pick<Settings, 'DATABASE_URL' | 'KEY_DB_PATH'>): SqlDb {
-  return unavailableOnError(settings.DATABASE_URL ? new PostgresDb(settings.DATABASE_URL) : new SqliteDb(settings.KEY_DB_PATH));
+  return unavailableOnError(
+    settings.DATABASE_URL ? new PostgresDb(settings.DATABASE_URL) : new SqliteDb(settings.KEY_DB_PATH),
+  );
 }
 
 function unavailableOnError(db: SqlDb): SqlDb {
@@ -75,11 +80,15 @@ class SqliteDb implements SqlDb {
       db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
       this.transaction(db, 'BEGIN IMMEDIATE', () => {
         db.exec(MIGRATIONS_TABLE);
-        const { v } = db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM gateway_batch_schema_migrations').get() as { v: number };
+        const { v } = db
+          .prepare('SELECT COALESCE(MAX(version), 0) AS v FROM gateway_batch_schema_migrations')
+          .get() as { v: number };
         if (v > LATEST_BATCH_SCHEMA_VERSION) throw new BatchSchemaError(v);
         for (const m of BATCH_MIGRATIONS.filter((m) => m.version > v)) {
           db.exec(m.sql);
-          db.prepare('INSERT INTO gateway_batch_schema_migrations (version, description, applied_at) VALUES (?, ?, ?)').run(m.version, m.description, Date.now());
+          db.prepare(
+            'INSERT INTO gateway_batch_schema_migrations (version, description, applied_at) VALUES (?, ?, ?)',
+          ).run(m.version, m.description, Date.now());
         }
       });
     } catch (err) {
@@ -102,11 +111,17 @@ class SqliteDb implements SqlDb {
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    return this.database().prepare(sql).all(...(params as SQLInputValue[])) as T[];
+    return this.database()
+      .prepare(sql)
+      .all(...(params as SQLInputValue[])) as T[];
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    return Number(this.database().prepare(sql).run(...(params as SQLInputValue[])).changes);
+    return Number(
+      this.database()
+        .prepare(sql)
+        .run(...(params as SQLInputValue[])).changes,
+    );
   }
 
   async runMany(sql: string, rows: readonly (readonly SqlValue[])[]): Promise<void> {
@@ -131,7 +146,13 @@ class PostgresDb implements SqlDb {
   private ready: Promise<void> | undefined;
 
   constructor(connectionString: string) {
-    this.pool = new Pool({ connectionString, max: 4, connectionTimeoutMillis: 3_000, query_timeout: 30_000, application_name: 'llm-gateway-batches' });
+    this.pool = new Pool({
+      connectionString,
+      max: 4,
+      connectionTimeoutMillis: 3_000,
+      query_timeout: 30_000,
+      application_name: 'llm-gateway-batches',
+    });
     // An idle client losing its server emits here; the next query reports the problem.
     this.pool.on('error', () => {});
   }
@@ -148,12 +169,17 @@ class PostgresDb implements SqlDb {
     await this.transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
       await client.query(MIGRATIONS_TABLE);
-      const { rows } = await client.query<{ v: number }>('SELECT COALESCE(MAX(version), 0)::int AS v FROM gateway_batch_schema_migrations');
+      const { rows } = await client.query<{ v: number }>(
+        'SELECT COALESCE(MAX(version), 0)::int AS v FROM gateway_batch_schema_migrations',
+      );
       const current = rows[0]?.v ?? 0;
       if (current > LATEST_BATCH_SCHEMA_VERSION) throw new BatchSchemaError(current);
       for (const m of BATCH_MIGRATIONS.filter((m) => m.version > current)) {
         await client.query(m.sql);
-        await client.query('INSERT INTO gateway_batch_schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)', [m.version, m.description, Date.now()]);
+        await client.query(
+          'INSERT INTO gateway_batch_schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)',
+          [m.version, m.description, Date.now()],
+        );
       }
     });
   }

@@ -39,6 +39,9 @@ export function semanticControlOf(header: string | readonly string[] | undefined
   if (value === 'off') return { semantic: 'off' };
   if (value === 'on') return { semantic: 'on' };
   const number = Number(value);
-  if (value !== '' && Number.isFinite(number) && number >= 0 && number <= 1) return { semantic: 'on', minSimilarity: number };
-  return { error: `X-Semantic-Cache must be 'off', 'on' or a similarity between 0 and 1 (got '${value.slice(0, 32)}').` };
+  if (value !== '' && Number.isFinite(number) && number >= 0 && number <= 1)
+    return { semantic: 'on', minSimilarity: number };
+  return {
+    error: `X-Semantic-Cache must be 'off', 'on' or a similarity between 0 and 1 (got '${value.slice(0, 32)}').`,
+  };
 }

@@ -33,9 +33,13 @@ function parameters(request: ChatRequest): unknown[] {
     request.top_logprobs ?? null,
     request.reasoning_effort ?? null,
     // Only present from the Messages door; appended only then, so the keys of every other request stay as they were.
-    ...(request.top_k !== undefined || request.thinking !== undefined || request.effort !== undefined ? [request.top_k ?? null, request.thinking ?? null, request.effort ?? null] : []),
+    ...(request.top_k !== undefined || request.thinking !== undefined || request.effort !== undefined
+      ? [request.top_k ?? null, request.thinking ?? null, request.effort ?? null]
+      : []),
     // What passes to an Anthropic-format upstream unmodelled may change its answer; appended only when present, likewise.
-    ...(request.context_management !== undefined || request.extra_body !== undefined || request.anthropic_beta !== undefined
+    ...(request.context_management !== undefined ||
+    request.extra_body !== undefined ||
+    request.anthropic_beta !== undefined
       ? [request.context_management ?? null, request.extra_body ?? null, request.anthropic_beta ?? null]
       : []),
   ];
@@ -45,9 +49,17 @@ function parameters(request: ChatRequest): unknown[] {
 function messageTuple(message: ChatMessage): unknown[] {
   switch (message.role) {
     case 'tool':
-      return message.is_error === true ? [message.role, message.tool_call_id, message.content, true] : [message.role, message.tool_call_id, message.content];
+      return message.is_error === true
+        ? [message.role, message.tool_call_id, message.content, true]
+        : [message.role, message.tool_call_id, message.content];
     case 'assistant': {
-      const tuple: unknown[] = [message.role, message.name ?? null, message.content, message.tool_calls ?? null, message.refusal ?? null];
+      const tuple: unknown[] = [
+        message.role,
+        message.name ?? null,
+        message.content,
+        message.tool_calls ?? null,
+        message.refusal ?? null,
+      ];
       if (message.thinking !== undefined) tuple.push(message.thinking);
       return tuple;
     }
@@ -85,7 +97,14 @@ export function exactKeyOf(partition: string, request: ChatRequest): string {
  * keeps it apart from every chat key.
  */
 export function embeddingsKeyOf(partition: string, request: ChatRequest, shape: EmbeddingsShape): string {
-  return sha256(['e1', partition, request.model, request.messages.map((m) => m.content), shape.dimensions ?? null, shape.encoding_format]);
+  return sha256([
+    'e1',
+    partition,
+    request.model,
+    request.messages.map((m) => m.content),
+    shape.dimensions ?? null,
+    shape.encoding_format,
+  ]);
 }
 
 /**
@@ -116,5 +135,13 @@ export function lastUserIndex(request: ChatRequest): number {
 export function semanticPartitionOf(partition: string, embedderId: string, request: ChatRequest): string {
   const earlier = request.messages.slice(0, -1).map(messageTuple);
   const last = request.messages.at(-1);
-  return sha256(['s2', partition, embedderId, request.model, parameters(request), earlier, last?.role === 'user' ? (last.name ?? null) : null]);
+  return sha256([
+    's2',
+    partition,
+    embedderId,
+    request.model,
+    parameters(request),
+    earlier,
+    last?.role === 'user' ? (last.name ?? null) : null,
+  ]);
 }

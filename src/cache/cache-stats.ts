@@ -50,7 +50,8 @@ export class CacheStats {
   /** Counts one lookup of `type`; `similarity` is the match's similarity on a semantic hit. */
   record(type: CacheType, hit: boolean, similarity?: number): void {
     this.counters.add(this.key, `${type}_${hit ? 'hits' : 'misses'}`);
-    if (type === 'semantic' && hit && similarity !== undefined) this.counters.addFloat(this.key, 'semantic_similarity_sum', similarity);
+    if (type === 'semantic' && hit && similarity !== undefined)
+      this.counters.addFloat(this.key, 'semantic_similarity_sum', similarity);
   }
 
   /** Writes buffered counts (on shutdown). */

@@ -55,7 +55,11 @@ function createEmbedder(deps: Pick<ResponseCacheDeps, 'settings' | 'config' | 'e
       endpoint: () => {
         const provider = deps.config().providerIndex.get(name);
         if (!provider) return { name, baseUrl: '', apiKey: undefined };
-        return { name, baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl, apiKey: new ProviderKeys(env).keyOf(provider) };
+        return {
+          name,
+          baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl,
+          apiKey: new ProviderKeys(env).keyOf(provider),
+        };
       },
     });
   }
@@ -87,7 +91,10 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
   const keys = cacheKeys(settings.REDIS_KEY_PREFIX);
   const embedder = settings.SEMANTIC_CACHE_ENABLED ? createEmbedder(deps) : undefined;
   const retriever = embedder ? createRetriever(settings) : undefined;
-  const budget = settings.CACHE_MAX_BYTES > 0 ? new LruBudget({ redis: entries, keys, maxBytes: settings.CACHE_MAX_BYTES }) : undefined;
+  const budget =
+    settings.CACHE_MAX_BYTES > 0
+      ? new LruBudget({ redis: entries, keys, maxBytes: settings.CACHE_MAX_BYTES })
+      : undefined;
   return new ResponseCache({
     exact: new ExactCache({ redis: entries, keys, ttlSeconds: settings.CACHE_TTL, ...(budget ? { budget } : {}) }),
     semantic: new SemanticCache({
@@ -107,7 +114,9 @@ export function createResponseCache(deps: ResponseCacheDeps): ResponseCache {
     maxPromptChars: settings.SEMANTIC_CACHE_MAX_PROMPT_CHARS,
     ...(retriever ? { retriever } : {}),
     scope: settings.CACHE_SCOPE,
-    ...(embedder ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) } : {}),
+    ...(embedder
+      ? { embedder, batcher: new EmbeddingBatcher(embedder, { maxBatchSize: settings.EMBEDDING_BATCH_SIZE }) }
+      : {}),
     ...(settings.CACHE_COALESCE
       ? {
           coalescer: new RequestCoalescer({

@@ -16,9 +16,26 @@ import { ENGLISH_WORD_BITS, ENGLISH_WORD_FILTER } from './dictionary/english-wor
  * have (`v:` verb, `a:` adjective, '' any): `morphy`'s rules, and doubled consonants.
  */
 const ENDINGS: ReadonlyArray<readonly [suffix: string, replacement: string, tag: string]> = [
-  ['s', '', ''], ['es', '', ''], ['ies', 'y', ''], ['ses', 's', ''], ['xes', 'x', ''], ['zes', 'z', ''], ['ches', 'ch', ''], ['shes', 'sh', ''], ['men', 'man', ''],
-  ['ed', '', 'v:'], ['ed', 'e', 'v:'], ['ied', 'y', 'v:'], ['ing', '', 'v:'], ['ing', 'e', 'v:'],
-  ['er', '', 'a:'], ['er', 'e', 'a:'], ['ier', 'y', 'a:'], ['est', '', 'a:'], ['est', 'e', 'a:'], ['iest', 'y', 'a:'],
+  ['s', '', ''],
+  ['es', '', ''],
+  ['ies', 'y', ''],
+  ['ses', 's', ''],
+  ['xes', 'x', ''],
+  ['zes', 'z', ''],
+  ['ches', 'ch', ''],
+  ['shes', 'sh', ''],
+  ['men', 'man', ''],
+  ['ed', '', 'v:'],
+  ['ed', 'e', 'v:'],
+  ['ied', 'y', 'v:'],
+  ['ing', '', 'v:'],
+  ['ing', 'e', 'v:'],
+  ['er', '', 'a:'],
+  ['er', 'e', 'a:'],
+  ['ier', 'y', 'a:'],
+  ['est', '', 'a:'],
+  ['est', 'e', 'a:'],
+  ['iest', 'y', 'a:'],
 ];
 
 let filter: Uint8Array | undefined;
@@ -26,7 +43,9 @@ let filter: Uint8Array | undefined;
 function stored(word: string): boolean {
   filter ??= new Uint8Array(Buffer.from(ENGLISH_WORD_FILTER, 'base64'));
   const bits = filter;
-  return bloomPositions(word, ENGLISH_WORD_BITS, HASHES).every((position) => ((bits[position >> 3] as number) & (1 << (position & 7))) !== 0);
+  return bloomPositions(word, ENGLISH_WORD_BITS, HASHES).every(
+    (position) => ((bits[position >> 3] as number) & (1 << (position & 7))) !== 0,
+  );
 }
 
 /** Whether `word` (any case) is an English word or a regular inflection of one. */
@@ -40,7 +59,14 @@ export function isEnglishWord(word: string): boolean {
     if (stored(tag + stem + replacement)) return true;
     // A doubled final consonant after a one-syllable stem: `stopped`, `running`, `bigger` (not "gardenning").
     const single = stem.slice(0, -1);
-    if (replacement === '' && stem.length > 2 && stem.at(-1) === stem.at(-2) && (single.match(/[aeiouy]+/g) ?? []).length === 1 && stored(tag + single)) return true;
+    if (
+      replacement === '' &&
+      stem.length > 2 &&
+      stem.at(-1) === stem.at(-2) &&
+      (single.match(/[aeiouy]+/g) ?? []).length === 1 &&
+      stored(tag + single)
+    )
+      return true;
   }
   return false;
 }

@@ -74,8 +74,10 @@ export class LruBudget {
   constructor(options: LruBudgetOptions) {
     this.options = options;
     // Every miss stores: defineCommand sends EVALSHA, and the script's text once per connection.
-    if (!('gatewayStoreBounded' in options.redis)) options.redis.defineCommand('gatewayStoreBounded', { numberOfKeys: 4, lua: STORE });
-    if (!('gatewayAccountBounded' in options.redis)) options.redis.defineCommand('gatewayAccountBounded', { numberOfKeys: 3, lua: ACCOUNT });
+    if (!('gatewayStoreBounded' in options.redis))
+      options.redis.defineCommand('gatewayStoreBounded', { numberOfKeys: 4, lua: STORE });
+    if (!('gatewayAccountBounded' in options.redis))
+      options.redis.defineCommand('gatewayAccountBounded', { numberOfKeys: 3, lua: ACCOUNT });
   }
 
   /** Stores `value` under `key` for `ttlSeconds` and evicts what no longer fits; resolves to the number evicted. */
@@ -86,9 +88,30 @@ export class LruBudget {
       gatewayStoreBounded(...args: (string | number)[]): Promise<unknown>;
       gatewayAccountBounded(...args: (string | number)[]): Promise<string[]>;
     };
-    if (!redis.isCluster) return Number(await runner.gatewayStoreBounded(key, keys.lru, keys.lruSizes, keys.lruBytes, value, ttlSeconds, Date.now(), counted, maxBytes));
+    if (!redis.isCluster)
+      return Number(
+        await runner.gatewayStoreBounded(
+          key,
+          keys.lru,
+          keys.lruSizes,
+          keys.lruBytes,
+          value,
+          ttlSeconds,
+          Date.now(),
+          counted,
+          maxBytes,
+        ),
+      );
     await redis.set(key, value, 'EX', ttlSeconds);
-    const victims = await runner.gatewayAccountBounded(keys.lru, keys.lruSizes, keys.lruBytes, key, Date.now(), counted, maxBytes);
+    const victims = await runner.gatewayAccountBounded(
+      keys.lru,
+      keys.lruSizes,
+      keys.lruBytes,
+      key,
+      Date.now(),
+      counted,
+      maxBytes,
+    );
     await Promise.all(victims.map((victim) => redis.unlink(victim)));
     return victims.length;
   }

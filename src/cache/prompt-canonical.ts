@@ -32,7 +32,8 @@ export interface CanonicalPrompt {
 }
 
 /** Fenced code, inline code and quoted strings, kept verbatim (the quote rules of `prompt-guards.ts`). */
-const OPAQUE = /```[\s\S]*?```|`[^`\n]+`|"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|‘[^’\n]+’|(?<=^|[\s([{:=])'[^'\n]+'(?=$|[\s.,;:!?)\]}])/gu;
+const OPAQUE =
+  /```[\s\S]*?```|`[^`\n]+`|"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|‘[^’\n]+’|(?<=^|[\s([{:=])'[^'\n]+'(?=$|[\s.,;:!?)\]}])/gu;
 
 /** Words (letters and digits, joined by . _ ' ’ -), or single symbols. */
 const TOKEN = /[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
@@ -125,7 +126,20 @@ const SLASHED: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** Words whose `'s` is `is`, not a possessive. */
-const IS_CONTRACTED = new Set(['what', 'that', 'it', 'there', 'here', 'who', 'where', 'how', 'when', 'why', 'he', 'she']);
+const IS_CONTRACTED = new Set([
+  'what',
+  'that',
+  'it',
+  'there',
+  'here',
+  'who',
+  'where',
+  'how',
+  'when',
+  'why',
+  'he',
+  'she',
+]);
 
 const SUFFIXES: ReadonlyArray<[string, string]> = [
   ["n't", 'not'],
@@ -157,7 +171,9 @@ function withoutShoutedSentences(prose: string): string {
   return prose.replace(/[^.!?…\n]+/gu, (sentence) => {
     if (/\p{Ll}/u.test(sentence) || !isShouting(sentence)) return sentence;
     const chunks = sentence.match(/\S+/gu) ?? [];
-    return chunks.length >= 4 && !chunks.some((chunk) => isCodeChunk(chunkCore(chunk))) ? sentence.toLowerCase() : sentence;
+    return chunks.length >= 4 && !chunks.some((chunk) => isCodeChunk(chunkCore(chunk)))
+      ? sentence.toLowerCase()
+      : sentence;
   });
 }
 
@@ -211,8 +227,10 @@ function expand(token: string, keepNames: boolean, english: boolean): string[] {
   if (whole) return [...whole];
   // Typed without its apostrophe, "n't" reads as with it: `dont` = `don't`, `wont` = `won't`.
   if (APOSTROPHELESS_NOT.test(lower)) return expand(`${lower.slice(0, -2)}n't`, keepNames, english);
-  if (lower.endsWith("'s")) return IS_CONTRACTED.has(lower.slice(0, -2)) ? [lower.slice(0, -2), 'is'] : [lower.slice(0, -2), "'s"];
-  for (const [suffix, full] of SUFFIXES) if (lower.endsWith(suffix) && lower.length > suffix.length) return [lower.slice(0, -suffix.length), full];
+  if (lower.endsWith("'s"))
+    return IS_CONTRACTED.has(lower.slice(0, -2)) ? [lower.slice(0, -2), 'is'] : [lower.slice(0, -2), "'s"];
+  for (const [suffix, full] of SUFFIXES)
+    if (lower.endsWith(suffix) && lower.length > suffix.length) return [lower.slice(0, -suffix.length), full];
   return [lower];
 }
 
@@ -225,7 +243,13 @@ const SENTENCE_END = /^[.!?…:]$/;
  * capitals nor Title Case; `promptStart`: the stretch opens the prompt, so its
  * first word starts a sentence.
  */
-function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, promptStart: boolean, english: boolean): string[] {
+function proseTokens(
+  prose: string,
+  shouting: boolean,
+  mayKeepNames: boolean,
+  promptStart: boolean,
+  english: boolean,
+): string[] {
   const tokens: string[] = [];
   let sentenceStart = promptStart;
   let previousEnd = 0;
@@ -234,7 +258,11 @@ function proseTokens(prose: string, shouting: boolean, mayKeepNames: boolean, pr
     // A line break starts a sentence after punctuation or a blank line, or before a field's label
     // ("Task: ... / Ingredients: ..."); inside a sentence it is only wrapping.
     const gap = prose.slice(previousEnd, chunkMatch.index);
-    if (gap.includes('\n') && (/\n\s*\n/.test(gap) || /[.!?…:]/.test(prose[previousEnd - 1] ?? '') || chunk.endsWith(':'))) sentenceStart = true;
+    if (
+      gap.includes('\n') &&
+      (/\n\s*\n/.test(gap) || /[.!?…:]/.test(prose[previousEnd - 1] ?? '') || chunk.endsWith(':'))
+    )
+      sentenceStart = true;
     previousEnd = chunkMatch.index + chunk.length;
     // Most chunks are a bare word: no code, bracket, dot or punctuation to look for.
     if (/^\p{L}+$/u.test(chunk)) {
@@ -296,7 +324,8 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const mayKeepNames = !shouting && !isTitleCase(folded);
   const language = promptLanguage(plain.match(/\p{L}+/gu) ?? []);
   const english = language === 'en';
-  const courtesy = (prose: string[], start: boolean, end: boolean) => (english ? dropCourtesy(prose, start, end) : prose);
+  const courtesy = (prose: string[], start: boolean, end: boolean) =>
+    english ? dropCourtesy(prose, start, end) : prose;
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
@@ -316,6 +345,8 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   flushProse(text.length);
   tokens.push(...courtesy(prose, tokens.length === 0, true));
   // "'s been" and "is been" (from "it's been") are "has been".
-  if (english) for (let i = 0; i + 1 < tokens.length; i++) if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
+  if (english)
+    for (let i = 0; i + 1 < tokens.length; i++)
+      if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
   return { text: tokens.join(' '), tokens, language };
 }

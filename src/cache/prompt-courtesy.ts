@@ -59,7 +59,14 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
 ];
 
 /** Sign-offs, taken out only where a prompt ends ("what does cheers mean" keeps its cheers). */
-const SIGN_OFFS: ReadonlyArray<readonly string[]> = [['thanks', 'again'], ['best', 'regards'], ['kind', 'regards'], ['regards'], ['cheers'], ['ta']];
+const SIGN_OFFS: ReadonlyArray<readonly string[]> = [
+  ['thanks', 'again'],
+  ['best', 'regards'],
+  ['kind', 'regards'],
+  ['regards'],
+  ['cheers'],
+  ['ta'],
+];
 
 /** Greetings, taken out only where a prompt starts ("translate hi to French" keeps its hi, "a good morning routine" its good morning). */
 const GREETINGS: ReadonlyArray<readonly string[]> = [
@@ -86,17 +93,75 @@ const GREETINGS: ReadonlyArray<readonly string[]> = [
  * "can you build muscle without protein?", "can you predict earthquakes?").
  */
 const COURTESY_VERBS = new Set([
-  'tell', 'give', 'list', 'explain', 'write', 'show', 'help', 'describe', 'summarize', 'summarise', 'suggest',
-  'recommend', 'provide', 'make', 'create', 'translate', 'find', 'name', 'share', 'define', 'compare', 'draft',
-  'extract', 'rewrite', 'rephrase', 'reword', 'paraphrase', 'generate', 'calculate', 'compute', 'review',
-  'proofread', 'edit', 'outline', 'analyze', 'analyse', 'classify', 'simplify', 'shorten', 'improve', 'correct',
-  'debug', 'refactor', 'optimize', 'optimise', 'implement', 'solve', 'evaluate', 'assess', 'critique', 'compose',
-  'prepare', 'clarify', 'elaborate', 'brainstorm', 'recap', 'format', 'sort', 'check', 'walk', 'convert',
+  'tell',
+  'give',
+  'list',
+  'explain',
+  'write',
+  'show',
+  'help',
+  'describe',
+  'summarize',
+  'summarise',
+  'suggest',
+  'recommend',
+  'provide',
+  'make',
+  'create',
+  'translate',
+  'find',
+  'name',
+  'share',
+  'define',
+  'compare',
+  'draft',
+  'extract',
+  'rewrite',
+  'rephrase',
+  'reword',
+  'paraphrase',
+  'generate',
+  'calculate',
+  'compute',
+  'review',
+  'proofread',
+  'edit',
+  'outline',
+  'analyze',
+  'analyse',
+  'classify',
+  'simplify',
+  'shorten',
+  'improve',
+  'correct',
+  'debug',
+  'refactor',
+  'optimize',
+  'optimise',
+  'implement',
+  'solve',
+  'evaluate',
+  'assess',
+  'critique',
+  'compose',
+  'prepare',
+  'clarify',
+  'elaborate',
+  'brainstorm',
+  'recap',
+  'format',
+  'sort',
+  'check',
+  'walk',
+  'convert',
 ]);
 
 /** The -ing form of each request verb ("would you mind explaining"), to its base. */
 const COURTESY_GERUNDS: ReadonlyMap<string, string> = new Map(
-  [...COURTESY_VERBS].map((verb) => [verb.endsWith('e') && !verb.endsWith('ee') ? `${verb.slice(0, -1)}ing` : `${verb}ing`, verb]),
+  [...COURTESY_VERBS].map((verb) => [
+    verb.endsWith('e') && !verb.endsWith('ee') ? `${verb.slice(0, -1)}ing` : `${verb}ing`,
+    verb,
+  ]),
 );
 
 /** Lead-ins that wrap a request verb: "could you", "would you be able to", "I'd appreciate it if you could". */
@@ -157,14 +222,16 @@ function startsWith(tokens: readonly string[], at: number, phrase: readonly stri
 /** Removes each occurrence of the fillers, the greetings where `promptStart` and the sign-offs where `promptEnd`. */
 function withoutFillers(tokens: readonly string[], promptStart: boolean, promptEnd: boolean): string[] {
   let i = 0;
-  for (let greeting = promptStart; greeting; ) {
+  for (let greeting = promptStart; greeting;) {
     const found = GREETINGS.find((phrase) => startsWith(tokens, i, phrase));
     if (found) i += found.length;
     greeting = found !== undefined;
   }
   let end = tokens.length;
-  for (let signOff = promptEnd; signOff; ) {
-    const found = SIGN_OFFS.find((phrase) => end - phrase.length >= i && startsWith(tokens, end - phrase.length, phrase));
+  for (let signOff = promptEnd; signOff;) {
+    const found = SIGN_OFFS.find(
+      (phrase) => end - phrase.length >= i && startsWith(tokens, end - phrase.length, phrase),
+    );
     if (found) end -= found.length;
     signOff = found !== undefined;
   }
@@ -184,12 +251,19 @@ export function dropCourtesy(tokens: readonly string[], promptStart: boolean, pr
   let gerunds = false;
   let i = 0;
   while (i < words.length) {
-    const leadIn = REQUEST_LEAD_INS_BY_FIRST.get(words[i] as string)?.find((phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''));
+    const leadIn = REQUEST_LEAD_INS_BY_FIRST.get(words[i] as string)?.find(
+      (phrase) => startsWith(words, i, phrase) && COURTESY_VERBS.has(words[i + phrase.length] ?? ''),
+    );
     if (leadIn) {
       i += leadIn.length;
       continue;
     }
-    const gerundLeadIn = GERUND_LEAD_INS.find((phrase) => (phrase.length > 1 || out.length === 0) && startsWith(words, i, phrase) && COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''));
+    const gerundLeadIn = GERUND_LEAD_INS.find(
+      (phrase) =>
+        (phrase.length > 1 || out.length === 0) &&
+        startsWith(words, i, phrase) &&
+        COURTESY_GERUNDS.has(words[i + phrase.length] ?? ''),
+    );
     if (gerundLeadIn) {
       gerunds = true;
       i += gerundLeadIn.length;

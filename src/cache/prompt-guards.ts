@@ -19,21 +19,61 @@
 /** A Map, not an object: a prompt's word may be `constructor`. */
 export const NUMBER_WORDS: ReadonlyMap<string, string> = new Map(
   Object.entries({
-    zero: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9',
-    ten: '10', eleven: '11', twelve: '12', thirteen: '13', fourteen: '14', fifteen: '15', sixteen: '16',
-    seventeen: '17', eighteen: '18', nineteen: '19', twenty: '20', thirty: '30', forty: '40', fifty: '50',
-    sixty: '60', seventy: '70', eighty: '80', ninety: '90', hundred: '100', thousand: '1000', million: '1000000',
+    zero: '0',
+    one: '1',
+    two: '2',
+    three: '3',
+    four: '4',
+    five: '5',
+    six: '6',
+    seven: '7',
+    eight: '8',
+    nine: '9',
+    ten: '10',
+    eleven: '11',
+    twelve: '12',
+    thirteen: '13',
+    fourteen: '14',
+    fifteen: '15',
+    sixteen: '16',
+    seventeen: '17',
+    eighteen: '18',
+    nineteen: '19',
+    twenty: '20',
+    thirty: '30',
+    forty: '40',
+    fifty: '50',
+    sixty: '60',
+    seventy: '70',
+    eighty: '80',
+    ninety: '90',
+    hundred: '100',
+    thousand: '1000',
+    million: '1000000',
     billion: '1000000000',
   }),
 );
 
-const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nothing', 'nobody', 'neither', 'nor', 'nowhere', 'cannot', 'without']);
+const NEGATIONS = new Set([
+  'not',
+  'no',
+  'never',
+  'none',
+  'nothing',
+  'nobody',
+  'neither',
+  'nor',
+  'nowhere',
+  'cannot',
+  'without',
+]);
 
 /** "n't" typed without its apostrophe (`dont`, `doesnt`, `cant`, `wont`, `shouldnt`). */
 export const APOSTROPHELESS_NOT = /^(?:do|does|did|is|are|was|were|have|has|had|would|should|could|ca|wo|must|need)nt$/;
 
 // Quotes open after a start, a space or an opening bracket, so the apostrophes of "don't" or "Paris' river" never pair up.
-const QUOTED = /"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»|`([^`\n]+)`|‘([^’\n]+)’|(?<=^|[\s([{:=])'([^'\n]+)'(?=$|[\s.,;:!?)\]}])/gu;
+const QUOTED =
+  /"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»|`([^`\n]+)`|‘([^’\n]+)’|(?<=^|[\s([{:=])'([^'\n]+)'(?=$|[\s.,;:!?)\]}])/gu;
 const NUMBER = /\d[\d,]*(?:\.\d+)?/g;
 const WORD = /[\p{L}’']+/gu;
 

@@ -68,13 +68,39 @@ type Replacement = readonly [from: readonly string[], to: readonly string[]];
 
 /** Words that carry no content of their own. Tense, negation, quantity, time and relation words are not here. */
 const FUNCTION_WORDS = new Set([
-  'a', 'an', 'the', 'is', 'are', 'am', 'be', 'been', 'being', 'do', 'does', 'it', 'its', 'of', 'some', 'any', 'just', 'also',
-  'so', 'well', 'ok', 'okay', 'um', 'oh', 'actually', 'basically', 'there', 'what', "'s",
+  'a',
+  'an',
+  'the',
+  'is',
+  'are',
+  'am',
+  'be',
+  'been',
+  'being',
+  'do',
+  'does',
+  'it',
+  'its',
+  'of',
+  'some',
+  'any',
+  'just',
+  'also',
+  'so',
+  'well',
+  'ok',
+  'okay',
+  'um',
+  'oh',
+  'actually',
+  'basically',
+  'there',
+  'what',
+  "'s",
 ]);
 
 /** Interchangeable question words. */
 const SAME_WORD: ReadonlyMap<string, string> = new Map([['which', 'what']]);
-
 
 /** A payload token: compared exactly, never explained away (code, quotes, symbols, digits, case that matters). */
 function isPayload(token: string): boolean {
@@ -92,7 +118,23 @@ function isLyWord(word: string): boolean {
 }
 
 /** -ly words whose place is their meaning ("take two weekly and one daily") or that are no adverb. */
-const PLACED_LY = new Set(['daily', 'weekly', 'monthly', 'yearly', 'hourly', 'nightly', 'early', 'family', 'supply', 'apply', 'reply', 'rally', 'jelly', 'belly', 'bully']);
+const PLACED_LY = new Set([
+  'daily',
+  'weekly',
+  'monthly',
+  'yearly',
+  'hourly',
+  'nightly',
+  'early',
+  'family',
+  'supply',
+  'apply',
+  'reply',
+  'rally',
+  'jelly',
+  'belly',
+  'bully',
+]);
 
 /** An adverb that may stand anywhere in its sentence ("suddenly", "roughly"). */
 function isFreeAdverb(word: string): boolean {
@@ -104,11 +146,17 @@ function isFreeAdverb(word: string): boolean {
  * budgie plucks its feathers, why" = "why does my budgie suddenly pluck its feathers". One adverb
  * only, so two never trade places, and within its clause.
  */
-function adverbMoved(a: readonly string[], b: readonly string[], rawA: readonly string[], rawB: readonly string[]): boolean {
+function adverbMoved(
+  a: readonly string[],
+  b: readonly string[],
+  rawA: readonly string[],
+  rawB: readonly string[],
+): boolean {
   const adverbs = a.filter(isFreeAdverb);
   if (adverbs.length !== 1 || b.filter(isFreeAdverb).length !== 1) return false;
   // Within its clause: not across a relation word ("slowly add the eggs, then the flour").
-  const relationsBefore = (words: readonly string[]) => words.slice(0, words.findIndex(isFreeAdverb)).filter((word) => RELATIONS.has(word)).length;
+  const relationsBefore = (words: readonly string[]) =>
+    words.slice(0, words.findIndex(isFreeAdverb)).filter((word) => RELATIONS.has(word)).length;
   if (relationsBefore(a) !== relationsBefore(b)) return false;
   const rest = (words: readonly string[]) => words.filter((word) => !isFreeAdverb(word));
   return isBlockMove(rest(a), rest(b), rawA, rawB);
@@ -159,7 +207,8 @@ function editDistance(a: string, b: string, max: number): number {
       const row = rows[i] as number[];
       const up = rows[i - 1] as number[];
       let value = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, ((rows[i - 2] as number[])[j - 2] as number) + 1);
       row[j] = value;
     }
   }
@@ -168,7 +217,14 @@ function editDistance(a: string, b: string, max: number): number {
 
 function isTypo(a: string, b: string): boolean {
   // A word and its -s form read alike: "how long cooked chicken keeps" = "how long does cooked chicken keep".
-  if (a.length >= 4 && b.length >= 4 && /^\p{Ll}+$/u.test(a) && /^\p{Ll}+$/u.test(b) && (a === `${b}s` || b === `${a}s`)) return true;
+  if (
+    a.length >= 4 &&
+    b.length >= 4 &&
+    /^\p{Ll}+$/u.test(a) &&
+    /^\p{Ll}+$/u.test(b) &&
+    (a === `${b}s` || b === `${a}s`)
+  )
+    return true;
   // A typo is a word that is none: two words are two words, whatever one edit separates them (`horse` / `house`).
   // Looked up last, for the few pairs close enough to be a typo at all.
   return closeEnough(a, b) && !(isEnglishWord(a) && isEnglishWord(b));
@@ -177,8 +233,10 @@ function isTypo(a: string, b: string): boolean {
 /** Whether `a` and `b` are close enough in spelling to be one word mistyped. */
 function closeEnough(a: string, b: string): boolean {
   // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
-  if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6) return editDistance(a, b, 1) <= 1;
-  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b)) return false;
+  if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6)
+    return editDistance(a, b, 1) <= 1;
+  if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b))
+    return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
   return editDistance(a, b, allowed) <= allowed;
 }
@@ -216,7 +274,12 @@ function explain(
   // A possessive typed without its apostrophe: "my dogs ears" = "my dog's ears" (either way round).
   for (const word of [...onlyThere]) {
     const bare = word.slice(0, -1);
-    const match = word.endsWith('s') && possessed.here.has(bare) ? bare : possessed.there.has(word) && onlyHere.includes(`${word}s`) ? `${word}s` : undefined;
+    const match =
+      word.endsWith('s') && possessed.here.has(bare)
+        ? bare
+        : possessed.there.has(word) && onlyHere.includes(`${word}s`)
+          ? `${word}s`
+          : undefined;
     if (match === undefined || !onlyHere.includes(match)) continue;
     out[out.indexOf(match)] = word;
     onlyHere = without(onlyHere, [match]);
@@ -260,7 +323,8 @@ function explain(
     onlyThere = without(onlyThere, spelled);
   }
   // A typo of a function word the cached prompt has ("wich documents" = "which documents"): no content either.
-  const functionTypo = (word: string, tokens: readonly string[]) => tokens.some((token) => (FUNCTION_WORDS.has(token) || SAME_WORD.has(token)) && isTypo(word, token));
+  const functionTypo = (word: string, tokens: readonly string[]) =>
+    tokens.some((token) => (FUNCTION_WORDS.has(token) || SAME_WORD.has(token)) && isTypo(word, token));
   for (const word of onlyHere.filter((candidate) => functionTypo(candidate, raw.there))) {
     out.splice(out.indexOf(word), 1);
     onlyHere = without(onlyHere, [word]);
@@ -279,11 +343,19 @@ function corrected(tokens: readonly string[], replacements: readonly Replacement
 }
 
 /** Where `list` spells out `acronym` with words all still unexplained (`loose`): `CEO` = `chief executive officer`. */
-function spelledOut(acronym: string, list: readonly string[], loose: readonly string[]): { start: number; length: number } | undefined {
+function spelledOut(
+  acronym: string,
+  list: readonly string[],
+  loose: readonly string[],
+): { start: number; length: number } | undefined {
   if (!/^\p{Lu}{2,6}s?$/u.test(acronym)) return undefined;
   const letters = acronym.replace(/s$/, '').toLowerCase();
   // A hyphenated word gives the initial of each part: `NDA` = `non-disclosure agreement`.
-  const initials = (word: string) => word.split('-').map((part) => part[0]?.toLowerCase() ?? '').join('');
+  const initials = (word: string) =>
+    word
+      .split('-')
+      .map((part) => part[0]?.toLowerCase() ?? '')
+      .join('');
   for (let start = 0; start < list.length; start++) {
     let spelled = '';
     for (let end = start; end < list.length && spelled.length < letters.length; end++) {
@@ -299,7 +371,23 @@ function spelledOut(acronym: string, list: readonly string[], loose: readonly st
 
 /** Subject pronouns and the auxiliaries a question puts before them ("what should I see" = "what I should see"). */
 const SUBJECTS = new Set(['i', 'you', 'we', 'they', 'he', 'she']);
-const AUXILIARIES = new Set(['should', 'can', 'could', 'would', 'will', 'shall', 'may', 'might', 'must', 'was', 'were', 'have', 'has', 'had', 'did']);
+const AUXILIARIES = new Set([
+  'should',
+  'can',
+  'could',
+  'would',
+  'will',
+  'shall',
+  'may',
+  'might',
+  'must',
+  'was',
+  'were',
+  'have',
+  'has',
+  'had',
+  'did',
+]);
 
 /** Whether `x` and `y` are a subject and an auxiliary, either way round: their order is a question's inversion. */
 function inversion(x: readonly string[], y: readonly string[]): boolean {
@@ -310,8 +398,30 @@ function inversion(x: readonly string[], y: readonly string[]): boolean {
 
 /** Words whose neighbours say who does what to whom: a block move may not carry one across the others. */
 const RELATIONS = new Set([
-  'to', 'from', 'for', 'into', 'onto', 'than', 'vs', 'versus', 'over', 'under', 'before', 'after', 'then', 'by', 'per',
-  'via', 'toward', 'towards', 'against', 'instead', 'rather', 'except', 'without', 'between',
+  'to',
+  'from',
+  'for',
+  'into',
+  'onto',
+  'than',
+  'vs',
+  'versus',
+  'over',
+  'under',
+  'before',
+  'after',
+  'then',
+  'by',
+  'per',
+  'via',
+  'toward',
+  'towards',
+  'against',
+  'instead',
+  'rather',
+  'except',
+  'without',
+  'between',
 ]);
 
 /** Most words of a compound whose order the verifier holds ("guinea pig rabbit pellets"). */
@@ -319,7 +429,8 @@ const MAX_COMPOUND_WORDS = 4;
 
 /** Whether `run` stands word after word somewhere in `tokens`. */
 function contiguous(tokens: readonly string[], run: readonly string[]): boolean {
-  for (let i = 0; i + run.length <= tokens.length; i++) if (run.every((token, k) => tokens[i + k] === token)) return true;
+  for (let i = 0; i + run.length <= tokens.length; i++)
+    if (run.every((token, k) => tokens[i + k] === token)) return true;
   return false;
 }
 
@@ -328,7 +439,12 @@ function contiguous(tokens: readonly string[], run: readonly string[]): boolean 
  * moved across holds no relation word. `rawA` and `rawB` are the prompts' tokens before function
  * words were dropped, to tell two neighbours swapped from words that only meet once those are gone.
  */
-function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly string[], rawB: readonly string[]): boolean {
+function isBlockMove(
+  a: readonly string[],
+  b: readonly string[],
+  rawA: readonly string[],
+  rawB: readonly string[],
+): boolean {
   const n = a.length;
   if (n !== b.length) return false;
   let start = 0;
@@ -349,8 +465,14 @@ function isBlockMove(a: readonly string[], b: readonly string[], rawA: readonly 
       // pellets"), not a phrase ("capital of France" = "France: its capital", "is it safe, eating
       // raw cookie dough" = "is eating raw cookie dough safe"); and code reads in order, so no symbol
       // moves across another (`*p++` / `++*p`; "in C++" may still move).
-      const floating = (moved.length === 1 && floats(moved[0] as string)) || (stayed.length === 1 && floats(stayed[0] as string)) || inversion(moved, stayed);
-      const compound = moved.length + stayed.length <= MAX_COMPOUND_WORDS && contiguous(rawA, [...moved, ...stayed]) && contiguous(rawB, [...stayed, ...moved]);
+      const floating =
+        (moved.length === 1 && floats(moved[0] as string)) ||
+        (stayed.length === 1 && floats(stayed[0] as string)) ||
+        inversion(moved, stayed);
+      const compound =
+        moved.length + stayed.length <= MAX_COMPOUND_WORDS &&
+        contiguous(rawA, [...moved, ...stayed]) &&
+        contiguous(rawB, [...stayed, ...moved]);
       if (!floating && compound) return false;
       if (moved.some(isSymbol) && stayed.some(isSymbol)) return false;
       const movable = (block: readonly string[]) => block.every((token) => !RELATIONS.has(token));
@@ -411,7 +533,10 @@ function caseBlind(tokens: readonly string[]): boolean {
  * (`kB`, `mW`, `MHz`), not a capitonym.
  */
 function foldable(token: string): boolean {
-  const cased = /^\p{Lu}\p{Ll}{2,}$/u.test(token) || /^\p{Lu}{3,}$/u.test(token) || (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token));
+  const cased =
+    /^\p{Lu}\p{Ll}{2,}$/u.test(token) ||
+    /^\p{Lu}{3,}$/u.test(token) ||
+    (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token));
   return cased && !CAPITONYMS.has(token.toLowerCase());
 }
 
@@ -422,8 +547,14 @@ function foldable(token: string): boolean {
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
   // A name the case-blind prompt also misspells is in its case too ("Fahrenheit" / "farenheit"): the typo is judged after.
-  const written = (word: string) => lower.has(word) || blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
-  return tokens.map((token, i) => (foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '') ? token.toLowerCase() : token));
+  const written = (word: string) =>
+    lower.has(word) ||
+    blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
+  return tokens.map((token, i) =>
+    foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '')
+      ? token.toLowerCase()
+      : token,
+  );
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
@@ -431,7 +562,9 @@ function unshouted(tokens: readonly string[], other: readonly string[]): readonl
   if (!tokens.some((token) => /^\p{Lu}{4,}$/u.test(token))) return tokens;
   const capitalized = (token: string) => `${token[0]}${token.slice(1).toLowerCase()}`;
   const written = new Set(other);
-  return tokens.map((token) => (/^\p{Lu}{4,}$/u.test(token) && written.has(capitalized(token)) ? capitalized(token) : token));
+  return tokens.map((token) =>
+    /^\p{Lu}{4,}$/u.test(token) && written.has(capitalized(token)) ? capitalized(token) : token,
+  );
 }
 
 /**
@@ -460,7 +593,8 @@ function namesInCaseOf(tokens: readonly string[], other: readonly string[]): rea
 /** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
 function possessedWords(tokens: readonly string[]): ReadonlySet<string> {
   const out = new Set<string>();
-  for (let i = 1; i < tokens.length; i++) if (tokens[i] === "'s" && /^\p{Ll}+$/u.test(tokens[i - 1] as string)) out.add(tokens[i - 1] as string);
+  for (let i = 1; i < tokens.length; i++)
+    if (tokens[i] === "'s" && /^\p{Ll}+$/u.test(tokens[i - 1] as string)) out.add(tokens[i - 1] as string);
   return out;
 }
 
@@ -484,11 +618,15 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const payloadB = b.filter(isPayload).sort();
   const payloadDiffers = payloadA.length !== payloadB.length || payloadA.some((token, i) => token !== payloadB[i]);
   // Same verdict either way; the count first because it is cheap and refuses most candidates of long prompts.
-  if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS) return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
+  if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS)
+    return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   // The rules below are English; elsewhere case, whitespace and punctuation were all that could differ.
-  if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en') return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
+  if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en')
+    return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
   const { sequence, unexplained, replacements } = explain(b, a, { here: next, there: cached });
-  if (unexplained.length > 0) return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
-  if (!isBlockMove(a, sequence, cached, next) && !adverbMoved(a, sequence, cached, next)) return { ok: false, reason: 'order' };
+  if (unexplained.length > 0)
+    return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };
+  if (!isBlockMove(a, sequence, cached, next) && !adverbMoved(a, sequence, cached, next))
+    return { ok: false, reason: 'order' };
   return replacements.length > 0 ? { ok: true, corrected: corrected(next, replacements) } : { ok: true };
 }

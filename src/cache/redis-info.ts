@@ -11,7 +11,14 @@ export interface RedisInfo {
   evictedKeys: number;
 }
 
-const DISCONNECTED: RedisInfo = { connected: false, usedMemory: 0, keys: 0, keyspaceHits: 0, keyspaceMisses: 0, evictedKeys: 0 };
+const DISCONNECTED: RedisInfo = {
+  connected: false,
+  usedMemory: 0,
+  keys: 0,
+  keyspaceHits: 0,
+  keyspaceMisses: 0,
+  evictedKeys: 0,
+};
 
 /**
  * Parses `INFO memory`, `stats` and `keyspace`; a Redis that does not answer
@@ -23,13 +30,24 @@ export async function readRedisInfo(redis: Redis): Promise<RedisInfo> {
   const nodes = await Promise.all((redis as unknown as Cluster).nodes('master').map(readNodeInfo));
   if (nodes.length === 0 || nodes.some((node) => !node.connected)) return DISCONNECTED;
   const total = (field: Exclude<keyof RedisInfo, 'connected'>) => nodes.reduce((sum, node) => sum + node[field], 0);
-  return { connected: true, usedMemory: total('usedMemory'), keys: total('keys'), keyspaceHits: total('keyspaceHits'), keyspaceMisses: total('keyspaceMisses'), evictedKeys: total('evictedKeys') };
+  return {
+    connected: true,
+    usedMemory: total('usedMemory'),
+    keys: total('keys'),
+    keyspaceHits: total('keyspaceHits'),
+    keyspaceMisses: total('keyspaceMisses'),
+    evictedKeys: total('evictedKeys'),
+  };
 }
 
 async function readNodeInfo(redis: Redis): Promise<RedisInfo> {
   let text: string;
   try {
-    const [memory, stats, keyspace] = await Promise.all([redis.info('memory'), redis.info('stats'), redis.info('keyspace')]);
+    const [memory, stats, keyspace] = await Promise.all([
+      redis.info('memory'),
+      redis.info('stats'),
+      redis.info('keyspace'),
+    ]);
     text = `${memory}\n${stats}\n${keyspace}`;
   } catch {
     return DISCONNECTED;

@@ -36,7 +36,16 @@ export class ReplyAssembler {
         return;
       case 'end': {
         // Token types absent from the entry were 0 (the protocol leaves zeros out).
-        this.accumulator.setUsage(usageOf({ prompt: entry.pt ?? 0, completion: entry.ct ?? 0, cachedRead: entry.cr, cacheWrite: entry.cw, cacheWrite1h: entry.ch, reasoning: entry.rt }));
+        this.accumulator.setUsage(
+          usageOf({
+            prompt: entry.pt ?? 0,
+            completion: entry.ct ?? 0,
+            cachedRead: entry.cr,
+            cacheWrite: entry.cw,
+            cacheWrite1h: entry.ch,
+            reasoning: entry.rt,
+          }),
+        );
         this.complete = true;
         return;
       }

@@ -2,7 +2,12 @@ import type { Redis } from 'ioredis';
 import type { ProviderConfig } from '../config/gateway-config.ts';
 import { GatewayError, InternalError } from '../errors/catalog.ts';
 import { responseStreamKey } from '../streams/protocol.ts';
-import { HAS_LIVE_READER_LUA, jobReadersKey, readerLivenessKey, type ReaderIdentity } from '../streams/reader-liveness.ts';
+import {
+  HAS_LIVE_READER_LUA,
+  jobReadersKey,
+  readerLivenessKey,
+  type ReaderIdentity,
+} from '../streams/reader-liveness.ts';
 import { ReplyWriter } from '../streams/reply-writer.ts';
 import type { CacheKeys } from './redis-keys.ts';
 
@@ -95,8 +100,10 @@ export class RequestCoalescer {
     this.options = options;
     this.graceMs = options.graceMs ?? 1_000;
     // Every miss claims and releases: defineCommand sends EVALSHA, and the script's text once per connection.
-    if (!('gatewayJoinOrLead' in options.redis)) options.redis.defineCommand('gatewayJoinOrLead', { numberOfKeys: 1, lua: JOIN_OR_LEAD });
-    if (!('gatewayReleaseClaim' in options.redis)) options.redis.defineCommand('gatewayReleaseClaim', { numberOfKeys: 1, lua: RELEASE });
+    if (!('gatewayJoinOrLead' in options.redis))
+      options.redis.defineCommand('gatewayJoinOrLead', { numberOfKeys: 1, lua: JOIN_OR_LEAD });
+    if (!('gatewayReleaseClaim' in options.redis))
+      options.redis.defineCommand('gatewayReleaseClaim', { numberOfKeys: 1, lua: RELEASE });
   }
 
   private get scripts(): CoalescerScripts {
@@ -132,9 +139,12 @@ export class RequestCoalescer {
    */
   async fail(jobId: string, err: unknown, ttlSeconds = 60): Promise<void> {
     const error = err instanceof GatewayError ? err : new InternalError('The request could not be enqueued.');
-    const writer = new ReplyWriter({ redis: this.options.redis, key: responseStreamKey(this.options.prefix, jobId), ttlSeconds });
+    const writer = new ReplyWriter({
+      redis: this.options.redis,
+      key: responseStreamKey(this.options.prefix, jobId),
+      ttlSeconds,
+    });
     writer.error(error);
     await writer.flush();
   }
-
 }

@@ -149,7 +149,10 @@ export class ResponseCache {
     } catch (err) {
       this.semanticState = 'unavailable';
       this.semanticProblem = (err as Error).message;
-      logger.warn({ embedder: embedder.id, reason: this.semanticProblem }, 'semantic cache unavailable: only the exact cache answers');
+      logger.warn(
+        { embedder: embedder.id, reason: this.semanticProblem },
+        'semantic cache unavailable: only the exact cache answers',
+      );
     }
   }
 
@@ -161,7 +164,10 @@ export class ResponseCache {
       await retriever.ready();
       this.retriever = retriever;
     } catch (err) {
-      this.options.logger.warn({ reason: (err as Error).message }, 'semantic cache first-stage retriever unavailable: every lookup runs the full embedding model');
+      this.options.logger.warn(
+        { reason: (err as Error).message },
+        'semantic cache first-stage retriever unavailable: every lookup runs the full embedding model',
+      );
     }
   }
 
@@ -218,7 +224,10 @@ export class ResponseCache {
     const userIndex = lastUserIndex(request);
     const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
     // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
-    const prompt = text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000) ? undefined : canonicalPrompt(text);
+    const prompt =
+      text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000)
+        ? undefined
+        : canonicalPrompt(text);
     const exactKey = embeddings ? embeddingsKeyOf(partition, request, embeddings) : exactKeyOf(partition, request);
     const context: LookupContext = { request, mode, exactKey, userIndex };
     if (prompt && this.options.embedder) {
@@ -228,7 +237,10 @@ export class ResponseCache {
     }
     let admission: Admission;
     if (mode === 'use' && this.options.exactEnabled) {
-      const [admitted, hit] = await Promise.all([gate, this.options.exact.get(context.exactKey).catch((err: Error) => this.lookupFailed('exact', err))]);
+      const [admitted, hit] = await Promise.all([
+        gate,
+        this.options.exact.get(context.exactKey).catch((err: Error) => this.lookupFailed('exact', err)),
+      ]);
       admission = admitted;
       this.counted('exact', hit !== undefined);
       if (hit) return new CacheLookup(this, admission, 'HIT', context, hit);
@@ -266,20 +278,30 @@ export class ResponseCache {
     const retriever = this.retriever;
     try {
       // The retriever is a table sum (microseconds per token, see static-embedder.ts); the embedder runs off the event loop.
-      context.vector = retriever ? retriever.embed(prompt.text) : await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
+      context.vector = retriever
+        ? retriever.embed(prompt.text)
+        : await (this.options.batcher as EmbeddingBatcher).embed(prompt.text);
     } catch (err) {
       return this.lookupFailed('semantic', err as Error);
     }
     const { semantic } = this.options;
     const firstStage = retriever ? (this.options.retrieverThreshold ?? 0.7) : threshold;
-    const result = semantic.search(context.semanticPartition as string, context.vector, firstStage, context.guard as string, {
-      limit: CANDIDATES,
-      size: promptSize(prompt.tokens),
-      sizeTolerance: MAX_DIFFERING_WORDS,
-    });
+    const result = semantic.search(
+      context.semanticPartition as string,
+      context.vector,
+      firstStage,
+      context.guard as string,
+      {
+        limit: CANDIDATES,
+        size: promptSize(prompt.tokens),
+        sizeTolerance: MAX_DIFFERING_WORDS,
+      },
+    );
     let hit: CachedReply | undefined;
     if (result.matches.length > 0) {
-      const candidates = await semantic.fetchTokens(result.matches.map((m) => m.id)).catch((err: Error) => this.lookupFailed('semantic', err));
+      const candidates = await semantic
+        .fetchTokens(result.matches.map((m) => m.id))
+        .catch((err: Error) => this.lookupFailed('semantic', err));
       // The most similar candidate whose prompt verifiably asks the same thing answers; the others say why not.
       for (const [i, tokens] of (candidates ?? []).entries()) {
         if (!tokens) continue;
@@ -292,7 +314,10 @@ export class ResponseCache {
         const reply = await semantic.fetchReply(match.id).catch((err: Error) => this.lookupFailed('semantic', err));
         if (!reply) continue;
         const candidate: SemanticCandidate = { ...reply, tokens };
-        const similarity = Math.min(1, retriever ? await this.confirm(context, match.id, candidate, verdict.corrected) : match.similarity);
+        const similarity = Math.min(
+          1,
+          retriever ? await this.confirm(context, match.id, candidate, verdict.corrected) : match.similarity,
+        );
         if (Number.isNaN(similarity)) break;
         if (similarity < threshold) {
           this.rejected('dissimilar', similarity);
@@ -321,17 +346,26 @@ export class ResponseCache {
    * acronyms, the corrected prompt is compared instead (and not kept: the
    * entry this request stores is its own prompt).
    */
-  private async confirm(context: LookupContext, id: string, candidate: SemanticCandidate, corrected?: string[]): Promise<number> {
+  private async confirm(
+    context: LookupContext,
+    id: string,
+    candidate: SemanticCandidate,
+    corrected?: string[],
+  ): Promise<number> {
     const batcher = this.options.batcher as EmbeddingBatcher;
     try {
       const [query, stored] = await Promise.all([
         // The canonical text is the canonical tokens joined by single spaces (prompt-canonical.ts).
-        corrected ? batcher.embed(corrected.join(' ')) : (context.confirmation ?? batcher.embed((context.prompt as CanonicalPrompt).text)),
+        corrected
+          ? batcher.embed(corrected.join(' '))
+          : (context.confirmation ?? batcher.embed((context.prompt as CanonicalPrompt).text)),
         candidate.confirmation ?? batcher.embed(candidate.tokens.join(' ')),
       ]);
       if (!corrected) context.confirmation = query;
       if (!candidate.confirmation) {
-        this.options.semantic.keepConfirmation(id, stored).catch((err: Error) => this.warnRarely('store', err, 'semantic cache store failed'));
+        this.options.semantic
+          .keepConfirmation(id, stored)
+          .catch((err: Error) => this.warnRarely('store', err, 'semantic cache store failed'));
       }
       return dot(query, stored);
     } catch (err) {
@@ -347,7 +381,9 @@ export class ResponseCache {
     if (context.semanticPartition && this.semanticState === 'ready') {
       if (context.vector) writes.push(this.storeSemantic(context, context.vector, completion));
       else if (this.retriever) {
-        writes.push(this.storeSemantic(context, this.retriever.embed((context.prompt as CanonicalPrompt).text), completion));
+        writes.push(
+          this.storeSemantic(context, this.retriever.embed((context.prompt as CanonicalPrompt).text), completion),
+        );
       } else {
         // Refresh requests skipped the lookup, so no embedding yet: store in the background, the reply does not wait.
         (this.options.batcher as EmbeddingBatcher)
@@ -417,7 +453,13 @@ export class CacheLookup {
   private readonly cache: ResponseCache;
   private readonly context: LookupContext | undefined;
 
-  constructor(cache: ResponseCache, admission: Admission, status: CacheStatus, context?: LookupContext, hit?: CachedReply) {
+  constructor(
+    cache: ResponseCache,
+    admission: Admission,
+    status: CacheStatus,
+    context?: LookupContext,
+    hit?: CachedReply,
+  ) {
     this.cache = cache;
     this.admission = admission;
     this.status = status;
@@ -486,7 +528,10 @@ export class CacheLookup {
   private release(): Promise<number> {
     const coalescer = this.cache.coalescer;
     // -1 when the claim was lost or could not be released: the number of followers is unknown then.
-    this.released ??= this.role === 'leader' && coalescer && this.inflightKey && this.jobId ? coalescer.release(this.inflightKey, this.jobId).catch(() => -1) : Promise.resolve(0);
+    this.released ??=
+      this.role === 'leader' && coalescer && this.inflightKey && this.jobId
+        ? coalescer.release(this.inflightKey, this.jobId).catch(() => -1)
+        : Promise.resolve(0);
     return this.released;
   }
 

@@ -86,7 +86,8 @@ interface StoreScript {
 }
 
 /** Sets a field of an entry only while the entry exists, so a late write never revives one without its TTL. */
-const SET_IF_EXISTS = "if redis.call('exists', KEYS[1]) == 1 then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
+const SET_IF_EXISTS =
+  "if redis.call('exists', KEYS[1]) == 1 then return redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end return 0";
 
 function toBuffer(vector: Float32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
@@ -128,7 +129,8 @@ export class SemanticCache {
     this.maxEntries = options.maxEntries ?? 10_000;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
     // defineCommand sends EVALSHA and falls back to EVAL once per connection.
-    if (!('gatewaySemanticStore' in options.redis)) options.redis.defineCommand('gatewaySemanticStore', { numberOfKeys: 2, lua: STORE });
+    if (!('gatewaySemanticStore' in options.redis))
+      options.redis.defineCommand('gatewaySemanticStore', { numberOfKeys: 2, lua: STORE });
   }
 
   /** Entries in this process's index. */
@@ -185,11 +187,20 @@ export class SemanticCache {
       const ids = await redis.zrangebyscore(keys.semanticIndex, now, '+inf');
       for (let i = 0; i < ids.length; i += LOAD_BATCH) {
         const batch = ids.slice(i, i + LOAD_BATCH);
-        const rows = await Promise.all(batch.map((id) => redis.hmgetBuffer(keys.semanticEntry(id), 'p', 'g', 'x', 'v', 'n')));
+        const rows = await Promise.all(
+          batch.map((id) => redis.hmgetBuffer(keys.semanticEntry(id), 'p', 'g', 'x', 'v', 'n')),
+        );
         rows.forEach((row, j) => {
           const [p, g, x, v, n] = row;
           if (!p || !g || !x || !v) return;
-          fresh.add({ id: batch[j] as string, partition: p.toString(), guard: g.toString(), expiresAt: Number(x.toString()), vector: toVector(v), size: n ? Number(n.toString()) : -1 });
+          fresh.add({
+            id: batch[j] as string,
+            partition: p.toString(),
+            guard: g.toString(),
+            expiresAt: Number(x.toString()),
+            vector: toVector(v),
+            size: n ? Number(n.toString()) : -1,
+          });
         });
       }
       this.index = fresh;
@@ -218,7 +229,14 @@ export class SemanticCache {
   private apply(event: IndexEvent): void {
     switch (event.op) {
       case 'add':
-        this.index.add({ id: event.id, partition: event.p, guard: event.g, expiresAt: event.x, size: event.n ?? -1, vector: toVector(Buffer.from(event.v, 'base64')) });
+        this.index.add({
+          id: event.id,
+          partition: event.p,
+          guard: event.g,
+          expiresAt: event.x,
+          size: event.n ?? -1,
+          vector: toVector(Buffer.from(event.v, 'base64')),
+        });
         return;
       case 'del':
         for (const id of event.ids) this.index.remove(id);
@@ -233,7 +251,13 @@ export class SemanticCache {
     return this.options.redis.publish(this.options.keys.semanticEvents, JSON.stringify(event));
   }
 
-  search(partition: string, vector: Float32Array, threshold: number, guard: string, options: SearchOptions = {}): SearchResult {
+  search(
+    partition: string,
+    vector: Float32Array,
+    threshold: number,
+    guard: string,
+    options: SearchOptions = {},
+  ): SearchResult {
     return this.index.search(partition, vector, threshold, guard, options);
   }
 
@@ -257,12 +281,20 @@ export class SemanticCache {
 
   /** The reply of a verified entry and its second-stage embedding when known; undefined when the entry is gone. */
   async fetchReply(id: string): Promise<Omit<SemanticCandidate, 'tokens'> | undefined> {
-    const [completion, storedAt, confirmation] = await this.options.redis.hmgetBuffer(this.options.keys.semanticEntry(id), 'c', 't', 'f');
+    const [completion, storedAt, confirmation] = await this.options.redis.hmgetBuffer(
+      this.options.keys.semanticEntry(id),
+      'c',
+      't',
+      'f',
+    );
     if (!completion) {
       this.index.remove(id);
       return undefined;
     }
-    const reply: Omit<SemanticCandidate, 'tokens'> = { completion: completion.toString(), storedAt: Number(storedAt?.toString()) };
+    const reply: Omit<SemanticCandidate, 'tokens'> = {
+      completion: completion.toString(),
+      storedAt: Number(storedAt?.toString()),
+    };
     if (confirmation && confirmation.byteLength > 0) reply.confirmation = toVector(confirmation);
     return reply;
   }
@@ -280,11 +312,23 @@ export class SemanticCache {
    */
   async store(input: SemanticEntryInput): Promise<string> {
     const { redis, keys, ttlSeconds } = this.options;
-    const id = createHash('sha256').update(JSON.stringify([input.partition, input.text])).digest('hex').slice(0, 40);
+    const id = createHash('sha256')
+      .update(JSON.stringify([input.partition, input.text]))
+      .digest('hex')
+      .slice(0, 40);
     const now = Date.now();
     const expiresAt = now + ttlSeconds * 1000;
     const vector = toBuffer(input.vector);
-    const event: IndexEvent = { o: this.instance, op: 'add', id, p: input.partition, g: input.guard, x: expiresAt, n: input.size, v: vector.toString('base64') };
+    const event: IndexEvent = {
+      o: this.instance,
+      op: 'add',
+      id,
+      p: input.partition,
+      g: input.guard,
+      x: expiresAt,
+      n: input.size,
+      v: vector.toString('base64'),
+    };
     const evicted = (await (redis as unknown as StoreScript).gatewaySemanticStore(
       keys.semanticEntry(id),
       keys.semanticIndex,
@@ -299,10 +343,33 @@ export class SemanticCache {
       JSON.stringify({ o: this.instance, op: 'del', ids: [] }).replace('[]', '%s'),
       // The hash: partition, guard, expiry, stored at, size, vector, reply, canonical tokens, and the
       // second-stage embedding, empty when unknown (a replaced entry must not keep an old one).
-      'p', input.partition, 'g', input.guard, 'x', String(expiresAt), 't', String(now), 'n', String(input.size), 'v', vector,
-      'c', input.completion, 'q', JSON.stringify(input.tokens), 'f', input.confirmation ? toBuffer(input.confirmation) : '',
+      'p',
+      input.partition,
+      'g',
+      input.guard,
+      'x',
+      String(expiresAt),
+      't',
+      String(now),
+      'n',
+      String(input.size),
+      'v',
+      vector,
+      'c',
+      input.completion,
+      'q',
+      JSON.stringify(input.tokens),
+      'f',
+      input.confirmation ? toBuffer(input.confirmation) : '',
     )) as string[];
-    this.index.add({ id, partition: input.partition, guard: input.guard, expiresAt, size: input.size, vector: input.vector });
+    this.index.add({
+      id,
+      partition: input.partition,
+      guard: input.guard,
+      expiresAt,
+      size: input.size,
+      vector: input.vector,
+    });
     for (const gone of evicted) this.index.remove(gone);
     return id;
   }

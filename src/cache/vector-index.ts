@@ -98,14 +98,20 @@ function projectionsFor(dims: number): { dimensions: Uint16Array; signs: Float32
   return { dimensions, signs };
 }
 
-function sketch(vector: Float32Array, projections: { dimensions: Uint16Array; signs: Float32Array }, out: Uint32Array, offset: number): void {
+function sketch(
+  vector: Float32Array,
+  projections: { dimensions: Uint16Array; signs: Float32Array },
+  out: Uint32Array,
+  offset: number,
+): void {
   const { dimensions, signs } = projections;
   for (let w = 0; w < SKETCH_WORDS; w++) {
     let word = 0;
     for (let b = 0; b < 32; b++) {
       let sum = 0;
       const start = (w * 32 + b) * PROJECTION_TERMS;
-      for (let j = start; j < start + PROJECTION_TERMS; j++) sum += (signs[j] as number) * (vector[dimensions[j] as number] as number);
+      for (let j = start; j < start + PROJECTION_TERMS; j++)
+        sum += (signs[j] as number) * (vector[dimensions[j] as number] as number);
       if (sum > 0) word |= 1 << b;
     }
     out[offset + w] = word >>> 0;
@@ -192,7 +198,8 @@ export class VectorIndex {
   /** Bytes held: vectors as allocated, plus a rough cost per entry for ids and bookkeeping. */
   get byteSize(): number {
     let bytes = 0;
-    for (const partition of this.partitions.values()) bytes += partition.vectors.byteLength + partition.sketches.byteLength + partition.size * 160;
+    for (const partition of this.partitions.values())
+      bytes += partition.vectors.byteLength + partition.sketches.byteLength + partition.size * 160;
     return bytes;
   }
 
@@ -244,7 +251,13 @@ export class VectorIndex {
    * The `limit` most similar live entries of `partition` with similarity >=
    * `threshold` whose guard signature equals `guard`, most similar first.
    */
-  search(partition: string, query: Float32Array, threshold: number, guard: string, options: SearchOptions = {}): SearchResult {
+  search(
+    partition: string,
+    query: Float32Array,
+    threshold: number,
+    guard: string,
+    options: SearchOptions = {},
+  ): SearchResult {
     const limit = options.limit ?? 1;
     const now = options.now ?? Date.now();
     const p = this.partitions.get(partition);
@@ -252,7 +265,8 @@ export class VectorIndex {
     const { vectors, dims, sizes } = p;
     const size = options.size ?? -1;
     const tolerance = options.sizeTolerance ?? Infinity;
-    const fits = (slot: number) => size < 0 || (sizes[slot] as number) < 0 || Math.abs((sizes[slot] as number) - size) <= tolerance;
+    const fits = (slot: number) =>
+      size < 0 || (sizes[slot] as number) < 0 || Math.abs((sizes[slot] as number) - size) <= tolerance;
     const slots = p.size > EXACT_SCAN_LIMIT ? nearestBySketch(p, query, size, tolerance) : undefined;
     const count = slots ? slots.length : p.size;
     let best = -Infinity;
@@ -301,7 +315,10 @@ function nearestBySketch(p: Partition, query: Float32Array, size: number, tolera
     // Unrolled for the four words of a 128-bit sketch: the loop over entries is the index's whole cost.
     const o = slot * 4;
     const d =
-      popcount((sketches[o] as number) ^ q0) + popcount((sketches[o + 1] as number) ^ q1) + popcount((sketches[o + 2] as number) ^ q2) + popcount((sketches[o + 3] as number) ^ q3);
+      popcount((sketches[o] as number) ^ q0) +
+      popcount((sketches[o + 1] as number) ^ q1) +
+      popcount((sketches[o + 2] as number) ^ q2) +
+      popcount((sketches[o + 3] as number) ^ q3);
     distances[slot] = d;
     histogram[d] = (histogram[d] as number) + 1;
   }

@@ -19,14 +19,23 @@ export function negates(a: string, b: string): boolean {
  * (`strongest` / `stronger`). `$` marks a word ending.
  */
 const OPPOSITE_PARTS: ReadonlyArray<readonly [string, string]> = [
-  ['max', 'min'], ['micro', 'macro'], ['hyper', 'hypo'], ['inter', 'intra'], ['endo', 'exo'],
-  ['er$', 'ee$'], ['or$', 'ee$'], ['est$', 'er$'],
+  ['max', 'min'],
+  ['micro', 'macro'],
+  ['hyper', 'hypo'],
+  ['inter', 'intra'],
+  ['endo', 'exo'],
+  ['er$', 'ee$'],
+  ['or$', 'ee$'],
+  ['est$', 'er$'],
 ];
 
 /** Whether `b` is `a` with one part of an opposite pair replaced by the other. */
 export function opposes(a: string, b: string): boolean {
   for (const [x, y] of OPPOSITE_PARTS) {
-    for (const [from, to] of [[x, y], [y, x]] as const) {
+    for (const [from, to] of [
+      [x, y],
+      [y, x],
+    ] as const) {
       const atEnd = from.endsWith('$');
       const part = from.replace('$', '');
       const other = to.replace('$', '');
@@ -34,9 +43,9 @@ export function opposes(a: string, b: string): boolean {
         if (a.endsWith(part) && a.slice(0, -part.length) + other === b) return true;
         continue;
       }
-      for (let i = a.indexOf(part); i !== -1; i = a.indexOf(part, i + 1)) if (a.slice(0, i) + other + a.slice(i + part.length) === b) return true;
+      for (let i = a.indexOf(part); i !== -1; i = a.indexOf(part, i + 1))
+        if (a.slice(0, i) + other + a.slice(i + part.length) === b) return true;
     }
   }
   return false;
 }
-

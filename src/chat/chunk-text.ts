@@ -7,7 +7,10 @@
  * rewrite, a cache replay) gets undefined here and is parsed whole.
  */
 const TEXT_CHUNK_HEAD = '"choices":[{"index":0,"delta":{"content":';
-const TEXT_CHUNK_TAILS = ['},"finish_reason":null,"logprobs":null}],"usage":null}', '},"finish_reason":null,"logprobs":null}]}'];
+const TEXT_CHUNK_TAILS = [
+  '},"finish_reason":null,"logprobs":null}],"usage":null}',
+  '},"finish_reason":null,"logprobs":null}]}',
+];
 const ONE_STRING_LITERAL = /^"(?:[^"\\]|\\.)*"$/;
 
 /** The JSON string literal of a text-only chunk's content, or undefined when the chunk is anything else. */

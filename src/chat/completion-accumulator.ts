@@ -33,7 +33,15 @@ interface ChoiceState {
 }
 
 function newChoice(): ChoiceState {
-  return { content: [], refusal: [], toolCalls: new Map(), thinking: new Map(), logprobs: undefined, finish: undefined, stopSequence: undefined };
+  return {
+    content: [],
+    refusal: [],
+    toolCalls: new Map(),
+    thinking: new Map(),
+    logprobs: undefined,
+    finish: undefined,
+    stopSequence: undefined,
+  };
 }
 
 /** OpenAI streams logprobs as `{content: [...], refusal: [...]}` per chunk; they concatenate. */
@@ -115,18 +123,30 @@ export class CompletionAccumulator {
       const message: ReplyMessage = { role: 'assistant', content: null };
       const toolCalls: ToolCall[] = [...state.toolCalls.entries()]
         .sort(([a], [b]) => a - b)
-        .map(([, call]) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.args.join('') } }));
-      if (state.content.length > 0 || (toolCalls.length === 0 && state.refusal.length === 0)) message.content = state.content.join('');
+        .map(([, call]) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.args.join('') },
+        }));
+      if (state.content.length > 0 || (toolCalls.length === 0 && state.refusal.length === 0))
+        message.content = state.content.join('');
       if (state.refusal.length > 0) message.refusal = state.refusal.join('');
       if (toolCalls.length > 0) message.tool_calls = toolCalls;
       if (state.thinking.size > 0) {
         message.thinking = [...state.thinking.entries()]
           .sort(([a], [b]) => a - b)
           .map(([, block]): ThinkingBlock =>
-            block.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: block.data } : { type: 'thinking', thinking: block.thinking.join(''), signature: block.signature.join('') },
+            block.type === 'redacted_thinking'
+              ? { type: 'redacted_thinking', data: block.data }
+              : { type: 'thinking', thinking: block.thinking.join(''), signature: block.signature.join('') },
           );
       }
-      const out: ChatCompletionChoice = { index, message, finish_reason: state.finish ?? 'stop', logprobs: state.logprobs ?? null };
+      const out: ChatCompletionChoice = {
+        index,
+        message,
+        finish_reason: state.finish ?? 'stop',
+        logprobs: state.logprobs ?? null,
+      };
       if (state.stopSequence !== undefined) out.stop_sequence = state.stopSequence;
       return out;
     });
@@ -150,7 +170,12 @@ export class CompletionAccumulator {
  * only add bytes.
  */
 export function completionChunks(completion: ChatCompletion, includeUsage: boolean): ChatCompletionChunk[] {
-  const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
+  const base = {
+    id: completion.id,
+    object: 'chat.completion.chunk' as const,
+    created: completion.created,
+    model: completion.model,
+  };
   const chunk = (choices: ChatCompletionChunk['choices'], usage?: Usage): ChatCompletionChunk => {
     const out: ChatCompletionChunk = { ...base, choices };
     if (includeUsage) out.usage = usage ?? null;
@@ -161,13 +186,29 @@ export function completionChunks(completion: ChatCompletion, includeUsage: boole
     const { index, message } = choice;
     chunks.push(chunk([{ index, delta: { role: 'assistant', content: '' }, finish_reason: null, logprobs: null }]));
     for (const [i, block] of (message.thinking ?? []).entries()) {
-      const thinking = block.type === 'redacted_thinking' ? { index: i, type: block.type, data: block.data } : { index: i, type: block.type, thinking: block.thinking, signature: block.signature };
+      const thinking =
+        block.type === 'redacted_thinking'
+          ? { index: i, type: block.type, data: block.data }
+          : { index: i, type: block.type, thinking: block.thinking, signature: block.signature };
       chunks.push(chunk([{ index, delta: { thinking }, finish_reason: null, logprobs: null }]));
     }
-    if (message.content) chunks.push(chunk([{ index, delta: { content: message.content }, finish_reason: null, logprobs: choice.logprobs ?? null }]));
-    if (message.refusal) chunks.push(chunk([{ index, delta: { refusal: message.refusal }, finish_reason: null, logprobs: null }]));
+    if (message.content)
+      chunks.push(
+        chunk([{ index, delta: { content: message.content }, finish_reason: null, logprobs: choice.logprobs ?? null }]),
+      );
+    if (message.refusal)
+      chunks.push(chunk([{ index, delta: { refusal: message.refusal }, finish_reason: null, logprobs: null }]));
     for (const [i, call] of (message.tool_calls ?? []).entries()) {
-      const delta = { tool_calls: [{ index: i, id: call.id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments } }] };
+      const delta = {
+        tool_calls: [
+          {
+            index: i,
+            id: call.id,
+            type: 'function' as const,
+            function: { name: call.function.name, arguments: call.function.arguments },
+          },
+        ],
+      };
       chunks.push(chunk([{ index, delta, finish_reason: null, logprobs: null }]));
     }
     const finish: ChatCompletionChunkChoice = { index, delta: {}, finish_reason: choice.finish_reason, logprobs: null };

@@ -14,16 +14,37 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
     switch (message.role) {
       case 'system':
       case 'developer':
-        return withName({ ...message, content: typeof message.content === 'string' ? fn(message.content) : message.content.map((part) => mapTextPart(part, fn)) }, fn);
+        return withName(
+          {
+            ...message,
+            content:
+              typeof message.content === 'string'
+                ? fn(message.content)
+                : message.content.map((part) => mapTextPart(part, fn)),
+          },
+          fn,
+        );
       case 'tool':
         return { ...message, content: fn(message.content) };
       case 'user':
-        return withName({ ...message, content: typeof message.content === 'string' ? fn(message.content) : message.content.map((part) => mapPart(part, fn)) }, fn);
+        return withName(
+          {
+            ...message,
+            content:
+              typeof message.content === 'string'
+                ? fn(message.content)
+                : message.content.map((part) => mapPart(part, fn)),
+          },
+          fn,
+        );
       case 'assistant': {
         const out = withName({ ...message, content: message.content === null ? null : fn(message.content) }, fn);
         if (message.refusal !== undefined) out.refusal = fn(message.refusal);
         if (message.tool_calls) {
-          out.tool_calls = message.tool_calls.map((call) => ({ ...call, function: { ...call.function, arguments: fn(call.function.arguments) } }));
+          out.tool_calls = message.tool_calls.map((call) => ({
+            ...call,
+            function: { ...call.function, arguments: fn(call.function.arguments) },
+          }));
         }
         return out;
       }
@@ -48,7 +69,9 @@ export function mapRequestTexts(request: ChatRequest, fn: (text: string) => stri
   if (request.metadata) out.metadata = Object.fromEntries(Object.entries(request.metadata).map(([k, v]) => [k, fn(v)]));
   if (request.tools) {
     out.tools = request.tools.map((tool) =>
-      tool.function.description === undefined ? tool : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } },
+      tool.function.description === undefined
+        ? tool
+        : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } },
     );
   }
   if (request.extra_body) out.extra_body = mapJsonStrings(request.extra_body, fn) as Record<string, unknown>;
@@ -73,13 +96,16 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
   if (part.type === 'text') return mapTextPart(part, fn);
   // A text document is the client's text too; PDFs and images are not scanned.
-  if (part.type === 'document' && part.source.type === 'text') return { ...part, source: { ...part.source, data: fn(part.source.data) } };
+  if (part.type === 'document' && part.source.type === 'text')
+    return { ...part, source: { ...part.source, data: fn(part.source.data) } };
   return part;
 }
 
 /** Keeps the part's prompt-cache breakpoint: it marks a position, not text. */
 function mapTextPart(part: TextPart, fn: (text: string) => string): TextPart {
-  return part.cache_control ? { type: 'text', text: fn(part.text), cache_control: part.cache_control } : { type: 'text', text: fn(part.text) };
+  return part.cache_control
+    ? { type: 'text', text: fn(part.text), cache_control: part.cache_control }
+    : { type: 'text', text: fn(part.text) };
 }
 
 /** The texts {@link mapRequestTexts} visits, in its order. */

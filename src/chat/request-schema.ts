@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../errors/catalog.ts';
-import type { AssistantMessage, CacheControl, ChatMessage, ChatRequest, ContentPart, TextPart, ToolCall } from './types.ts';
+import type {
+  AssistantMessage,
+  CacheControl,
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  TextPart,
+  ToolCall,
+} from './types.ts';
 
 /**
  * The zod schema of `POST /v1/chat/completions` bodies: OpenAI's request
@@ -34,7 +42,10 @@ const IMAGE_URL = /^(?:data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]
 const imagePart = z.strictObject({
   type: z.literal('image_url'),
   image_url: z.strictObject({
-    url: z.string().max(20_000_000).regex(IMAGE_URL, 'must be an https: URL or a base64 data:image/(png|jpeg|gif|webp) URL'),
+    url: z
+      .string()
+      .max(20_000_000)
+      .regex(IMAGE_URL, 'must be an https: URL or a base64 data:image/(png|jpeg|gif|webp) URL'),
     detail: z.enum(['auto', 'low', 'high']).nullish(),
   }),
 });
@@ -43,7 +54,10 @@ const imagePart = z.strictObject({
 const filePart = z.strictObject({
   type: z.literal('file'),
   file: z.strictObject({
-    file_data: z.string().max(20_000_000).regex(/^data:application\/pdf;base64,[A-Za-z0-9+/=\s]+$/, 'must be a base64 data:application/pdf URL'),
+    file_data: z
+      .string()
+      .max(20_000_000)
+      .regex(/^data:application\/pdf;base64,[A-Za-z0-9+/=\s]+$/, 'must be a base64 data:application/pdf URL'),
     filename: z.string().max(1024).nullish(),
   }),
 });
@@ -64,7 +78,11 @@ const toolCall = z.strictObject({
 
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.enum(['system', 'developer']), content: markedTextContent, name }),
-  z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart, filePart])).min(1)]), name }),
+  z.strictObject({
+    role: z.literal('user'),
+    content: z.union([z.string(), z.array(z.union([markedTextPart, imagePart, filePart])).min(1)]),
+    name,
+  }),
   z
     .strictObject({
       role: z.literal('assistant'),
@@ -137,9 +155,25 @@ export const chatCompletionRequestSchema = z
       .nullish(),
     store: z.boolean().nullish(),
     reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).nullish(),
-    cache_control: cacheControl.nullish().describe("Anthropic's automatic prompt caching (Anthropic-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
-    prompt_cache_key: z.string().min(1).max(1024).nullish().describe("OpenAI's prompt-cache routing key (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
-    prompt_cache_retention: z.enum(['in_memory', '24h']).nullish().describe("OpenAI's prompt-cache retention (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params)."),
+    cache_control: cacheControl
+      .nullish()
+      .describe(
+        "Anthropic's automatic prompt caching (Anthropic-format providers; dropped for others and named in X-Gateway-Dropped-Params).",
+      ),
+    prompt_cache_key: z
+      .string()
+      .min(1)
+      .max(1024)
+      .nullish()
+      .describe(
+        "OpenAI's prompt-cache routing key (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params).",
+      ),
+    prompt_cache_retention: z
+      .enum(['in_memory', '24h'])
+      .nullish()
+      .describe(
+        "OpenAI's prompt-cache retention (OpenAI-format providers; dropped for others and named in X-Gateway-Dropped-Params).",
+      ),
   })
   .superRefine((body, ctx) => {
     const tools = body.tools ?? [];
@@ -148,11 +182,16 @@ export const chatCompletionRequestSchema = z
       ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "needs a non-empty 'tools' list" });
     }
     if (typeof choice === 'object' && choice !== null && !tools.some((t) => t.function.name === choice.function.name)) {
-      ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: `names '${choice.function.name.slice(0, 64)}', which is not in 'tools'` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tool_choice'],
+        message: `names '${choice.function.name.slice(0, 64)}', which is not in 'tools'`,
+      });
     }
     const names = new Set<string>();
     for (const [i, tool] of tools.entries()) {
-      if (names.has(tool.function.name)) ctx.addIssue({ code: 'custom', path: ['tools', i, 'function', 'name'], message: 'duplicate tool name' });
+      if (names.has(tool.function.name))
+        ctx.addIssue({ code: 'custom', path: ['tools', i, 'function', 'name'], message: 'duplicate tool name' });
       names.add(tool.function.name);
     }
     if (body.top_logprobs != null && body.logprobs !== true) {
@@ -175,7 +214,9 @@ function cacheControlOf(value: NonNullable<TextPartBody['cache_control']>): Cach
 }
 
 function textPartOf(part: TextPartBody): TextPart {
-  return part.cache_control != null ? { type: 'text', text: part.text, cache_control: cacheControlOf(part.cache_control) } : { type: 'text', text: part.text };
+  return part.cache_control != null
+    ? { type: 'text', text: part.text, cache_control: cacheControlOf(part.cache_control) }
+    : { type: 'text', text: part.text };
 }
 
 /** A breakpoint is a position in the prompt: parts that carry one stay parts, so it reaches the upstream where the client put it. */
@@ -196,7 +237,8 @@ function textOf(value: string | ReadonlyArray<{ text: string }>): string {
 /** Text-only part lists become a string, so a plain prompt has one form whatever the client sent. */
 function userContent(value: Extract<MessageBody, { role: 'user' }>['content']): string | ContentPart[] {
   if (typeof value === 'string') return value;
-  if (value.every((part) => part.type === 'text') && !hasBreakpoint(value)) return joinText(value as Array<{ text: string }>);
+  if (value.every((part) => part.type === 'text') && !hasBreakpoint(value))
+    return joinText(value as Array<{ text: string }>);
   return value.map((part) => {
     if (part.type === 'text') return textPartOf(part);
     if (part.type === 'file') {
@@ -214,14 +256,22 @@ function normalizeMessage(m: MessageBody): ChatMessage {
   switch (m.role) {
     case 'system':
     case 'developer':
-      return m.name != null ? { role: m.role, content: systemContent(m.content), name: m.name } : { role: m.role, content: systemContent(m.content) };
+      return m.name != null
+        ? { role: m.role, content: systemContent(m.content), name: m.name }
+        : { role: m.role, content: systemContent(m.content) };
     case 'user':
-      return m.name != null ? { role: 'user', content: userContent(m.content), name: m.name } : { role: 'user', content: userContent(m.content) };
+      return m.name != null
+        ? { role: 'user', content: userContent(m.content), name: m.name }
+        : { role: 'user', content: userContent(m.content) };
     case 'assistant': {
       const out: AssistantMessage = { role: 'assistant', content: m.content == null ? null : textOf(m.content) };
       if (m.name != null) out.name = m.name;
       if (m.tool_calls != null && m.tool_calls.length > 0) {
-        out.tool_calls = m.tool_calls.map((c): ToolCall => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+        out.tool_calls = m.tool_calls.map((c): ToolCall => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: c.function.arguments },
+        }));
       }
       if (m.refusal != null) out.refusal = m.refusal;
       return out;
@@ -267,7 +317,9 @@ export function normalizeChatRequest(body: ChatCompletionRequestBody): ChatReque
   const format = body.response_format;
   if (format != null && format.type === 'json_object') req.response_format = { type: 'json_object' };
   if (format != null && format.type === 'json_schema') {
-    const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: format.json_schema.name };
+    const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = {
+      name: format.json_schema.name,
+    };
     if (format.json_schema.description != null) spec.description = format.json_schema.description;
     if (format.json_schema.schema != null) spec.schema = format.json_schema.schema;
     if (format.json_schema.strict != null) spec.strict = format.json_schema.strict;
@@ -304,7 +356,13 @@ export function describeIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((issue) => {
       const path = issue.path.length > 0 ? issue.path.map((p) => clip(String(p), MAX_QUOTED)).join('.') : 'body';
-      const message = issue.code === 'unrecognized_keys' ? `unrecognized field(s) ${issue.keys.slice(0, 3).map((k) => `'${clip(k, MAX_QUOTED)}'`).join(', ')}` : clip(issue.message, 200);
+      const message =
+        issue.code === 'unrecognized_keys'
+          ? `unrecognized field(s) ${issue.keys
+              .slice(0, 3)
+              .map((k) => `'${clip(k, MAX_QUOTED)}'`)
+              .join(', ')}`
+          : clip(issue.message, 200);
       return `${path}: ${message}`;
     })
     .join('; ');

@@ -35,7 +35,11 @@ export interface ReportedCounts {
 
 /** OpenAI-shaped usage with the details objects the upstream gave counts for. */
 export function usageOf(counts: ReportedCounts): Usage {
-  const usage: Usage = { prompt_tokens: counts.prompt, completion_tokens: counts.completion, total_tokens: counts.prompt + counts.completion };
+  const usage: Usage = {
+    prompt_tokens: counts.prompt,
+    completion_tokens: counts.completion,
+    total_tokens: counts.prompt + counts.completion,
+  };
   if (counts.cachedRead !== undefined || counts.cacheWrite !== undefined) {
     usage.prompt_tokens_details = { cached_tokens: counts.cachedRead ?? 0 };
     if (counts.cacheWrite !== undefined) usage.prompt_tokens_details.cache_write_tokens = counts.cacheWrite;
@@ -46,7 +50,9 @@ export function usageOf(counts: ReportedCounts): Usage {
 }
 
 /** The counts of a usage object; details it lacks are 0. */
-export function countsOf(usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details' | 'completion_tokens_details'>): TokenCounts {
+export function countsOf(
+  usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details' | 'completion_tokens_details'>,
+): TokenCounts {
   return {
     prompt: usage.prompt_tokens,
     completion: usage.completion_tokens,

@@ -57,7 +57,8 @@ export type ContentPart = TextPart | ImagePart | FilePart | DocumentPart;
  * tool result when thinking is on). `redacted_thinking` is encrypted
  * reasoning, opaque to everyone but the API.
  */
-export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+export type ThinkingBlock =
+  { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 /** Extended thinking: a token budget for reasoning before the answer, the model's own choice (`adaptive`), or off. */
 export type ThinkingConfig =

@@ -22,7 +22,10 @@ export function withUsageMark(json: string, mark: GatewayCacheMark): { json: str
       if (usage !== null && typeof usage === 'object' && typeof usage.prompt_tokens === 'number') {
         const marked = { ...usage, gateway_cache: mark };
         // An embeddings reply counts no completion tokens; its usage is still priced as a Usage.
-        return { json: `${json.slice(0, at + USAGE_KEY.length)}${JSON.stringify(marked)}}`, usage: { ...marked, completion_tokens: usage.completion_tokens ?? 0 } };
+        return {
+          json: `${json.slice(0, at + USAGE_KEY.length)}${JSON.stringify(marked)}}`,
+          usage: { ...marked, completion_tokens: usage.completion_tokens ?? 0 },
+        };
       }
     } catch {
       // Not the last field: parsed whole below.

@@ -37,10 +37,18 @@ export function policyFromFlags(values: Values, now = Date.now()): Record<string
   };
   set('rate-limit', 'rate_limit', (text) => {
     const [requests, seconds] = text.split('/');
-    return { requests: integer(requests, '--rate-limit'), ...(seconds === undefined ? {} : { window_seconds: integer(seconds, '--rate-limit') }) };
+    return {
+      requests: integer(requests, '--rate-limit'),
+      ...(seconds === undefined ? {} : { window_seconds: integer(seconds, '--rate-limit') }),
+    };
   });
   set('tpm', 'tokens_per_minute', (text) => integer(text, '--tpm'));
-  set('models', 'allowed_models', (text) => text.split(',').map((m) => m.trim()).filter((m) => m.length > 0));
+  set('models', 'allowed_models', (text) =>
+    text
+      .split(',')
+      .map((m) => m.trim())
+      .filter((m) => m.length > 0),
+  );
   set('expires', 'expires_at', (text) => expiry(text, now));
   set('budget', 'budget', (text) => {
     const match = /^(\d+(?:\.\d+)?)\/(day|month)$/.exec(text);
@@ -48,7 +56,8 @@ export function policyFromFlags(values: Values, now = Date.now()): Record<string
     return { amount_usd: Number(match[1]), period: match[2] };
   });
   set('semantic-cache', 'semantic_cache', (text) => {
-    if (text !== 'on' && text !== 'off') throw new CliUsageError(`--semantic-cache takes on, off or none (got '${text}')`);
+    if (text !== 'on' && text !== 'off')
+      throw new CliUsageError(`--semantic-cache takes on, off or none (got '${text}')`);
     return text === 'on';
   });
   const metadata: Record<string, string | null> = {};
@@ -61,13 +70,16 @@ export function policyFromFlags(values: Values, now = Date.now()): Record<string
 }
 
 function integer(text: string | undefined, flag: string): number {
-  if (text === undefined || !/^\d+$/.test(text)) throw new CliUsageError(`${flag} takes a whole number (got '${text ?? ''}')`);
+  if (text === undefined || !/^\d+$/.test(text))
+    throw new CliUsageError(`${flag} takes a whole number (got '${text ?? ''}')`);
   return Number(text);
 }
 
 function expiry(text: string, now: number): string {
   const relative = /^(\d+)([dh])$/.exec(text);
-  if (relative) return new Date(now + Number(relative[1]) * (relative[2] === 'd' ? 86_400_000 : 3_600_000)).toISOString();
-  if (Number.isNaN(Date.parse(text))) throw new CliUsageError(`--expires takes an ISO time (2026-12-31T00:00:00Z), <n>d or <n>h (got '${text}')`);
+  if (relative)
+    return new Date(now + Number(relative[1]) * (relative[2] === 'd' ? 86_400_000 : 3_600_000)).toISOString();
+  if (Number.isNaN(Date.parse(text)))
+    throw new CliUsageError(`--expires takes an ISO time (2026-12-31T00:00:00Z), <n>d or <n>h (got '${text}')`);
   return new Date(text).toISOString();
 }

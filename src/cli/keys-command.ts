@@ -35,7 +35,6 @@ ${POLICY_USAGE}
 
 The store is PostgreSQL when DATABASE_URL is set, else the SQLite file KEY_DB_PATH.`;
 
-
 /** Runs `gateway keys <sub> ...`; returns the exit code. */
 export async function runKeysCommand(args: readonly string[], deps: KeysCommandDeps): Promise<number> {
   const [sub, ...rest] = args;
@@ -62,7 +61,11 @@ export async function runKeysCommand(args: readonly string[], deps: KeysCommandD
   }
 }
 
-function parse(args: readonly string[], options: Record<string, { type: 'string' | 'boolean' }>, allowPositionals = false) {
+function parse(
+  args: readonly string[],
+  options: Record<string, { type: 'string' | 'boolean' }>,
+  allowPositionals = false,
+) {
   try {
     return parseArgs({ args: [...args], options, allowPositionals, strict: true });
   } catch (err) {
@@ -71,7 +74,12 @@ function parse(args: readonly string[], options: Record<string, { type: 'string'
 }
 
 async function create(args: readonly string[], { store, announce, io }: KeysCommandDeps): Promise<number> {
-  const { values } = parse(args, { owner: { type: 'string' }, admin: { type: 'boolean' }, json: { type: 'boolean' }, ...POLICY_FLAGS });
+  const { values } = parse(args, {
+    owner: { type: 'string' },
+    admin: { type: 'boolean' },
+    json: { type: 'boolean' },
+    ...POLICY_FLAGS,
+  });
   const owner = typeof values.owner === 'string' ? values.owner : undefined;
   if (!owner || owner.trim() === '') throw new CliUsageError('--owner <owner> is required');
   const policy = policyOf({}, policyFromFlags(values));
@@ -109,7 +117,14 @@ async function list(args: readonly string[], { store, io }: KeysCommandDeps): Pr
   }
   printTable(io, [
     ['ID', 'KEY', 'OWNER', 'ADMIN', 'STATUS', 'CREATED'],
-    ...records.map((r) => [r.id, r.maskedKey, r.owner, r.admin ? 'yes' : 'no', r.revoked ? 'revoked' : 'active', r.createdAt.toISOString()]),
+    ...records.map((r) => [
+      r.id,
+      r.maskedKey,
+      r.owner,
+      r.admin ? 'yes' : 'no',
+      r.revoked ? 'revoked' : 'active',
+      r.createdAt.toISOString(),
+    ]),
   ]);
   return 0;
 }
@@ -119,12 +134,19 @@ async function update(args: readonly string[], { store, announce, io }: KeysComm
   const found = await findKey(store, io, positionals, 'update');
   if (!found) return 1;
   const patch = policyFromFlags(values);
-  if (Object.keys(patch).length === 0) throw new CliUsageError('name at least one limit to change (see gateway keys --help)');
+  if (Object.keys(patch).length === 0)
+    throw new CliUsageError('name at least one limit to change (see gateway keys --help)');
   const record = (await store.updatePolicy(found.id, policyOf(found.policy, patch))) ?? found;
   const announced = await announce(record.keyHash);
   if (values.json) io.out(JSON.stringify({ ...keyRecordJson(record), gateways_notified: announced }));
-  else io.out([`Updated ${record.id} (${record.maskedKey}, owner ${record.owner}).`, ...policyLines(record.policy)].join('\n'));
-  if (!announced) io.err('Warning: running gateways could not be notified (Redis unreachable); they apply the change when their cache expires (AUTH_CACHE_TTL_MS).');
+  else
+    io.out(
+      [`Updated ${record.id} (${record.maskedKey}, owner ${record.owner}).`, ...policyLines(record.policy)].join('\n'),
+    );
+  if (!announced)
+    io.err(
+      'Warning: running gateways could not be notified (Redis unreachable); they apply the change when their cache expires (AUTH_CACHE_TTL_MS).',
+    );
   return 0;
 }
 
@@ -133,20 +155,36 @@ async function show(args: readonly string[], { store, io }: KeysCommandDeps): Pr
   const record = await findKey(store, io, positionals, 'show');
   if (!record) return 1;
   if (values.json) io.out(JSON.stringify(keyRecordJson(record)));
-  else io.out([`id:         ${record.id}`, `key:        ${record.maskedKey}`, `owner:      ${record.owner}`, `revoked:    ${record.revoked ? 'yes' : 'no'}`, ...policyLines(record.policy)].join('\n'));
+  else
+    io.out(
+      [
+        `id:         ${record.id}`,
+        `key:        ${record.maskedKey}`,
+        `owner:      ${record.owner}`,
+        `revoked:    ${record.revoked ? 'yes' : 'no'}`,
+        ...policyLines(record.policy),
+      ].join('\n'),
+    );
   return 0;
 }
 
 async function usage(args: readonly string[], { store, io }: KeysCommandDeps): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' } }, true);
+  const { values, positionals } = parse(
+    args,
+    { json: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' } },
+    true,
+  );
   const record = await findKey(store, io, positionals, 'usage');
   if (!record) return 1;
   const day = (value: unknown, flag: string) => {
     if (value === undefined) return {};
-    if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new CliUsageError(`${flag} takes a day as YYYY-MM-DD`);
+    if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value))
+      throw new CliUsageError(`${flag} takes a day as YYYY-MM-DD`);
     return flag === '--from' ? { fromDay: value } : { toDay: value };
   };
-  const report = usageReport(await store.usage({ keyId: record.id, ...day(values.from, '--from'), ...day(values.to, '--to') }));
+  const report = usageReport(
+    await store.usage({ keyId: record.id, ...day(values.from, '--from'), ...day(values.to, '--to') }),
+  );
   if (values.json) {
     io.out(JSON.stringify({ id: record.id, key: record.maskedKey, owner: record.owner, ...report }));
     return 0;
@@ -154,15 +192,32 @@ async function usage(args: readonly string[], { store, io }: KeysCommandDeps): P
   const header = ['DAY', 'MODEL', 'REQUESTS', 'PROMPT', 'CACHED', 'CACHE_WRITE', 'COMPLETION', 'REASONING', 'COST_USD'];
   const rows = [
     header,
-    ...report.by_day.map((r) => [r.day, r.model, String(r.requests), String(r.prompt_tokens), String(r.cached_tokens), String(r.cache_write_tokens), String(r.completion_tokens), String(r.reasoning_tokens), r.cost_usd.toFixed(6)]),
+    ...report.by_day.map((r) => [
+      r.day,
+      r.model,
+      String(r.requests),
+      String(r.prompt_tokens),
+      String(r.cached_tokens),
+      String(r.cache_write_tokens),
+      String(r.completion_tokens),
+      String(r.reasoning_tokens),
+      r.cost_usd.toFixed(6),
+    ]),
   ];
   printTable(io, rows);
-  io.out(`total: ${report.total.requests} requests, ${report.total.prompt_tokens + report.total.completion_tokens} tokens, ${report.total.cost_usd.toFixed(6)} USD`);
+  io.out(
+    `total: ${report.total.requests} requests, ${report.total.prompt_tokens + report.total.completion_tokens} tokens, ${report.total.cost_usd.toFixed(6)} USD`,
+  );
   return 0;
 }
 
 /** The key a positional names, by id or by the key itself; prints why not when there is none. */
-async function findKey(store: KeyStore, io: CliIo, positionals: readonly string[], command: string): Promise<ApiKeyRecord | undefined> {
+async function findKey(
+  store: KeyStore,
+  io: CliIo,
+  positionals: readonly string[],
+  command: string,
+): Promise<ApiKeyRecord | undefined> {
   const ref = positionals[0];
   if (!ref || positionals.length > 1) throw new CliUsageError(`name one key: gateway keys ${command} <key-id | key>`);
   const found = isWellFormedApiKey(ref) ? await store.findByHash(hashApiKey(ref)) : await store.findById(ref);
@@ -181,15 +236,26 @@ function policyOf(base: KeyPolicy, patch: unknown): KeyPolicy {
 
 /** The policy as `field: value` lines, for the human-readable output. */
 function policyLines(policy: KeyPolicy): string[] {
-  return Object.entries(policy).map(([field, value]) => `${`${field}:`.padEnd(16)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}`);
+  return Object.entries(policy).map(
+    ([field, value]) => `${`${field}:`.padEnd(16)}${typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+  );
 }
 
 function printTable(io: CliIo, rows: string[][]): void {
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  for (const row of rows) io.out(row.map((cell, col) => cell.padEnd(widths[col]!)).join('  ').trimEnd());
+  for (const row of rows)
+    io.out(
+      row
+        .map((cell, col) => cell.padEnd(widths[col]!))
+        .join('  ')
+        .trimEnd(),
+    );
 }
 
-async function revoke(args: readonly string[], { store, announce, cancelBatches, io }: KeysCommandDeps): Promise<number> {
+async function revoke(
+  args: readonly string[],
+  { store, announce, cancelBatches, io }: KeysCommandDeps,
+): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, true);
   const found = await findKey(store, io, positionals, 'revoke');
   if (!found) return 1;
@@ -198,13 +264,26 @@ async function revoke(args: readonly string[], { store, announce, cancelBatches,
   const announced = await announce(record.keyHash);
   const cancelled = cancelBatches ? await cancelBatches(record.id) : 0;
   if (values.json) {
-    io.out(JSON.stringify({ ...keyRecordJson(record), already_revoked: wasRevoked, gateways_notified: announced, batches_cancelled: cancelled }));
+    io.out(
+      JSON.stringify({
+        ...keyRecordJson(record),
+        already_revoked: wasRevoked,
+        gateways_notified: announced,
+        batches_cancelled: cancelled,
+      }),
+    );
   } else {
-    io.out(wasRevoked ? `${record.id} (${record.maskedKey}, owner ${record.owner}) was already revoked.` : `Revoked ${record.id} (${record.maskedKey}, owner ${record.owner}).`);
+    io.out(
+      wasRevoked
+        ? `${record.id} (${record.maskedKey}, owner ${record.owner}) was already revoked.`
+        : `Revoked ${record.id} (${record.maskedKey}, owner ${record.owner}).`,
+    );
     if (cancelled > 0) io.out(`Cancelled ${cancelled} running batch${cancelled === 1 ? '' : 'es'} of the key.`);
   }
   if (!announced) {
-    io.err('Warning: running gateways could not be notified (Redis unreachable); they stop accepting the key when their cache expires (AUTH_CACHE_TTL_MS).');
+    io.err(
+      'Warning: running gateways could not be notified (Redis unreachable); they stop accepting the key when their cache expires (AUTH_CACHE_TTL_MS).',
+    );
   }
   return 0;
 }

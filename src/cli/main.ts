@@ -34,7 +34,11 @@ async function announceKeyChange(settings: Settings, keyHash: string): Promise<b
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo = processIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = processIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const [command, ...rest] = argv;
   try {
     if (command === undefined || command === 'help' || command === '--help' || command === '-h') {

@@ -109,12 +109,19 @@ export interface ApiRoot {
 }
 
 /** The composition root of the API: builds every dependency once and wires the app. */
-export async function createApiRoot(settings: Settings, options: { logger?: Logger; envFile?: EnvFile } = {}): Promise<ApiRoot> {
+export async function createApiRoot(
+  settings: Settings,
+  options: { logger?: Logger; envFile?: EnvFile } = {},
+): Promise<ApiRoot> {
   // OTEL_* decide; off, no SDK is loaded and every span is the no-op one.
   const tracing = await openTracing(settings, 'llm-gateway-api');
-  const logger = options.logger ?? createLogger(settings, 'gateway-api', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
+  const logger =
+    options.logger ??
+    createLogger(settings, 'gateway-api', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   // Everything is built first and started at the end; closing goes the other way round.
-  const lifecycle = new Lifecycle((name, err) => logger.error({ err, part: name }, 'a background part failed to start'));
+  const lifecycle = new Lifecycle((name, err) =>
+    logger.error({ err, part: name }, 'a background part failed to start'),
+  );
   lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   // An invalid config.yaml keeps the API up but not ready (/health/ready answers 503) until reloaded.
   const { configStore, startupError } = await openConfigLeniently(settings.CONFIG_PATH, logger);
@@ -123,7 +130,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const redis = createRedis(settings, 'command', 'api');
   lifecycle.add({ name: 'redis', close: () => redis.disconnect() });
   redis.on('error', (err) => logger.debug({ err }, 'redis command connection error'));
-  if (!(await waitForReady(redis, 2_000))) logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
+  if (!(await waitForReady(redis, 2_000)))
+    logger.warn('Redis is not reachable yet: requests that need it answer 503 until it is');
   // Said before the API listens, so no job is accepted before the operator could know it may be lost.
   await warnIfRedisMayLoseJobs(redis, logger, settings.REDIS_DURABILITY_WARNING ? 'warn' : 'debug');
   const queues = new ChatQueues({ connection: redis, prefix: settings.REDIS_KEY_PREFIX });
@@ -134,10 +142,19 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     : new StreamReader({ connect: () => createRedis(settings, 'blocking', 'api-reader'), waker: redis });
   lifecycle.add({ name: 'reply stream reader', close: () => reader.close() });
   // Workers cancel the upstream calls of jobs nobody reads any more: this process says it reads while it does.
-  const liveness = new ReaderLiveness({ redis, prefix: settings.REDIS_KEY_PREFIX, reading: () => reader.size > 0, logger });
+  const liveness = new ReaderLiveness({
+    redis,
+    prefix: settings.REDIS_KEY_PREFIX,
+    reading: () => reader.size > 0,
+    logger,
+  });
   lifecycle.add({ name: 'reader liveness', start: () => liveness.start(), close: () => liveness.close() });
   // Off the request path: which providers have a live worker, read from the heartbeats every second.
-  const workerPresence = new WorkerPresence({ redis, prefix: settings.REDIS_KEY_PREFIX, providers: () => configStore.current.providers.map((p) => p.name) });
+  const workerPresence = new WorkerPresence({
+    redis,
+    prefix: settings.REDIS_KEY_PREFIX,
+    providers: () => configStore.current.providers.map((p) => p.name),
+  });
   lifecycle.add({ name: 'worker presence', start: () => workerPresence.start(), close: () => workerPresence.stop() });
   const dispatcher = new ChatDispatcher({
     config: () => configStore.current,
@@ -160,13 +177,19 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   // Off the request path: which deployments are in cooldown, announced by the workers; no Redis command while nothing is routed.
   const cooldowns = new CooldownView({ redis, prefix, bus, config: () => configStore.current });
   lifecycle.add({ name: 'cooldown view', start: () => cooldowns.start(), close: () => cooldowns.stop() });
-  const watchedCooldowns = () => new Map([...configStore.current.routing.cooledProviders].map((name) => [name, cooldowns.remainingMs(name)]));
+  const watchedCooldowns = () =>
+    new Map([...configStore.current.routing.cooledProviders].map((name) => [name, cooldowns.remainingMs(name)]));
   // Metrics first, the cache counts its hits into them
   const metrics = settings.PROMETHEUS_METRICS_ENABLED
     ? new GatewayMetrics({
         cooldowns: watchedCooldowns,
         knownModel: (model) => configStore.current.modelIndex.has(model),
-        liveWorkers: () => countLiveWorkers(redis, settings.REDIS_KEY_PREFIX, configStore.current.providers.map((p) => p.name)),
+        liveWorkers: () =>
+          countLiveWorkers(
+            redis,
+            settings.REDIS_KEY_PREFIX,
+            configStore.current.providers.map((p) => p.name),
+          ),
         redisUp: () => redis.status === 'ready',
         queueDepths: () =>
           Promise.all(
@@ -188,7 +211,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       ...(settings.DLP_ENTITIES.length > 0 ? { entities: settings.DLP_ENTITIES } : {}),
       phoneRegions: settings.DLP_PHONE_REGIONS,
     }),
-    onFindings: (counts, action) => metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
+    onFindings: (counts, action) =>
+      metrics?.dlpFindingsSeen(Object.entries(counts).map(([entityType, count]) => ({ entityType, action, count }))),
     ...(settings.DLP_ANALYZER_URL
       ? {
           analyzer: new AnalyzerClient({
@@ -203,7 +227,12 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     onAnalyzerFailure: (reason, policy) => {
       metrics?.dlpAnalyzerFailed(reason, policy);
       // The reason only: the analyzer's input is the request's text.
-      logger.warn({ reason, policy }, policy === 'open' ? 'DLP analyzer failed: request screened by the in-process recognizers only' : 'DLP analyzer failed: request refused (DLP_ANALYZER_FAILURE=closed)');
+      logger.warn(
+        { reason, policy },
+        policy === 'open'
+          ? 'DLP analyzer failed: request screened by the in-process recognizers only'
+          : 'DLP analyzer failed: request refused (DLP_ANALYZER_FAILURE=closed)',
+      );
     },
   });
   // The caches may live on a Redis of their own (CACHE_REDIS_URL), where allkeys-lru cannot touch the queue.
@@ -235,12 +264,21 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     start: () =>
       keyStore.migrate().then(
         () => logger.info({ store: describeKeyStore(settings) }, 'key store ready'),
-        (err: Error) => logger.error({ store: describeKeyStore(settings), err }, 'key store unavailable: issued keys answer 503 until it is reachable'),
+        (err: Error) =>
+          logger.error(
+            { store: describeKeyStore(settings), err },
+            'key store unavailable: issued keys answer 503 until it is reachable',
+          ),
       ),
     close: () => keyStore.close(),
   });
   const staticKeys = new StaticKeyAuthenticator(settings.API_KEYS, settings.ADMIN_API_KEYS);
-  const authenticator = new GatewayAuthenticator({ staticKeys, store: keyStore, cacheTtlMs: settings.AUTH_CACHE_TTL_MS, logger });
+  const authenticator = new GatewayAuthenticator({
+    staticKeys,
+    store: keyStore,
+    cacheTtlMs: settings.AUTH_CACHE_TTL_MS,
+    logger,
+  });
   bus.subscribe(keyInvalidationChannel(prefix), (keyHash) => authenticator.invalidate(keyHash));
   const reloader = new ConfigReloader({
     role: 'api',
@@ -258,13 +296,17 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   lifecycle.add({ name: 'config reloader', start: () => reloader.start() });
   const limiter = new SlidingWindowLimiter({ redis, prefix });
   // Usage reaches the key store in batches, off the request path.
-  const usageRecorder = new UsageRecorder({ store: keyStore, onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch') });
+  const usageRecorder = new UsageRecorder({
+    store: keyStore,
+    onError: (err) => logger.warn({ err: err.message }, 'key usage not written yet: retried with the next batch'),
+  });
   lifecycle.add({ name: 'usage recorder', close: () => usageRecorder.close() });
   const governor = new KeyGovernor({
     limiter: new KeyUsageLimiter({ redis, prefix }),
     recorder: usageRecorder,
     prices: () => configStore.current.prices,
-    recordedSpend: async (keyId, fromDay, toDay) => (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
+    recordedSpend: async (keyId, fromDay, toDay) =>
+      (await keyStore.usage({ keyId, fromDay, toDay })).reduce((sum, row) => sum + row.costNanoUsd, 0),
   });
   const routing = {
     router: new ModelRouter({ config: () => configStore.current, cooldowns }),
@@ -316,7 +358,13 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
   const batchStore = new BatchStore(batchDb, { fileTtlSeconds: settings.FILES_TTL });
   // Asynchronous jobs are one-line batches of the same database and runner.
   const jobRows = new JobRows(batchDb);
-  const asyncJobs = new AsyncJobStore({ rows: jobRows, redis, prefix: settings.REDIS_KEY_PREFIX, ttlSeconds: settings.ASYNC_JOB_TTL, ids: new AsyncJobIds(settings.JOB_ID_SECRET) });
+  const asyncJobs = new AsyncJobStore({
+    rows: jobRows,
+    redis,
+    prefix: settings.REDIS_KEY_PREFIX,
+    ttlSeconds: settings.ASYNC_JOB_TTL,
+    ids: new AsyncJobIds(settings.JOB_ID_SECRET),
+  });
   const batchRunner = new BatchRunner({
     store: batchStore,
     executor: new LineExecutor({
@@ -324,7 +372,8 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       dispatcher,
       waitMs: settings.ASYNC_JOB_MAX_WAIT_MS,
       principalOf: storedKeyPrincipals(keyStore),
-      onTokens: (provider, model, promptTokens, completionTokens, details) => metrics?.tokens(provider, model, promptTokens, completionTokens, details),
+      onTokens: (provider, model, promptTokens, completionTokens, details) =>
+        metrics?.tokens(provider, model, promptTokens, completionTokens, details),
     }),
     check: (request) => void dispatcher.route(request),
     maxLines: settings.BATCH_MAX_LINES,
@@ -348,18 +397,32 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
   });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
-  const observers = [...(tracing.enabled ? [traceRequests(tracing, labeler)] : []), observeRequests({ logger, labeler, metrics, stats, prices: () => configStore.current.prices })];
+  const observers = [
+    ...(tracing.enabled ? [traceRequests(tracing, labeler)] : []),
+    observeRequests({ logger, labeler, metrics, stats, prices: () => configStore.current.prices }),
+  ];
   // A page opened with PUBLIC_PATHS (e.g. /docs) brings its static assets along.
   const publicPaths = [...settings.PUBLIC_PATHS, ...publicAssetPaths(settings.PUBLIC_PATHS, docAssets)];
   const observabilityRouters = [
     ...(metrics ? [metricsRouter(metrics)] : []),
-    statsRouter({ stats, providers: () => configStore.current.providers.map((p) => p.name), keySpend: (view) => readKeySpend(keyStore, view) }),
+    statsRouter({
+      stats,
+      providers: () => configStore.current.providers.map((p) => p.name),
+      keySpend: (view) => readKeySpend(keyStore, view),
+    }),
     docsRouter({ document: openapi, assets: docAssets }),
     dashboardRouter({ assets: docAssets }),
   ];
   const metricsHttp =
     metrics && settings.METRICS_PORT !== undefined && settings.METRICS_PORT !== settings.PORT
-      ? createApp({ logger, authenticator, publicPaths, failedAuth, maxBodyBytes: 1024, routers: [metricsRouter(metrics)] })
+      ? createApp({
+          logger,
+          authenticator,
+          publicPaths,
+          failedAuth,
+          maxBodyBytes: 1024,
+          routers: [metricsRouter(metrics)],
+        })
       : undefined;
 
   const messages = messagesDoor({ config: () => configStore.current });
@@ -374,15 +437,33 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       requireConfig(() => reloader.configError),
       rateLimit({
         limiter,
-        rule: () => ({ limit: reloader.settings.RATE_LIMIT_REQUESTS, windowMs: reloader.settings.RATE_LIMIT_WINDOW * 1000 }),
+        rule: () => ({
+          limit: reloader.settings.RATE_LIMIT_REQUESTS,
+          windowMs: reloader.settings.RATE_LIMIT_WINDOW * 1000,
+        }),
       }),
     ],
     // The hot route skips Express' router; it settles the rate limit itself, with its cache read.
     directRoutes: [
-      doorRoute(chatDoor, { path: '/v1/chat/completions', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
-      doorRoute(responsesDoor, { path: '/v1/responses', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(chatDoor, {
+        path: '/v1/chat/completions',
+        pipeline,
+        dispatcher,
+        maxBodyBytes: settings.MAX_REQUEST_BYTES,
+      }),
+      doorRoute(responsesDoor, {
+        path: '/v1/responses',
+        pipeline,
+        dispatcher,
+        maxBodyBytes: settings.MAX_REQUEST_BYTES,
+      }),
       doorRoute(messages, { path: '/v1/messages', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
-      doorRoute(new EmbeddingsDoor(), { path: '/v1/embeddings', pipeline, dispatcher, maxBodyBytes: settings.MAX_REQUEST_BYTES }),
+      doorRoute(new EmbeddingsDoor(), {
+        path: '/v1/embeddings',
+        pipeline,
+        dispatcher,
+        maxBodyBytes: settings.MAX_REQUEST_BYTES,
+      }),
     ],
     // Errors under each door's path (and the paths below it) in that door's shape.
     doors: [
@@ -395,7 +476,11 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),
       adminCacheRouter({ cache, redis: cacheRedis, threshold: settings.SEMANTIC_CACHE_THRESHOLD }),
-      adminKeysRouter({ store: keyStore, announce: announceKeyChange, onRevoked: (keyId) => batchStore.cancelByKey(keyId) }),
+      adminKeysRouter({
+        store: keyStore,
+        announce: announceKeyChange,
+        onRevoked: (keyId) => batchStore.cancelByKey(keyId),
+      }),
       chatJobsRouter({
         dispatcher,
         store: asyncJobs,
@@ -432,4 +517,3 @@ export async function createApiRoot(settings: Settings, options: { logger?: Logg
     close: (deadline = new ShutdownDeadline(settings.SHUTDOWN_GRACE_MS)) => lifecycle.close(deadline),
   };
 }
-

@@ -55,14 +55,19 @@ export async function createWorkerRoot(
   options: { logger?: Logger; envFile?: EnvFile } = {},
 ): Promise<WorkerRoot> {
   const tracing = await openTracing(settings, 'llm-gateway-worker');
-  const logger = options.logger ?? createLogger(settings, 'gateway-worker', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
+  const logger =
+    options.logger ??
+    createLogger(settings, 'gateway-worker', tracing.enabled ? { traceIds: () => tracing.currentIds() } : {});
   // Everything is built first and started at the end; closing goes the other way round.
   const lifecycle = new Lifecycle((name, err) => logger.error({ err, part: name }, 'a background part failed'));
   lifecycle.add({ name: 'span export', close: () => tracing.shutdown() });
   const configStore = await ConfigStore.open(settings.CONFIG_PATH);
   const served = providers.map((name) => {
     const provider = configStore.current.providerIndex.get(name);
-    if (!provider) throw new Error(`unknown provider '${name}': config.yaml has ${[...configStore.current.providerIndex.keys()].join(', ')}`);
+    if (!provider)
+      throw new Error(
+        `unknown provider '${name}': config.yaml has ${[...configStore.current.providerIndex.keys()].join(', ')}`,
+      );
     return provider;
   });
   new ProviderKeys().warnUnset(served, logger, 'jobs');
@@ -72,21 +77,40 @@ export async function createWorkerRoot(
   for (const conn of [writer, subscriber]) conn.on('error', (err) => logger.debug({ err }, 'redis connection error'));
   const bullConnections: Redis[] = [];
   // Whatever is still pending, no connection may keep reconnecting (and the process alive) after the last step.
-  lifecycle.add({ name: 'redis disconnect', close: () => [subscriber, writer, ...bullConnections].forEach((conn) => conn.disconnect()) });
-  lifecycle.add({ name: 'redis quit', close: () => Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))) });
+  lifecycle.add({
+    name: 'redis disconnect',
+    close: () => [subscriber, writer, ...bullConnections].forEach((conn) => conn.disconnect()),
+  });
+  lifecycle.add({
+    name: 'redis quit',
+    close: () =>
+      Promise.all([subscriber, writer].map((conn) => (conn.status === 'ready' ? conn.quit() : conn.disconnect()))),
+  });
 
   // provider_stats of /stats are counted where the upstream calls happen.
-  const stats = new StatsStore({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, onError: (err) => logger.debug({ err }, 'stats counter not written') });
+  const stats = new StatsStore({
+    redis: writer,
+    prefix: settings.REDIS_KEY_PREFIX,
+    onError: (err) => logger.debug({ err }, 'stats counter not written'),
+  });
   lifecycle.add({ name: 'statistics flush', close: () => stats.close() });
   // Upstream calls whose reply nobody reads any more (their API process died) are cancelled within seconds.
   const readerWatch = new ReaderWatch({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, logger });
   lifecycle.add({ name: 'reader watch', close: () => readerWatch.close() });
   // Failures of deployments that can be fallen back from put them out for every API process (config.yaml `routing`).
-  const cooldowns = new CooldownRecorder({ redis: writer, prefix: settings.REDIS_KEY_PREFIX, config: () => configStore.current, logger });
+  const cooldowns = new CooldownRecorder({
+    redis: writer,
+    prefix: settings.REDIS_KEY_PREFIX,
+    config: () => configStore.current,
+    logger,
+  });
   // Upstream attempts and retries on this worker's own /metrics, when WORKER_METRICS_PORT asks for it.
   const metricsPort = settings.PROMETHEUS_METRICS_ENABLED ? settings.WORKER_METRICS_PORT : undefined;
   const upstreamMetrics = metricsPort !== undefined ? new UpstreamMetrics({ providers }) : undefined;
-  const metricsServer = upstreamMetrics && metricsPort !== undefined ? await serveWorkerMetrics(upstreamMetrics.registry, { port: metricsPort, host: settings.HOST }) : undefined;
+  const metricsServer =
+    upstreamMetrics && metricsPort !== undefined
+      ? await serveWorkerMetrics(upstreamMetrics.registry, { port: metricsPort, host: settings.HOST })
+      : undefined;
   if (metricsServer) lifecycle.add({ name: 'metrics server', close: () => metricsServer.close() });
   const executor = new ChatExecutor({
     redis: writer,
@@ -101,7 +125,10 @@ export async function createWorkerRoot(
     ...(upstreamMetrics ? { upstreamMetrics } : {}),
   });
 
-  lifecycle.add({ name: 'cancel subscription', start: () => subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX)) });
+  lifecycle.add({
+    name: 'cancel subscription',
+    start: () => subscriber.subscribe(cancelChannel(settings.REDIS_KEY_PREFIX)),
+  });
   subscriber.on('message', (channel, message) => {
     if (channel === cancelChannel(settings.REDIS_KEY_PREFIX) && executor.cancel(message)) {
       logger.debug({ jobId: message }, 'job cancelled by the client');
@@ -116,7 +143,9 @@ export async function createWorkerRoot(
     bullConnections.push(connection);
     const run = (job: Job<ChatJobData>) => {
       // The job has left the queue: its place (max_queue_depth) is free for the next one. Sent with the job's first commands.
-      places.release(name, job.data.jobId).catch((err: Error) => logger.debug({ err, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
+      places
+        .release(name, job.data.jobId)
+        .catch((err: Error) => logger.debug({ err, jobId: job.data.jobId }, 'queue place not given back; it lapses'));
       // attemptsStarted counts BullMQ's hand-outs of the job: above 1, a worker may have died mid-reply.
       return executor.run(job.data, { first: job.attemptsStarted <= 1 });
     };
@@ -129,7 +158,9 @@ export async function createWorkerRoot(
       maxStalledCount: 2,
       // Consumes once the whole process is built (see start).
       autorun: false,
-      ...(provider.rate_limit ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } } : {}),
+      ...(provider.rate_limit
+        ? { limiter: { max: provider.rate_limit.max, duration: provider.rate_limit.duration_ms } }
+        : {}),
     });
     worker.on('error', (err) => logger.debug({ err, provider: name }, 'worker error'));
     closes.push(settledClose(worker, connection));
@@ -168,8 +199,13 @@ export async function createWorkerRoot(
   configStore.onChange((config) => {
     providers.forEach((name, i) => {
       const provider = config.providerIndex.get(name);
-      if (!provider) logger.warn({ provider: name }, 'provider removed from config.yaml: its queue is still consumed until this worker stops');
-      else if (workers[i] && workers[i].concurrency !== provider.concurrency) workers[i].concurrency = provider.concurrency;
+      if (!provider)
+        logger.warn(
+          { provider: name },
+          'provider removed from config.yaml: its queue is still consumed until this worker stops',
+        );
+      else if (workers[i] && workers[i].concurrency !== provider.concurrency)
+        workers[i].concurrency = provider.concurrency;
     });
   });
   const heartbeat = new WorkerHeartbeat({

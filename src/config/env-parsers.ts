@@ -26,7 +26,9 @@ function wordVariable<T>(defaultValue: T, expected: string, read: (word: string)
 }
 
 export function envBoolean(defaultValue: boolean) {
-  return wordVariable(defaultValue, 'a boolean (true/false)', (word) => (TRUE.has(word) ? true : FALSE.has(word) ? false : undefined));
+  return wordVariable(defaultValue, 'a boolean (true/false)', (word) =>
+    TRUE.has(word) ? true : FALSE.has(word) ? false : undefined,
+  );
 }
 
 /** Bounds of a numeric variable. */
@@ -93,7 +95,9 @@ export function envList() {
 }
 
 export function envEnum<const T extends readonly [string, ...string[]]>(values: T, defaultValue: T[number]) {
-  return wordVariable<T[number]>(defaultValue, `one of ${values.join(', ')}`, (word) => ((values as readonly string[]).includes(word) ? word : undefined));
+  return wordVariable<T[number]>(defaultValue, `one of ${values.join(', ')}`, (word) =>
+    (values as readonly string[]).includes(word) ? word : undefined,
+  );
 }
 
 /** A number that may be left unset (`undefined`), with the same checks as {@link envNumber}. */

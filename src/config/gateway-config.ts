@@ -76,7 +76,6 @@ const configSchema = z.strictObject({
   model_aliases: modelAliasesSchema,
 });
 
-
 /** One provider entry after validation and defaults. */
 export type ProviderConfig = Omit<z.output<typeof providerSchema>, 'format' | 'base_url'> & {
   format: WireFormat;
@@ -134,30 +133,40 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   parsed.data.providers.forEach((entry, i) => {
     const format = entry.format ?? defaultFormatFor(entry.name);
     if (!format) {
-      throw new ConfigError(`${source} is invalid: providers.${i}.format: required for provider '${entry.name}' (openai, gemini or anthropic)`);
+      throw new ConfigError(
+        `${source} is invalid: providers.${i}.format: required for provider '${entry.name}' (openai, gemini or anthropic)`,
+      );
     }
     if (providerIndex.has(entry.name)) {
       throw new ConfigError(`${source} is invalid: providers.${i}.name: duplicate provider '${entry.name}'`);
     }
     if (entry.responses_api === 'native' && format !== 'openai') {
-      throw new ConfigError(`${source} is invalid: providers.${i}.responses_api: 'native' needs an openai-format provider ('${entry.name}' is ${format}); the others are translated`);
+      throw new ConfigError(
+        `${source} is invalid: providers.${i}.responses_api: 'native' needs an openai-format provider ('${entry.name}' is ${format}); the others are translated`,
+      );
     }
     const provider: ProviderConfig = { ...entry, format };
     if (entry.base_url !== undefined) provider.base_url = entry.base_url.replace(/\/+$/, '');
     for (const model of Object.keys(entry.semantic_cache_by_model ?? {})) {
       if (!entry.models.includes(model)) {
-        throw new ConfigError(`${source} is invalid: providers.${i}.semantic_cache_by_model: '${model}' is not one of this provider's models`);
+        throw new ConfigError(
+          `${source} is invalid: providers.${i}.semantic_cache_by_model: '${model}' is not one of this provider's models`,
+        );
       }
     }
     for (const model of entry.models) {
       const served = deployments.get(model);
-      if (served?.at(-1) === provider) throw new ConfigError(`${source} is invalid: providers.${i}.models: lists '${model}' twice`);
+      if (served?.at(-1) === provider)
+        throw new ConfigError(`${source} is invalid: providers.${i}.models: lists '${model}' twice`);
       if (served) served.push(provider);
       else deployments.set(model, [provider]);
       if (!modelIndex.has(model)) modelIndex.set(model, provider);
     }
     for (const model of entry.embedding_models) {
-      if (entry.models.includes(model)) throw new ConfigError(`${source} is invalid: providers.${i}.embedding_models: '${model}' is also in models; a model is either a chat or an embedding model`);
+      if (entry.models.includes(model))
+        throw new ConfigError(
+          `${source} is invalid: providers.${i}.embedding_models: '${model}' is also in models; a model is either a chat or an embedding model`,
+        );
       if (!embeddingIndex.has(model)) embeddingIndex.set(model, provider);
     }
     providers.push(provider);
@@ -168,7 +177,17 @@ export function validateConfig(doc: unknown, source = 'config.yaml'): GatewayCon
   if (typeof routing === 'string') throw new ConfigError(`${source} is invalid: ${routing}`);
   const aliases = buildModelAliases(parsed.data.model_aliases, new Set(deployments.keys()));
   if (typeof aliases === 'string') throw new ConfigError(`${source} is invalid: ${aliases}`);
-  return { providers, modelIndex, providerIndex, deployments, routing, prices: parsed.data.prices, embeddingIndex, aliases, loadedAt: new Date() };
+  return {
+    providers,
+    modelIndex,
+    providerIndex,
+    deployments,
+    routing,
+    prices: parsed.data.prices,
+    embeddingIndex,
+    aliases,
+    loadedAt: new Date(),
+  };
 }
 
 /** Parses YAML text and validates it. */

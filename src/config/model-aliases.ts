@@ -19,12 +19,18 @@ export interface ModelAliases {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const source = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`);
 }
 
 /** Builds the resolver; a target that is not a configured model is a message naming the alias. */
-export function buildModelAliases(input: Readonly<Record<string, string>> | undefined, models: ReadonlySet<string>): ModelAliases | string {
+export function buildModelAliases(
+  input: Readonly<Record<string, string>> | undefined,
+  models: ReadonlySet<string>,
+): ModelAliases | string {
   const entries = Object.entries(input ?? {});
   const exact = new Map<string, string>();
   const patterns: Array<{ pattern: RegExp; target: string }> = [];

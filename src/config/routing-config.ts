@@ -49,7 +49,10 @@ export type DeploymentNames = ReadonlyMap<string, readonly string[]>;
  * Checks fallbacks against the served models and derives which models and
  * providers are routed. Returns a message naming the field on error.
  */
-export function resolveRouting(section: z.output<typeof routingSchema> | undefined, deployments: DeploymentNames): RoutingConfig | string {
+export function resolveRouting(
+  section: z.output<typeof routingSchema> | undefined,
+  deployments: DeploymentNames,
+): RoutingConfig | string {
   const input = section ?? routingSchema.parse({});
   const fallbacks = new Map<string, readonly string[]>();
   for (const [model, list] of Object.entries(input.fallbacks ?? {})) {
@@ -72,7 +75,12 @@ export function resolveRouting(section: z.output<typeof routingSchema> | undefin
     fallbacks,
     routedModels,
     cooledProviders,
-    cooldown: { cooldownMs: seconds * 1000, failures, windowMs: windowSeconds * 1000, maxCooldownMs: Math.max(seconds, maxSeconds) * 1000 },
+    cooldown: {
+      cooldownMs: seconds * 1000,
+      failures,
+      windowMs: windowSeconds * 1000,
+      maxCooldownMs: Math.max(seconds, maxSeconds) * 1000,
+    },
   };
 }
 

@@ -1,6 +1,20 @@
 import { z } from 'zod';
-import { envBoolean, envEnum, envList, envNumber, envOptionalNumber, envOptionalString, envString } from './env-parsers.ts';
-import { ANALYZER_DEFAULT_ENTITIES, ANALYZER_FAILURE_POLICIES, ENTITY_TYPES, isEntityType, type EntityType } from '../dlp/entities.ts';
+import {
+  envBoolean,
+  envEnum,
+  envList,
+  envNumber,
+  envOptionalNumber,
+  envOptionalString,
+  envString,
+} from './env-parsers.ts';
+import {
+  ANALYZER_DEFAULT_ENTITIES,
+  ANALYZER_FAILURE_POLICIES,
+  ENTITY_TYPES,
+  isEntityType,
+  type EntityType,
+} from '../dlp/entities.ts';
 
 /**
  * Every environment variable the gateway reads, validated in one place.
@@ -130,10 +144,16 @@ const settingsSchema = z.object({
   DLP_CONFIDENCE_THRESHOLD: envNumber(0.8, { min: 0, max: 1 }),
   DLP_ACTION: envEnum(['redact', 'block', 'log'] as const, 'redact'),
   /** Entity types DLP acts on, comma-separated (e.g. `EMAIL_ADDRESS,CREDIT_CARD`). @defaultValue every type (README "DLP") */
-  DLP_ENTITIES: envList().superRefine((list, ctx) => {
-    const unknown = list.filter((item) => !isEntityType(item));
-    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}` });
-  }).transform((list) => list as EntityType[]),
+  DLP_ENTITIES: envList()
+    .superRefine((list, ctx) => {
+      const unknown = list.filter((item) => !isEntityType(item));
+      if (unknown.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}`,
+        });
+    })
+    .transform((list) => list as EntityType[]),
   /** Scan provider replies too (sync and streamed), with DLP_ACTION. @defaultValue false */
   DLP_SCAN_REPLIES: envBoolean(false),
   /** In `redact` mode, put the client's own values back where the reply repeats their placeholders. @defaultValue false */
@@ -141,21 +161,29 @@ const settingsSchema = z.object({
   /** Regions (ISO 3166 alpha-2) whose national phone formats are recognised without a `+` country code. @defaultValue the 20 most populous countries, the EU and GB (docs/dlp.md) */
   DLP_PHONE_REGIONS: envList().superRefine((list, ctx) => {
     const bad = list.filter((item) => !/^[A-Za-z]{2}$/.test(item));
-    if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });
+    if (bad.length > 0)
+      ctx.addIssue({ code: 'custom', message: `expected two-letter region codes, got ${bad.join(', ')}` });
   }),
   /** Base URL of a Presidio analyzer (its REST `/analyze`) for the types that need a language model; unset: in-process recognizers only (docs/dlp.md). */
   DLP_ANALYZER_URL: envOptionalString().superRefine((url, ctx) => {
-    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url)) ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got ${url}` });
+    if (url !== undefined && !/^https?:\/\/[^\s]+$/.test(url))
+      ctx.addIssue({ code: 'custom', message: `expected an http(s) URL, got ${url}` });
   }),
   /** Time budget of one analyzer call, milliseconds. @defaultValue 500 */
   DLP_ANALYZER_TIMEOUT_MS: envNumber(500, { int: true, min: 10, max: 60_000 }),
   /** `closed` (default): a request the analyzer could not screen is refused with 503; `open`: it goes on with the in-process findings only, counted and logged. */
   DLP_ANALYZER_FAILURE: envEnum(ANALYZER_FAILURE_POLICIES, 'closed'),
   /** Entity types the analyzer is asked for. @defaultValue PERSON,LOCATION,ORGANIZATION,NRP,DATE_TIME */
-  DLP_ANALYZER_ENTITIES: envList().superRefine((list, ctx) => {
-    const unknown = list.filter((item) => !isEntityType(item));
-    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}` });
-  }).transform((list) => (list.length > 0 ? (list as EntityType[]) : [...ANALYZER_DEFAULT_ENTITIES])),
+  DLP_ANALYZER_ENTITIES: envList()
+    .superRefine((list, ctx) => {
+      const unknown = list.filter((item) => !isEntityType(item));
+      if (unknown.length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}`,
+        });
+    })
+    .transform((list) => (list.length > 0 ? (list as EntityType[]) : [...ANALYZER_DEFAULT_ENTITIES])),
   /** Language code sent to the analyzer. @defaultValue en */
   DLP_ANALYZER_LANGUAGE: envString('en'),
 
@@ -189,7 +217,14 @@ const settingsSchema = z.object({
   /** service.name of the spans. @defaultValue `llm-gateway-api` or `llm-gateway-worker` */
   OTEL_SERVICE_NAME: envOptionalString(),
   OTEL_TRACES_SAMPLER: envEnum(
-    ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const,
+    [
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ] as const,
     'parentbased_always_on',
   ),
   /** Ratio of the traceidratio samplers. @defaultValue 1 */

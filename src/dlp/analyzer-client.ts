@@ -136,7 +136,8 @@ export class AnalyzerClient {
     };
     texts.forEach((text, index) => {
       if (!HAS_LETTER.test(text)) return;
-      if (JSON_START.test(text)) for (const member of jsonStrings(text)) add(index, member.at, member.value, member.key);
+      if (JSON_START.test(text))
+        for (const member of jsonStrings(text)) add(index, member.at, member.value, member.key);
       else add(index, 0, text, '');
     });
     if (segments.length === 0) return out;
@@ -204,7 +205,8 @@ export class AnalyzerClient {
     }
     if (!response.ok) throw new AnalyzerFailure('http_status', `the DLP analyzer answered ${response.status}`);
     const parsed = replySchema.safeParse(body);
-    if (!parsed.success) throw new AnalyzerFailure('bad_reply', 'the DLP analyzer answered a list of something other than findings');
+    if (!parsed.success)
+      throw new AnalyzerFailure('bad_reply', 'the DLP analyzer answered a list of something other than findings');
     return parsed.data;
   }
 }

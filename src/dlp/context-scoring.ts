@@ -1,4 +1,10 @@
-import { CONTEXT_BOOST, CONTEXT_WORDS_AFTER, CONTEXT_WORDS_BEFORE, NEGATIVE_WORDS_BEFORE, type ContextRule } from './recognizer.ts';
+import {
+  CONTEXT_BOOST,
+  CONTEXT_WORDS_AFTER,
+  CONTEXT_WORDS_BEFORE,
+  NEGATIVE_WORDS_BEFORE,
+  type ContextRule,
+} from './recognizer.ts';
 
 /** How far to look for context words, in characters; five words fit easily. */
 const WINDOW_CHARS = 64;
@@ -59,8 +65,22 @@ export class ContextScorer {
    * further away they are as likely to describe the whole message.
    */
   adjust(text: string, start: number, end: number, score: number): number {
-    const before = lastWords(text, Math.max(0, start - WINDOW_CHARS), start, CONTEXT_WORDS_BEFORE, BEFORE, this.openings);
-    const after = firstWords(text, end, Math.min(text.length, end + WINDOW_CHARS), CONTEXT_WORDS_AFTER, AFTER, this.openings);
+    const before = lastWords(
+      text,
+      Math.max(0, start - WINDOW_CHARS),
+      start,
+      CONTEXT_WORDS_BEFORE,
+      BEFORE,
+      this.openings,
+    );
+    const after = firstWords(
+      text,
+      end,
+      Math.min(text.length, end + WINDOW_CHARS),
+      CONTEXT_WORDS_AFTER,
+      AFTER,
+      this.openings,
+    );
     for (let distance = 0; distance < Math.max(before, after); distance++) {
       if (distance < before) {
         const previous = BEFORE[distance]!;
@@ -139,7 +159,14 @@ function lastWords(text: string, from: number, to: number, count: number, out: s
 }
 
 /** The first `count` words of `text[from, to)` into `out`; how many. */
-function firstWords(text: string, from: number, to: number, count: number, out: string[], openings: Uint8Array): number {
+function firstWords(
+  text: string,
+  from: number,
+  to: number,
+  count: number,
+  out: string[],
+  openings: Uint8Array,
+): number {
   if (!asciiOnly(text, from, to)) {
     const words = wordsOf(text.slice(from, to));
     let n = 0;

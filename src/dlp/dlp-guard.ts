@@ -91,7 +91,8 @@ export class DlpGuard {
 
   constructor(options: DlpGuardOptions = {}) {
     const threshold = options.threshold ?? 0.8;
-    if (!(threshold >= 0 && threshold <= 1)) throw new RangeError(`DLP threshold must be within [0, 1], got ${threshold}`);
+    if (!(threshold >= 0 && threshold <= 1))
+      throw new RangeError(`DLP threshold must be within [0, 1], got ${threshold}`);
     this.enabled = options.enabled ?? true;
     this.action = options.action ?? 'redact';
     this.threshold = threshold;
@@ -107,7 +108,10 @@ export class DlpGuard {
   /** The engine's findings alone: the synchronous path, complete when no analyzer is configured. */
   inspect(request: ChatRequest): DlpOutcome {
     if (!this.enabled) return { request, findings: {}, action: this.action };
-    return this.decide(request, requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold })));
+    return this.decide(
+      request,
+      requestTexts(request).map((text) => this.engine.analyze(text, { threshold: this.threshold })),
+    );
   }
 
   /** {@link inspect} with the analyzer's findings merged in, when one is configured. */
@@ -129,10 +133,14 @@ export class DlpGuard {
     try {
       remote = await this.analyzer.analyze(texts, this.threshold);
     } catch (err) {
-      const failure = err instanceof AnalyzerFailure ? err : new AnalyzerFailure('bad_reply', 'the DLP analyzer failed');
+      const failure =
+        err instanceof AnalyzerFailure ? err : new AnalyzerFailure('bad_reply', 'the DLP analyzer failed');
       this.reportFailure(failure.reason);
       if (this.analyzerFailure === 'closed') {
-        throw new ServiceUnavailableError(`The request could not be screened for personal data: ${failure.message}. Try again later.`, { headers: { 'Retry-After': '1' } });
+        throw new ServiceUnavailableError(
+          `The request could not be screened for personal data: ${failure.message}. Try again later.`,
+          { headers: { 'Retry-After': '1' } },
+        );
       }
       return local;
     }
@@ -146,7 +154,8 @@ export class DlpGuard {
     if (types.length === 0) return { request, findings, action: this.action };
 
     this.report(findings);
-    if (this.action === 'block') return { request, findings, action: this.action, blocked: new PiiDetectedError(types) };
+    if (this.action === 'block')
+      return { request, findings, action: this.action, blocked: new PiiDetectedError(types) };
     if (this.action === 'log') return { request, findings, action: this.action };
 
     const registry = new PlaceholderRegistry();
@@ -174,7 +183,10 @@ export class DlpGuard {
    * when neither DLP_SCAN_REPLIES nor DLP_RESTORE applies (the reply path is
    * then untouched).
    */
-  screenExchange(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
+  screenExchange(
+    request: ChatRequest,
+    context: { dlpFindings?: DlpFindingCounts },
+  ): { request: ChatRequest; reply?: ReplyFilter } {
     return this.exchange(this.inspect(request), context);
   }
 
@@ -187,11 +199,17 @@ export class DlpGuard {
   }
 
   /** {@link screenExchange} with the analyzer (when configured); its reply filter scans with the analyzer too. */
-  async screenExchangeAsync(request: ChatRequest, context: { dlpFindings?: DlpFindingCounts }): Promise<{ request: ChatRequest; reply?: ReplyFilter }> {
+  async screenExchangeAsync(
+    request: ChatRequest,
+    context: { dlpFindings?: DlpFindingCounts },
+  ): Promise<{ request: ChatRequest; reply?: ReplyFilter }> {
     return this.exchange(await this.inspectAsync(request), context);
   }
 
-  private exchange(outcome: DlpOutcome, context: { dlpFindings?: DlpFindingCounts }): { request: ChatRequest; reply?: ReplyFilter } {
+  private exchange(
+    outcome: DlpOutcome,
+    context: { dlpFindings?: DlpFindingCounts },
+  ): { request: ChatRequest; reply?: ReplyFilter } {
     context.dlpFindings = outcome.findings;
     if (outcome.blocked) throw outcome.blocked;
     const originals = this.restore && outcome.registry ? outcome.registry.originalsSnapshot() : undefined;
@@ -205,7 +223,11 @@ export class DlpGuard {
           ...(this.analyzer ? { detect: async (text: string) => (await this.detect([text]))[0]! } : {}),
         }
       : undefined;
-    const reply = new ReplyFilter({ registry: outcome.registry ?? new PlaceholderRegistry(), ...(scan ? { scan } : {}), ...(originals ? { originals } : {}) });
+    const reply = new ReplyFilter({
+      registry: outcome.registry ?? new PlaceholderRegistry(),
+      ...(scan ? { scan } : {}),
+      ...(originals ? { originals } : {}),
+    });
     return { request: outcome.request, reply };
   }
 

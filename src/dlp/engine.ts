@@ -38,12 +38,18 @@ export class DlpEngine {
 
   constructor(options: DlpEngineOptions = {}) {
     const wanted = options.entities;
-    const recognizers = options.recognizers ?? defaultRecognizers({ ...options, ...(wanted ? { entities: wanted } : {}) });
+    const recognizers =
+      options.recognizers ?? defaultRecognizers({ ...options, ...(wanted ? { entities: wanted } : {}) });
     const known = new Set(recognizers.flatMap((r) => r.entities));
-    this.entities = new Set(wanted ? wanted.filter((e) => known.has(e)) : [...known].filter((e) => !OPT_IN_ENTITIES.includes(e)));
+    this.entities = new Set(
+      wanted ? wanted.filter((e) => known.has(e)) : [...known].filter((e) => !OPT_IN_ENTITIES.includes(e)),
+    );
     this.active = recognizers
       .filter((r) => r.entities.some((e) => this.entities.has(e)))
-      .map((recognizer) => ({ recognizer, scorer: recognizer.context ? new ContextScorer(recognizer.context) : undefined }));
+      .map((recognizer) => ({
+        recognizer,
+        scorer: recognizer.context ? new ContextScorer(recognizer.context) : undefined,
+      }));
   }
 
   /** Findings in `text` at or above the threshold, without overlaps, sorted by position. */

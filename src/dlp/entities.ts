@@ -30,14 +30,28 @@ export const ENTITY_TYPES = [
  * layout findings (people, places, organisations, addresses, birth dates)
  * are less certain than checksums and formats.
  */
-export const OPT_IN_ENTITIES: readonly EntityType[] = ['PERSON', 'LOCATION', 'ORGANIZATION', 'STREET_ADDRESS', 'DATE_OF_BIRTH', 'NRP', 'DATE_TIME'];
+export const OPT_IN_ENTITIES: readonly EntityType[] = [
+  'PERSON',
+  'LOCATION',
+  'ORGANIZATION',
+  'STREET_ADDRESS',
+  'DATE_OF_BIRTH',
+  'NRP',
+  'DATE_TIME',
+];
 
 /**
  * What the DLP analyzer backend (DLP_ANALYZER_URL) is asked for by default:
  * the types that need a language model. NRP (nationality, religious or
  * political group) and DATE_TIME have no in-process recognizer.
  */
-export const ANALYZER_DEFAULT_ENTITIES: readonly EntityType[] = ['PERSON', 'LOCATION', 'ORGANIZATION', 'NRP', 'DATE_TIME'];
+export const ANALYZER_DEFAULT_ENTITIES: readonly EntityType[] = [
+  'PERSON',
+  'LOCATION',
+  'ORGANIZATION',
+  'NRP',
+  'DATE_TIME',
+];
 
 /** What happens to a request when the analyzer backend fails or misses its time budget (DLP_ANALYZER_FAILURE). */
 export const ANALYZER_FAILURE_POLICIES = ['closed', 'open'] as const;

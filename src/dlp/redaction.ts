@@ -51,7 +51,11 @@ export function redactText(text: string, findings: readonly Finding[], registry:
 const PLACEHOLDER = /<[A-Z][A-Z_]*_\d+>/g;
 
 /** `text` with the placeholders of `originals` put back; `escape` adapts a value to where it goes (JSON text). */
-export function restorePlaceholders(text: string, originals: ReadonlyMap<string, string>, escape: (value: string) => string = (v) => v): string {
+export function restorePlaceholders(
+  text: string,
+  originals: ReadonlyMap<string, string>,
+  escape: (value: string) => string = (v) => v,
+): string {
   if (originals.size === 0 || !text.includes('<')) return text;
   return text.replace(PLACEHOLDER, (placeholder) => {
     const value = originals.get(placeholder);

@@ -118,7 +118,8 @@ export class ReplyFilter {
       const message = choice.message;
       if (typeof message.content === 'string') message.content = yield* this.filter('', message.content);
       if (typeof message.refusal === 'string') message.refusal = yield* this.filter('', message.refusal);
-      for (const call of message.tool_calls ?? []) call.function.arguments = yield* this.filter('', call.function.arguments, jsonEscape);
+      for (const call of message.tool_calls ?? [])
+        call.function.arguments = yield* this.filter('', call.function.arguments, jsonEscape);
     }
     return JSON.stringify(completion);
   }
@@ -141,7 +142,13 @@ export class ReplyFilter {
       const content = yield* this.release(`${choice.index}`, delta.content ?? '', finished, identity);
       if (content !== '' || delta.content !== undefined) delta.content = content;
       for (const call of delta.tool_calls ?? []) {
-        if (call.function?.arguments !== undefined) call.function.arguments = yield* this.release(`${choice.index}.${call.index}`, call.function.arguments, false, jsonEscape);
+        if (call.function?.arguments !== undefined)
+          call.function.arguments = yield* this.release(
+            `${choice.index}.${call.index}`,
+            call.function.arguments,
+            false,
+            jsonEscape,
+          );
       }
       if (!finished) continue;
       // Arguments still held go out with the finish chunk, as one more piece of each call.
@@ -166,15 +173,31 @@ export class ReplyFilter {
       if (state.pending === '' || !this.template) continue;
       const [owner, call] = key.split('.');
       const text = yield* this.release(key, '', true, call === undefined ? identity : jsonEscape);
-      const delta = call === undefined ? { content: text } : { tool_calls: [{ index: Number(call), function: { arguments: text } }] };
+      const delta =
+        call === undefined
+          ? { content: text }
+          : { tool_calls: [{ index: Number(call), function: { arguments: text } }] };
       const { id, object, created, model } = this.template;
-      out.push(JSON.stringify({ id, object, created, model, choices: [{ index: Number(owner), delta, finish_reason: null, logprobs: null }] }));
+      out.push(
+        JSON.stringify({
+          id,
+          object,
+          created,
+          model,
+          choices: [{ index: Number(owner), delta, finish_reason: null, logprobs: null }],
+        }),
+      );
     }
     return out;
   }
 
   /** Appends `piece` to what `key` holds and returns the filtered text that may go out now. */
-  private *release(key: string, piece: string, all: boolean, escape: (value: string) => string): Generator<string, string, Finding[]> {
+  private *release(
+    key: string,
+    piece: string,
+    all: boolean,
+    escape: (value: string) => string,
+  ): Generator<string, string, Finding[]> {
     let state = this.held.get(key);
     if (!state) {
       state = { pending: '', sent: '' };
@@ -209,7 +232,11 @@ export class ReplyFilter {
   }
 
   /** Scans `text` (with `before` as context only), applies the action, then restores. */
-  private *filter(before: string, text: string, escape: (value: string) => string = identity): Generator<string, string, Finding[]> {
+  private *filter(
+    before: string,
+    text: string,
+    escape: (value: string) => string = identity,
+  ): Generator<string, string, Finding[]> {
     let out = text;
     const scan = this.options.scan;
     if (scan && text !== '') {

@@ -6,10 +6,22 @@ import type { EmbeddingsResult } from './embeddings-wire.ts';
  * it). Gemini counts no tokens for embeddings; its count is then estimated
  * at one token per four characters, so usage and budgets still see the call.
  */
-export function embeddingsReply(result: EmbeddingsResult, input: readonly string[], model: string, encoding: 'float' | 'base64'): { json: string; promptTokens: number } {
+export function embeddingsReply(
+  result: EmbeddingsResult,
+  input: readonly string[],
+  model: string,
+  encoding: 'float' | 'base64',
+): { json: string; promptTokens: number } {
   const tokens = result.promptTokens ?? input.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
-  const data = result.vectors.map((values, index) => ({ object: 'embedding', index, embedding: encoding === 'float' ? values : base64Floats(values) }));
-  return { json: JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } }), promptTokens: tokens };
+  const data = result.vectors.map((values, index) => ({
+    object: 'embedding',
+    index,
+    embedding: encoding === 'float' ? values : base64Floats(values),
+  }));
+  return {
+    json: JSON.stringify({ object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+    promptTokens: tokens,
+  };
 }
 
 function base64Floats(values: readonly number[]): string {

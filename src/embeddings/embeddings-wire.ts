@@ -1,4 +1,9 @@
-import { UpstreamProtocolError, type ProviderEndpoint, type UpstreamHttpRequest, type WireFormat } from '../providers/types.ts';
+import {
+  UpstreamProtocolError,
+  type ProviderEndpoint,
+  type UpstreamHttpRequest,
+  type WireFormat,
+} from '../providers/types.ts';
 import type { EmbeddingsRequest } from './request-schema.ts';
 
 /**
@@ -15,13 +20,22 @@ export function servesEmbeddings(format: WireFormat): format is 'openai' | 'gemi
 }
 
 /** The upstream call; `upstreamModel` is the provider's id of the model. */
-export function embeddingsHttpRequest(format: 'openai' | 'gemini', request: EmbeddingsRequest, upstreamModel: string, endpoint: ProviderEndpoint): UpstreamHttpRequest {
+export function embeddingsHttpRequest(
+  format: 'openai' | 'gemini',
+  request: EmbeddingsRequest,
+  upstreamModel: string,
+  endpoint: ProviderEndpoint,
+): UpstreamHttpRequest {
   if (format === 'openai') {
     const body: Record<string, unknown> = { model: upstreamModel, input: request.input, encoding_format: 'float' };
     if (request.dimensions !== undefined) body.dimensions = request.dimensions;
     return {
       url: `${endpoint.baseUrl}/embeddings`,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${endpoint.apiKey}`, accept: 'application/json' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${endpoint.apiKey}`,
+        accept: 'application/json',
+      },
       body: JSON.stringify(body),
     };
   }
@@ -36,7 +50,11 @@ export function embeddingsHttpRequest(format: 'openai' | 'gemini', request: Embe
     url: `${endpoint.baseUrl}/models/${model}:${single ? 'embedContent' : 'batchEmbedContents'}`,
     // The key goes in a header, never in the URL, so it cannot leak into logs of URLs.
     headers: { 'content-type': 'application/json', 'x-goog-api-key': endpoint.apiKey, accept: 'application/json' },
-    body: JSON.stringify(single ? one(request.input[0]!) : { requests: request.input.map((text) => ({ model: `models/${upstreamModel}`, ...one(text) })) }),
+    body: JSON.stringify(
+      single
+        ? one(request.input[0]!)
+        : { requests: request.input.map((text) => ({ model: `models/${upstreamModel}`, ...one(text) })) },
+    ),
   };
 }
 
@@ -47,7 +65,8 @@ export interface EmbeddingsResult {
 }
 
 function vector(value: unknown, where: string): number[] {
-  if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === 'number')) throw new UpstreamProtocolError(`${where} is not a list of numbers`);
+  if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === 'number'))
+    throw new UpstreamProtocolError(`${where} is not a list of numbers`);
   return value as number[];
 }
 
@@ -60,7 +79,8 @@ export function parseEmbeddingsReply(format: 'openai' | 'gemini', body: unknown,
     vectors = new Array<number[]>(count);
     for (const item of b.data as Array<{ index?: unknown; embedding?: unknown }>) {
       const index = typeof item.index === 'number' ? item.index : -1;
-      if (index < 0 || index >= count) throw new UpstreamProtocolError('the embeddings reply has an index out of range');
+      if (index < 0 || index >= count)
+        throw new UpstreamProtocolError('the embeddings reply has an index out of range');
       vectors[index] = vector(item.embedding, `data.${index}.embedding`);
     }
     const usage = b.usage as { prompt_tokens?: unknown } | undefined;
@@ -68,12 +88,14 @@ export function parseEmbeddingsReply(format: 'openai' | 'gemini', body: unknown,
   } else if (count === 1) {
     vectors = [vector((b?.embedding as { values?: unknown } | undefined)?.values, 'embedding.values')];
   } else {
-    if (!b || !Array.isArray(b.embeddings)) throw new UpstreamProtocolError('the batch embeddings reply has no embeddings list');
+    if (!b || !Array.isArray(b.embeddings))
+      throw new UpstreamProtocolError('the batch embeddings reply has no embeddings list');
     vectors = (b.embeddings as Array<{ values?: unknown }>).map((e, i) => vector(e?.values, `embeddings.${i}.values`));
   }
   // A loop, not some(): some() skips the holes a missing index leaves.
   let found = 0;
   for (let i = 0; i < vectors.length; i++) if (vectors[i] !== undefined) found++;
-  if (vectors.length !== count || found !== count) throw new UpstreamProtocolError(`the reply has ${found} vectors for ${count} inputs`);
+  if (vectors.length !== count || found !== count)
+    throw new UpstreamProtocolError(`the reply has ${found} vectors for ${count} inputs`);
   return { vectors, promptTokens };
 }

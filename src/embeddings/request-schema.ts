@@ -43,12 +43,18 @@ export function parseEmbeddingsRequest(body: unknown): EmbeddingsRequest {
     throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
   }
   if (tokenIds((body as { input?: unknown }).input)) {
-    throw new InvalidRequestError('input: token ids are not accepted by this gateway; send the text as a string or a list of strings.');
+    throw new InvalidRequestError(
+      'input: token ids are not accepted by this gateway; send the text as a string or a list of strings.',
+    );
   }
   const parsed = embeddingsRequestSchema.safeParse(body);
   if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}`);
   const data = parsed.data;
-  const request: EmbeddingsRequest = { model: data.model, input: typeof data.input === 'string' ? [data.input] : data.input, encoding_format: data.encoding_format ?? 'float' };
+  const request: EmbeddingsRequest = {
+    model: data.model,
+    input: typeof data.input === 'string' ? [data.input] : data.input,
+    encoding_format: data.encoding_format ?? 'float',
+  };
   if (data.dimensions != null) request.dimensions = data.dimensions;
   return request;
 }

@@ -95,7 +95,9 @@ export class GatewayError extends Error {
 }
 
 export class InvalidApiKeyError extends GatewayError {
-  constructor(message = 'Missing or invalid API key. Send it in the X-API-Key header or as "Authorization: Bearer <key>".') {
+  constructor(
+    message = 'Missing or invalid API key. Send it in the X-API-Key header or as "Authorization: Bearer <key>".',
+  ) {
     super('invalid_api_key', message);
   }
 }
@@ -109,7 +111,10 @@ export class AdminRequiredError extends GatewayError {
 /** The key's `allowed_models` do not include the requested model (src/auth/key-policy.ts). */
 export class ModelNotAllowedError extends GatewayError {
   constructor(model: string) {
-    super('model_not_allowed', `This API key may not use the model '${model}'. Ask the gateway's operator to add it to the key's allowed models.`);
+    super(
+      'model_not_allowed',
+      `This API key may not use the model '${model}'. Ask the gateway's operator to add it to the key's allowed models.`,
+    );
   }
 }
 
@@ -121,7 +126,10 @@ export class InvalidRequestError extends GatewayError {
 
 export class ModelNotFoundError extends GatewayError {
   constructor(model: string) {
-    super('model_not_found', `The model '${model}' is not supported by this gateway. GET /v1/models lists the models it serves.`);
+    super(
+      'model_not_found',
+      `The model '${model}' is not supported by this gateway. GET /v1/models lists the models it serves.`,
+    );
   }
 }
 
@@ -183,18 +191,26 @@ export class RateLimitExceededError extends GatewayError {
 export class BudgetExceededError extends GatewayError {
   constructor(budgetUsd: number, period: 'day' | 'month', resetsAt: Date) {
     const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000));
-    super('budget_exceeded', `This API key has used its budget of ${budgetUsd} USD for this ${period}; it resets at ${resetsAt.toISOString()}.`, {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
+    super(
+      'budget_exceeded',
+      `This API key has used its budget of ${budgetUsd} USD for this ${period}; it resets at ${resetsAt.toISOString()}.`,
+      {
+        headers: { 'Retry-After': String(retryAfter) },
+      },
+    );
   }
 }
 
 /** Too many failed authentications from one client address (src/auth/failed-auth-throttle.ts). */
 export class TooManyFailedAuthError extends GatewayError {
   constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super('too_many_failed_auth', `Too many failed authentication attempts from this address. Retry after ${retryAfterSeconds} seconds.`, {
-      headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
-    });
+    super(
+      'too_many_failed_auth',
+      `Too many failed authentication attempts from this address. Retry after ${retryAfterSeconds} seconds.`,
+      {
+        headers: { ...headers, 'Retry-After': String(retryAfterSeconds) },
+      },
+    );
   }
 }
 

@@ -2,7 +2,15 @@ import type { Redis } from 'ioredis';
 import { sumUsage } from '../chat/token-usage.ts';
 import type { ChatCompletion, ChatRequest, Usage } from '../chat/types.ts';
 import type { GatewayConfig, ProviderConfig } from '../config/gateway-config.ts';
-import { GatewayError, InternalError, InvalidRequestError, NotFoundError, ProviderError, ProviderTimeoutError, ServiceUnavailableError } from '../errors/catalog.ts';
+import {
+  GatewayError,
+  InternalError,
+  InvalidRequestError,
+  NotFoundError,
+  ProviderError,
+  ProviderTimeoutError,
+  ServiceUnavailableError,
+} from '../errors/catalog.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { AttemptOutcome } from '../observability/upstream-metrics.ts';
 import { NO_TRACING, type TraceSpan, type Tracing } from '../observability/tracing/trace-span.ts';
@@ -18,7 +26,14 @@ import { embeddingsReply } from '../embeddings/embeddings-reply.ts';
 import { embeddingsHttpRequest, parseEmbeddingsReply, servesEmbeddings } from '../embeddings/embeddings-wire.ts';
 import type { EmbeddingsRequest } from '../embeddings/request-schema.ts';
 import { nativeEvent, responseUsage, responsesHttpRequest } from '../providers/openai/responses-api.ts';
-import { attemptCompletion, attemptJson, attemptSse, attemptStream, CancelledError, type AttemptContext } from './upstream-attempt.ts';
+import {
+  attemptCompletion,
+  attemptJson,
+  attemptSse,
+  attemptStream,
+  CancelledError,
+  type AttemptContext,
+} from './upstream-attempt.ts';
 import { UpstreamFailure, clientErrorFor } from './upstream-failure.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 import { createUpstreamClient, type UpstreamSend } from './upstream-http.ts';
@@ -53,7 +68,10 @@ export interface ChatExecutorOptions {
    * @defaultValue {@link NO_TRACING}
    */
   tracing?: Tracing;
-  upstreamMetrics?: { attempt(provider: string, outcome: AttemptOutcome): void; retry(provider: string, reason: AttemptOutcome): void };
+  upstreamMetrics?: {
+    attempt(provider: string, outcome: AttemptOutcome): void;
+    retry(provider: string, reason: AttemptOutcome): void;
+  };
   /**
    * Cancels the upstream call of an interactive job once nobody reads its
    * reply any more (the API process that reads it is gone).
@@ -139,7 +157,11 @@ export class ChatExecutor {
     const span = tracing.start('chat job', job.trace, {
       kind: 'consumer',
       startTime: job.enqueuedAt,
-      attributes: { 'gateway.provider': job.provider, 'gateway.model': job.request.model, 'gateway.request_id': job.requestId },
+      attributes: {
+        'gateway.provider': job.provider,
+        'gateway.model': job.request.model,
+        'gateway.request_id': job.requestId,
+      },
     });
     const outcome = await tracing.within(span, () => this.execute(job, delivery, span));
     span.set('gateway.job.status', outcome.status);
@@ -185,22 +207,41 @@ export class ChatExecutor {
       if (state !== 'run') {
         outcome.status = state === 'cancelled' ? 'cancelled' : 'skipped';
         if (state === 'orphaned') {
-          writer.error(new ProviderError('The worker serving this request stopped mid-reply; the partial reply cannot be resumed.'));
+          writer.error(
+            new ProviderError(
+              'The worker serving this request stopped mid-reply; the partial reply cannot be resumed.',
+            ),
+          );
         }
         return outcome;
       }
       // A first delivery must start within the queue timeout (startBy); a re-delivery, whose first worker died, while anyone still waits.
       const startBy = delivery.first === true ? (job.startBy ?? job.deadlineAt) : job.deadlineAt;
       if (startedAt > startBy) {
-        throw new ProviderTimeoutError(`The request waited in the ${job.provider} queue longer than its queue timeout; no worker was free in time.`);
+        throw new ProviderTimeoutError(
+          `The request waited in the ${job.provider} queue longer than its queue timeout; no worker was free in time.`,
+        );
       }
       const provider = this.options.config().providerIndex.get(job.provider);
       if (!provider) throw new ProviderError(`Provider '${job.provider}' is no longer configured.`);
       const apiKey = this.keys.require(provider);
       const adapter = adapterFor(provider.format);
       const cancelChecked = overlapCancelCheck ? this.abortIfMarked(job, controller) : Promise.resolve();
-      const run: JobRun = { job, provider, adapter, apiKey, signal: controller.signal, cancelChecked, writer, outcome, span };
-      if (job.record) await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', { started_at: String(Math.floor(startedAt / 1000)) });
+      const run: JobRun = {
+        job,
+        provider,
+        adapter,
+        apiKey,
+        signal: controller.signal,
+        cancelChecked,
+        writer,
+        outcome,
+        span,
+      };
+      if (job.record)
+        await transitionAsyncJob(this.options.redis, job.record.key, job.record.ttlSeconds, 'in_progress', {
+          started_at: String(Math.floor(startedAt / 1000)),
+        });
       if (job.embeddings) resultJson = await this.runEmbeddings(run, job.embeddings);
       else if (job.responses) resultJson = await this.runResponses(run, job.responses);
       else if (job.request.stream) await this.runStreamed(run);
@@ -209,12 +250,20 @@ export class ChatExecutor {
       if (err instanceof CancelledError || controller.signal.aborted) {
         outcome.status = 'cancelled';
         if (unread) {
-          this.options.logger.warn({ jobId: job.jobId, readerId: job.readerId, provider: job.provider }, 'upstream call cancelled: nobody reads its reply any more');
+          this.options.logger.warn(
+            { jobId: job.jobId, readerId: job.readerId, provider: job.provider },
+            'upstream call cancelled: nobody reads its reply any more',
+          );
           // Ends the stream, so a reader that comes back (an API process that stalled past its liveness) is not left waiting.
-          writer.error(new ServiceUnavailableError('The request was cancelled: nobody read its reply for several seconds. Retry it.'));
+          writer.error(
+            new ServiceUnavailableError(
+              'The request was cancelled: nobody read its reply for several seconds. Retry it.',
+            ),
+          );
         }
       } else {
-        const gatewayError = err instanceof GatewayError ? err : new InternalError('The worker failed unexpectedly.', { cause: err });
+        const gatewayError =
+          err instanceof GatewayError ? err : new InternalError('The worker failed unexpectedly.', { cause: err });
         if (!(err instanceof GatewayError)) this.logUnexpected(err, job.jobId);
         outcome.status = 'error';
         outcome.errorCode = gatewayError.code;
@@ -244,18 +293,32 @@ export class ChatExecutor {
   private logUnexpected(err: unknown, jobId: string): void {
     const secrets = this.upstreamSecrets();
     const e = err as Error | undefined;
-    const scrub = (text: string | undefined) => (text === undefined ? undefined : scrubUpstreamText(text, secrets, { maxLength: 4_000 }));
-    this.options.logger.error({ err: { type: e?.name, message: scrub(e?.message ?? String(err)), stack: scrub(e?.stack) }, jobId }, 'job failed unexpectedly');
+    const scrub = (text: string | undefined) =>
+      text === undefined ? undefined : scrubUpstreamText(text, secrets, { maxLength: 4_000 });
+    this.options.logger.error(
+      { err: { type: e?.name, message: scrub(e?.message ?? String(err)), stack: scrub(e?.stack) }, jobId },
+      'job failed unexpectedly',
+    );
   }
 
   /** Finishes an asynchronous job's record (a cancelled record stays cancelled). */
-  private async recordOutcome(record: NonNullable<ChatJobData['record']>, resultJson: string | undefined, failure: GatewayError | undefined): Promise<void> {
+  private async recordOutcome(
+    record: NonNullable<ChatJobData['record']>,
+    resultJson: string | undefined,
+    failure: GatewayError | undefined,
+  ): Promise<void> {
     const completedAt = String(Math.floor(Date.now() / 1000));
     if (resultJson !== undefined) {
-      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'completed', { completed_at: completedAt, result: resultJson });
+      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'completed', {
+        completed_at: completedAt,
+        result: resultJson,
+      });
     } else if (failure) {
       const error = JSON.stringify({ code: failure.code, message: failure.message });
-      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'failed', { completed_at: completedAt, error });
+      await transitionAsyncJob(this.options.redis, record.key, record.ttlSeconds, 'failed', {
+        completed_at: completedAt,
+        error,
+      });
     }
   }
 
@@ -275,7 +338,10 @@ export class ChatExecutor {
    * Looks before calling out: a cancelled job is skipped; on a re-delivery, a
    * reply stream with entries means a previous worker died while serving it.
    */
-  private async preflight(job: ChatJobData, firstDelivery: boolean): Promise<'run' | 'cancelled' | 'done' | 'orphaned'> {
+  private async preflight(
+    job: ChatJobData,
+    firstDelivery: boolean,
+  ): Promise<'run' | 'cancelled' | 'done' | 'orphaned'> {
     const redis = this.options.redis;
     const [cancelled, last] = await Promise.all([
       redis.exists(cancelKey(this.options.prefix, job.jobId)),
@@ -314,7 +380,13 @@ export class ChatExecutor {
   private async runOnce(run: JobRun): Promise<string> {
     const requests = this.upstreamRequests(run);
     const parts = await Promise.all(
-      requests.map((request) => this.withRetries(run, () => attemptCompletion(this.attemptContext(run, request)), () => false)),
+      requests.map((request) =>
+        this.withRetries(
+          run,
+          () => attemptCompletion(this.attemptContext(run, request)),
+          () => false,
+        ),
+      ),
     );
     await run.cancelChecked;
     if (run.signal.aborted) throw new CancelledError();
@@ -328,11 +400,24 @@ export class ChatExecutor {
   /** An embeddings job: one upstream call, retried like chat, answered as OpenAI's list object. Returns the JSON it wrote. */
   private async runEmbeddings(run: JobRun, request: EmbeddingsRequest): Promise<string> {
     const format = run.provider.format;
-    if (!servesEmbeddings(format)) throw new InvalidRequestError(`${run.provider.name} speaks the ${format} format, which has no embeddings API.`);
+    if (!servesEmbeddings(format))
+      throw new InvalidRequestError(`${run.provider.name} speaks the ${format} format, which has no embeddings API.`);
     const upstreamModel = run.provider.upstream_models?.[request.model] ?? request.model;
-    const http = embeddingsHttpRequest(format, request, upstreamModel, { baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl, apiKey: run.apiKey });
+    const http = embeddingsHttpRequest(format, request, upstreamModel, {
+      baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl,
+      apiKey: run.apiKey,
+    });
     const ctx = this.attemptContext(run, run.job.request);
-    const result = await this.withRetries(run, () => attemptJson(ctx, () => http, (body) => parseEmbeddingsReply(format, body, request.input.length)), () => false);
+    const result = await this.withRetries(
+      run,
+      () =>
+        attemptJson(
+          ctx,
+          () => http,
+          (body) => parseEmbeddingsReply(format, body, request.input.length),
+        ),
+      () => false,
+    );
     await run.cancelChecked;
     if (run.signal.aborted) throw new CancelledError();
     const { json, promptTokens } = embeddingsReply(result, request.input, request.model, request.encoding_format);
@@ -349,13 +434,28 @@ export class ChatExecutor {
    * the model id the client asked for. Returns the JSON of a `result`.
    */
   private async runResponses(run: JobRun, body: Record<string, unknown>): Promise<string | undefined> {
-    if (run.provider.format !== 'openai') throw new InvalidRequestError(`${run.provider.name} speaks the ${run.provider.format} format, which has no Responses API.`);
+    if (run.provider.format !== 'openai')
+      throw new InvalidRequestError(
+        `${run.provider.name} speaks the ${run.provider.format} format, which has no Responses API.`,
+      );
     const model = run.job.request.model;
     const upstreamModel = run.provider.upstream_models?.[model] ?? model;
-    const http = responsesHttpRequest(body, upstreamModel, { baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl, apiKey: run.apiKey });
+    const http = responsesHttpRequest(body, upstreamModel, {
+      baseUrl: run.provider.base_url ?? run.adapter.defaultBaseUrl,
+      apiKey: run.apiKey,
+    });
     const ctx = this.attemptContext(run, run.job.request);
     if (body.stream !== true) {
-      const response = await this.withRetries(run, () => attemptJson(ctx, () => http, (reply) => reply as Record<string, unknown>).catch(notFound), () => false);
+      const response = await this.withRetries(
+        run,
+        () =>
+          attemptJson(
+            ctx,
+            () => http,
+            (reply) => reply as Record<string, unknown>,
+          ).catch(notFound),
+        () => false,
+      );
       await run.cancelChecked;
       if (run.signal.aborted) throw new CancelledError();
       const usage = responseUsage(response) ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -369,15 +469,21 @@ export class ChatExecutor {
     await this.withRetries(
       run,
       () =>
-        attemptSse(ctx, () => http, () => emitted, (event) => {
-          const native = nativeEvent(event.data, model);
-          if (native.kind === 'done') return true;
-          if (native.kind === 'error') throw new UpstreamFailure(`reported an error mid-stream: ${native.message}`, 'stream', !emitted);
-          emitted = true;
-          run.writer.chunk(native.json);
-          if (native.usage) usage = native.usage;
-          return native.terminal;
-        }).catch(notFound),
+        attemptSse(
+          ctx,
+          () => http,
+          () => emitted,
+          (event) => {
+            const native = nativeEvent(event.data, model);
+            if (native.kind === 'done') return true;
+            if (native.kind === 'error')
+              throw new UpstreamFailure(`reported an error mid-stream: ${native.message}`, 'stream', !emitted);
+            emitted = true;
+            run.writer.chunk(native.json);
+            if (native.usage) usage = native.usage;
+            return native.terminal;
+          },
+        ).catch(notFound),
       () => emitted,
     );
     const final = usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -389,8 +495,12 @@ export class ChatExecutor {
   private async runStreamed(run: JobRun): Promise<void> {
     const { job, writer } = run;
     const requests = this.upstreamRequests(run);
-    const emitter = new ChunkEmitter(completionId(job), Math.floor(job.enqueuedAt / 1000), job.request.model, job.request.include_usage, (json) =>
-      writer.chunk(json),
+    const emitter = new ChunkEmitter(
+      completionId(job),
+      Math.floor(job.enqueuedAt / 1000),
+      job.request.model,
+      job.request.include_usage,
+      (json) => writer.chunk(json),
     );
     const fanOut = requests.length > 1;
     const usages = await Promise.all(
@@ -418,8 +528,12 @@ export class ChatExecutor {
     const metrics = this.options.upstreamMetrics;
     const provider = run.provider.name;
     for (let n = 1; ; n++) {
-      const span = run.span.child('upstream attempt', { kind: 'client', attributes: { 'gateway.provider': provider, 'gateway.attempt': n } });
-      if (span.recording) span.set('server.address', new URL(run.provider.base_url ?? run.adapter.defaultBaseUrl).hostname);
+      const span = run.span.child('upstream attempt', {
+        kind: 'client',
+        attributes: { 'gateway.provider': provider, 'gateway.attempt': n },
+      });
+      if (span.recording)
+        span.set('server.address', new URL(run.provider.base_url ?? run.adapter.defaultBaseUrl).hostname);
       try {
         const result = await attempt();
         metrics?.attempt(provider, 'ok');
@@ -433,10 +547,14 @@ export class ChatExecutor {
         if (!(err instanceof UpstreamFailure)) throw err;
         const out = (await this.options.onUpstreamFailure?.(provider, err)) ?? false;
         const delay = Math.min(err.options.retryAfterMs ?? this.backoff(n), this.backoffMaxMs);
-        const canRetry = !out && err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
+        const canRetry =
+          !out && err.retryable && !emitted() && n < maxAttempts && Date.now() + delay < run.job.deadlineAt;
         if (!canRetry) throw clientErrorFor(err, provider, n);
         metrics?.retry(provider, outcome!);
-        this.options.logger.warn({ jobId: run.job.jobId, provider, attempt: n, reason: err.message }, 'retrying upstream call');
+        this.options.logger.warn(
+          { jobId: run.job.jobId, provider, attempt: n, reason: err.message },
+          'retrying upstream call',
+        );
         await sleep(delay, run.signal);
       }
     }
@@ -454,7 +572,13 @@ export class ChatExecutor {
  * the upstream's (scrubbed) message, not a provider failure.
  */
 function notFound(err: unknown): never {
-  if (err instanceof UpstreamFailure && err.kind === 'status' && err.options.status === 404 && err.options.upstreamMessage) throw new NotFoundError(err.options.upstreamMessage);
+  if (
+    err instanceof UpstreamFailure &&
+    err.kind === 'status' &&
+    err.options.status === 404 &&
+    err.options.upstreamMessage
+  )
+    throw new NotFoundError(err.options.upstreamMessage);
   throw err;
 }
 

@@ -33,7 +33,14 @@ export class ChunkEmitter {
   /** Emits one delta as choice `choice` (the caller renumbers fanned-out calls). */
   delta(choice: number, event: Omit<StreamDelta, 'kind' | 'choice'>): void {
     const { content, refusal, tool_calls: toolCalls, thinking, finish_reason: finishReason } = event;
-    if (content === undefined && refusal === undefined && toolCalls === undefined && thinking === undefined && finishReason === undefined) return;
+    if (
+      content === undefined &&
+      refusal === undefined &&
+      toolCalls === undefined &&
+      thinking === undefined &&
+      finishReason === undefined
+    )
+      return;
     const delta: ChunkDelta = {};
     if (!this.started.has(choice)) {
       this.started.add(choice);
@@ -44,7 +51,12 @@ export class ChunkEmitter {
     if (toolCalls !== undefined) delta.tool_calls = toolCalls;
     if (thinking !== undefined) delta.thinking = thinking;
     if (finishReason !== undefined) this.finished.add(choice);
-    const out: ChatCompletionChunk['choices'][number] = { index: choice, delta, finish_reason: finishReason ?? null, logprobs: event.logprobs ?? null };
+    const out: ChatCompletionChunk['choices'][number] = {
+      index: choice,
+      delta,
+      finish_reason: finishReason ?? null,
+      logprobs: event.logprobs ?? null,
+    };
     if (finishReason !== undefined && event.stop_sequence !== undefined) out.stop_sequence = event.stop_sequence;
     this.emit([out]);
   }

@@ -93,7 +93,13 @@ export class ReaderWatch {
     try {
       const keys = jobs.map(([jobId]) => jobReadersKey(this.options.prefix, jobId));
       const readers = jobs.map(([, w]) => w.readerId);
-      const read = (await this.options.redis.eval(CHECK, keys.length, ...keys, readerLivenessKey(this.options.prefix, ''), ...readers)) as number[];
+      const read = (await this.options.redis.eval(
+        CHECK,
+        keys.length,
+        ...keys,
+        readerLivenessKey(this.options.prefix, ''),
+        ...readers,
+      )) as number[];
       jobs.forEach(([jobId, w], i) => {
         if (this.watched.get(jobId) !== w) return; // finished meanwhile
         if (Number(read[i]) === 1) {

@@ -40,7 +40,11 @@ export class CancelledError extends Error {
 
 /** One non-streamed call. Throws {@link UpstreamFailure} or {@link CancelledError}. */
 export function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion> {
-  return attemptJson(ctx, () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false }), (body) => ctx.adapter.parseResponse(body));
+  return attemptJson(
+    ctx,
+    () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false }),
+    (body) => ctx.adapter.parseResponse(body),
+  );
 }
 
 /**
@@ -49,7 +53,11 @@ export function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion
  * UpstreamProtocolError is a protocol failure), failures classified and
  * scrubbed the same way.
  */
-export async function attemptJson<T>(ctx: AttemptContext, build: () => UpstreamHttpRequest, parse: (body: unknown) => T): Promise<T> {
+export async function attemptJson<T>(
+  ctx: AttemptContext,
+  build: () => UpstreamHttpRequest,
+  parse: (body: unknown) => T,
+): Promise<T> {
   const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   try {
     const res = await ctx.send(build(), timer.signal);
@@ -100,7 +108,12 @@ export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Prom
  * it is not. `emitted` tells whether anything reached the reply stream (no
  * retry from then on).
  */
-export async function attemptSse(ctx: AttemptContext, build: () => UpstreamHttpRequest, emitted: () => boolean, onEvent: (event: EventSourceMessage) => boolean): Promise<void> {
+export async function attemptSse(
+  ctx: AttemptContext,
+  build: () => UpstreamHttpRequest,
+  emitted: () => boolean,
+  onEvent: (event: EventSourceMessage) => boolean,
+): Promise<void> {
   const timer = new AttemptTimer(ctx.timeoutMs, ctx.cancel);
   let finished = false;
   try {
@@ -151,7 +164,12 @@ function classify(err: unknown, ctx: AttemptContext, timer: AttemptTimer, emitte
   return failure instanceof UpstreamFailure ? failure.scrubbed(ctx.secrets()) : failure;
 }
 
-function toFailure(err: unknown, cancel: AbortSignal, timer: AttemptTimer, emitted: boolean): UpstreamFailure | CancelledError {
+function toFailure(
+  err: unknown,
+  cancel: AbortSignal,
+  timer: AttemptTimer,
+  emitted: boolean,
+): UpstreamFailure | CancelledError {
   if (err instanceof UpstreamFailure) return err;
   if (cancel.aborted) return new CancelledError();
   if (timer.timeout) {
@@ -161,7 +179,11 @@ function toFailure(err: unknown, cancel: AbortSignal, timer: AttemptTimer, emitt
   if (err instanceof UpstreamProtocolError) return new UpstreamFailure(err.message, 'protocol', false);
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const detail = e?.code ?? e?.cause?.code ?? e?.cause?.message ?? e?.message ?? 'unknown error';
-  return new UpstreamFailure(emitted ? `connection lost mid-stream: ${detail}` : detail, emitted ? 'stream' : 'network', !emitted);
+  return new UpstreamFailure(
+    emitted ? `connection lost mid-stream: ${detail}` : detail,
+    emitted ? 'stream' : 'network',
+    !emitted,
+  );
 }
 
 /**

@@ -1,9 +1,4 @@
-import {
-  GatewayError,
-  InvalidRequestError,
-  ProviderError,
-  ProviderTimeoutError,
-} from '../errors/catalog.ts';
+import { GatewayError, InvalidRequestError, ProviderError, ProviderTimeoutError } from '../errors/catalog.ts';
 import { scrubUpstreamText } from './upstream-text.ts';
 
 /**
@@ -36,7 +31,8 @@ export class UpstreamFailure extends Error {
   /** The same failure with its message and the upstream's message passed through {@link scrubUpstreamText}. */
   scrubbed(secrets: readonly string[]): UpstreamFailure {
     const options = { ...this.options };
-    if (options.upstreamMessage !== undefined) options.upstreamMessage = scrubUpstreamText(options.upstreamMessage, secrets);
+    if (options.upstreamMessage !== undefined)
+      options.upstreamMessage = scrubUpstreamText(options.upstreamMessage, secrets);
     return new UpstreamFailure(scrubUpstreamText(this.message, secrets), this.kind, this.retryable, options);
   }
 }
@@ -77,9 +73,12 @@ export function clientErrorFor(failure: UpstreamFailure, provider: string, attem
       const status = failure.options.status ?? 0;
       if (status === 400 || status === 422) return new InvalidRequestError(`${provider} rejected the request${detail}`);
       if (status === 401 || status === 403) {
-        return new ProviderError(`${provider} rejected the gateway's credentials (HTTP ${status}); check its configured API key.`);
+        return new ProviderError(
+          `${provider} rejected the gateway's credentials (HTTP ${status}); check its configured API key.`,
+        );
       }
-      if (status === 429) return new ProviderError(`${provider} is rate limiting the gateway (HTTP 429)${tries}${detail}`);
+      if (status === 429)
+        return new ProviderError(`${provider} is rate limiting the gateway (HTTP 429)${tries}${detail}`);
       return new ProviderError(`${provider} failed with HTTP ${status}${tries}${detail}`);
     }
     case 'network':

@@ -1,4 +1,10 @@
-import { Agent as HttpAgent, request as httpRequest, type AgentOptions, type ClientRequest, type IncomingMessage } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type AgentOptions,
+  type ClientRequest,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { UpstreamHttpRequest } from '../providers/types.ts';
 import { proxyAuthorization, proxyFor, TunnelingAgent, type ProxySettings } from './upstream-proxy.ts';
@@ -34,7 +40,12 @@ export interface UpstreamClientOptions {
  * and `fetch` adds WHATWG stream and Response objects per call.
  */
 export function createUpstreamClient(options: UpstreamClientOptions = {}): { send: UpstreamSend; close(): void } {
-  const agentOptions = { keepAlive: true, maxSockets: options.maxSockets ?? 256, maxFreeSockets: options.maxFreeSockets ?? 64, scheduling: 'lifo' as const };
+  const agentOptions = {
+    keepAlive: true,
+    maxSockets: options.maxSockets ?? 256,
+    maxFreeSockets: options.maxFreeSockets ?? 64,
+    scheduling: 'lifo' as const,
+  };
   const http = new HttpAgent(agentOptions);
   const https = new HttpsAgent(agentOptions);
   const proxied = options.proxy ? proxiedRoutes(options.proxy, agentOptions) : undefined;
@@ -49,7 +60,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): { sen
       const route = proxied?.(url);
       const outgoing = route
         ? route(url, headers, (res) => resolve(wrap(res)))
-        : (secure ? httpsRequest : httpRequest)(url, { method: 'POST', agent: secure ? https : http, headers }, (res) => resolve(wrap(res)));
+        : (secure ? httpsRequest : httpRequest)(url, { method: 'POST', agent: secure ? https : http, headers }, (res) =>
+            resolve(wrap(res)),
+          );
       // Aborting destroys the request and with it the response being read. One listener,
       // removed when the exchange closes: the `signal` option's stream plumbing costs more per call.
       const onAbort = () => outgoing.destroy(abortError(signal));
@@ -69,14 +82,21 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): { sen
   };
 }
 
-type ProxiedRequest = (url: URL, headers: Record<string, string>, onResponse: (res: IncomingMessage) => void) => ClientRequest;
+type ProxiedRequest = (
+  url: URL,
+  headers: Record<string, string>,
+  onResponse: (res: IncomingMessage) => void,
+) => ClientRequest;
 
 /**
  * How each upstream origin is reached when proxies are configured (decided once
  * per origin): https through a CONNECT tunnel, http as an absolute-URL request
  * to the proxy, or directly (undefined) for NO_PROXY hosts.
  */
-function proxiedRoutes(settings: ProxySettings, agentOptions: AgentOptions): ((url: URL) => ProxiedRequest | undefined) & { close(): void } {
+function proxiedRoutes(
+  settings: ProxySettings,
+  agentOptions: AgentOptions,
+): ((url: URL) => ProxiedRequest | undefined) & { close(): void } {
   const tunnels = new Map<string, TunnelingAgent>();
   const forwarder = new HttpAgent(agentOptions);
   const routes = new Map<string, ProxiedRequest | undefined>();
@@ -88,11 +108,19 @@ function proxiedRoutes(settings: ProxySettings, agentOptions: AgentOptions): ((u
       let agent = tunnels.get(proxy.href);
       if (!agent) tunnels.set(proxy.href, (agent = new TunnelingAgent(proxy, agentOptions)));
       const tunnel = agent;
-      return (target, headers, onResponse) => httpsRequest(target, { method: 'POST', agent: tunnel, headers }, onResponse);
+      return (target, headers, onResponse) =>
+        httpsRequest(target, { method: 'POST', agent: tunnel, headers }, onResponse);
     }
     return (target, headers, onResponse) =>
       httpRequest(
-        { host: proxy.hostname, port: Number(proxy.port || 80), path: target.href, method: 'POST', agent: forwarder, headers: { ...headers, host: target.host, ...(auth ? { 'proxy-authorization': auth } : {}) } },
+        {
+          host: proxy.hostname,
+          port: Number(proxy.port || 80),
+          path: target.href,
+          method: 'POST',
+          agent: forwarder,
+          headers: { ...headers, host: target.host, ...(auth ? { 'proxy-authorization': auth } : {}) },
+        },
         onResponse,
       );
   };
@@ -125,7 +153,11 @@ function wrap(res: IncomingMessage): UpstreamResponse {
       return new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.once('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+        res.once('end', () =>
+          resolve(
+            chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'),
+          ),
+        );
         res.once('error', reject);
         // Destroyed before its end (abort, reset): never left pending.
         res.once('close', () => {

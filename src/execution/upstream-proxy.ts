@@ -45,7 +45,9 @@ function bypassed(noProxy: readonly string[], url: URL): boolean {
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return noProxy.some((entry) => {
     if (entry === '*') return true;
-    const [name = '', entryPort] = entry.startsWith('[') ? [entry.slice(1, entry.indexOf(']')), entry.split(']:')[1]] : entry.split(':');
+    const [name = '', entryPort] = entry.startsWith('[')
+      ? [entry.slice(1, entry.indexOf(']')), entry.split(']:')[1]]
+      : entry.split(':');
     if (entryPort !== undefined && entryPort !== port) return false;
     const domain = name.replace(/^\*?\./, '');
     return host === domain || host.endsWith(`.${domain}`);
@@ -84,7 +86,10 @@ export class TunnelingAgent extends HttpsAgent {
     this.proxy = proxy;
   }
 
-  override createConnection(options: ConnectionOptions & { host?: string; port?: number }, callback: (err: Error | null, socket?: Duplex) => void): undefined {
+  override createConnection(
+    options: ConnectionOptions & { host?: string; port?: number },
+    callback: (err: Error | null, socket?: Duplex) => void,
+  ): undefined {
     const target = `${options.host}:${options.port ?? 443}`;
     const socket = netConnect({ host: this.proxy.hostname, port: proxyPort(this.proxy) });
     let answer = Buffer.alloc(0);
@@ -95,7 +100,9 @@ export class TunnelingAgent extends HttpsAgent {
     socket.once('error', fail);
     socket.once('connect', () => {
       const auth = proxyAuthorization(this.proxy);
-      socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth ? `Proxy-Authorization: ${auth}\r\n` : ''}\r\n`);
+      socket.write(
+        `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth ? `Proxy-Authorization: ${auth}\r\n` : ''}\r\n`,
+      );
     });
     const onData = (chunk: Buffer) => {
       answer = Buffer.concat([answer, chunk]);
@@ -107,7 +114,8 @@ export class TunnelingAgent extends HttpsAgent {
       socket.off('data', onData);
       socket.off('error', fail);
       const status = answer.subarray(0, answer.indexOf('\r\n')).toString('latin1');
-      if (!/^HTTP\/1\.[01] 2\d\d/.test(status)) return fail(new Error(`the proxy refused the tunnel to ${target}: ${status.slice(0, 100)}`));
+      if (!/^HTTP\/1\.[01] 2\d\d/.test(status))
+        return fail(new Error(`the proxy refused the tunnel to ${target}: ${status.slice(0, 100)}`));
       // Bytes after the proxy's answer belong to the tunnel; a proxy does not send any before TLS starts.
       const host = options.host ?? '';
       const servername = options.servername ?? (isIP(host) ? undefined : host);

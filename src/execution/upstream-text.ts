@@ -30,7 +30,10 @@ const CREDENTIAL_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   ],
   [/\b(bearer|basic)\s+[\w\-.~+/]{6,}=*/gi, `$1 ${REDACTED}`],
   // Keys by their prefix: OpenAI and Anthropic `sk-`, Google `AIza`, this gateway's `gw_`, GitHub, Slack, `key-`/`key_`.
-  [/(?<![\w-])(?:sk-[\w-]{8,}|AIza[\w-]{16,}|gw_[\w-]{8,}|gh[pousr]_\w{16,}|xox[abposr]-[\w-]{8,}|key[-_][\w-]{12,})/g, REDACTED],
+  [
+    /(?<![\w-])(?:sk-[\w-]{8,}|AIza[\w-]{16,}|gw_[\w-]{8,}|gh[pousr]_\w{16,}|xox[abposr]-[\w-]{8,}|key[-_][\w-]{12,})/g,
+    REDACTED,
+  ],
   // JSON Web Tokens.
   [/\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g, REDACTED],
   // Credentials in a URL (`redis://user:password@host`): the user stays, the password goes.

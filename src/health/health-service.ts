@@ -133,7 +133,9 @@ export class HealthService {
     const [cacheStore, database, workers, waiting] = await Promise.all([
       this.cacheStore(),
       this.database(),
-      this.withTimeout(countLiveWorkers(this.options.redis, this.options.prefix, names)).catch(() => new Map<string, number>()),
+      this.withTimeout(countLiveWorkers(this.options.redis, this.options.prefix, names)).catch(
+        () => new Map<string, number>(),
+      ),
       Promise.all(names.map((name) => this.withTimeout(this.options.waitingJobs(name)).catch(() => null))),
     ]);
 
@@ -144,11 +146,18 @@ export class HealthService {
       const keyConfigured = this.keys.has(provider);
       const liveWorkers = workers.get(provider.name) ?? 0;
       const waitingJobs = waiting[i] ?? null;
-      const backlog = this.options.backlogThreshold > 0 && waitingJobs !== null && waitingJobs >= this.options.backlogThreshold;
+      const backlog =
+        this.options.backlogThreshold > 0 && waitingJobs !== null && waitingJobs >= this.options.backlogThreshold;
       const cooldownMs = cooling.get(provider.name) ?? 0;
-      const status: ProviderState = !keyConfigured || liveWorkers === 0 ? 'unavailable' : backlog || cooldownMs > 0 ? 'degraded' : 'available';
+      const status: ProviderState =
+        !keyConfigured || liveWorkers === 0 ? 'unavailable' : backlog || cooldownMs > 0 ? 'degraded' : 'available';
       providers[provider.name] = status;
-      const detail: ProviderDetail = { status, key_configured: keyConfigured, live_workers: liveWorkers, waiting_jobs: waitingJobs };
+      const detail: ProviderDetail = {
+        status,
+        key_configured: keyConfigured,
+        live_workers: liveWorkers,
+        waiting_jobs: waitingJobs,
+      };
       if (cooldownMs > 0) detail.cooldown_seconds = Math.ceil(cooldownMs / 1000);
       details[provider.name] = detail;
     });
@@ -157,9 +166,11 @@ export class HealthService {
     const states = Object.values(providers);
     const usable = states.some((s) => s !== 'unavailable');
     const status: OverallState =
-      cacheStore === 'disconnected' || configError !== undefined || !usable ? 'unhealthy'
-      : database === 'disconnected' || states.some((s) => s !== 'available') ? 'degraded'
-      : 'healthy';
+      cacheStore === 'disconnected' || configError !== undefined || !usable
+        ? 'unhealthy'
+        : database === 'disconnected' || states.some((s) => s !== 'available')
+          ? 'degraded'
+          : 'healthy';
 
     return {
       status,

@@ -98,12 +98,18 @@ export class WorkerHeartbeat {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.options.redis.off('ready', this.onReconnect);
-    await Promise.allSettled(providers.map((p) => this.options.redis.zrem(workersKey(this.options.prefix, p), this.options.workerId)));
+    await Promise.allSettled(
+      providers.map((p) => this.options.redis.zrem(workersKey(this.options.prefix, p), this.options.workerId)),
+    );
   }
 }
 
 /** The API side: how many workers are live per provider. */
-export async function countLiveWorkers(redis: Redis, prefix: string, providers: readonly string[]): Promise<Map<string, number>> {
+export async function countLiveWorkers(
+  redis: Redis,
+  prefix: string,
+  providers: readonly string[],
+): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   if (providers.length === 0) return counts;
   const keys = providers.map((p) => workersKey(prefix, p));

@@ -1,4 +1,11 @@
-import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server, type ServerOptions } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  ServerResponse,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from 'node:http';
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import { clientErrorListener } from './client-error.ts';
 import { directListener, type DirectRoute } from './direct-routes.ts';
@@ -70,7 +77,11 @@ export function createApp(options: AppOptions): GatewayHttp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  const identify = [requestId(), ...(options.observers ?? []), authenticate(options.authenticator, options.publicPaths, options.failedAuth)];
+  const identify = [
+    requestId(),
+    ...(options.observers ?? []),
+    authenticate(options.authenticator, options.publicPaths, options.failedAuth),
+  ];
   const prepare = [...(options.guards ?? []), jsonBody({ limit: options.maxBodyBytes })];
   const notFound = notFoundHandler();
   const doors = options.doors ?? [];
@@ -85,10 +96,19 @@ export function createApp(options: AppOptions): GatewayHttp {
   for (const router of options.routers) app.use(router);
   app.use(notFound);
   app.use(onError);
-  const listener = directListener(app, options.directRoutes ?? [], { before: [...identify, ...prepare], after: notFound, onError });
+  const listener = directListener(app, options.directRoutes ?? [], {
+    before: [...identify, ...prepare],
+    after: notFound,
+    onError,
+  });
   const serverOptions = appMessageClasses(app);
   const onClientError = clientErrorListener(options.logger);
-  return { app, listener, serverOptions, createServer: () => createServer(serverOptions, listener).on('clientError', onClientError) };
+  return {
+    app,
+    listener,
+    serverOptions,
+    createServer: () => createServer(serverOptions, listener).on('clientError', onClientError),
+  };
 }
 
 /**
@@ -106,5 +126,8 @@ function appMessageClasses(app: Express): ServerOptions {
     ServerResponse.apply(this, args);
   }
   AppResponse.prototype = app.response;
-  return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
+  return {
+    IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
+    ServerResponse: AppResponse as unknown as typeof ServerResponse,
+  };
 }

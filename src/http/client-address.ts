@@ -22,7 +22,9 @@ export function clientAddress(req: Request, trustedProxies: number): string {
   let address = peer;
   if (trustedProxies > 0) {
     const forwarded = req.headers['x-forwarded-for'];
-    const hops = (typeof forwarded === 'string' ? forwarded.split(',') : []).map((hop) => hop.trim()).filter((hop) => hop !== '');
+    const hops = (typeof forwarded === 'string' ? forwarded.split(',') : [])
+      .map((hop) => hop.trim())
+      .filter((hop) => hop !== '');
     hops.push(peer);
     address = hops[Math.max(0, hops.length - 1 - trustedProxies)] ?? peer;
   }
@@ -37,7 +39,10 @@ export function addressGroup(address: string): string {
   const [head = '', tail] = plain.split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
   return `${groups
     .slice(0, 4)
     .map((group) => Number.parseInt(group, 16).toString(16))

@@ -20,7 +20,9 @@ function errorFor(code: string | undefined): GatewayError {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new RequestTimeoutError();
     default:
-      return new InvalidRequestError('The request is not valid HTTP/1.1 (malformed request line, headers or body framing).');
+      return new InvalidRequestError(
+        'The request is not valid HTTP/1.1 (malformed request line, headers or body framing).',
+      );
   }
 }
 
@@ -56,7 +58,8 @@ export function clientErrorListener(logger?: Logger) {
     const answer = (): void => {
       const inFlight = responseOn(socket);
       // A request whose own body broke the parser never completes: its response, not begun, is replaced by this one.
-      const ownBody = inFlight !== null && inFlight !== undefined && !inFlight.headersSent && inFlight.req?.complete === false;
+      const ownBody =
+        inFlight !== null && inFlight !== undefined && !inFlight.headersSent && inFlight.req?.complete === false;
       if (inFlight && !ownBody) {
         // Node hands the socket to the next pipelined response on 'finish'; look again after that.
         inFlight.once('finish', () => setImmediate(answer));

@@ -32,7 +32,9 @@ export interface DirectChain {
  * up as `app.handle` does, so they behave the same on either path.
  */
 export function directListener(app: Express, routes: readonly DirectRoute[], chain: DirectChain): RequestListener {
-  const byKey = new Map(routes.map((route) => [`${route.method} ${route.path}`, [...chain.before, route.handler, chain.after]]));
+  const byKey = new Map(
+    routes.map((route) => [`${route.method} ${route.path}`, [...chain.before, route.handler, chain.after]]),
+  );
   return (req: IncomingMessage, res: ServerResponse) => {
     const handlers = byKey.size > 0 ? byKey.get(`${req.method} ${req.url}`) : undefined;
     if (!handlers) return app(req, res);
@@ -40,10 +42,20 @@ export function directListener(app: Express, routes: readonly DirectRoute[], cha
   };
 }
 
-function run(app: Express, rawReq: IncomingMessage, rawRes: ServerResponse, handlers: readonly RequestHandler[], onError: ErrorRequestHandler): void {
+function run(
+  app: Express,
+  rawReq: IncomingMessage,
+  rawRes: ServerResponse,
+  handlers: readonly RequestHandler[],
+  onError: ErrorRequestHandler,
+): void {
   // Already so when the server was created with the app's message classes.
-  const req = (Object.getPrototypeOf(rawReq) === app.request ? rawReq : Object.setPrototypeOf(rawReq, app.request)) as Request;
-  const res = (Object.getPrototypeOf(rawRes) === app.response ? rawRes : Object.setPrototypeOf(rawRes, app.response)) as Response;
+  const req = (
+    Object.getPrototypeOf(rawReq) === app.request ? rawReq : Object.setPrototypeOf(rawReq, app.request)
+  ) as Request;
+  const res = (
+    Object.getPrototypeOf(rawRes) === app.response ? rawRes : Object.setPrototypeOf(rawRes, app.response)
+  ) as Response;
   req.res = res;
   res.req = req;
   res.locals = Object.create(null) as Response['locals'];
@@ -72,7 +84,8 @@ function run(app: Express, rawReq: IncomingMessage, rawRes: ServerResponse, hand
     if (!handler) return;
     try {
       const ret: unknown = handler(req, res, next);
-      if (ret instanceof Promise) ret.then(undefined, (rejected: unknown) => fail(rejected ?? new Error('Rejected promise')));
+      if (ret instanceof Promise)
+        ret.then(undefined, (rejected: unknown) => fail(rejected ?? new Error('Rejected promise')));
     } catch (thrown) {
       fail(thrown);
     }

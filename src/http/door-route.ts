@@ -42,7 +42,11 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
       context,
       request,
       principal,
-      hints: { fallbacks: req.headers[FALLBACKS_HEADER], cacheControl: req.headers['cache-control'], semantic: req.headers[SEMANTIC_CACHE_HEADER] },
+      hints: {
+        fallbacks: req.headers[FALLBACKS_HEADER],
+        cacheControl: req.headers['cache-control'],
+        semantic: req.headers[SEMANTIC_CACHE_HEADER],
+      },
       gate: settleRateLimit(res),
       signal: abortOnClose(res),
       priority: priorityFor(request.service_tier),

@@ -45,7 +45,10 @@ export function toGatewayError(err: unknown, maxBodyBytes: number): GatewayError
     return new ServiceUnavailableError('The gateway cannot reach its Redis store; try again shortly.', { cause: err });
   }
   if (isRedisFull(err)) {
-    return new ServiceUnavailableError("The gateway's Redis store is full (maxmemory); it keeps what it holds and takes no new work until memory is freed.", { cause: err });
+    return new ServiceUnavailableError(
+      "The gateway's Redis store is full (maxmemory); it keeps what it holds and takes no new work until memory is freed.",
+      { cause: err },
+    );
   }
   return new InternalError(undefined, { cause: err });
 }
@@ -61,7 +64,9 @@ export function bodyReadError(err: unknown, maxBodyBytes: number): GatewayError 
   const e = err as BodyParserError;
   const encoding = typeof e?.code === 'string' && (e.code.startsWith('Z_') || e.code.startsWith('ERR__ERROR'));
   return new InvalidRequestError(
-    encoding ? 'The request body could not be decompressed; check its Content-Encoding.' : 'The request body could not be read.',
+    encoding
+      ? 'The request body could not be decompressed; check its Content-Encoding.'
+      : 'The request body could not be read.',
   );
 }
 

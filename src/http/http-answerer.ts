@@ -57,7 +57,8 @@ export class HttpAnswerer implements Answerer {
     }
     startSse(res, headers);
     let frames = '';
-    for (const chunk of completionChunks(parsed, exchange.request.include_usage)) frames += codec.chunk(JSON.stringify(chunk));
+    for (const chunk of completionChunks(parsed, exchange.request.include_usage))
+      frames += codec.chunk(JSON.stringify(chunk));
     writeSse(res, frames);
     endSse(res, codec.end());
   }
@@ -65,14 +66,17 @@ export class HttpAnswerer implements Answerer {
   async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
     const { lookup } = exchange;
     const cancel = () => {
-      (lookup ? lookup.mayCancel() : Promise.resolve(true)).then((ok) => (ok ? this.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined)).catch(() => {});
+      (lookup ? lookup.mayCancel() : Promise.resolve(true))
+        .then((ok) => (ok ? this.dispatcher.cancel(dispatch.jobId, dispatch.provider.name) : undefined))
+        .catch(() => {});
     };
     try {
       if (exchange.request.stream) await this.streamed(exchange, dispatch, cancel);
       else await this.once(exchange, dispatch);
     } catch (err) {
       if (err instanceof StreamAbortedError || err instanceof StreamDeadlineError) cancel();
-      if (err instanceof StreamDeadlineError) throw new ProviderTimeoutError(`${dispatch.provider.name} did not answer within the gateway's deadline.`);
+      if (err instanceof StreamDeadlineError)
+        throw new ProviderTimeoutError(`${dispatch.provider.name} did not answer within the gateway's deadline.`);
       throw err;
     }
   }
@@ -83,7 +87,9 @@ export class HttpAnswerer implements Answerer {
       noteReplyEntry(exchange.context, entry);
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
-        sendJsonText(this.res, 200, this.codec.completion(filter ? await filter.completionAsync(entry.d) : entry.d), { 'Server-Timing': timingOf(exchange, entry) });
+        sendJsonText(this.res, 200, this.codec.completion(filter ? await filter.completionAsync(entry.d) : entry.d), {
+          'Server-Timing': timingOf(exchange, entry),
+        });
         return;
       }
     }
@@ -116,7 +122,10 @@ export class HttpAnswerer implements Answerer {
       }
     } catch (err) {
       if (!started || err instanceof StreamAbortedError) throw err;
-      const failure = err instanceof StreamDeadlineError ? new ProviderTimeoutError(`${dispatch.provider.name} stopped sending tokens.`) : toGatewayError(err, this.maxBodyBytes);
+      const failure =
+        err instanceof StreamDeadlineError
+          ? new ProviderTimeoutError(`${dispatch.provider.name} stopped sending tokens.`)
+          : toGatewayError(err, this.maxBodyBytes);
       if (err instanceof StreamDeadlineError) cancel();
       endSse(res, codec.fail(failure, context.requestId), failure);
     }

@@ -41,7 +41,13 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     const declared = req.headers['content-length'];
     const type = req.headers['content-type'];
     const encoding = req.headers['content-encoding'];
-    if (declared === undefined || type === undefined || !PLAIN_JSON.test(type) || (encoding !== undefined && encoding.toLowerCase() !== 'identity') || req.readableEnded) {
+    if (
+      declared === undefined ||
+      type === undefined ||
+      !PLAIN_JSON.test(type) ||
+      (encoding !== undefined && encoding.toLowerCase() !== 'identity') ||
+      req.readableEnded
+    ) {
       general(req, res, done);
       return;
     }
@@ -60,7 +66,12 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
 }
 
 /** Reads exactly `length` bytes as UTF-8; more than `limit`, fewer or more than declared, or an abort is an error. */
-function readBody(req: IncomingMessage, length: number, limit: number, callback: (err: BodyError | undefined, text?: string) => void): void {
+function readBody(
+  req: IncomingMessage,
+  length: number,
+  limit: number,
+  callback: (err: BodyError | undefined, text?: string) => void,
+): void {
   const chunks: Buffer[] = [];
   let received = 0;
   let finished = false;

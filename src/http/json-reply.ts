@@ -7,6 +7,10 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
  * reply already serialized does not need.
  */
 export function sendJsonText(res: ServerResponse, status: number, body: string, headers?: OutgoingHttpHeaders): void {
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }

@@ -15,9 +15,12 @@ export interface MultipartForm {
  * the limit, 400 for anything that is not such a body.
  */
 export async function readMultipart(req: IncomingMessage, limit: number): Promise<MultipartForm> {
-  const boundary = /^multipart\/form-data\s*;.*?boundary=(?:"([^"]+)"|([^\s;]+))/i.exec(req.headers['content-type'] ?? '');
+  const boundary = /^multipart\/form-data\s*;.*?boundary=(?:"([^"]+)"|([^\s;]+))/i.exec(
+    req.headers['content-type'] ?? '',
+  );
   const marker = boundary?.[1] ?? boundary?.[2];
-  if (!marker) throw new InvalidRequestError('Upload the file as multipart/form-data with a "file" part and a "purpose" field.');
+  if (!marker)
+    throw new InvalidRequestError('Upload the file as multipart/form-data with a "file" part and a "purpose" field.');
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new RequestTooLargeError(limit);
   // With a declared length the body is copied into one buffer as it comes: no second copy to join the pieces.
@@ -46,7 +49,8 @@ function parseParts(body: Buffer, marker: string): MultipartForm {
     if (body.subarray(at, at + 2).toString() === '--') return form;
     const headersEnd = body.indexOf('\r\n\r\n', at);
     const next = body.indexOf(Buffer.from(`\r\n--${marker}`), at);
-    if (headersEnd < 0 || next < 0 || headersEnd > next) throw new InvalidRequestError('The multipart body is malformed or cut short.');
+    if (headersEnd < 0 || next < 0 || headersEnd > next)
+      throw new InvalidRequestError('The multipart body is malformed or cut short.');
     const headers = body.subarray(at, headersEnd).toString('utf8');
     const disposition = /content-disposition:\s*form-data([^\r\n]*)/i.exec(headers)?.[1] ?? '';
     const name = /;\s*name="([^"]*)"/i.exec(disposition)?.[1];

@@ -42,7 +42,11 @@ function fromPlain(err: unknown, scrub: (text: string) => string): LoggedError {
   if (err && typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string') {
     const plain = err as { type?: unknown; name?: unknown; message: string; stack?: unknown };
     const type = typeof plain.type === 'string' ? plain.type : typeof plain.name === 'string' ? plain.name : 'Error';
-    return { type, message: scrub(plain.message), ...(typeof plain.stack === 'string' ? { stack: scrub(plain.stack) } : {}) };
+    return {
+      type,
+      message: scrub(plain.message),
+      ...(typeof plain.stack === 'string' ? { stack: scrub(plain.stack) } : {}),
+    };
   }
   return { type: typeof err === 'string' ? 'Error' : typeof err, message: scrub(String(err)) };
 }

@@ -60,7 +60,8 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> & Partial<Pick<Settings, 'API_KEYS' | 'ADMIN_API_KEYS' | 'REDIS_PASSWORD'>>;
+type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> &
+  Partial<Pick<Settings, 'API_KEYS' | 'ADMIN_API_KEYS' | 'REDIS_PASSWORD'>>;
 
 /**
  * The process logger: JSON lines by default, readable text with
@@ -71,7 +72,11 @@ type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> & Par
  * process's secrets (log-error.ts).
  */
 export function createLogger(settings: LoggerSettings, name: string, options: LoggerOptions = {}): Logger {
-  const given = [...(settings.API_KEYS ?? []), ...(settings.ADMIN_API_KEYS ?? []), ...(settings.REDIS_PASSWORD ? [settings.REDIS_PASSWORD] : [])];
+  const given = [
+    ...(settings.API_KEYS ?? []),
+    ...(settings.ADMIN_API_KEYS ?? []),
+    ...(settings.REDIS_PASSWORD ? [settings.REDIS_PASSWORD] : []),
+  ];
   const traceIds = options.traceIds;
   const config = {
     name,
@@ -83,7 +88,13 @@ export function createLogger(settings: LoggerSettings, name: string, options: Lo
     ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
   };
   if (settings.LOG_FORMAT === 'text') {
-    return pino({ ...config, transport: { target: 'pino-pretty', options: { colorize: false, translateTime: 'SYS:standard', singleLine: true, ignore: '' } } });
+    return pino({
+      ...config,
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: false, translateTime: 'SYS:standard', singleLine: true, ignore: '' },
+      },
+    });
   }
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -192,7 +192,6 @@ export class GatewayMetrics {
       });
     }
 
-
     this.modelRequests = new Counter({
       name: 'gateway_model_requests_total',
       help: 'Chat requests by model (one of config.yaml, or other) and status code.',
@@ -234,7 +233,13 @@ export class GatewayMetrics {
   }
 
   /** Counts a call's tokens; `details` are the token types inside the two totals (omitted: none reported). */
-  tokens(provider: string, model: string, promptTokens: number, completionTokens: number, details?: TokenDetails): void {
+  tokens(
+    provider: string,
+    model: string,
+    promptTokens: number,
+    completionTokens: number,
+    details?: TokenDetails,
+  ): void {
     if (promptTokens > 0) this.tokensUsed.inc({ provider, model, type: 'prompt' }, promptTokens);
     if (completionTokens > 0) this.tokensUsed.inc({ provider, model, type: 'completion' }, completionTokens);
     if (!details) return;

@@ -50,7 +50,12 @@ export function observeRequests(options: RequestObserverOptions) {
 }
 
 function recordMetrics(metrics: GatewayMetrics, summary: RequestSummary): void {
-  metrics.observeRequest({ method: summary.method, endpoint: summary.endpoint, status: summary.status, seconds: summary.durationMs / 1000 });
+  metrics.observeRequest({
+    method: summary.method,
+    endpoint: summary.endpoint,
+    status: summary.status,
+    seconds: summary.durationMs / 1000,
+  });
   if (summary.model) metrics.modelRequest(summary.model, summary.status);
   // gateway_cache_hits_total is counted by the cache itself (its onLookup callback, wired in api-root).
   const reply = summary.reply;
@@ -59,7 +64,11 @@ function recordMetrics(metrics: GatewayMetrics, summary: RequestSummary): void {
   if (!reply.coalesced && reply.queueMs !== undefined) metrics.queueWaitSeconds(summary.provider, reply.queueMs / 1000);
   if (reply.firstTokenMs !== undefined) metrics.timeToFirstTokenSeconds(summary.provider, reply.firstTokenMs / 1000);
   if (!reply.coalesced && summary.model && (reply.promptTokens !== undefined || reply.completionTokens !== undefined)) {
-    const details = { cachedRead: reply.cachedReadTokens ?? 0, cacheWrite: reply.cacheWriteTokens ?? 0, reasoning: reply.reasoningTokens ?? 0 };
+    const details = {
+      cachedRead: reply.cachedReadTokens ?? 0,
+      cacheWrite: reply.cacheWriteTokens ?? 0,
+      reasoning: reply.reasoningTokens ?? 0,
+    };
     metrics.tokens(summary.provider, summary.model, reply.promptTokens ?? 0, reply.completionTokens ?? 0, details);
   }
 }
@@ -74,11 +83,23 @@ function recordSavings(stats: StatsStore, prices: PriceTable, summary: RequestSu
   const model = summary.model;
   if (model === undefined) return;
   if (summary.cacheHitUsage) {
-    stats.recordSavings({ gatewayCacheNanoUsd: costNanoUsd(prices, model, countsOf(summary.cacheHitUsage)), gatewayCacheTokens: summary.cacheHitUsage.total_tokens });
+    stats.recordSavings({
+      gatewayCacheNanoUsd: costNanoUsd(prices, model, countsOf(summary.cacheHitUsage)),
+      gatewayCacheTokens: summary.cacheHitUsage.total_tokens,
+    });
     return;
   }
   const reply = summary.reply;
-  if (!reply || reply.coalesced || (reply.cachedReadTokens === undefined && reply.cacheWriteTokens === undefined)) return;
-  const counts = pricedCounts({ ...reply, promptTokens: reply.promptTokens ?? 0, completionTokens: reply.completionTokens ?? 0 });
-  stats.recordSavings({ promptCacheNanoUsd: promptCacheSavingNanoUsd(prices, model, counts), promptCacheReadTokens: counts.cachedRead ?? 0, promptCacheWriteTokens: counts.cacheWrite ?? 0 });
+  if (!reply || reply.coalesced || (reply.cachedReadTokens === undefined && reply.cacheWriteTokens === undefined))
+    return;
+  const counts = pricedCounts({
+    ...reply,
+    promptTokens: reply.promptTokens ?? 0,
+    completionTokens: reply.completionTokens ?? 0,
+  });
+  stats.recordSavings({
+    promptCacheNanoUsd: promptCacheSavingNanoUsd(prices, model, counts),
+    promptCacheReadTokens: counts.cachedRead ?? 0,
+    promptCacheWriteTokens: counts.cacheWrite ?? 0,
+  });
 }

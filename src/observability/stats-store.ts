@@ -192,7 +192,10 @@ export class StatsStore {
       rate_limit_stats: {
         requests_throttled: Math.trunc(rateLimit.requests_throttled),
         // Masked again defensively: whatever a source holds, a full key never leaves through /stats.
-        top_users: rateLimit.top_users.slice(0, this.topUsers).map((u) => ({ api_key: u.api_key.length > 16 ? maskApiKey(u.api_key) : u.api_key, requests: Math.trunc(u.requests) })),
+        top_users: rateLimit.top_users.slice(0, this.topUsers).map((u) => ({
+          api_key: u.api_key.length > 16 ? maskApiKey(u.api_key) : u.api_key,
+          requests: Math.trunc(u.requests),
+        })),
       },
     };
   }

@@ -8,7 +8,15 @@ import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
  * failed mid-stream or ended it early); `protocol_error` (a reply that does
  * not parse); `cancelled` (the client went away).
  */
-export type AttemptOutcome = 'ok' | 'retryable_status' | 'status' | 'timeout' | 'connection_error' | 'stream_error' | 'protocol_error' | 'cancelled';
+export type AttemptOutcome =
+  | 'ok'
+  | 'retryable_status'
+  | 'status'
+  | 'timeout'
+  | 'connection_error'
+  | 'stream_error'
+  | 'protocol_error'
+  | 'cancelled';
 
 /**
  * The worker's metrics, on a registry of its own: every upstream attempt by

@@ -19,7 +19,9 @@ export function serveWorkerMetrics(registry: Registry, options: { port: number; 
     );
   });
   return new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(new Error(`cannot serve metrics on WORKER_METRICS_PORT ${options.port}: ${err.message}`)));
+    server.once('error', (err) =>
+      reject(new Error(`cannot serve metrics on WORKER_METRICS_PORT ${options.port}: ${err.message}`)),
+    );
     server.listen(options.port, options.host, () => resolve(server));
   });
 }

@@ -65,7 +65,9 @@ export class ChatPipeline {
 
 /** The relay in a span: from the job on the queue to the reply's last byte. */
 async function relayed(exchange: Exchange, relay: Promise<void>): Promise<void> {
-  const span = exchange.context.span.child('stream relay', { attributes: { 'gateway.streamed': exchange.request.stream } });
+  const span = exchange.context.span.child('stream relay', {
+    attributes: { 'gateway.streamed': exchange.request.stream },
+  });
   try {
     await relay;
   } catch (err) {

@@ -39,7 +39,12 @@ export interface Miss {
  * queue is taken in the same round trip as the claim, so a full queue or a
  * provider without workers costs no extra wait; a follower gives its place back.
  */
-export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequest, provider: ProviderConfig, miss: Miss): Promise<Dispatch> {
+export async function dispatchMiss(
+  dispatcher: ChatDispatcher,
+  request: ChatRequest,
+  provider: ProviderConfig,
+  miss: Miss,
+): Promise<Dispatch> {
   const { lookup, signal } = miss;
   const jobId = miss.jobId ?? dispatcher.newJobId();
   const reserving = dispatcher.reserve(provider, miss.admission, {
@@ -53,7 +58,10 @@ export async function dispatchMiss(dispatcher: ChatDispatcher, request: ChatRequ
   const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
   const span = miss.span ?? NOOP_SPAN;
   if (claim?.role === 'follower') {
-    reserving.then((place) => dispatcher.releasePlace(place), () => {});
+    reserving.then(
+      (place) => dispatcher.releasePlace(place),
+      () => {},
+    );
     span.set('gateway.coalesced', true);
     return dispatcher.follow(claim.jobId, provider, signal);
   }

@@ -59,7 +59,8 @@ export function openContext(res: HasLocals, requestId: string): RequestContext {
 /** An HTTP request's context. A response that never met the request-id middleware is a wiring bug, not an anonymous request. */
 export function contextOf(res: HasLocals): RequestContext {
   const context = res.locals.ctx as RequestContext | undefined;
-  if (!context) throw new Error('contextOf: this response has no request context (the request-id middleware did not run)');
+  if (!context)
+    throw new Error('contextOf: this response has no request context (the request-id middleware did not run)');
   return context;
 }
 

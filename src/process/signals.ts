@@ -10,7 +10,11 @@ export interface ReloadTarget {
  * (once), SIGHUP reloads config.yaml and ENV_FILE here and, through the
  * reloader's broadcast, in every API and worker process.
  */
-export function handleSignals(options: { stop: (signal: string) => Promise<void>; reloader: ReloadTarget; logger: Logger }): void {
+export function handleSignals(options: {
+  stop: (signal: string) => Promise<void>;
+  reloader: ReloadTarget;
+  logger: Logger;
+}): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,4 +1,12 @@
-import type { CacheControl, ChatMessage, ContentPart, DocumentPart, TextPart, ThinkingBlock, ToolCall } from '../chat/types.ts';
+import type {
+  CacheControl,
+  ChatMessage,
+  ContentPart,
+  DocumentPart,
+  TextPart,
+  ThinkingBlock,
+  ToolCall,
+} from '../chat/types.ts';
 
 /**
  * Reshapes an OpenAI-style message list for upstreams that take system
@@ -67,13 +75,19 @@ function imageSourceOf(url: string): ImageSource {
 }
 
 function textPart(part: TextPart): TurnPart {
-  return part.cache_control ? { kind: 'text', text: part.text, cacheControl: part.cache_control } : { kind: 'text', text: part.text };
+  return part.cache_control
+    ? { kind: 'text', text: part.text, cacheControl: part.cache_control }
+    : { kind: 'text', text: part.text };
 }
 
 /** An OpenAI `file` part (a PDF as a `data:` URL, as the request schemas accept it) as the canonical document. */
 function documentOfFile(file: { file_data: string; filename?: string }): DocumentPart {
   const data = (/^data:[a-z]+\/[a-z0-9.+-]+;base64,(.*)$/s.exec(file.file_data)?.[1] ?? '').replace(/\s+/g, '');
-  return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data }, ...(file.filename !== undefined ? { title: file.filename } : {}) };
+  return {
+    type: 'document',
+    source: { type: 'base64', media_type: 'application/pdf', data },
+    ...(file.filename !== undefined ? { title: file.filename } : {}),
+  };
 }
 
 function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
@@ -98,7 +112,13 @@ function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
 function append(turn: Turn, parts: readonly TurnPart[]): void {
   for (const part of parts) {
     const last = turn.parts.at(-1);
-    if (part.kind === 'text' && last?.kind === 'text' && last.cacheControl === undefined && part.cacheControl === undefined) last.text += MERGE_SEPARATOR + part.text;
+    if (
+      part.kind === 'text' &&
+      last?.kind === 'text' &&
+      last.cacheControl === undefined &&
+      part.cacheControl === undefined
+    )
+      last.text += MERGE_SEPARATOR + part.text;
     else turn.parts.push(part.kind === 'text' ? { ...part } : part);
   }
 }
@@ -109,7 +129,8 @@ function appendSystem(blocks: SystemBlock[], content: string | TextPart[]): void
   for (const part of texts) {
     if (part.text.trim() === '') continue;
     const last = blocks.at(-1);
-    if (last !== undefined && last.cacheControl === undefined && part.cache_control === undefined) last.text += MERGE_SEPARATOR + part.text;
+    if (last !== undefined && last.cacheControl === undefined && part.cache_control === undefined)
+      last.text += MERGE_SEPARATOR + part.text;
     else blocks.push(part.cache_control ? { text: part.text, cacheControl: part.cache_control } : { text: part.text });
   }
 }
@@ -132,7 +153,12 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
       case 'system':
       case 'developer':
         // A mark on the whole message (the Messages door's system blocks) marks its one text.
-        appendSystem(systemBlocks, message.cache_control && typeof message.content === 'string' ? [{ type: 'text', text: message.content, cache_control: message.cache_control }] : message.content);
+        appendSystem(
+          systemBlocks,
+          message.cache_control && typeof message.content === 'string'
+            ? [{ type: 'text', text: message.content, cache_control: message.cache_control }]
+            : message.content,
+        );
         continue;
       case 'user':
         role = 'user';
@@ -142,7 +168,9 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         role = 'assistant';
         // Reasoning comes before the text and calls it led to.
         // An unsigned block (an OpenAI-compatible server's reasoning) is one no upstream can check: left out.
-        parts = (message.thinking ?? []).filter((block) => block.type !== 'thinking' || block.signature !== '').map((block): TurnPart => ({ kind: 'thinking', block }));
+        parts = (message.thinking ?? [])
+          .filter((block) => block.type !== 'thinking' || block.signature !== '')
+          .map((block): TurnPart => ({ kind: 'thinking', block }));
         parts.push(...partsOfContent(message.content));
         for (const call of message.tool_calls ?? []) {
           callNames.set(call.id, call.function.name);
@@ -151,8 +179,16 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         break;
       case 'tool':
         role = 'user';
-        parts = [{ kind: 'tool_result', toolCallId: message.tool_call_id, name: callNames.get(message.tool_call_id), content: message.content }];
-        if (message.is_error === true) parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
+        parts = [
+          {
+            kind: 'tool_result',
+            toolCallId: message.tool_call_id,
+            name: callNames.get(message.tool_call_id),
+            content: message.content,
+          },
+        ];
+        if (message.is_error === true)
+          parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
         break;
     }
     if (parts.length === 0) continue;
@@ -164,7 +200,8 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
       turns.push(turn);
     }
   }
-  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', parts: [{ kind: 'text', text: LEADING_USER_PLACEHOLDER }] });
+  if (turns[0]?.role === 'assistant')
+    turns.unshift({ role: 'user', parts: [{ kind: 'text', text: LEADING_USER_PLACEHOLDER }] });
   const system = systemBlocks.length > 0 ? systemBlocks.map((block) => block.text).join(MERGE_SEPARATOR) : undefined;
   return { system, systemBlocks, turns };
 }

@@ -219,10 +219,16 @@ export class ChatDispatcher {
     const config = this.options.config();
     const provider = config.embeddingIndex.get(model);
     if (!provider) {
-      if (config.modelIndex.has(model)) throw new InvalidRequestError(`'${model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`);
+      if (config.modelIndex.has(model))
+        throw new InvalidRequestError(
+          `'${model}' is a chat model; /v1/embeddings serves the embedding models of this gateway (embedding_models in config.yaml).`,
+        );
       throw new ModelNotFoundError(model);
     }
-    if (!servesEmbeddings(provider.format)) throw new InvalidRequestError(`'${model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`);
+    if (!servesEmbeddings(provider.format))
+      throw new InvalidRequestError(
+        `'${model}' is served by ${provider.name}, an ${provider.format}-format provider, which has no embeddings API.`,
+      );
     this.keys.require(provider);
     return provider;
   }
@@ -237,7 +243,13 @@ export class ChatDispatcher {
   async reserve(provider: ProviderConfig, _admission: Admission, options: ReserveOptions = {}): Promise<QueuePlace> {
     if (options.requireWorker !== false) await this.options.workers.requireLiveWorker(provider.name);
     const tier = options.background ? 'background' : 'interactive';
-    return this.options.places.take(provider.name, options.jobId ?? this.newJobId(), provider.max_queue_depth, options.waitMs ?? provider.queue_timeout_ms, tier);
+    return this.options.places.take(
+      provider.name,
+      options.jobId ?? this.newJobId(),
+      provider.max_queue_depth,
+      options.waitMs ?? provider.queue_timeout_ms,
+      tier,
+    );
   }
 
   /** Gives back a place that will not be used (its request follows another's job instead). */
@@ -251,15 +263,33 @@ export class ChatDispatcher {
    * taken back off the queue and its stream ends with `provider_timeout`,
    * even when this request's client has left but coalesced ones still read it.
    */
-  async dispatch(request: ChatRequest, provider: ProviderConfig, place: QueuePlace, context: DispatchContext): Promise<Dispatch> {
+  async dispatch(
+    request: ChatRequest,
+    provider: ProviderConfig,
+    place: QueuePlace,
+    context: DispatchContext,
+  ): Promise<Dispatch> {
     const jobId = place.jobId;
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
     const startBy = enqueuedAt + (context.waitMs ?? provider.queue_timeout_ms);
     const deadlineAt = startBy + provider.timeout_ms;
     // An embeddings or native Responses job's texts are in its own field; its request only names the model, so they are not sent twice.
-    const sent = context.embeddings || context.responses ? { model: request.model, messages: [], n: 1, stream: request.stream, include_usage: false } : request;
-    const job: ChatJobData = { v: 1, jobId, requestId: context.requestId, provider: provider.name, request: sent, streamKey, enqueuedAt, startBy, deadlineAt };
+    const sent =
+      context.embeddings || context.responses
+        ? { model: request.model, messages: [], n: 1, stream: request.stream, include_usage: false }
+        : request;
+    const job: ChatJobData = {
+      v: 1,
+      jobId,
+      requestId: context.requestId,
+      provider: provider.name,
+      request: sent,
+      streamKey,
+      enqueuedAt,
+      startBy,
+      deadlineAt,
+    };
     if (context.trace) job.trace = context.trace;
     if (context.record) job.record = context.record;
     if (context.embeddings) job.embeddings = context.embeddings;
@@ -272,9 +302,19 @@ export class ChatDispatcher {
     }
     await this.enqueue(job, place, context.priority);
     // One timer per job, cleared by its first reply entry: taking a job back costs nothing unless it is still waiting.
-    const takeBack = setTimeout(() => void this.takeBack(provider.name, jobId, streamKey), Math.max(0, startBy - Date.now()));
+    const takeBack = setTimeout(
+      () => void this.takeBack(provider.name, jobId, streamKey),
+      Math.max(0, startBy - Date.now()),
+    );
     takeBack.unref();
-    const entries = this.readReply(streamKey, deadlineAt, provider, context.signal, context.otherReaders ?? (() => Promise.resolve(0)), () => clearTimeout(takeBack));
+    const entries = this.readReply(
+      streamKey,
+      deadlineAt,
+      provider,
+      context.signal,
+      context.otherReaders ?? (() => Promise.resolve(0)),
+      () => clearTimeout(takeBack),
+    );
     return { jobId, provider, enqueuedAt, entries };
   }
 
@@ -287,7 +327,18 @@ export class ChatDispatcher {
   follow(jobId: string, provider: ProviderConfig, signal: AbortSignal): Dispatch {
     const enqueuedAt = Date.now();
     const streamKey = responseStreamKey(this.options.prefix, jobId);
-    return { jobId, provider, enqueuedAt, entries: this.readReply(streamKey, enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms, provider, signal, FOLLOWER) };
+    return {
+      jobId,
+      provider,
+      enqueuedAt,
+      entries: this.readReply(
+        streamKey,
+        enqueuedAt + provider.queue_timeout_ms + provider.timeout_ms,
+        provider,
+        signal,
+        FOLLOWER,
+      ),
+    };
   }
 
   /**
@@ -316,7 +367,12 @@ export class ChatDispatcher {
     } finally {
       const release = this.options.release;
       // Off the reply's path: the client has its answer whatever becomes of the stream.
-      if (release) void otherReaders().then((others) => release.done(streamKey, others, terminal)).catch((err: Error) => this.options.logger?.debug({ err: err.message, streamKey }, 'reply stream left to its TTL'));
+      if (release)
+        void otherReaders()
+          .then((others) => release.done(streamKey, others, terminal))
+          .catch((err: Error) =>
+            this.options.logger?.debug({ err: err.message, streamKey }, 'reply stream left to its TTL'),
+          );
     }
   }
 
@@ -330,8 +386,16 @@ export class ChatDispatcher {
     try {
       if (!(await this.options.queues.remove(provider, jobId))) return;
       this.releasePlace({ provider, jobId });
-      const writer = new ReplyWriter({ redis: this.options.redis, key: streamKey, ttlSeconds: this.options.streamTtlSeconds ?? 60 });
-      writer.error(new ProviderTimeoutError(`No ${provider} worker was free within the queue timeout; the request was taken off the queue.`));
+      const writer = new ReplyWriter({
+        redis: this.options.redis,
+        key: streamKey,
+        ttlSeconds: this.options.streamTtlSeconds ?? 60,
+      });
+      writer.error(
+        new ProviderTimeoutError(
+          `No ${provider} worker was free within the queue timeout; the request was taken off the queue.`,
+        ),
+      );
       await writer.flush();
     } catch (err) {
       // The reader's own deadline still ends the request.
@@ -357,8 +421,12 @@ export class ChatDispatcher {
   async cancel(jobId: string, provider?: string): Promise<void> {
     const { redis, prefix } = this.options;
     // The mark goes first: a job a worker takes between the two steps still sees it.
-    await Promise.all([redis.set(cancelKey(prefix, jobId), '1', 'EX', 600), redis.publish(cancelChannel(prefix), jobId)]);
-    if (provider) await Promise.all([this.options.queues.remove(provider, jobId), this.options.places.release(provider, jobId)]);
+    await Promise.all([
+      redis.set(cancelKey(prefix, jobId), '1', 'EX', 600),
+      redis.publish(cancelChannel(prefix), jobId),
+    ]);
+    if (provider)
+      await Promise.all([this.options.queues.remove(provider, jobId), this.options.places.release(provider, jobId)]);
   }
 
   /**

@@ -82,13 +82,26 @@ export class QueuePlaces {
    * The script goes out with the other commands of the same event-loop turn
    * (write coalescing), so it can share their round trip.
    */
-  async take(provider: string, jobId: string, limit: number, waitMs: number, tier: PlaceTier = 'interactive'): Promise<QueuePlace> {
+  async take(
+    provider: string,
+    jobId: string,
+    limit: number,
+    waitMs: number,
+    tier: PlaceTier = 'interactive',
+  ): Promise<QueuePlace> {
     const { redis, prefix } = this.options;
     const runner = redis as unknown as ScriptRunner;
-    const keys = tier === 'background' ? [placesKey(prefix, provider, 'background'), placesKey(prefix, provider)] : [placesKey(prefix, provider)];
-    const held = Number(await runner.gatewayTakeQueuePlace(String(keys.length), ...keys, jobId, String(limit), String(waitMs)));
+    const keys =
+      tier === 'background'
+        ? [placesKey(prefix, provider, 'background'), placesKey(prefix, provider)]
+        : [placesKey(prefix, provider)];
+    const held = Number(
+      await runner.gatewayTakeQueuePlace(String(keys.length), ...keys, jobId, String(limit), String(waitMs)),
+    );
     if (held >= 0) {
-      throw new ServiceUnavailableError(`The ${provider} queue is full (${held} waiting jobs); retry shortly.`, { headers: { 'Retry-After': '1' } });
+      throw new ServiceUnavailableError(`The ${provider} queue is full (${held} waiting jobs); retry shortly.`, {
+        headers: { 'Retry-After': '1' },
+      });
     }
     return { provider, jobId };
   }
@@ -96,6 +109,9 @@ export class QueuePlaces {
   /** Gives the place of `jobId` back (it started, or left the queue), whichever tier holds it; a place not held is ignored. */
   async release(provider: string, jobId: string): Promise<void> {
     const { redis, prefix } = this.options;
-    await Promise.all([redis.zrem(placesKey(prefix, provider), jobId), redis.zrem(placesKey(prefix, provider, 'background'), jobId)]);
+    await Promise.all([
+      redis.zrem(placesKey(prefix, provider), jobId),
+      redis.zrem(placesKey(prefix, provider, 'background'), jobId),
+    ]);
   }
 }

@@ -108,7 +108,10 @@ export interface UsageReservation {
 }
 
 /** Why a request was refused. */
-export type KeyUsageRefusal = { reason: 'tokens'; retryAfterMs: number; used: number } | { reason: 'budget'; used: number } | { reason: 'unseeded' };
+export type KeyUsageRefusal =
+  | { reason: 'tokens'; retryAfterMs: number; used: number }
+  | { reason: 'budget'; used: number }
+  | { reason: 'unseeded' };
 
 /** Options of {@link KeyUsageLimiter}. */
 export interface KeyUsageLimiterOptions {
@@ -150,7 +153,11 @@ export class KeyUsageLimiter {
   ): Promise<{ reservation: UsageReservation } | { refusal: KeyUsageRefusal }> {
     const p = this.options.prefix;
     // The key's hash tag keeps the script's three keys in one slot on a Redis Cluster (beside its rate-limit window).
-    const keys: [string, string, string] = [`${p}:vk:tpm:{${keyHash}}`, spendKey(p, keyHash, estimate.periodId), `${p}:vk:res:{${keyHash}}:${estimate.periodId}`];
+    const keys: [string, string, string] = [
+      `${p}:vk:tpm:{${keyHash}}`,
+      spendKey(p, keyHash, estimate.periodId),
+      `${p}:vk:res:{${keyHash}}:${estimate.periodId}`,
+    ];
     const id = `${this.instance}.${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const tokens = Math.max(0, Math.round(estimate.tokens));
     const cost = Math.max(0, Math.round(estimate.costNanoUsd));
@@ -166,9 +173,23 @@ export class KeyUsageLimiter {
     );
     if (allowed !== 1) {
       if (reason === 'unseeded') return { refusal: { reason: 'unseeded' } };
-      return { refusal: reason === 'tokens' ? { reason: 'tokens', retryAfterMs: Math.max(0, retryMs), used } : { reason: 'budget', used } };
+      return {
+        refusal:
+          reason === 'tokens'
+            ? { reason: 'tokens', retryAfterMs: Math.max(0, retryMs), used }
+            : { reason: 'budget', used },
+      };
     }
-    return { reservation: { id, keys, limits, estimatedTokens: tokens, estimatedCostNanoUsd: cost, ttlSeconds: estimate.ttlSeconds } };
+    return {
+      reservation: {
+        id,
+        keys,
+        limits,
+        estimatedTokens: tokens,
+        estimatedCostNanoUsd: cost,
+        ttlSeconds: estimate.ttlSeconds,
+      },
+    };
   }
 
   /**
@@ -176,7 +197,13 @@ export class KeyUsageLimiter {
    * the key store recorded), unless another replica already did.
    */
   async seed(keyHash: string, periodId: string, spentNanoUsd: number, ttlSeconds: number): Promise<void> {
-    await this.options.redis.set(spendKey(this.options.prefix, keyHash, periodId), String(Math.max(0, Math.round(spentNanoUsd))), 'EX', ttlSeconds, 'NX');
+    await this.options.redis.set(
+      spendKey(this.options.prefix, keyHash, periodId),
+      String(Math.max(0, Math.round(spentNanoUsd))),
+      'EX',
+      ttlSeconds,
+      'NX',
+    );
   }
 
   /** Replaces the reservation's estimates with what the call really used. */

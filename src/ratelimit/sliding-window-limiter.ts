@@ -119,7 +119,12 @@ export class SlidingWindowLimiter {
    * once instead of with the rest of the turn's writes (write coalescing), so
    * the caller's remaining work overlaps the round trip. @defaultValue false
    */
-  async consume(subject: string, rule: RateLimitRule, statsLabel = '', options: { sendNow?: boolean } = {}): Promise<RateLimitDecision> {
+  async consume(
+    subject: string,
+    rule: RateLimitRule,
+    statsLabel = '',
+    options: { sendNow?: boolean } = {},
+  ): Promise<RateLimitDecision> {
     const member = `${this.instance}:${(this.sequence = (this.sequence + 1) % 1e9)}`;
     const now = this.options.now ? String(Math.floor(this.options.now())) : '';
     const runner = this.options.redis as unknown as ScriptRunner;
@@ -127,16 +132,34 @@ export class SlidingWindowLimiter {
     const cluster = this.options.redis.isCluster;
     const pending = cluster
       ? runner.gatewaySlidingWindow(1, this.windowKey(subject), ...args, '', now, subject)
-      : runner.gatewaySlidingWindow(4, this.windowKey(subject), this.keys.stats, this.keys.requestsByKey, this.keys.labels, ...args, statsLabel, now, subject);
+      : runner.gatewaySlidingWindow(
+          4,
+          this.windowKey(subject),
+          this.keys.stats,
+          this.keys.requestsByKey,
+          this.keys.labels,
+          ...args,
+          statsLabel,
+          now,
+          subject,
+        );
     if (options.sendNow) sendHeldWrites(this.options.redis);
     const [allowed, count, resetMs] = await pending;
     if (cluster && statsLabel !== '') this.countInStats(subject, statsLabel, allowed === 1);
-    return { allowed: allowed === 1, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetMs: Math.max(0, resetMs) };
+    return {
+      allowed: allowed === 1,
+      limit: rule.limit,
+      remaining: Math.max(0, rule.limit - count),
+      resetMs: Math.max(0, resetMs),
+    };
   }
 
   /** What the script counts on one Redis, sent apart on a cluster; a lost count never fails the request. */
   private countInStats(subject: string, statsLabel: string, allowed: boolean): void {
-    const pipeline = this.options.redis.pipeline().zincrby(this.keys.requestsByKey, 1, subject).hset(this.keys.labels, subject, statsLabel);
+    const pipeline = this.options.redis
+      .pipeline()
+      .zincrby(this.keys.requestsByKey, 1, subject)
+      .hset(this.keys.labels, subject, statsLabel);
     if (!allowed) pipeline.hincrby(this.keys.stats, 'throttled', 1);
     pipeline.exec().catch(() => {});
   }

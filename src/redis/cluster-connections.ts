@@ -29,7 +29,14 @@ function clusterSeeds(settings: Settings): ClusterNode[] {
 
 /** Options every node connection shares: credentials and TLS of the settings; a cluster has database 0 only. */
 function nodeOptions(settings: Settings): RedisOptions {
-  const { host: _host, port: _port, db: _db, retryStrategy: _retry, lazyConnect: _lazy, ...shared } = redisBaseOptions(settings);
+  const {
+    host: _host,
+    port: _port,
+    db: _db,
+    retryStrategy: _retry,
+    lazyConnect: _lazy,
+    ...shared
+  } = redisBaseOptions(settings);
   return shared;
 }
 
@@ -41,7 +48,9 @@ export function createClusterRedis(settings: Settings, role: RedisRole, name: st
     clusterRetryStrategy: (times) => Math.min(100 * times, 1_000),
     slotsRefreshTimeout: 2_000,
     // Node addresses come from CLUSTER SLOTS; TLS checks the certificate against the seed's name (servername), not a resolved IP.
-    ...(shared.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
+    ...(shared.tls
+      ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }
+      : {}),
     redisOptions: { ...shared, connectionName },
   };
   switch (role) {

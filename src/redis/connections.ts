@@ -76,16 +76,24 @@ function sentinelAddress(entry: string): { host: string; port: number } {
  */
 function redisTarget(settings: Settings): Pick<RedisOptions, 'host' | 'port' | 'db' | 'username' | 'password' | 'tls'> {
   if (!settings.REDIS_URL) {
-    return { host: settings.REDIS_HOST, port: settings.REDIS_PORT, db: settings.REDIS_DB, ...(settings.REDIS_PASSWORD ? { password: settings.REDIS_PASSWORD } : {}) };
+    return {
+      host: settings.REDIS_HOST,
+      port: settings.REDIS_PORT,
+      db: settings.REDIS_DB,
+      ...(settings.REDIS_PASSWORD ? { password: settings.REDIS_PASSWORD } : {}),
+    };
   }
   const shown = settings.REDIS_URL.replace(/\/\/[^@/]*@/, '//…@');
   let url: URL;
   try {
     url = new URL(settings.REDIS_URL);
   } catch {
-    throw new Error(`REDIS_URL '${shown}' is not a URL (redis://[user[:password]@]host[:port][/db], rediss:// for TLS)`);
+    throw new Error(
+      `REDIS_URL '${shown}' is not a URL (redis://[user[:password]@]host[:port][/db], rediss:// for TLS)`,
+    );
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new Error(`REDIS_URL '${shown}' must start with redis:// or rediss://`);
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:')
+    throw new Error(`REDIS_URL '${shown}' must start with redis:// or rediss://`);
   const db = url.pathname.replace(/^\//, '');
   if (db !== '' && !/^\d+$/.test(db)) throw new Error(`REDIS_URL '${shown}': the path must be a database number`);
   const target: ReturnType<typeof redisTarget> = {
@@ -101,7 +109,11 @@ function redisTarget(settings: Settings): Pick<RedisOptions, 'host' | 'port' | '
 
 /** TLS options from the REDIS_TLS_* files; undefined when TLS is not asked for (no rediss://, no file). */
 function redisTls(settings: Settings, required: boolean): ConnectionOptions | undefined {
-  const files = { ca: settings.REDIS_TLS_CA_FILE, cert: settings.REDIS_TLS_CERT_FILE, key: settings.REDIS_TLS_KEY_FILE };
+  const files = {
+    ca: settings.REDIS_TLS_CA_FILE,
+    cert: settings.REDIS_TLS_CERT_FILE,
+    key: settings.REDIS_TLS_KEY_FILE,
+  };
   if (!required && !files.ca && !files.cert && !files.key) return undefined;
   const tls: ConnectionOptions = { rejectUnauthorized: settings.REDIS_TLS_REJECT_UNAUTHORIZED };
   for (const [field, path] of Object.entries(files)) {
@@ -109,7 +121,10 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
     try {
       tls[field as 'ca' | 'cert' | 'key'] = readFileSync(path);
     } catch (err) {
-      throw new Error(`REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+      throw new Error(
+        `REDIS_TLS_${field.toUpperCase()}_FILE '${path}' cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        { cause: err },
+      );
     }
   }
   return tls;
@@ -117,7 +132,9 @@ function redisTls(settings: Settings, required: boolean): ConnectionOptions | un
 
 /** The settings of the caches' Redis: CACHE_REDIS_URL when set (reached directly, never through sentinels), else the gateway's own (the same object). */
 export function cacheRedisSettings(settings: Settings): Settings {
-  return settings.CACHE_REDIS_URL ? { ...settings, REDIS_URL: settings.CACHE_REDIS_URL, REDIS_SENTINELS: [] } : settings;
+  return settings.CACHE_REDIS_URL
+    ? { ...settings, REDIS_URL: settings.CACHE_REDIS_URL, REDIS_SENTINELS: [] }
+    : settings;
 }
 
 export function createRedis(settings: Settings, role: RedisRole, name: string): Redis {
@@ -127,7 +144,13 @@ export function createRedis(settings: Settings, role: RedisRole, name: string): 
   switch (role) {
     case 'command':
       return coalesceWrites(
-        new Redis({ ...base, connectionName, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS }),
+        new Redis({
+          ...base,
+          connectionName,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          commandTimeout: COMMAND_TIMEOUT_MS,
+        }),
       );
     case 'blocking':
       return new Redis({ ...base, connectionName, enableOfflineQueue: false, maxRetriesPerRequest: 0 });

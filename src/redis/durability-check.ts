@@ -3,8 +3,7 @@ import type { Logger } from '../observability/logger.ts';
 
 /** What Redis says about keeping data: `CONFIG GET` replies, or why it would not answer. */
 export type RedisDurability =
-  | { readable: true; appendonly: string; save: string; maxmemoryPolicy: string }
-  | { readable: false; reason: string };
+  { readable: true; appendonly: string; save: string; maxmemoryPolicy: string } | { readable: false; reason: string };
 
 /** Prefix of every warning, one log line per problem. */
 const DURABILITY_WARNING = 'Redis may lose jobs';
@@ -61,7 +60,11 @@ export function durabilityProblems(durability: RedisDurability): string[] {
  * `debug` (REDIS_DURABILITY_WARNING=false: scripts/start.sh has said it once for
  * all its processes).
  */
-export async function warnIfRedisMayLoseJobs(redis: Redis, logger: Logger, level: 'warn' | 'debug' = 'warn'): Promise<void> {
+export async function warnIfRedisMayLoseJobs(
+  redis: Redis,
+  logger: Logger,
+  level: 'warn' | 'debug' = 'warn',
+): Promise<void> {
   const check = async () => {
     const durability = await readRedisDurability(redis);
     for (const problem of durabilityProblems(durability)) logger[level]({ redis: durability }, problem);

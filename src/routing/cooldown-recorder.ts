@@ -21,7 +21,16 @@ redis.call('PUBLISH', ARGV[5], ARGV[6] .. ' ' .. ms)
 return ms`;
 
 interface ScriptRunner {
-  gatewayNoteUpstreamFailure(cooldown: string, failures: string, mode: string, ms: string, threshold: string, windowMs: string, channel: string, provider: string): Promise<number>;
+  gatewayNoteUpstreamFailure(
+    cooldown: string,
+    failures: string,
+    mode: string,
+    ms: string,
+    threshold: string,
+    windowMs: string,
+    channel: string,
+    provider: string,
+  ): Promise<number>;
 }
 
 /** Options of {@link CooldownRecorder}. */
@@ -74,7 +83,11 @@ export class CooldownRecorder {
         cooldownChannel(prefix),
         provider,
       );
-      if (Number(out) > 0) this.options.logger.warn({ provider, cooldownMs: Number(out), reason: failure.message }, 'deployment in cooldown');
+      if (Number(out) > 0)
+        this.options.logger.warn(
+          { provider, cooldownMs: Number(out), reason: failure.message },
+          'deployment in cooldown',
+        );
       return Number(out) > 0;
     } catch (err) {
       this.options.logger.debug({ err: (err as Error).message, provider }, 'upstream failure not noted for cooldown');

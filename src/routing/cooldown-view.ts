@@ -76,7 +76,9 @@ export class CooldownView {
     }
     try {
       // One command per provider, sent together: a pipeline would have to stay in one slot on a cluster.
-      const ttls = await Promise.all(names.map((name) => this.options.redis.pttl(cooldownKey(this.options.prefix, name))));
+      const ttls = await Promise.all(
+        names.map((name) => this.options.redis.pttl(cooldownKey(this.options.prefix, name))),
+      );
       const now = Date.now();
       const next = providers === undefined ? new Map<string, number>() : new Map(this.until);
       names.forEach((name, i) => {

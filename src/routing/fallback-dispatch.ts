@@ -8,7 +8,11 @@ import type { CooldownView } from './cooldown-view.ts';
 import type { Candidate } from './model-router.ts';
 
 /** Failures after which the next deployment is tried: the upstream or the queue failed, not the request. */
-const FALL_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['provider_error', 'provider_timeout', 'service_unavailable']);
+const FALL_THROUGH: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'provider_error',
+  'provider_timeout',
+  'service_unavailable',
+]);
 
 /** One deployment tried: `outcome` is `ok` or the error code it ended with. */
 export interface AttemptRecord {
@@ -62,14 +66,24 @@ export interface FallbackContext {
  * {@link AttemptsFailedError} carries the last upstream failure (else the
  * first refusal) and what each attempt did.
  */
-export async function dispatchWithFallbacks(candidates: readonly Candidate[], request: ChatRequest, context: FallbackContext): Promise<AnsweredDispatch> {
+export async function dispatchWithFallbacks(
+  candidates: readonly Candidate[],
+  request: ChatRequest,
+  context: FallbackContext,
+): Promise<AnsweredDispatch> {
   const { dispatcher } = context;
   const attempts: AttemptRecord[] = [];
   let refusal: GatewayError | undefined;
   let last: GatewayError | undefined;
   for (const candidate of candidates) {
     const startedAt = performance.now();
-    const note = (outcome: string) => attempts.push({ model: candidate.model, provider: candidate.provider.name, outcome, ms: performance.now() - startedAt });
+    const note = (outcome: string) =>
+      attempts.push({
+        model: candidate.model,
+        provider: candidate.provider.name,
+        outcome,
+        ms: performance.now() - startedAt,
+      });
     let routed: RoutedRequest;
     try {
       routed = dispatcher.route({ ...request, model: candidate.model }, candidate.provider);
@@ -88,19 +102,35 @@ export async function dispatchWithFallbacks(candidates: readonly Candidate[], re
         signal: context.signal,
         ...(context.priority !== undefined ? { priority: context.priority } : {}),
         ...(context.trace ? { trace: context.trace } : {}),
-        ...(context.detached ? { detached: true, waitMs: context.detached.waitMs, ...(context.detached.record ? { record: context.detached.record } : {}) } : {}),
+        ...(context.detached
+          ? {
+              detached: true,
+              waitMs: context.detached.waitMs,
+              ...(context.detached.record ? { record: context.detached.record } : {}),
+            }
+          : {}),
       });
       const first = await dispatch.entries.next();
       if (!first.done && first.value.t !== 'error') {
         note('ok');
-        return { candidate, routed, attempts, dispatch: { ...dispatch, entries: prepend(first.value, dispatch.entries) } };
+        return {
+          candidate,
+          routed,
+          attempts,
+          dispatch: { ...dispatch, entries: prepend(first.value, dispatch.entries) },
+        };
       }
       // The job ended with an error entry: nothing of it is left to drop.
-      failure = first.done ? new ProviderError(`${candidate.provider.name} ended its reply without an answer.`) : decodeError(first.value);
+      failure = first.done
+        ? new ProviderError(`${candidate.provider.name} ended its reply without an answer.`)
+        : decodeError(first.value);
     } catch (err) {
       // A job that has not answered (its deadline passed, or the client left) is dropped.
       if (dispatch) dispatcher.cancel(dispatch.jobId, candidate.provider.name).catch(() => {});
-      failure = err instanceof StreamDeadlineError ? new ProviderTimeoutError(`${candidate.provider.name} did not answer within the gateway's deadline.`) : err;
+      failure =
+        err instanceof StreamDeadlineError
+          ? new ProviderTimeoutError(`${candidate.provider.name} did not answer within the gateway's deadline.`)
+          : err;
     }
     if (!(failure instanceof GatewayError) || !FALL_THROUGH.has(failure.code)) throw failure;
     note(failure.code);
@@ -108,7 +138,10 @@ export async function dispatchWithFallbacks(candidates: readonly Candidate[], re
     // The worker set the cooldown before it wrote the error: the next request already sees it.
     await context.cooldowns.refresh([candidate.provider.name]);
   }
-  throw new AttemptsFailedError(last ?? refusal ?? new ProviderError('No deployment could take the request.'), attempts);
+  throw new AttemptsFailedError(
+    last ?? refusal ?? new ProviderError('No deployment could take the request.'),
+    attempts,
+  );
 }
 
 /** A place in the candidate's queue; detached work stores its job id first and may wait for a worker. */
@@ -117,7 +150,12 @@ async function reserve(candidate: Candidate, context: FallbackContext) {
   if (!detached) return context.dispatcher.reserve(candidate.provider, context.admission);
   const jobId = detached.jobId();
   await detached.beforeEnqueue(jobId);
-  return context.dispatcher.reserve(candidate.provider, context.admission, { jobId, requireWorker: false, waitMs: detached.waitMs, background: true });
+  return context.dispatcher.reserve(candidate.provider, context.admission, {
+    jobId,
+    requireWorker: false,
+    waitMs: detached.waitMs,
+    background: true,
+  });
 }
 
 /** Every candidate failed: the last failure, with the attempts for `Server-Timing`. */

@@ -47,7 +47,10 @@ export class ModelRouter {
    */
   plan(model: string, principal: Principal | undefined, clientHeader: string | string[] | undefined): Candidate[] {
     const config = this.options.config();
-    const fallbacks = clientHeader === undefined ? (config.routing.fallbacks.get(model) ?? []).filter((m) => mayUse(principal, m)) : clientFallbacks(clientHeader, model, config, principal);
+    const fallbacks =
+      clientHeader === undefined
+        ? (config.routing.fallbacks.get(model) ?? []).filter((m) => mayUse(principal, m))
+        : clientFallbacks(clientHeader, model, config, principal);
     const candidates: Candidate[] = [];
     let soonestBack = Infinity;
     for (const name of [model, ...fallbacks]) {
@@ -60,9 +63,12 @@ export class ModelRouter {
       for (const provider of this.weightedOrder(live)) candidates.push({ model: name, provider });
     }
     if (candidates.length === 0) {
-      throw new ServiceUnavailableError(`Every deployment of '${model}'${fallbacks.length > 0 ? ' and of its fallbacks' : ''} is cooling down after upstream failures; retry shortly.`, {
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(soonestBack / 1000))) },
-      });
+      throw new ServiceUnavailableError(
+        `Every deployment of '${model}'${fallbacks.length > 0 ? ' and of its fallbacks' : ''} is cooling down after upstream failures; retry shortly.`,
+        {
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(soonestBack / 1000))) },
+        },
+      );
     }
     return candidates;
   }
@@ -75,7 +81,8 @@ export class ModelRouter {
     while (left.length > 0) {
       let pick = Math.random() * left.reduce((sum, p) => sum + p.weight, 0);
       let i = 0;
-      while (i < left.length - 1 && pick >= (left[i] as ProviderConfig).weight) pick -= (left[i++] as ProviderConfig).weight;
+      while (i < left.length - 1 && pick >= (left[i] as ProviderConfig).weight)
+        pick -= (left[i++] as ProviderConfig).weight;
       order.push(...left.splice(i, 1));
     }
     return order;
@@ -88,16 +95,25 @@ function mayUse(principal: Principal | undefined, model: string): boolean {
 }
 
 /** The client's fallback list, checked: only configured models the key may use; `none` for no fallback. */
-function clientFallbacks(header: string | string[], model: string, config: GatewayConfig, principal: Principal | undefined): string[] {
+function clientFallbacks(
+  header: string | string[],
+  model: string,
+  config: GatewayConfig,
+  principal: Principal | undefined,
+): string[] {
   const value = (Array.isArray(header) ? header.join(',') : header).trim();
   if (value.toLowerCase() === 'none') return [];
   const names = [...new Set(value.split(',').map((name) => name.trim()))].filter((name) => name !== model);
-  if (names.length === 0 || names.includes('')) throw new InvalidRequestError(`${FALLBACKS_HEADER}: expected a comma-separated list of model ids, or 'none'.`);
-  if (names.length > MAX_CLIENT_FALLBACKS) throw new InvalidRequestError(`${FALLBACKS_HEADER}: at most ${MAX_CLIENT_FALLBACKS} fallback models.`);
+  if (names.length === 0 || names.includes(''))
+    throw new InvalidRequestError(`${FALLBACKS_HEADER}: expected a comma-separated list of model ids, or 'none'.`);
+  if (names.length > MAX_CLIENT_FALLBACKS)
+    throw new InvalidRequestError(`${FALLBACKS_HEADER}: at most ${MAX_CLIENT_FALLBACKS} fallback models.`);
   for (const name of names) {
     // Model ids only, looked up in config.yaml: a URL or anything else is simply not a model here.
     if (!config.deployments.has(name) || !mayUse(principal, name)) {
-      throw new InvalidRequestError(`${FALLBACKS_HEADER}: '${name.slice(0, 256)}' is not a model this key may use (see GET /v1/models).`);
+      throw new InvalidRequestError(
+        `${FALLBACKS_HEADER}: '${name.slice(0, 256)}' is not a model this key may use (see GET /v1/models).`,
+      );
     }
   }
   return names;

@@ -77,7 +77,8 @@ export function encodeError(err: Pick<GatewayError, 'code' | 'message'>): string
 export function decodeError(entry: Pick<StreamEntry, 'd'>): GatewayError {
   try {
     const payload = JSON.parse(entry.d) as { code?: unknown; message?: unknown };
-    if (typeof payload.code === 'string' && typeof payload.message === 'string') return errorFromCode(payload.code, payload.message);
+    if (typeof payload.code === 'string' && typeof payload.message === 'string')
+      return errorFromCode(payload.code, payload.message);
   } catch {
     // Falls through: an unreadable payload is an internal error, not a crash of the reader.
   }

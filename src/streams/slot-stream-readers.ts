@@ -75,7 +75,10 @@ export class SlotStreamReaders implements ReplyStreamReader {
   private readerFor(slot: number): StreamReader {
     let reader = this.bySlot.get(slot);
     if (!reader) {
-      reader = new StreamReader({ ...this.options.reader, connect: () => this.options.connectNode(this.masterOf(slot)) });
+      reader = new StreamReader({
+        ...this.options.reader,
+        connect: () => this.options.connectNode(this.masterOf(slot)),
+      });
       this.bySlot.set(slot, reader);
     }
     return reader;
@@ -83,7 +86,8 @@ export class SlotStreamReaders implements ReplyStreamReader {
 
   private masterOf(slot: number): { host: string; port: number } {
     const node = (this.options.cluster as unknown as Cluster).slots[slot]?.[0];
-    if (!node) throw new ServiceUnavailableError('The gateway does not know the Redis Cluster layout yet; try again shortly.');
+    if (!node)
+      throw new ServiceUnavailableError('The gateway does not know the Redis Cluster layout yet; try again shortly.');
     const colon = node.lastIndexOf(':');
     return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
   }

@@ -47,7 +47,6 @@ export class StreamAbortedError extends Error {
   }
 }
 
-
 /** One `read()` in progress. */
 interface Subscription {
   key: string;
@@ -221,7 +220,9 @@ export class StreamReader implements ReplyStreamReader {
         if (reply) this.deliver(reply, starts);
       }
     } catch (err) {
-      this.failAll(new ServiceUnavailableError('Lost the connection to Redis while waiting for the reply.', { cause: err }));
+      this.failAll(
+        new ServiceUnavailableError('Lost the connection to Redis while waiting for the reply.', { cause: err }),
+      );
     } finally {
       this.looping = false;
     }

@@ -1,7 +1,12 @@
 import type { Principal } from '../auth/principal.ts';
 import { requestTexts } from '../chat/message-texts.ts';
 import { maxOutputTokens, type ChatRequest } from '../chat/types.ts';
-import { BudgetExceededError, ModelNotAllowedError, RateLimitExceededError, ServiceUnavailableError } from '../errors/catalog.ts';
+import {
+  BudgetExceededError,
+  ModelNotAllowedError,
+  RateLimitExceededError,
+  ServiceUnavailableError,
+} from '../errors/catalog.ts';
 import type { KeyUsageLimiter, KeyUsageLimits, UsageReservation } from '../ratelimit/key-usage-limiter.ts';
 import { NANO_PER_USD, utcDay } from './key-usage.ts';
 import { costNanoUsd, type PriceTable, type PricedCounts } from './price-table.ts';
@@ -104,14 +109,23 @@ export class KeyGovernor {
     if (policy?.tokens_per_minute !== undefined) limits.tokensPerMinute = policy.tokens_per_minute;
     if (policy?.budget) limits.budgetNanoUsd = Math.round(policy.budget.amount_usd * NANO_PER_USD);
     // Nothing to limit: only an issued key's usage is recorded, and that in memory.
-    if (limits.tokensPerMinute === undefined && limits.budgetNanoUsd === undefined) return principal.keyId === undefined ? undefined : { principal };
+    if (limits.tokensPerMinute === undefined && limits.budgetNanoUsd === undefined)
+      return principal.keyId === undefined ? undefined : { principal };
 
     const now = new Date((this.options.now ?? Date.now)());
     const period = policy?.budget ? budgetPeriod(policy.budget.period, now) : budgetPeriod('day', now);
     const promptTokens = estimatePromptTokens(request);
     const completionTokens = maxOutputTokens(request) ?? this.options.defaultCompletionEstimate ?? 256;
     const ttlSeconds = Math.ceil((period.endsAt.getTime() - now.getTime()) / 1000) + 86_400;
-    const estimate = { tokens: promptTokens + completionTokens, costNanoUsd: costNanoUsd(this.options.prices(), request.model, { prompt: promptTokens, completion: completionTokens }), periodId: period.id, ttlSeconds };
+    const estimate = {
+      tokens: promptTokens + completionTokens,
+      costNanoUsd: costNanoUsd(this.options.prices(), request.model, {
+        prompt: promptTokens,
+        completion: completionTokens,
+      }),
+      periodId: period.id,
+      ttlSeconds,
+    };
     let decision = await this.options.limiter.admit(principal.keyHash, limits, estimate);
     if ('refusal' in decision && decision.refusal.reason === 'unseeded') {
       await this.seed(principal, period, ttlSeconds);
@@ -119,9 +133,14 @@ export class KeyGovernor {
     }
     if ('refusal' in decision) {
       const { refusal } = decision;
-      if (refusal.reason !== 'tokens') throw new BudgetExceededError(policy!.budget!.amount_usd, policy!.budget!.period, period.endsAt);
+      if (refusal.reason !== 'tokens')
+        throw new BudgetExceededError(policy!.budget!.amount_usd, policy!.budget!.period, period.endsAt);
       const seconds = Math.max(1, Math.ceil(refusal.retryAfterMs / 1000));
-      throw new RateLimitExceededError(seconds, { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' }, 'Token limit');
+      throw new RateLimitExceededError(
+        seconds,
+        { 'X-RateLimit-Limit-Tokens': String(limits.tokensPerMinute), 'X-RateLimit-Remaining-Tokens': '0' },
+        'Token limit',
+      );
     }
     return { principal, reservation: decision.reservation, estimate: { promptTokens, completionTokens } };
   }
@@ -132,10 +151,17 @@ export class KeyGovernor {
     let pending = this.seeding.get(id);
     if (!pending) {
       const { keyId } = principal;
-      pending = (keyId === undefined ? Promise.resolve(0) : this.options.recordedSpend(keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1))))
+      pending = (
+        keyId === undefined
+          ? Promise.resolve(0)
+          : this.options.recordedSpend(keyId, period.startDay, utcDay(new Date(period.endsAt.getTime() - 1)))
+      )
         .catch((err: unknown) => {
           // Unknown spend is not zero spend: refuse for now rather than let a budget through.
-          throw new ServiceUnavailableError("The gateway cannot read this key's recorded spend from its key store; try again shortly.", { cause: err });
+          throw new ServiceUnavailableError(
+            "The gateway cannot read this key's recorded spend from its key store; try again shortly.",
+            { cause: err },
+          );
         })
         .then((spent) => this.options.limiter.seed(principal.keyHash, period.id, spent, ttlSeconds))
         .finally(() => this.seeding.delete(id));
@@ -187,7 +213,15 @@ export function estimatePromptTokens(request: ChatRequest): number {
 /** The budget period containing `now` (UTC): its id, first day and end. */
 export function budgetPeriod(period: 'day' | 'month', now: Date): { id: string; startDay: string; endsAt: Date } {
   if (period === 'day') {
-    return { id: utcDay(now), startDay: utcDay(now), endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)) };
+    return {
+      id: utcDay(now),
+      startDay: utcDay(now),
+      endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)),
+    };
   }
-  return { id: utcDay(now).slice(0, 7), startDay: `${utcDay(now).slice(0, 7)}-01`, endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+  return {
+    id: utcDay(now).slice(0, 7),
+    startDay: `${utcDay(now).slice(0, 7)}-01`,
+    endsAt: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
+  };
 }

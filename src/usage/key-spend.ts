@@ -10,8 +10,16 @@ const MAX_KEYS = 100;
  * key store, all time and today. `keyId` narrows it to one key (what a
  * non-admin caller may see).
  */
-export async function readKeySpend(store: KeyStore, view: { all: true } | { keyId: string }, now = new Date()): Promise<NonNullable<StatsRecord['key_spend']>> {
-  const [all, today, records] = await Promise.all([store.usageTotals({}), store.usageTotals({ fromDay: utcDay(now) }), store.list({ includeRevoked: true })]);
+export async function readKeySpend(
+  store: KeyStore,
+  view: { all: true } | { keyId: string },
+  now = new Date(),
+): Promise<NonNullable<StatsRecord['key_spend']>> {
+  const [all, today, records] = await Promise.all([
+    store.usageTotals({}),
+    store.usageTotals({ fromDay: utcDay(now) }),
+    store.list({ includeRevoked: true }),
+  ]);
   const todayById = new Map(today.map((t) => [t.keyId, t.costNanoUsd]));
   const recordById = new Map(records.map((r) => [r.id, r]));
   const keys: KeySpend[] = [];

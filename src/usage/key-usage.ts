@@ -92,7 +92,15 @@ function addTo(sum: UsageSum, row: UsageSum): void {
 
 /** Totals, per model and per day of usage rows (USD). */
 export function usageReport(rows: readonly KeyUsageRow[]) {
-  const empty = (): UsageSum => ({ requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costNanoUsd: 0 });
+  const empty = (): UsageSum => ({
+    requests: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    costNanoUsd: 0,
+  });
   const total = empty();
   const byModel = new Map<string, UsageSum>();
   for (const row of rows) {

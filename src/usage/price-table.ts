@@ -58,7 +58,11 @@ export function billLines(price: ModelPrice, counts: PricedCounts): BillLine[] {
   const write5m = price.cache_write_per_million ?? price.input_per_million;
   return [
     { type: 'input', tokens: c.prompt - cachedRead - cacheWrite, usdPerMillion: price.input_per_million },
-    { type: 'cached_input', tokens: cachedRead, usdPerMillion: price.cached_input_per_million ?? price.input_per_million },
+    {
+      type: 'cached_input',
+      tokens: cachedRead,
+      usdPerMillion: price.cached_input_per_million ?? price.input_per_million,
+    },
     { type: 'cache_write_5m', tokens: cacheWrite - cacheWrite1h, usdPerMillion: write5m },
     { type: 'cache_write_1h', tokens: cacheWrite1h, usdPerMillion: price.cache_write_1h_per_million ?? write5m },
     { type: 'output', tokens: c.completion - reasoning, usdPerMillion: price.output_per_million },
@@ -89,6 +93,10 @@ export function costNanoUsd(prices: PriceTable, model: string, counts: PricedCou
 export function promptCacheSavingNanoUsd(prices: PriceTable, model: string, counts: PricedCounts): number {
   const price = priceOf(prices, model);
   if (!price) return 0;
-  const uncached = costNanoUsd({ [model]: price }, model, { prompt: counts.prompt, completion: counts.completion, reasoning: counts.reasoning ?? 0 });
+  const uncached = costNanoUsd({ [model]: price }, model, {
+    prompt: counts.prompt,
+    completion: counts.completion,
+    reasoning: counts.reasoning ?? 0,
+  });
   return uncached - costNanoUsd(prices, model, counts);
 }

@@ -86,7 +86,9 @@ describe('ConfigReloader', () => {
     expect(c.models()).toEqual(['m1']);
     expect(result.processes.notified).toBe(2);
     expect(result.processes.reloaded).toBe(1);
-    expect(result.processes.failed).toEqual([{ process: expect.any(String), role: 'api', error: expect.stringContaining('providers') }]);
+    expect(result.processes.failed).toEqual([
+      { process: expect.any(String), role: 'api', error: expect.stringContaining('providers') },
+    ]);
     expect(result.message).toContain('1 failed and kept their old configuration');
   });
 
@@ -139,7 +141,12 @@ describe('EnvFile', () => {
     writeFileSync(path, 'RATE_LIMIT_WINDOW=30\n');
     const vars = await envFile.read();
     // preview leaves the environment alone
-    expect(envFile.preview(vars)).toEqual({ ENV_FILE: path, RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW: '30', KEEP: 'me' });
+    expect(envFile.preview(vars)).toEqual({
+      ENV_FILE: path,
+      RATE_LIMIT_REQUESTS: '3',
+      RATE_LIMIT_WINDOW: '30',
+      KEEP: 'me',
+    });
     expect(env.RATE_LIMIT_REQUESTS).toBe('7');
     envFile.apply(vars);
     expect(env).toEqual({ ENV_FILE: path, RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW: '30', KEEP: 'me' });

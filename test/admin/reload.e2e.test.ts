@@ -28,7 +28,11 @@ let gateway: Gateway;
 let replica: ApiReplica;
 
 function providerConfig(models: string[], upstream: FakeUpstream) {
-  return { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models, base_url: upstream.url, max_retries: 0 }] };
+  return {
+    providers: [
+      { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models, base_url: upstream.url, max_retries: 0 },
+    ],
+  };
 }
 
 function writeConfig(doc: unknown): void {
@@ -40,7 +44,8 @@ async function call(baseUrl: string, path: string, key: string | null, init: Req
   return { status: res.status, headers: res.headers, body: (await res.json()) as Untyped };
 }
 
-const reload = (baseUrl: string, key: string | null = ADMIN) => call(baseUrl, '/admin/reload-config', key, { method: 'POST' });
+const reload = (baseUrl: string, key: string | null = ADMIN) =>
+  call(baseUrl, '/admin/reload-config', key, { method: 'POST' });
 
 async function models(baseUrl: string): Promise<string[]> {
   return (await call(baseUrl, '/v1/models', CLIENT)).body.data.map((m: { id: string }) => m.id);
@@ -85,7 +90,11 @@ describe('POST /admin/reload-config', () => {
     expect((await reload(gateway.baseUrl, null)).status).toBe(401);
     const denied = await reload(gateway.baseUrl, CLIENT);
     expect(denied.status).toBe(403);
-    expect(denied.body.error).toEqual({ code: 'admin_required', message: expect.any(String), type: 'permission_error' });
+    expect(denied.body.error).toEqual({
+      code: 'admin_required',
+      message: expect.any(String),
+      type: 'permission_error',
+    });
   });
 
   it('re-reads config.yaml, swaps it, and every API and worker process follows before it answers', async () => {
@@ -94,8 +103,14 @@ describe('POST /admin/reload-config', () => {
     const before = Date.now();
     const { status, body } = await reload(gateway.baseUrl);
     expect(status).toBe(200);
-    expect(body).toMatchObject({ status: 'success', config: { providers: 1, models: 2 }, processes: { notified: 2, reloaded: 2, failed: [] } });
-    expect(body.message).toMatch(/^Configuration reloaded: 1 providers, 2 models\. 2 other processes notified, 2 reloaded\.$/);
+    expect(body).toMatchObject({
+      status: 'success',
+      config: { providers: 1, models: 2 },
+      processes: { notified: 2, reloaded: 2, failed: [] },
+    });
+    expect(body.message).toMatch(
+      /^Configuration reloaded: 1 providers, 2 models\. 2 other processes notified, 2 reloaded\.$/,
+    );
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
     expect(Date.parse(body.timestamp)).toBeGreaterThanOrEqual(before - 1000);
 
@@ -122,7 +137,9 @@ describe('POST /admin/reload-config', () => {
     expect(broken.status).toBe(400);
     expect(broken.body.error.message).toContain('not valid YAML');
 
-    writeConfig({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'], timeout_ms: 'soon' }] });
+    writeConfig({
+      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'], timeout_ms: 'soon' }],
+    });
     const wrongType = await reload(gateway.baseUrl);
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.message).toContain('providers.0.timeout_ms');
@@ -149,7 +166,11 @@ describe('SIGHUP', () => {
   it('to an API replica: the other replica follows; the process keeps serving', async () => {
     writeConfig(providerConfig(['a-4o', 'a-api-hup'], first));
     replica.process.child.kill('SIGHUP');
-    await waitFor(async () => (await models(gateway.baseUrl)).includes('a-api-hup'), 5_000, 'a-api-hup on the first API');
+    await waitFor(
+      async () => (await models(gateway.baseUrl)).includes('a-api-hup'),
+      5_000,
+      'a-api-hup on the first API',
+    );
     expect(await models(replica.baseUrl)).toContain('a-api-hup');
     expect(replica.process.child.exitCode).toBeNull();
   });
@@ -183,7 +204,9 @@ describe('ENV_FILE: the environment is re-read too', () => {
 
     writeFileSync(envFile, 'RATE_LIMIT_REQUESTS=1000\n');
     expect((await reload(gateway.baseUrl)).status).toBe(200);
-    expect((await chat(gateway.baseUrl, 'a-4o', 'old key restored')).choices[0]?.message.content).toContain('old key restored');
+    expect((await chat(gateway.baseUrl, 'a-4o', 'old key restored')).choices[0]?.message.content).toContain(
+      'old key restored',
+    );
   });
 });
 
@@ -192,7 +215,13 @@ describe('a config.yaml that fails to load at start', () => {
   let broken: Gateway;
   beforeAll(async () => {
     broken = await startGateway({
-      env: { REDIS_KEY_PREFIX: badPrefix, API_KEYS: CLIENT, ADMIN_API_KEYS: ADMIN, PROVIDER_A_API_KEY: 'up-a', PUBLIC_PATHS: '/health/ready' },
+      env: {
+        REDIS_KEY_PREFIX: badPrefix,
+        API_KEYS: CLIENT,
+        ADMIN_API_KEYS: ADMIN,
+        PROVIDER_A_API_KEY: 'up-a',
+        PUBLIC_PATHS: '/health/ready',
+      },
       config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY' }] },
       providers: [],
     });
@@ -210,7 +239,10 @@ describe('a config.yaml that fails to load at start', () => {
     // Only /health/ready is public here.
     expect((await call(broken.baseUrl, '/health', null)).status).toBe(401);
     const health = await call(broken.baseUrl, '/health', CLIENT);
-    expect(health).toMatchObject({ status: 503, body: { status: 'unhealthy', details: { config: { loaded: false } } } });
+    expect(health).toMatchObject({
+      status: 503,
+      body: { status: 'unhealthy', details: { config: { loaded: false } } },
+    });
     const v1 = await call(broken.baseUrl, '/v1/models', CLIENT);
     expect(v1.status).toBe(503);
     expect(v1.body.error.message).toContain('no valid configuration');

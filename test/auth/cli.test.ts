@@ -25,8 +25,16 @@ afterAll(async () => {
 });
 
 const backends = [
-  { name: 'sqlite', env: () => ({ KEY_DB_PATH: sqlitePath }), store: (): KeyStore => new SqliteKeyStore({ path: sqlitePath }) },
-  { name: 'postgres', env: () => ({ DATABASE_URL: database.url }), store: (): KeyStore => new PostgresKeyStore({ connectionString: database.url }) },
+  {
+    name: 'sqlite',
+    env: () => ({ KEY_DB_PATH: sqlitePath }),
+    store: (): KeyStore => new SqliteKeyStore({ path: sqlitePath }),
+  },
+  {
+    name: 'postgres',
+    env: () => ({ DATABASE_URL: database.url }),
+    store: (): KeyStore => new PostgresKeyStore({ connectionString: database.url }),
+  },
 ];
 
 describe.each(backends)('gateway keys ($name)', (backend) => {
@@ -55,13 +63,32 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
   });
 
   it('revoke cancels the running batches of the key, not those of other keys', async () => {
-    const issued = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout) as { id: string };
-    const kept = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout) as { id: string };
+    const issued = JSON.parse(
+      (await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout,
+    ) as { id: string };
+    const kept = JSON.parse(
+      (await runGatewayCli(['keys', 'create', '--owner', 'batch-owner', '--json'], env())).stdout,
+    ) as { id: string };
     const db = openBatchDb({ KEY_DB_PATH: '', DATABASE_URL: undefined, ...backend.env() });
     const batches = new BatchStore(db);
     try {
-      const file = await batches.createFile({ owner: 'batch-owner', filename: 'in.jsonl', purpose: 'batch', content: '{}\n', bytes: 3 });
-      const batch = (keyId: string) => batches.createBatch({ owner: 'batch-owner', keyId, inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: null });
+      const file = await batches.createFile({
+        owner: 'batch-owner',
+        filename: 'in.jsonl',
+        purpose: 'batch',
+        content: '{}\n',
+        bytes: 3,
+      });
+      const batch = (keyId: string) =>
+        batches.createBatch({
+          owner: 'batch-owner',
+          keyId,
+          inputFileId: file.id,
+          endpoint: '/v1/chat/completions',
+          completionWindow: '24h',
+          windowSeconds: 86_400,
+          metadata: null,
+        });
       const mine = [await batch(issued.id), await batch(issued.id)];
       const other = await batch(kept.id);
       const run = await runGatewayCli(['keys', 'revoke', issued.id, '--json'], env());
@@ -78,9 +105,18 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
   it('create --admin --json, list masks keys, revoke by id and by key', async () => {
     const admin = await runGatewayCli(['keys', 'create', '--owner', 'root-ops', '--admin', '--json'], env());
     expect(admin.code, admin.stderr).toBe(0);
-    const issued = JSON.parse(admin.stdout) as { key: string; id: string; admin: boolean; owner: string; created_at: string };
+    const issued = JSON.parse(admin.stdout) as {
+      key: string;
+      id: string;
+      admin: boolean;
+      owner: string;
+      created_at: string;
+    };
     expect(issued).toMatchObject({ owner: 'root-ops', admin: true });
-    const other = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'bob', '--json'], env())).stdout) as { key: string; id: string };
+    const other = JSON.parse((await runGatewayCli(['keys', 'create', '--owner', 'bob', '--json'], env())).stdout) as {
+      key: string;
+      id: string;
+    };
 
     const list = await runGatewayCli(['keys', 'list'], env());
     expect(list.code).toBe(0);
@@ -94,12 +130,24 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
     expect(byId.stdout).toContain(`Revoked ${issued.id}`);
     const byKey = await runGatewayCli(['keys', 'revoke', other.key, '--json'], env());
     expect(byKey.code, byKey.stderr).toBe(0);
-    expect(JSON.parse(byKey.stdout)).toMatchObject({ id: other.id, revoked: true, already_revoked: false, gateways_notified: true });
+    expect(JSON.parse(byKey.stdout)).toMatchObject({
+      id: other.id,
+      revoked: true,
+      already_revoked: false,
+      gateways_notified: true,
+    });
 
     const active = JSON.parse((await runGatewayCli(['keys', 'list', '--json'], env())).stdout) as Array<{ id: string }>;
     expect(active.map((r) => r.id)).not.toContain(issued.id);
-    const all = JSON.parse((await runGatewayCli(['keys', 'list', '--all', '--json'], env())).stdout) as Array<{ id: string; revoked: boolean; key: string }>;
-    expect(all.find((r) => r.id === issued.id)).toMatchObject({ revoked: true, key: `${issued.key.slice(0, 6)}…${issued.key.slice(-4)}` });
+    const all = JSON.parse((await runGatewayCli(['keys', 'list', '--all', '--json'], env())).stdout) as Array<{
+      id: string;
+      revoked: boolean;
+      key: string;
+    }>;
+    expect(all.find((r) => r.id === issued.id)).toMatchObject({
+      revoked: true,
+      key: `${issued.key.slice(0, 6)}…${issued.key.slice(-4)}`,
+    });
   });
 
   it('fails clearly: missing owner (2), unknown key (1), unknown command (2)', async () => {
@@ -117,7 +165,10 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
 
 describe('gateway keys, store unreachable', () => {
   it('exits 1 with the reason and where it looked, without the password', async () => {
-    const run = await runGatewayCli(['keys', 'list'], { DATABASE_URL: 'postgres://postgres:s3cret@127.0.0.1:1/test', REDIS_KEY_PREFIX: uniquePrefix('cli') });
+    const run = await runGatewayCli(['keys', 'list'], {
+      DATABASE_URL: 'postgres://postgres:s3cret@127.0.0.1:1/test',
+      REDIS_KEY_PREFIX: uniquePrefix('cli'),
+    });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('postgres://127.0.0.1:1/test');
     expect(run.stderr).not.toContain('s3cret');

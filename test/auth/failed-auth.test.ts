@@ -38,7 +38,11 @@ describe('maskApiKey', () => {
 });
 
 describe('client address', () => {
-  const req = (peer: string, forwarded?: string) => ({ socket: { remoteAddress: peer }, headers: forwarded ? { 'x-forwarded-for': forwarded } : {} }) as unknown as Request;
+  const req = (peer: string, forwarded?: string) =>
+    ({
+      socket: { remoteAddress: peer },
+      headers: forwarded ? { 'x-forwarded-for': forwarded } : {},
+    }) as unknown as Request;
 
   it('is the TCP peer unless proxies are trusted, then the hop that many places from the right', () => {
     expect(clientAddress(req('10.1.1.1', '6.6.6.6'), 0)).toBe('10.1.1.1');
@@ -87,10 +91,23 @@ describe('FailedAuthThrottle on Redis', () => {
   });
 
   it('counts in the process while Redis is unreachable, with the same rule', async () => {
-    const down = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const down = new Redis({
+      port: await freePort(),
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     const errors: Error[] = [];
     const clock = { t: 1_000 };
-    const throttle = new FailedAuthThrottle({ redis: down, prefix, limit: 2, windowMs: 5_000, now: () => clock.t, onError: (err) => errors.push(err) });
+    const throttle = new FailedAuthThrottle({
+      redis: down,
+      prefix,
+      limit: 2,
+      windowMs: 5_000,
+      now: () => clock.t,
+      onError: (err) => errors.push(err),
+    });
     expect((await throttle.recordFailure('192.0.2.30')).blocked).toBe(false);
     expect((await throttle.recordFailure('192.0.2.30')).blocked).toBe(false);
     expect(await throttle.recordFailure('192.0.2.30')).toMatchObject({ blocked: true, resetMs: 5_000 });
@@ -117,8 +134,14 @@ describe('authenticate with the throttle', () => {
   };
 
   it('a valid key never reaches the throttle while no address is blocked; a wrong one is counted', async () => {
-    const throttle = { blocking: false, blockedFor: vi.fn(), recordFailure: vi.fn(async () => ({ blocked: false, limit: 1, remaining: 0, resetMs: 1_000 })) };
-    const middleware = authenticate(new StaticKeyAuthenticator([KEY], []), [], { throttle: throttle as unknown as FailedAuthThrottle });
+    const throttle = {
+      blocking: false,
+      blockedFor: vi.fn(),
+      recordFailure: vi.fn(async () => ({ blocked: false, limit: 1, remaining: 0, resetMs: 1_000 })),
+    };
+    const middleware = authenticate(new StaticKeyAuthenticator([KEY], []), [], {
+      throttle: throttle as unknown as FailedAuthThrottle,
+    });
     const ok = await run(middleware, { 'x-api-key': KEY });
     expect(ok.next).toHaveBeenCalledOnce();
     expect(throttle.blockedFor).not.toHaveBeenCalled();

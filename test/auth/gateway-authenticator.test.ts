@@ -47,7 +47,13 @@ describe('GatewayAuthenticator', () => {
     const { auth, store } = setup();
     const { key, record } = await issue(store, 'alice', true);
     const principal = await auth.authenticate(key);
-    expect(principal).toMatchObject({ keyHash: record.keyHash, owner: 'alice', maskedKey: record.maskedKey, admin: true, keyId: record.id });
+    expect(principal).toMatchObject({
+      keyHash: record.keyHash,
+      owner: 'alice',
+      maskedKey: record.maskedKey,
+      admin: true,
+      keyId: record.id,
+    });
     expect(principal?.maskedKey).not.toContain(key.slice(6, -4));
     // No policy: nothing for the hot path to check, every model allowed.
     expect(principal?.policy).toBeUndefined();
@@ -57,10 +63,20 @@ describe('GatewayAuthenticator', () => {
   it('carries the key policy: allowed model patterns, and 401 with the expiry time once expired (cached or not)', async () => {
     const { auth, store, advance } = setup();
     const expiresAt = new Date(1_000_000 + 60_000).toISOString();
-    const { key } = await issueApiKey(store, { owner: 'frank', policy: mergeKeyPolicy({}, { allowed_models: ['a-4o', 'b-*'], expires_at: expiresAt }) });
+    const { key } = await issueApiKey(store, {
+      owner: 'frank',
+      policy: mergeKeyPolicy({}, { allowed_models: ['a-4o', 'b-*'], expires_at: expiresAt }),
+    });
     const principal = await auth.authenticate(key);
     expect(principal?.policy?.allowed_models).toEqual(['a-4o', 'b-*']);
-    expect(['a-4o', 'a-4o-mini', 'b-1', 'b-', 'c-1', 'xa-4o'].map((m) => principal!.mayUseModel(m))).toEqual([true, false, true, true, false, false]);
+    expect(['a-4o', 'a-4o-mini', 'b-1', 'b-', 'c-1', 'xa-4o'].map((m) => principal!.mayUseModel(m))).toEqual([
+      true,
+      false,
+      true,
+      true,
+      false,
+      false,
+    ]);
     advance(60_000);
     const err = await auth.authenticate(key).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidApiKeyError);

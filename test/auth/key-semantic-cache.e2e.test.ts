@@ -19,13 +19,19 @@ let upstream: FakeUpstream;
 let gateway: Gateway;
 
 async function api(method: string, path: string, body?: unknown): Promise<Untyped> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return res.json();
 }
 
 async function ask(key: string, content: string): Promise<string | null> {
   const openai = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: key, maxRetries: 0 });
-  const { response } = await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] }).withResponse();
+  const { response } = await openai.chat.completions
+    .create({ model: 'a-4o', messages: [{ role: 'user', content }] })
+    .withResponse();
   return response.headers.get('x-cache');
 }
 
@@ -44,10 +50,16 @@ beforeAll(async () => {
       EMBEDDING_PROVIDER: 'provider_a',
       EMBEDDING_MODEL: 'text-embedding-fake',
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
+    config: {
+      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+    },
     providers: ['provider_a'],
   });
-  await waitFor(async () => (await api('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready', 10_000, 'the semantic cache to be ready');
+  await waitFor(
+    async () => (await api('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready',
+    10_000,
+    'the semantic cache to be ready',
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -69,6 +81,10 @@ describe('per-key semantic cache switch', () => {
     expect(await ask(off.key, 'What is the capital of France?')).toBe('HIT');
 
     await api('PATCH', `/admin/keys/${off.id}`, { semantic_cache: null });
-    await waitFor(async () => (await ask(off.key, 'Capital of France, what is it?')) === 'SEMANTIC_HIT', 3_000, 'the switch to reach the gateway');
+    await waitFor(
+      async () => (await ask(off.key, 'Capital of France, what is it?')) === 'SEMANTIC_HIT',
+      3_000,
+      'the switch to reach the gateway',
+    );
   });
 });

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey, maskApiKey } from '../../src/auth/api-key.ts';
 import { LATEST_KEY_SCHEMA_VERSION } from '../../src/auth/key-store-migrations.ts';
 import { mergeKeyPolicy } from '../../src/auth/key-policy.ts';
-import { InvalidOwnerError, KeyStoreSchemaError, KeyStoreUnavailableError, issueApiKey, type KeyStore } from '../../src/auth/key-store.ts';
+import {
+  InvalidOwnerError,
+  KeyStoreSchemaError,
+  KeyStoreUnavailableError,
+  issueApiKey,
+  type KeyStore,
+} from '../../src/auth/key-store.ts';
 import { openKeyStore } from '../../src/auth/open-key-store.ts';
 import { PostgresKeyStore } from '../../src/auth/postgres-key-store.ts';
 import { SqliteKeyStore } from '../../src/auth/sqlite-key-store.ts';
@@ -54,7 +60,9 @@ const sqliteBackend: Backend = {
   },
   async bumpSchema() {
     const db = new DatabaseSync(sqlitePath);
-    db.prepare("INSERT INTO gateway_schema_migrations VALUES (?, 'from the future', '2030-01-01')").run(LATEST_KEY_SCHEMA_VERSION + 1);
+    db.prepare("INSERT INTO gateway_schema_migrations VALUES (?, 'from the future', '2030-01-01')").run(
+      LATEST_KEY_SCHEMA_VERSION + 1,
+    );
     db.close();
   },
 };
@@ -85,7 +93,9 @@ const postgresBackend: Backend = {
     return JSON.stringify((await pgQuery('SELECT * FROM gateway_api_keys')).rows);
   },
   async bumpSchema() {
-    await pgQuery("INSERT INTO gateway_schema_migrations (version, description) VALUES ($1, 'from the future')", [LATEST_KEY_SCHEMA_VERSION + 1]);
+    await pgQuery("INSERT INTO gateway_schema_migrations (version, description) VALUES ($1, 'from the future')", [
+      LATEST_KEY_SCHEMA_VERSION + 1,
+    ]);
   },
 };
 
@@ -160,25 +170,73 @@ describe.each([sqliteBackend, postgresBackend])('$name key store', (backend) => 
   });
 
   it('keeps a key policy and replaces it on update; usage rows add up per key, model and day', async () => {
-    const policy = mergeKeyPolicy({}, { tokens_per_minute: 500, allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search' } });
+    const policy = mergeKeyPolicy(
+      {},
+      {
+        tokens_per_minute: 500,
+        allowed_models: ['a-*'],
+        budget: { amount_usd: 2.5, period: 'month' },
+        metadata: { team: 'search' },
+      },
+    );
     const { record } = await issueApiKey(store, { owner: 'erin', policy });
     expect((await store.findById(record.id))?.policy).toEqual(policy);
-    const updated = await store.updatePolicy(record.id, mergeKeyPolicy(policy, { tokens_per_minute: null, metadata: { user: 'u7' } }));
-    expect(updated?.policy).toEqual({ allowed_models: ['a-*'], budget: { amount_usd: 2.5, period: 'month' }, metadata: { team: 'search', user: 'u7' } });
+    const updated = await store.updatePolicy(
+      record.id,
+      mergeKeyPolicy(policy, { tokens_per_minute: null, metadata: { user: 'u7' } }),
+    );
+    expect(updated?.policy).toEqual({
+      allowed_models: ['a-*'],
+      budget: { amount_usd: 2.5, period: 'month' },
+      metadata: { team: 'search', user: 'u7' },
+    });
     expect(await store.updatePolicy('key_doesnotexist', {})).toBeUndefined();
 
-    const row = { keyId: record.id, day: '2026-11-23', model: 'a-4o', requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 4, cacheWriteTokens: 2, reasoningTokens: 1, costNanoUsd: 1_500 };
+    const row = {
+      keyId: record.id,
+      day: '2026-11-23',
+      model: 'a-4o',
+      requests: 1,
+      promptTokens: 10,
+      completionTokens: 5,
+      cachedTokens: 4,
+      cacheWriteTokens: 2,
+      reasoningTokens: 1,
+      costNanoUsd: 1_500,
+    };
     await store.addUsage([row, { ...row, day: '2026-11-24' }, { ...row, model: 'b-1', costNanoUsd: 7 }]);
     await store.addUsage([{ ...row, requests: 2, promptTokens: 1, completionTokens: 1, costNanoUsd: 3 }]);
     expect(await store.usage({ keyId: record.id })).toEqual([
       { ...row, day: '2026-11-24' },
-      { ...row, requests: 3, promptTokens: 11, completionTokens: 6, cachedTokens: 8, cacheWriteTokens: 4, reasoningTokens: 2, costNanoUsd: 1_503 },
+      {
+        ...row,
+        requests: 3,
+        promptTokens: 11,
+        completionTokens: 6,
+        cachedTokens: 8,
+        cacheWriteTokens: 4,
+        reasoningTokens: 2,
+        costNanoUsd: 1_503,
+      },
       { ...row, model: 'b-1', costNanoUsd: 7 },
     ]);
     expect(await store.usage({ keyId: record.id, fromDay: '2026-11-24', toDay: '2026-11-24' })).toHaveLength(1);
     const totals = await store.usageTotals({});
-    expect(totals.find((t) => t.keyId === record.id)).toEqual({ keyId: record.id, day: '', model: '', requests: 5, promptTokens: 31, completionTokens: 16, cachedTokens: 16, cacheWriteTokens: 8, reasoningTokens: 4, costNanoUsd: 3_010 });
-    expect((await store.usageTotals({ fromDay: '2026-11-24' })).find((t) => t.keyId === record.id)?.costNanoUsd).toBe(1_500);
+    expect(totals.find((t) => t.keyId === record.id)).toEqual({
+      keyId: record.id,
+      day: '',
+      model: '',
+      requests: 5,
+      promptTokens: 31,
+      completionTokens: 16,
+      cachedTokens: 16,
+      cacheWriteTokens: 8,
+      reasoningTokens: 4,
+      costNanoUsd: 3_010,
+    });
+    expect((await store.usageTotals({ fromDay: '2026-11-24' })).find((t) => t.keyId === record.id)?.costNanoUsd).toBe(
+      1_500,
+    );
   });
 
   it('rejects an owner with control characters or no characters', async () => {
@@ -227,7 +285,10 @@ describe('key store selection and failures', () => {
 
   it('an unreachable PostgreSQL fails calls without hanging, and works once reachable', async () => {
     const port = await freePort();
-    const dead = new PostgresKeyStore({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, connectTimeoutMs: 1_000 });
+    const dead = new PostgresKeyStore({
+      connectionString: `postgres://postgres@127.0.0.1:${port}/test`,
+      connectTimeoutMs: 1_000,
+    });
     await expect(dead.ping()).rejects.toThrow();
     await expect(dead.migrate()).rejects.toThrow();
     await expect(dead.findByHash('x')).rejects.toThrow();
@@ -265,14 +326,37 @@ describe('key store selection and failures', () => {
     try {
       await store.migrate();
       await proxy.cut();
-      const row = { keyId: 'key_outage', day: '2026-11-24', model: 'a-4o', requests: 1, promptTokens: 3, completionTokens: 4, costNanoUsd: 10 };
+      const row = {
+        keyId: 'key_outage',
+        day: '2026-11-24',
+        model: 'a-4o',
+        requests: 1,
+        promptTokens: 3,
+        completionTokens: 4,
+        costNanoUsd: 10,
+      };
       recorder.add(row);
       recorder.add(row);
       await waitFor(() => errors.length > 0, 5_000, 'a failed write');
       recorder.add(row);
       await proxy.restore();
-      await waitFor(async () => (await store.usage({ keyId: 'key_outage' }))[0]?.requests === 3, 10_000, 'the retried write');
-      expect(await store.usage({ keyId: 'key_outage' })).toEqual([{ ...row, requests: 3, promptTokens: 9, completionTokens: 12, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costNanoUsd: 30 }]);
+      await waitFor(
+        async () => (await store.usage({ keyId: 'key_outage' }))[0]?.requests === 3,
+        10_000,
+        'the retried write',
+      );
+      expect(await store.usage({ keyId: 'key_outage' })).toEqual([
+        {
+          ...row,
+          requests: 3,
+          promptTokens: 9,
+          completionTokens: 12,
+          cachedTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 0,
+          costNanoUsd: 30,
+        },
+      ]);
     } finally {
       await recorder.close();
       await store.close();

@@ -25,7 +25,12 @@ function client(baseUrl: string, apiKey: string): OpenAI {
   return new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0 });
 }
 
-async function status(baseUrl: string, path: string, key: string | undefined, init: RequestInit = {}): Promise<{ status: number; body: Untyped }> {
+async function status(
+  baseUrl: string,
+  path: string,
+  key: string | undefined,
+  init: RequestInit = {},
+): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${baseUrl}${path}`, { ...init, headers: key ? { 'X-API-Key': key } : {} });
   return { status: res.status, body: await res.json() };
 }
@@ -48,7 +53,9 @@ describe.each([
       AUTH_CACHE_TTL_MS: '600000',
       RATE_LIMIT_REQUESTS: '1000',
       PROVIDER_A_API_KEY: 'unused',
-      ...(database ? { DATABASE_URL: database.url } : { KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-auth-')), 'keys.sqlite') }),
+      ...(database
+        ? { DATABASE_URL: database.url }
+        : { KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-auth-')), 'keys.sqlite') }),
     };
     gateway = await startGateway({ env, config: CONFIG, providers: [] });
     replica = await startApiReplica(env, gateway.configPath);
@@ -96,13 +103,18 @@ describe.each([
   it('a revoked key is rejected by every replica at once, despite a ten-minute cache', async () => {
     const { key, id } = await createKeyWithCli(env, 'carol');
     // Both replicas now hold the key in their cache.
-    for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) expect((await status(baseUrl, '/v1/models', key)).status).toBe(200);
+    for (const baseUrl of [gateway.baseUrl, replica.baseUrl])
+      expect((await status(baseUrl, '/v1/models', key)).status).toBe(200);
 
     const revoked = await runGatewayCli(['keys', 'revoke', id], env);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stderr).not.toContain('could not be notified');
     for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
-      await waitFor(async () => (await status(baseUrl, '/v1/models', key)).status === 401, 3_000, `revocation on ${baseUrl}`);
+      await waitFor(
+        async () => (await status(baseUrl, '/v1/models', key)).status === 401,
+        3_000,
+        `revocation on ${baseUrl}`,
+      );
     }
     const err = await client(replica.baseUrl, key)
       .models.list()

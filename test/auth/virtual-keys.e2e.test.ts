@@ -32,7 +32,11 @@ let replica: ApiReplica;
 let bases: string[];
 
 async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: Untyped }> {
-  const res = await fetch(`${bases[0]}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${bases[0]}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -46,10 +50,17 @@ const client = (baseUrl: string, apiKey: string) => new OpenAI({ baseURL: `${bas
 
 let seq = 0;
 /** One chat completion, alternating replicas; resolves with the status (200 or the error's). */
-async function chat(key: string, replicaIndex = seq % 2): Promise<{ status: number; code?: string | null; usage?: number }> {
+async function chat(
+  key: string,
+  replicaIndex = seq % 2,
+): Promise<{ status: number; code?: string | null; usage?: number }> {
   const content = `req-${String(seq++ % 100).padStart(2, '0')} word`;
   try {
-    const reply = await client(bases[replicaIndex]!, key).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }], max_tokens: 20 });
+    const reply = await client(bases[replicaIndex]!, key).chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content }],
+      max_tokens: 20,
+    });
     return { status: 200, usage: reply.usage?.total_tokens ?? -1 };
   } catch (err) {
     if (err instanceof OpenAI.APIError) return { status: err.status ?? 0, code: err.code ?? null };
@@ -62,7 +73,10 @@ async function settled(key: string): Promise<void> {
   const hash = hashApiKey(key);
   await waitFor(
     async () => {
-      const [tokens, reservations] = await Promise.all([redis.zrange(`${prefix}:vk:tpm:{${hash}}`, 0, -1), redis.keys(`${prefix}:vk:res:{${hash}}:*`)]);
+      const [tokens, reservations] = await Promise.all([
+        redis.zrange(`${prefix}:vk:tpm:{${hash}}`, 0, -1),
+        redis.keys(`${prefix}:vk:res:{${hash}}:*`),
+      ]);
       const inFlight = reservations.length > 0 ? await redis.zcard(reservations[0]!) : 0;
       return !tokens.some((m) => m.endsWith(`:${ESTIMATE}`)) && inFlight === 0;
     },
@@ -72,7 +86,11 @@ async function settled(key: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a', behavior: { replyText: 'one two three four five' } });
+  upstream = await startFakeUpstream({
+    format: 'openai',
+    apiKey: 'up-a',
+    behavior: { replyText: 'one two three four five' },
+  });
   const env = {
     REDIS_KEY_PREFIX: prefix,
     ADMIN_API_KEYS: ADMIN,
@@ -87,7 +105,9 @@ beforeAll(async () => {
   gateway = await startGateway({
     env,
     config: {
-      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o', 'b-1'], base_url: upstream.url }],
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o', 'b-1'], base_url: upstream.url },
+      ],
       prices: { 'a-4o': { input_per_million: 1_000_000, output_per_million: 1_000_000 } },
     },
     providers: ['provider_a'],
@@ -110,7 +130,11 @@ describe('virtual keys across two API replicas', () => {
     upstream.setBehavior({ latencyMs: 0 });
     // Admitted at 0, 23, 46, 69 and 92 tokens in flight; the 6th saw 115.
     expect(burst.filter((r) => r.status === 200)).toHaveLength(5);
-    expect(burst.filter((r) => r.status === 429).map((r) => r.code)).toEqual(['rate_limit_exceeded', 'rate_limit_exceeded', 'rate_limit_exceeded']);
+    expect(burst.filter((r) => r.status === 429).map((r) => r.code)).toEqual([
+      'rate_limit_exceeded',
+      'rate_limit_exceeded',
+      'rate_limit_exceeded',
+    ]);
     expect(burst.find((r) => r.status === 200)?.usage).toBe(REAL);
     await settled(key);
 
@@ -124,13 +148,18 @@ describe('virtual keys across two API replicas', () => {
   });
 
   it('a budget of 50 USD a day: exactly 3 of 8 concurrent requests, then exactly 5 more; 429 budget_exceeded; spend recorded in the key store', async () => {
-    const { key, id } = await createKey({ budget: { amount_usd: 50, period: 'day' }, metadata: { team: 'search', user: 'u-42' } });
+    const { key, id } = await createKey({
+      budget: { amount_usd: 50, period: 'day' },
+      metadata: { team: 'search', user: 'u-42' },
+    });
     upstream.setBehavior({ latencyMs: 700 });
     const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => chat(key, i % 2)));
     upstream.setBehavior({ latencyMs: 0 });
     // Admitted at 0, 23 and 46 USD in flight; the 4th saw 69.
     expect(burst.filter((r) => r.status === 200)).toHaveLength(3);
-    expect(new Set(burst.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.code}`))).toEqual(new Set(['429 budget_exceeded']));
+    expect(new Set(burst.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.code}`))).toEqual(
+      new Set(['429 budget_exceeded']),
+    );
     await settled(key);
 
     // 21 USD spent: 21 + 7k < 50 admits k = 0..4.
@@ -162,16 +191,35 @@ describe('virtual keys across two API replicas', () => {
       'usage rows',
     );
     expect(usage).toMatchObject({ id, owner: 'team-e2e', metadata: { team: 'search', user: 'u-42' } });
-    expect(usage.total).toEqual({ requests: 8, prompt_tokens: 16, completion_tokens: 40, cached_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0, cost_usd: 56 });
+    expect(usage.total).toEqual({
+      requests: 8,
+      prompt_tokens: 16,
+      completion_tokens: 40,
+      cached_tokens: 0,
+      cache_write_tokens: 0,
+      reasoning_tokens: 0,
+      cost_usd: 56,
+    });
     expect(usage.by_model['a-4o']).toEqual(usage.total);
     expect(usage.by_day).toHaveLength(1);
 
-    const stats = await fetch(`${bases[1]}/stats`, { headers: { 'x-api-key': ADMIN } }).then((r) => r.json() as Promise<Untyped>);
+    const stats = await fetch(`${bases[1]}/stats`, { headers: { 'x-api-key': ADMIN } }).then(
+      (r) => r.json() as Promise<Untyped>,
+    );
     const entry = stats.key_spend.keys.find((k: { id: string }) => k.id === id);
-    expect(entry).toMatchObject({ owner: 'team-e2e', team: 'search', user: 'u-42', requests: 8, cost_usd: 56, cost_today_usd: 56 });
+    expect(entry).toMatchObject({
+      owner: 'team-e2e',
+      team: 'search',
+      user: 'u-42',
+      requests: 8,
+      cost_usd: 56,
+      cost_today_usd: 56,
+    });
     expect(stats.key_spend.total_cost_usd).toBeGreaterThanOrEqual(56);
     // A client key sees its own spend only.
-    const own = await fetch(`${bases[0]}/stats`, { headers: { 'x-api-key': key } }).then((r) => r.json() as Promise<Untyped>);
+    const own = await fetch(`${bases[0]}/stats`, { headers: { 'x-api-key': key } }).then(
+      (r) => r.json() as Promise<Untyped>,
+    );
     expect(own.key_spend.keys.map((k: { id: string }) => k.id)).toEqual([id]);
   });
 
@@ -185,7 +233,10 @@ describe('virtual keys across two API replicas', () => {
     expect((denied as Error).message).toContain("may not use the model 'a-4o'");
     expect(upstream.requests.some((r) => JSON.stringify(r.body).includes('"hi"'))).toBe(false);
 
-    const allowed = await client(replica.baseUrl, key).chat.completions.create({ model: 'b-1', messages: [{ role: 'user', content: 'hi b' }] });
+    const allowed = await client(replica.baseUrl, key).chat.completions.create({
+      model: 'b-1',
+      messages: [{ role: 'user', content: 'hi b' }],
+    });
     expect(allowed.choices[0]?.message.content).toBe('one two three four five');
     // The key's own limit (3 per minute) instead of the global 1000: the 4th request is refused.
     const third = await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': key } });
@@ -197,7 +248,11 @@ describe('virtual keys across two API replicas', () => {
     expect(patched.body).toMatchObject({ id, expires_at: expiresAt, allowed_models: ['b-*'] });
     expect(patched.body.rate_limit).toBeUndefined();
     for (const baseUrl of bases) {
-      await waitFor(async () => (await fetch(`${baseUrl}/v1/models`, { headers: { 'x-api-key': key } })).status === 401, 3_000, `expiry on ${baseUrl}`);
+      await waitFor(
+        async () => (await fetch(`${baseUrl}/v1/models`, { headers: { 'x-api-key': key } })).status === 401,
+        3_000,
+        `expiry on ${baseUrl}`,
+      );
       const expired = await client(baseUrl, key)
         .models.list()
         .catch((e: unknown) => e);

@@ -22,7 +22,15 @@ describe('cache keys', () => {
       exactKeyOf('owner:a', request({ seed: 1 })),
       exactKeyOf('owner:a', request({ presence_penalty: 1 })),
       exactKeyOf('owner:a', request({ frequency_penalty: 1 })),
-      exactKeyOf('owner:a', request({ messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'Hi' }] })),
+      exactKeyOf(
+        'owner:a',
+        request({
+          messages: [
+            { role: 'system', content: 'S' },
+            { role: 'user', content: 'Hi' },
+          ],
+        }),
+      ),
       exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi', name: 'bob' }] })),
       exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'hi' }] })),
       exactKeyOf('owner:a', request({ messages: [{ role: 'user', content: 'Hi!' }] })),
@@ -52,7 +60,9 @@ describe('cache keys', () => {
     expect(exactKeyOf('p', plain)).toBe(exactKeyOf('p', streamed));
     expect(exactKeyOf('p', request({ stop: 'x' }))).toBe(exactKeyOf('p', request({ stop: ['x'] })));
     expect(exactKeyOf('p', request({ max_tokens: 5 }))).toBe(exactKeyOf('p', request({ max_completion_tokens: 5 })));
-    expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }))).toBe(exactKeyOf('p', plain));
+    expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] }))).toBe(
+      exactKeyOf('p', plain),
+    );
     // The one folding the exact key allows: whitespace around the prompt.
     expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: '  Hi\n' }] }))).toBe(exactKeyOf('p', plain));
     const key = exactKeyOf('p', plain);
@@ -63,14 +73,28 @@ describe('cache keys', () => {
     const earlier = [{ role: 'system', content: 'Be brief.' }];
     const a = request({ messages: [...earlier, { role: 'user', content: 'Capital of France?' }] });
     const b = request({ messages: [...earlier, { role: 'user', content: 'France capital?' }] });
-    const otherSystem = request({ messages: [{ role: 'system', content: 'Be long.' }, { role: 'user', content: 'Capital of France?' }] });
+    const otherSystem = request({
+      messages: [
+        { role: 'system', content: 'Be long.' },
+        { role: 'user', content: 'Capital of France?' },
+      ],
+    });
     expect(semanticPartitionOf('p', 'e', a)).toBe(semanticPartitionOf('p', 'e', b));
     expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'e', otherSystem));
     expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('q', 'e', a));
     expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'other-embedder', a));
     expect(semanticPartitionOf('p', 'e', a)).not.toBe(semanticPartitionOf('p', 'e', { ...a, temperature: 0 }));
     expect(lastUserIndex(a)).toBe(1);
-    expect(lastUserIndex(request({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }] }))).toBe(-1);
+    expect(
+      lastUserIndex(
+        request({
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: 'y' },
+          ],
+        }),
+      ),
+    ).toBe(-1);
   });
 });
 

@@ -1,7 +1,14 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { freePort, spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
+import {
+  freePort,
+  spawnGatewayProcess,
+  startGateway,
+  waitFor,
+  type Gateway,
+  type GatewayProcess,
+} from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import type { Untyped } from '../support/untyped.ts';
 
@@ -41,10 +48,19 @@ const env = (): Record<string, string> => ({
 
 async function startApi(): Promise<string> {
   const port = await freePort();
-  const api = spawnGatewayProcess('src/server.ts', [], { ...env(), CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnGatewayProcess('src/server.ts', [], {
+    ...env(),
+    CONFIG_PATH: gateway.configPath,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  });
   extraApis.push(api);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await stats(url)).semantic_cache?.status === 'ready', 20_000, `API replica on ${port}:\n${api.output()}`);
+  await waitFor(
+    async () => (await stats(url)).semantic_cache?.status === 'ready',
+    20_000,
+    `API replica on ${port}:\n${api.output()}`,
+  );
   return url;
 }
 
@@ -68,10 +84,24 @@ beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a-secret' });
   gateway = await startGateway({
     env: env(),
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 0 }] },
+    config: {
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          max_retries: 0,
+        },
+      ],
+    },
     providers: ['provider_a'],
   });
-  await waitFor(async () => (await stats(gateway.baseUrl)).semantic_cache?.status === 'ready', 10_000, 'the first API to be ready');
+  await waitFor(
+    async () => (await stats(gateway.baseUrl)).semantic_cache?.status === 'ready',
+    10_000,
+    'the first API to be ready',
+  );
   secondUrl = await startApi();
 }, 90_000);
 
@@ -89,7 +119,11 @@ describe('cache shared by API replicas', () => {
     expect((await ask(gateway.baseUrl, 'Which river flows through Paris?')).xCache).toBe('MISS');
     expect((await ask(secondUrl, 'Which river flows through Paris?')).xCache).toBe('HIT');
     // The second replica's index learned the entry through pub/sub.
-    await waitFor(async () => (await stats(secondUrl)).semantic_cache.collection_size === 1, 5_000, 'replica 2 to index the entry');
+    await waitFor(
+      async () => (await stats(secondUrl)).semantic_cache.collection_size === 1,
+      5_000,
+      'replica 2 to index the entry',
+    );
     const semantic = await ask(secondUrl, 'Paris: which river flows through it?');
     expect(semantic.xCache).toBe('SEMANTIC_HIT');
     expect(semantic.data.choices[0]?.message.content).toBe('Echo: Which river flows through Paris?');
@@ -107,7 +141,9 @@ describe('cache shared by API replicas', () => {
     try {
       const before = chatCalls();
       const replies = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => ask(i % 2 === 0 ? gateway.baseUrl : secondUrl, 'Cross-replica coalescing probe.')),
+        Array.from({ length: 6 }, (_, i) =>
+          ask(i % 2 === 0 ? gateway.baseUrl : secondUrl, 'Cross-replica coalescing probe.'),
+        ),
       );
       expect(chatCalls()).toBe(before + 1);
       expect(new Set(replies.map((r) => r.data.id)).size).toBe(1);
@@ -132,7 +168,11 @@ describe('cache shared by API replicas', () => {
     expect(body.cleared.semantic_cache).toBe(size);
     expect(body.cleared.exact_cache).toBeGreaterThanOrEqual(3);
     for (const url of [gateway.baseUrl, secondUrl, third]) {
-      await waitFor(async () => (await stats(url)).semantic_cache.collection_size === 0, 5_000, `replica ${url} to drop its index`);
+      await waitFor(
+        async () => (await stats(url)).semantic_cache.collection_size === 0,
+        5_000,
+        `replica ${url} to drop its index`,
+      );
     }
     expect((await ask(gateway.baseUrl, 'Which river flows through Paris?')).xCache).toBe('MISS');
     expect((await ask(third, 'About tulips, shared scope probe.')).xCache).toBe('MISS');

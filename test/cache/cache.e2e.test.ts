@@ -25,8 +25,13 @@ let other: OpenAI;
 
 const chatCalls = () => upstream.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
 
-async function ask(content: string, options: { client?: OpenAI; headers?: Record<string, string>; system?: string; extra?: Record<string, unknown> } = {}) {
-  const messages: OpenAI.ChatCompletionMessageParam[] = options.system ? [{ role: 'system', content: options.system }] : [];
+async function ask(
+  content: string,
+  options: { client?: OpenAI; headers?: Record<string, string>; system?: string; extra?: Record<string, unknown> } = {},
+) {
+  const messages: OpenAI.ChatCompletionMessageParam[] = options.system
+    ? [{ role: 'system', content: options.system }]
+    : [];
   messages.push({ role: 'user', content });
   const { data, response } = await (options.client ?? client).chat.completions
     .create({ model: 'a-4o', messages, ...options.extra }, { headers: options.headers })
@@ -44,8 +49,15 @@ async function askStreamed(content: string, extra: Record<string, unknown> = {})
   return { chunks, text, headers: response.headers, xCache: response.headers.get('x-cache') };
 }
 
-async function admin(path: string, init: RequestInit = {}, key = ADMIN_KEY): Promise<{ status: number; body: Untyped }> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { ...init, headers: { 'content-type': 'application/json', 'x-api-key': key } });
+async function admin(
+  path: string,
+  init: RequestInit = {},
+  key = ADMIN_KEY,
+): Promise<{ status: number; body: Untyped }> {
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -69,16 +81,39 @@ beforeAll(async () => {
     config: {
       providers: [
         // One model of it with the semantic cache off.
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o', 'a-4o-exact'], semantic_cache_by_model: { 'a-4o-exact': false }, timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 0 },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o', 'a-4o-exact'],
+          semantic_cache_by_model: { 'a-4o-exact': false },
+          timeout_ms: 3000,
+          stream_idle_timeout_ms: 2000,
+          queue_timeout_ms: 5000,
+          max_retries: 0,
+        },
         // The same upstream with the semantic cache switched off for its models, but one model switched back on.
-        { name: 'provider_exact', format: 'openai', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-exact-only', 'a-semantic-again'], semantic_cache: false, semantic_cache_by_model: { 'a-semantic-again': true }, max_retries: 0 },
+        {
+          name: 'provider_exact',
+          format: 'openai',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-exact-only', 'a-semantic-again'],
+          semantic_cache: false,
+          semantic_cache_by_model: { 'a-semantic-again': true },
+          max_retries: 0,
+        },
       ],
     },
     providers: ['provider_a', 'provider_exact'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
   other = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: OTHER_KEY, maxRetries: 0, timeout: 20_000 });
-  await waitFor(async () => (await admin('/admin/cache/stats')).body.semantic_cache?.status === 'ready', 10_000, 'the semantic cache to be ready');
+  await waitFor(
+    async () => (await admin('/admin/cache/stats')).body.semantic_cache?.status === 'ready',
+    10_000,
+    'the semantic cache to be ready',
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -226,8 +261,12 @@ describe('semantic cache', () => {
     expect(chatCalls()).toBe(before + 4);
     // The verifier's outcomes are counted: the paraphrase verified, the swapped direction rejected for its order.
     const metrics = await (await fetch(`${gateway.baseUrl}/metrics`, { headers: { 'x-api-key': ADMIN_KEY } })).text();
-    expect(Number(/gateway_semantic_candidates_total\{outcome="verified"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
-    expect(Number(/gateway_semantic_candidates_total\{outcome="order"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(/gateway_semantic_candidates_total\{outcome="verified"\} (\d+)/.exec(metrics)?.[1]),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(/gateway_semantic_candidates_total\{outcome="order"\} (\d+)/.exec(metrics)?.[1]),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('streams a semantic hit as SSE', async () => {
@@ -254,34 +293,52 @@ describe('semantic cache', () => {
     // Twelve content words, so a one-word typo keeps a bag-of-words similarity of 11/12 (above 0.9, below 1).
     const base = 'Name the largest moon orbiting the ringed gas giant planet Saturn in the outer solar system.';
     await ask(base);
-    expect((await ask(base.replace('Saturn', 'Saturnn'), { headers: { 'X-Semantic-Cache': '0.99999' } })).xCache).toBe('MISS');
-    expect((await ask(base.replace('ringed', 'rigned'), { headers: { 'X-Semantic-Cache': 'off' } })).xCache).toBe('MISS');
+    expect((await ask(base.replace('Saturn', 'Saturnn'), { headers: { 'X-Semantic-Cache': '0.99999' } })).xCache).toBe(
+      'MISS',
+    );
+    expect((await ask(base.replace('ringed', 'rigned'), { headers: { 'X-Semantic-Cache': 'off' } })).xCache).toBe(
+      'MISS',
+    );
     // A lower similarity than the configured one changes nothing; the exact cache still answers with the semantic one off.
     expect((await ask(base, { headers: { 'X-Semantic-Cache': 'off' } })).xCache).toBe('HIT');
     const paraphrase = base.replace('system', 'sytem');
     const bad = await client.chat.completions
-      .create({ model: 'a-4o', messages: [{ role: 'user', content: paraphrase }] }, { headers: { 'X-Semantic-Cache': 'sometimes' } })
+      .create(
+        { model: 'a-4o', messages: [{ role: 'user', content: paraphrase }] },
+        { headers: { 'X-Semantic-Cache': 'sometimes' } },
+      )
       .catch((err: unknown) => err);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect((bad as Error).message).toContain('X-Semantic-Cache');
     expect((await ask(paraphrase, { headers: { 'X-Semantic-Cache': '0.5' } })).xCache).toBe('SEMANTIC_HIT');
 
     await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } });
-    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-exact-only' } })).xCache).toBe('MISS');
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-exact-only' } })).xCache).toBe(
+      'MISS',
+    );
     expect((await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-exact-only' } })).xCache).toBe('HIT');
     // Per model: off on a provider that has it on, on for a provider that has it off.
     await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-4o-exact' } });
-    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-4o-exact' } })).xCache).toBe('MISS');
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-4o-exact' } })).xCache).toBe(
+      'MISS',
+    );
     await ask('Name the largest moon of Jupiter.', { extra: { model: 'a-semantic-again' } });
-    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-semantic-again' } })).xCache).toBe('SEMANTIC_HIT');
+    expect((await ask('The largest moon of Jupiter: name it.', { extra: { model: 'a-semantic-again' } })).xCache).toBe(
+      'SEMANTIC_HIT',
+    );
   });
 
   it('compares only within the same key owner, system prompt and parameters', async () => {
     await ask('Describe the planet Mars briefly.', { system: 'You are terse.' });
     expect((await ask('Briefly, describe the planet Mars.', { system: 'You are terse.' })).xCache).toBe('SEMANTIC_HIT');
     expect((await ask('Briefly, describe the planet Mars.', { system: 'You are verbose.' })).xCache).toBe('MISS');
-    expect((await ask('Briefly, describe the planet Mars.', { system: 'You are terse.', client: other })).xCache).toBe('MISS');
-    expect((await ask('Briefly, describe the planet Mars.', { system: 'You are terse.', extra: { temperature: 1.5 } })).xCache).toBe('MISS');
+    expect((await ask('Briefly, describe the planet Mars.', { system: 'You are terse.', client: other })).xCache).toBe(
+      'MISS',
+    );
+    expect(
+      (await ask('Briefly, describe the planet Mars.', { system: 'You are terse.', extra: { temperature: 1.5 } }))
+        .xCache,
+    ).toBe('MISS');
   });
 });
 
@@ -319,7 +376,10 @@ describe('cache administration', () => {
     expect(semantic.avg_similarity).toBeLessThanOrEqual(1);
     expect(semantic.embedder).toBe('endpoint:provider_a:text-embedding-fake');
     expect(body.exact_cache.hits).toBeGreaterThan(3);
-    expect(body.exact_cache.hit_rate).toBeCloseTo(body.exact_cache.hits / (body.exact_cache.hits + body.exact_cache.misses), 6);
+    expect(body.exact_cache.hit_rate).toBeCloseTo(
+      body.exact_cache.hits / (body.exact_cache.hits + body.exact_cache.misses),
+      6,
+    );
   });
 
   it('rejects a bad clear body with the error envelope', async () => {

@@ -64,7 +64,16 @@ describe('RequestCoalescer', () => {
   it('makes one leader; followers read its stream; release reports followers', async () => {
     const reader = new StreamReader({ connect: testRedis });
     const coalescer = new RequestCoalescer({ redis, keys, prefix, graceMs: 100 });
-    const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, places: {} as never, workers: {} as never, reader, redis, prefix, graceMs: 100 });
+    const replies = new ChatDispatcher({
+      config: () => ({}) as never,
+      queues: {} as never,
+      places: {} as never,
+      workers: {} as never,
+      reader,
+      redis,
+      prefix,
+      graceMs: 100,
+    });
     try {
       const leader = await coalescer.joinOrLead('same', provider, 'job-1');
       expect(leader).toEqual({ role: 'leader', jobId: 'job-1' });
@@ -74,7 +83,11 @@ describe('RequestCoalescer', () => {
 
       const dispatch = replies.follow('job-1', provider, new AbortController().signal);
       const stream = responseStreamKey(prefix, 'job-1');
-      await redis.xadd(stream, '*', ...entryFields('result', '{"ok":true}', { q: 1, u: 2 }, { prompt_tokens: 1, completion_tokens: 1 }));
+      await redis.xadd(
+        stream,
+        '*',
+        ...entryFields('result', '{"ok":true}', { q: 1, u: 2 }, { prompt_tokens: 1, completion_tokens: 1 }),
+      );
       const seen = [];
       for await (const entry of dispatch.entries) seen.push(entry);
       expect(seen.map((e) => [e.t, e.d])).toEqual([['result', '{"ok":true}']]);
@@ -106,7 +119,11 @@ describe('CacheStats and Redis INFO', () => {
     a.record('semantic', true, 0.96);
     b.record('semantic', true, 0.98);
     a.record('semantic', false);
-    await waitFor(async () => (await b.read()).semantic.queries === 3 && (await b.read()).exact.hits === 2, 2_000, 'counters');
+    await waitFor(
+      async () => (await b.read()).semantic.queries === 3 && (await b.read()).exact.hits === 2,
+      2_000,
+      'counters',
+    );
     const counters = await b.read();
     expect(counters.exact).toEqual({ hits: 2, misses: 1, hit_rate: 2 / 3 });
     expect(counters.semantic.hits).toBe(2);

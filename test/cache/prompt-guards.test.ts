@@ -19,7 +19,11 @@ describe('prompt guards', () => {
   });
 
   it('tells prompts apart that differ by a quoted string, but ignores apostrophes', () => {
-    expect(promptGuardsOf('Translate "hello" and \'good night\' and `x = 1`').quotes).toEqual(['hello', 'good night', 'x = 1']);
+    expect(promptGuardsOf('Translate "hello" and \'good night\' and `x = 1`').quotes).toEqual([
+      'hello',
+      'good night',
+      'x = 1',
+    ]);
     expect(same('Translate "hello" to French', 'Translate "goodbye" to French')).toBe(false);
     expect(same('Translate “hello” to French', 'Please translate "hello" into French')).toBe(true);
     expect(promptGuardsOf("Don't use Paris' river names, it's fine").quotes).toEqual([]);

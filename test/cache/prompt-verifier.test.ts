@@ -5,15 +5,25 @@ import { verdict } from '../support/prompt-verdict.ts';
 
 describe('canonicalPrompt', () => {
   it('takes out what cannot change the answer', () => {
-    const same = ['Where is the Eiffel tower?', '  Where   is the Eiffel tower?!', 'Where is the Eiffel tower (please)?', 'Where is the Eiffel tower — please?', 'Hi, can you tell me where the Eiffel tower is, please?'];
+    const same = [
+      'Where is the Eiffel tower?',
+      '  Where   is the Eiffel tower?!',
+      'Where is the Eiffel tower (please)?',
+      'Where is the Eiffel tower — please?',
+      'Hi, can you tell me where the Eiffel tower is, please?',
+    ];
     const texts = same.slice(0, 4).map((text) => canonicalPrompt(text).text);
     expect(new Set(texts).size).toBe(1);
-    expect(canonicalPrompt("What's the time? I'm late and won't wait.").text).toBe('what is the time i am late and will not wait');
+    expect(canonicalPrompt("What's the time? I'm late and won't wait.").text).toBe(
+      'what is the time i am late and will not wait',
+    );
     expect(canonicalPrompt('How do I boil an egg?').text).toBe(canonicalPrompt('how to boil an egg').text);
     expect(canonicalPrompt('"Explain recursion."').text).toBe(canonicalPrompt('Explain recursion').text);
     expect(canonicalPrompt(same[4] as string).tokens).toEqual(['where', 'the', 'Eiffel', 'tower', 'is']);
     expect(canonicalPrompt('WHERE IS THE EIFFEL TOWER?').text).toBe(canonicalPrompt('where is the eiffel tower').text);
-    expect(canonicalPrompt('Explain recursion (in Python) briefly.').text).toBe(canonicalPrompt('Explain recursion in Python briefly').text);
+    expect(canonicalPrompt('Explain recursion (in Python) briefly.').text).toBe(
+      canonicalPrompt('Explain recursion in Python briefly').text,
+    );
   });
 
   it('reads contractions typed without an apostrophe, chat shorthand and alternating case', () => {
@@ -25,14 +35,34 @@ describe('canonicalPrompt', () => {
     same('Approx. how many calories in a croissant?', 'Approximately how many calories in a croissant?');
     same('wHaT iS tHe DeNsItY oF gOlD', 'What is the density of gold');
     // A request typed in capitals under a document that is not.
-    same('Week 1: run 3 km on Monday. SUMMARISE WEEK 1 FOR ME IN PLAIN WORDS.', 'Week 1: run 3 km on Monday. Summarise week 1 in plain words.');
+    same(
+      'Week 1: run 3 km on Monday. SUMMARISE WEEK 1 FOR ME IN PLAIN WORDS.',
+      'Week 1: run 3 km on Monday. Summarise week 1 in plain words.',
+    );
     expect(canonicalPrompt('Some notes here. RUN LS -R IN THE HOME DIR.').tokens).toContain('-R');
     same('why wont my pan stay non stick thru the week', "Why won't my pan stay non-stick through the week?");
     expect(verdict('Is this pan non-stick?', 'Is this pan stick?')).toBe('content');
     // Brands keep their case; a word such as `its` or `well` is no contraction.
-    expect(canonicalPrompt('Is the iPhone or the iPad better for its price').tokens).toEqual(['is', 'the', 'iPhone', 'or', 'the', 'iPad', 'better', 'for', 'its', 'price']);
+    expect(canonicalPrompt('Is the iPhone or the iPad better for its price').tokens).toEqual([
+      'is',
+      'the',
+      'iPhone',
+      'or',
+      'the',
+      'iPad',
+      'better',
+      'for',
+      'its',
+      'price',
+    ]);
     // Words that are properties of every JavaScript object are plain words.
-    expect(canonicalPrompt('what is a constructor, toString or __proto__').tokens.slice(0, 5)).toEqual(['what', 'is', 'a', 'constructor', 'toString']);
+    expect(canonicalPrompt('what is a constructor, toString or __proto__').tokens.slice(0, 5)).toEqual([
+      'what',
+      'is',
+      'a',
+      'constructor',
+      'toString',
+    ]);
   });
 
   it('takes out greetings, thanks and the lead-ins of a request', () => {
@@ -61,7 +91,10 @@ describe('canonicalPrompt', () => {
     same("Sorry if this is a dumb question, but what's a stock split?", 'What is a stock split?');
     same('Apologies for the basic question, but what is a bond?', 'What is a bond?');
     same('Dear sir, could you help me understand what a bond is? Thanking you in advance.', 'What a bond is');
-    same('Would you mind checking the plan and telling me if it works? Thanks so much in advance!', 'Check the plan and tell me if it works');
+    same(
+      'Would you mind checking the plan and telling me if it works? Thanks so much in advance!',
+      'Check the plan and tell me if it works',
+    );
     same("The order's been late; it's been a week", 'The order has been late; it has been a week');
     expect(verdict('What are the rules of cricket?', 'Can you tell me the rules of cricket?')).toBe('ok');
     expect(canonicalPrompt('Tell me a joke about cats').tokens).toEqual(['tell', 'me', 'a', 'joke', 'about', 'cats']);
@@ -74,7 +107,9 @@ describe('canonicalPrompt', () => {
   it('keeps case where it may mean something, and code and quotes as written', () => {
     expect(canonicalPrompt('What is CO?').text).not.toBe(canonicalPrompt('What is Co?').text);
     expect(canonicalPrompt('What does ls -R do?').text).not.toBe(canonicalPrompt('What does ls -r do?').text);
-    expect(canonicalPrompt('In Python, is True truthy?').text).not.toBe(canonicalPrompt('In Python, is true truthy?').text);
+    expect(canonicalPrompt('In Python, is True truthy?').text).not.toBe(
+      canonicalPrompt('In Python, is true truthy?').text,
+    );
     expect(canonicalPrompt('Run `git log  --oneline` please').tokens).toEqual(['run', '`git log  --oneline`']);
     expect(canonicalPrompt('Translate "Hello, World" to French').tokens).toContain('"Hello, World"');
     // A greeting is courtesy only where a prompt starts.
@@ -83,9 +118,13 @@ describe('canonicalPrompt', () => {
 
   it('keeps the capital of a name that is also a common word, inside a sentence', () => {
     expect(canonicalPrompt('How expensive is Turkey in July?').tokens).toContain('Turkey');
-    expect(canonicalPrompt('How expensive is Turkey in July?').text).not.toBe(canonicalPrompt('How expensive is turkey in July?').text);
+    expect(canonicalPrompt('How expensive is Turkey in July?').text).not.toBe(
+      canonicalPrompt('How expensive is turkey in July?').text,
+    );
     expect(canonicalPrompt("What is Turkey's capital?").tokens).toEqual(['what', 'is', 'Turkey', "'s", 'capital']);
-    expect(canonicalPrompt('Is it worth learning Go this year?').text).not.toBe(canonicalPrompt('Is it worth learning go this year?').text);
+    expect(canonicalPrompt('Is it worth learning Go this year?').text).not.toBe(
+      canonicalPrompt('Is it worth learning go this year?').text,
+    );
   });
 
   it('still folds a capital that starts a sentence, and every capital of a Title Case or shouted prompt', () => {
@@ -95,21 +134,46 @@ describe('canonicalPrompt', () => {
     same('Notes:\nTurkey in early July', 'Notes:\nturkey in early July');
     same('Is Go The Best First Programming Language', 'is go the best first programming language');
     same('IS TURKEY EXPENSIVE IN JULY', 'is turkey expensive in july');
-    same('Explain The Difference Between Stocks And Bonds For A First-Time Investor.', 'explain the difference between stocks and bonds for a first-time investor');
+    same(
+      'Explain The Difference Between Stocks And Bonds For A First-Time Investor.',
+      'explain the difference between stocks and bonds for a first-time investor',
+    );
     same('Is salt & pepper enough?', 'Is salt and pepper enough?');
   });
 
   it('keeps a capital inside a sentence, since it may be the payload', () => {
-    expect(canonicalPrompt('Hash the string Hello with SHA-256.').text).not.toBe(canonicalPrompt('Hash the string hello with SHA-256.').text);
+    expect(canonicalPrompt('Hash the string Hello with SHA-256.').text).not.toBe(
+      canonicalPrompt('Hash the string hello with SHA-256.').text,
+    );
     expect(canonicalPrompt('In C, does Int x = 5; compile?').tokens).toContain('Int');
   });
 
   it('keeps a code chunk as one token, exactly as written', () => {
-    expect(canonicalPrompt('Explain this command before I run it: rm -rf ./build').tokens).toEqual(['explain', 'this', 'command', 'before', 'i', 'run', 'it', 'rm', '-rf', './build']);
+    expect(canonicalPrompt('Explain this command before I run it: rm -rf ./build').tokens).toEqual([
+      'explain',
+      'this',
+      'command',
+      'before',
+      'i',
+      'run',
+      'it',
+      'rm',
+      '-rf',
+      './build',
+    ]);
     expect(canonicalPrompt('What does grep -I do?').tokens).toContain('-I');
     expect(canonicalPrompt('Which elements does .Header match?').tokens).toContain('.Header');
     expect(canonicalPrompt('In C, what does printf("%d", i++); print?').tokens).toContain('i++');
-    expect(canonicalPrompt('Is std::vector faster than a list (in C++)?').tokens).toEqual(['is', 'std::vector', 'faster', 'than', 'a', 'list', 'in', 'C++']);
+    expect(canonicalPrompt('Is std::vector faster than a list (in C++)?').tokens).toEqual([
+      'is',
+      'std::vector',
+      'faster',
+      'than',
+      'a',
+      'list',
+      'in',
+      'C++',
+    ]);
   });
 });
 
@@ -122,31 +186,61 @@ describe('verifyCandidate', () => {
   });
 
   it('reads a typo of a function word the other prompt has as that word', () => {
-    expect(verdict('Which documents do I need to register a company?', 'Wich documents do I need to register a company?')).toBe('ok');
-    expect(verdict('Which documents do I need to register a company?', 'Wish documents do I need to register a company?')).toBe('content');
+    expect(
+      verdict('Which documents do I need to register a company?', 'Wich documents do I need to register a company?'),
+    ).toBe('ok');
+    expect(
+      verdict('Which documents do I need to register a company?', 'Wish documents do I need to register a company?'),
+    ).toBe('content');
   });
 
   it('reads a number in words as its digits', () => {
-    expect(verdict('How many moons does Mars have? Give 3 facts.', 'How many moons does Mars have? Give three facts.')).toBe('ok');
+    expect(
+      verdict('How many moons does Mars have? Give 3 facts.', 'How many moons does Mars have? Give three facts.'),
+    ).toBe('ok');
   });
 
   it('accepts a moved phrase, a typo, an acronym and function words', () => {
     expect(verdict('In Rust, how do I read a file?', 'How do I read a file in Rust?')).toBe('ok');
     expect(verdict('Recommend a good book on gardening', 'Recomend a good book on gardenning')).toBe('ok');
-    expect(verdict('What does the CEO of a startup do?', 'What does the chief executive officer of a startup do?')).toBe('ok');
+    expect(
+      verdict('What does the CEO of a startup do?', 'What does the chief executive officer of a startup do?'),
+    ).toBe('ok');
     expect(verdict('Suggest some dinner ideas', 'Suggest dinner ideas')).toBe('ok');
   });
 
   it('hands the second stage the new prompt with its typos and acronyms written as the cached prompt has them', () => {
-    const check = (cached: string, next: string) => verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);
-    expect(check('Explain the theory of relativity.', 'Explain the theroy of relativty.')).toEqual({ ok: true, corrected: ['explain', 'the', 'theory', 'of', 'relativity'] });
-    expect(check('How does a CPU work?', 'How does a central processing unit work?')).toEqual({ ok: true, corrected: ['how', 'does', 'a', 'CPU', 'work'] });
-    expect(check('What does the World Health Organization do?', 'What does the WHO do?')).toEqual({ ok: true, corrected: ['what', 'does', 'the', 'World', 'Health', 'Organization', 'do'] });
+    const check = (cached: string, next: string) =>
+      verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);
+    expect(check('Explain the theory of relativity.', 'Explain the theroy of relativty.')).toEqual({
+      ok: true,
+      corrected: ['explain', 'the', 'theory', 'of', 'relativity'],
+    });
+    expect(check('How does a CPU work?', 'How does a central processing unit work?')).toEqual({
+      ok: true,
+      corrected: ['how', 'does', 'a', 'CPU', 'work'],
+    });
+    expect(check('What does the World Health Organization do?', 'What does the WHO do?')).toEqual({
+      ok: true,
+      corrected: ['what', 'does', 'the', 'World', 'Health', 'Organization', 'do'],
+    });
     expect(check('Where is the Eiffel tower?', 'where is the Eiffel tower')).toEqual({ ok: true });
-    expect(check('Can you explain what an NDA covers?', 'Can you explain what a non-disclosure agreement covers?')).toMatchObject({ ok: true });
-    expect(check('A packing list for a trip to Toronto in November', 'A packing list for a trip to Toronto in Novmber')).toMatchObject({ ok: true });
-    expect(check('What is the capital of Iran?', 'What is the capital of Iraq?')).toEqual({ ok: false, reason: 'payload' });
-    expect(check('What are the symptoms of ADHD in adults?', 'What are the symptoms of attention deficit hyperactivity disorder in adults?')).toMatchObject({ ok: true });
+    expect(
+      check('Can you explain what an NDA covers?', 'Can you explain what a non-disclosure agreement covers?'),
+    ).toMatchObject({ ok: true });
+    expect(
+      check('A packing list for a trip to Toronto in November', 'A packing list for a trip to Toronto in Novmber'),
+    ).toMatchObject({ ok: true });
+    expect(check('What is the capital of Iran?', 'What is the capital of Iraq?')).toEqual({
+      ok: false,
+      reason: 'payload',
+    });
+    expect(
+      check(
+        'What are the symptoms of ADHD in adults?',
+        'What are the symptoms of attention deficit hyperactivity disorder in adults?',
+      ),
+    ).toMatchObject({ ok: true });
   });
 
   it('rejects a swapped direction or order, whatever the words', () => {
@@ -170,21 +264,40 @@ describe('verifyCandidate', () => {
     expect(verdict('how does nasa test rockets', 'How does NASA test rockets?')).toBe('ok');
     expect(verdict('how does wifi work', 'How does WiFi work?')).toBe('ok');
     // A capital right after a number is a unit's: the food Calorie is a thousand calories.
-    expect(verdict('A snack has 150 Cal. How many joules is that?', 'A snack has 150 cal. How many joules is that?')).toBe('payload');
-    expect(verdict('URGENT: OUR WORDPRESS SITE IS DOWN. HOW DO I FIX IT?', 'Urgent: our WordPress site is down. How do I fix it?')).toBe('ok');
+    expect(
+      verdict('A snack has 150 Cal. How many joules is that?', 'A snack has 150 cal. How many joules is that?'),
+    ).toBe('payload');
+    expect(
+      verdict(
+        'URGENT: OUR WORDPRESS SITE IS DOWN. HOW DO I FIX IT?',
+        'Urgent: our WordPress site is down. How do I fix it?',
+      ),
+    ).toBe('ok');
     expect(verdict('What should I plant in early March?', 'what should i plant in early march')).toBe('ok');
     expect(verdict('what is the capital of turkey', 'What is the capital of Turkey')).toBe('payload');
     expect(verdict('Hash the string Hello with SHA-256.', 'Hash the string hello with SHA-256.')).toBe('payload');
     expect(verdict('What does grep -i do?', 'what does grep -I do?')).toBe('payload');
-    expect(verdict('Which elements does the CSS selector .Header match?', 'which elements does the css selector .header match?')).toBe('payload');
+    expect(
+      verdict(
+        'Which elements does the CSS selector .Header match?',
+        'which elements does the css selector .header match?',
+      ),
+    ).toBe('payload');
     expect(verdict('Explain this command: rm -rf ./build', 'Explain this command: rm -rf /build')).toBe('payload');
     expect(verdict('How many bits are in 1 kB?', 'how many bits are in 1 kb?')).toBe('payload');
-    expect(verdict('A shuttle stopped 3 Mm from the station. How far is that in km?', 'A shuttle stopped 3 mm from the station. How far is that in km?')).toBe('payload');
+    expect(
+      verdict(
+        'A shuttle stopped 3 Mm from the station. How far is that in km?',
+        'A shuttle stopped 3 mm from the station. How far is that in km?',
+      ),
+    ).toBe('payload');
     expect(verdict('What does the vim command G do?', 'what does the vim command g do?')).toBe('payload');
     expect(verdict('best way to learn SPANISH fast', 'best way to learn Spanish fast')).toBe('ok');
     expect(verdict('When was the Eiffel Tower built?', 'When was the Eiffel tower built?')).toBe('ok');
     expect(verdict('When was the Eiffel Tower built?', 'When was the eiffel Tower built?')).toBe('payload');
-    expect(verdict('What is the history of the Olympic Games?', 'What is the history of the\nOlympic Games?')).toBe('ok');
+    expect(verdict('What is the history of the Olympic Games?', 'What is the history of the\nOlympic Games?')).toBe(
+      'ok',
+    );
     expect(verdict('compute (8 - 3) * 2', 'compute 8 - 3 * 2')).not.toBe('ok');
   });
 
@@ -200,7 +313,9 @@ describe('verifyCandidate', () => {
     expect(verdict('How do I maximize a window?', 'How do I minimize a window?')).toBe('content');
     expect(verdict('What causes hyperthyroidism in cats?', 'What causes hypothyroidism in cats?')).toBe('content');
     expect(verdict('Why is burning wood endothermic?', 'Why is burning wood exothermic?')).toBe('content');
-    expect(verdict('What does a course in microeconomics cover?', 'What does a course in macroeconomics cover?')).toBe('content');
+    expect(verdict('What does a course in microeconomics cover?', 'What does a course in macroeconomics cover?')).toBe(
+      'content',
+    );
     expect(verdict('Is interstate trucking regulated?', 'Is intrastate trucking regulated?')).toBe('content');
     expect(verdict('Which is the strongest metal?', 'Which is the stronger metal?')).toBe('content');
     expect(verdict('What does an employer owe a worker?', 'What does an emploer owe a worker?')).toBe('ok');
@@ -212,17 +327,32 @@ describe('verifyCandidate', () => {
     expect(verdict('what does git diff main feature show', 'what does git diff feature main show')).toBe('order');
     expect(verdict('Explain: mv settings.yaml settings.bak', 'Explain: mv settings.bak settings.yaml')).toBe('order');
     // One adverb may stand anywhere in its clause while another phrase moves; two never trade places.
-    expect(verdict('Suddenly my budgie is plucking its feathers out. Why?', 'Why is my budgie suddenly plucking its feathers out?')).toBe('ok');
+    expect(
+      verdict(
+        'Suddenly my budgie is plucking its feathers out. Why?',
+        'Why is my budgie suddenly plucking its feathers out?',
+      ),
+    ).toBe('ok');
     expect(verdict('Take 2 pills weekly and 1 daily', 'Take 2 pills daily and 1 weekly')).toBe('order');
     // A phrase led by one relation word goes from one end of the prompt to the other.
-    expect(verdict('Under English law, what is the difference between murder and manslaughter?', 'What is the difference between murder and manslaughter under English law?')).toBe('ok');
+    expect(
+      verdict(
+        'Under English law, what is the difference between murder and manslaughter?',
+        'What is the difference between murder and manslaughter under English law?',
+      ),
+    ).toBe('ok');
     expect(verdict('Is a cat faster than a dog?', 'Is a dog faster than a cat?')).toBe('order');
     // Words of one compound change places: the pellets are another animal's.
     expect(verdict('Can I feed my cat dog biscuit treats?', 'Can I feed my dog cat biscuit treats?')).toBe('order');
     expect(verdict('What does a => b mean in JavaScript?', 'What does a >= b mean in JavaScript?')).toBe('payload');
     expect(verdict('What does a = > b mean in JavaScript?', 'What does a > = b mean in JavaScript?')).toBe('order');
     expect(verdict('In C, what does *p++ do?', 'In C, what does ++*p do?')).toBe('payload');
-    expect(verdict('In C, what does this print: int i = 5; printf("%d", i++);', 'In C, what does this print: int i = 5; printf("%d", ++i);')).toBe('payload');
+    expect(
+      verdict(
+        'In C, what does this print: int i = 5; printf("%d", i++);',
+        'In C, what does this print: int i = 5; printf("%d", ++i);',
+      ),
+    ).toBe('payload');
     expect(verdict("Why won't my phone charge?", 'Why will my phone not charge?')).toBe('ok');
     expect(verdict('Why is not Python fast?', 'Why is Python not fast?')).toBe('ok');
     // Words that meet only once function words are dropped were not swapped.
@@ -234,15 +364,25 @@ describe('verifyCandidate', () => {
 
   it('compares a long prompt to its last word, past any embedding window', () => {
     const report = 'The committee reviewed the budget for the new library wing in detail. '.repeat(80);
-    expect(verdict(`${report} The proposal was approved. Summarize the decision.`, `${report} The proposal was rejected. Summarize the decision.`)).toBe('content');
+    expect(
+      verdict(
+        `${report} The proposal was approved. Summarize the decision.`,
+        `${report} The proposal was rejected. Summarize the decision.`,
+      ),
+    ).toBe('content');
     expect(verdict(`${report} Summarize the decision.`, `${report}  summarize the decision`)).toBe('ok');
   });
 
   it('rejects two long prompts that differ in many words without searching them for typos, and still explains a few typos in a long one', () => {
-    const words = (offset: number) => Array.from({ length: 2000 }, (_, i) => `word${String.fromCharCode(97 + ((i + offset) % 26))}${'abcdefghij'[(i * 7 + offset) % 10]}`).join(' ');
+    const words = (offset: number) =>
+      Array.from(
+        { length: 2000 },
+        (_, i) => `word${String.fromCharCode(97 + ((i + offset) % 26))}${'abcdefghij'[(i * 7 + offset) % 10]}`,
+      ).join(' ');
     expect(verdict(words(0), words(1))).toBe('content');
     const report = 'The committee reviewed the budget for the new library wing in detail. '.repeat(40);
-    expect(verdict(`${report} Summarize the decision of the committee.`, `${report} Sumarize the decison of the comittee.`)).toBe('ok');
+    expect(
+      verdict(`${report} Summarize the decision of the committee.`, `${report} Sumarize the decison of the comittee.`),
+    ).toBe('ok');
   });
 });
-

@@ -4,7 +4,8 @@ import { completionChunks } from '../../src/chat/completion-accumulator.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/chat/types.ts';
 import type { StreamEntry } from '../../src/streams/protocol.ts';
 
-const replayChunks = (c: ChatCompletion, usage: boolean): string[] => completionChunks(c, usage).map((chunk) => JSON.stringify(chunk));
+const replayChunks = (c: ChatCompletion, usage: boolean): string[] =>
+  completionChunks(c, usage).map((chunk) => JSON.stringify(chunk));
 
 const completion: ChatCompletion = {
   id: 'chatcmpl-1',
@@ -54,7 +55,9 @@ describe('ReplyAssembler and replayChunks', () => {
 
   it('refuses failed, cut and unfinished replies', () => {
     const chunks = replayChunks(completion, false);
-    expect(assemble(entries(chunks, { id: 'e', t: 'error', d: '{"code":"provider_error","message":"x"}' }))).toBeUndefined();
+    expect(
+      assemble(entries(chunks, { id: 'e', t: 'error', d: '{"code":"provider_error","message":"x"}' })),
+    ).toBeUndefined();
     expect(assemble(entries(chunks, undefined))).toBeUndefined();
     // `end` arrived but choice 1 never got a finish reason, or never started.
     expect(assemble(entries(chunks.slice(0, 4), { id: 'e', t: 'end', d: '{}' }))).toBeUndefined();

@@ -34,7 +34,12 @@ const reader = new StreamReader({ connect: testRedis });
 const logger = pino({ level: 'silent' });
 const open: ResponseCache[] = [];
 
-const provider = { name: 'provider_a', timeout_ms: 2_000, stream_idle_timeout_ms: 1_000, queue_timeout_ms: 1_000 } as unknown as ProviderConfig;
+const provider = {
+  name: 'provider_a',
+  timeout_ms: 2_000,
+  stream_idle_timeout_ms: 1_000,
+  queue_timeout_ms: 1_000,
+} as unknown as ProviderConfig;
 
 /** Deterministic bag-of-words vectors (see test/support/fake-embeddings.ts). */
 class BagOfWordsEmbedder implements Embedder {
@@ -86,12 +91,30 @@ function completion(text: string): ChatCompletion {
 /** Writes entries to a job's reply stream, as a worker does. */
 async function writeReply(jobId: string, entries: [StreamEntry['t'], string][]): Promise<void> {
   for (const [t, d] of entries) {
-    await redis.xadd(responseStreamKey(prefix, jobId), '*', ...entryFields(t, d, undefined, t === 'end' || t === 'result' ? { prompt_tokens: 3, completion_tokens: 2 } : undefined));
+    await redis.xadd(
+      responseStreamKey(prefix, jobId),
+      '*',
+      ...entryFields(
+        t,
+        d,
+        undefined,
+        t === 'end' || t === 'result' ? { prompt_tokens: 3, completion_tokens: 2 } : undefined,
+      ),
+    );
   }
 }
 
 /** Reads reply streams as the API does; only `follow` is used, so no queue is needed. */
-const replies = new ChatDispatcher({ config: () => ({}) as never, queues: {} as never, places: {} as never, workers: {} as never, reader, redis, prefix, graceMs: 200 });
+const replies = new ChatDispatcher({
+  config: () => ({}) as never,
+  queues: {} as never,
+  places: {} as never,
+  workers: {} as never,
+  reader,
+  redis,
+  prefix,
+  graceMs: 200,
+});
 
 function look(cache: ResponseCache, req: ChatRequest, owner: string, cacheControl?: string): Promise<CacheLookup> {
   return cache.lookup(req, owner, cacheControl, Promise.resolve(admit()));
@@ -102,7 +125,12 @@ function look(cache: ResponseCache, req: ChatRequest, owner: string, cacheContro
  * where enqueuing means the "worker" answers with `entries` at once, or
  * `enqueue` runs instead; records the job ids enqueued.
  */
-async function dispatchMiss(lookup: CacheLookup, entries: [StreamEntry['t'], string][] | undefined, jobIds: string[] = [], enqueue?: () => Promise<void>): Promise<Dispatch> {
+async function dispatchMiss(
+  lookup: CacheLookup,
+  entries: [StreamEntry['t'], string][] | undefined,
+  jobIds: string[] = [],
+  enqueue?: () => Promise<void>,
+): Promise<Dispatch> {
   const claim = await lookup.claim(provider);
   const signal = new AbortController().signal;
   if (claim.role === 'follower') return replies.follow(claim.jobId, provider, signal);
@@ -186,7 +214,9 @@ describe('ResponseCache', () => {
 
   it('stores a streamed reply rebuilt from its chunks, and never a failed one', async () => {
     const { cache } = await build();
-    const chunks = completionChunks(completion('Streamed answer.'), false).map((c) => JSON.stringify(c)).map((d): ['chunk', string] => ['chunk', d]);
+    const chunks = completionChunks(completion('Streamed answer.'), false)
+      .map((c) => JSON.stringify(c))
+      .map((d): ['chunk', string] => ['chunk', d]);
     const streamed = request('Stream me something.', { stream: true });
     const first = await look(cache, streamed, 'alice');
     await drain(await dispatchMiss(first, [...chunks, ['end', '{}']]));
@@ -194,7 +224,9 @@ describe('ResponseCache', () => {
     expect(JSON.parse(hit.hit?.completion ?? '{}').choices[0].message.content).toBe('Streamed answer.');
 
     const failing = await look(cache, request('This one fails.', { stream: true }), 'alice');
-    await drain(await dispatchMiss(failing, [...chunks.slice(0, 2), ['error', '{"code":"provider_error","message":"x"}']]));
+    await drain(
+      await dispatchMiss(failing, [...chunks.slice(0, 2), ['error', '{"code":"provider_error","message":"x"}']]),
+    );
     expect((await look(cache, request('This one fails.'), 'alice')).status).toBe('MISS');
   });
 

@@ -29,7 +29,15 @@ function vec(seed: number, dims = 16): Float32Array {
 }
 
 function entry(text: string, seed: number, partition = 'p1') {
-  return { partition, text, tokens: text.split(' '), guard: '[[],[],0]', size: text.split(' ').length, vector: vec(seed), completion: JSON.stringify({ text }) };
+  return {
+    partition,
+    text,
+    tokens: text.split(' '),
+    guard: '[[],[],0]',
+    size: text.split(' ').length,
+    vector: vec(seed),
+    completion: JSON.stringify({ text }),
+  };
 }
 
 beforeAll(async () => {
@@ -82,7 +90,11 @@ describe('SemanticCache', () => {
 
     // Storing the same text again replaces the entry (same id) instead of adding one.
     expect(await a.store(entry('two', 3, 'p2'))).toBe(second);
-    await waitFor(() => b.search('p2', vec(3), 0.99, '[[],[],0]').match?.id === second, 2_000, 'replica b to see the replacement');
+    await waitFor(
+      () => b.search('p2', vec(3), 0.99, '[[],[],0]').match?.id === second,
+      2_000,
+      'replica b to see the replacement',
+    );
     expect(b.size).toBe(2);
     expect(a.size).toBe(2);
   });
@@ -140,7 +152,11 @@ describe('SemanticCache', () => {
     }
     expect(await redis.zcard(keys.semanticIndex)).toBe(3);
     expect(a.size).toBe(3);
-    await waitFor(() => b.size === 3 && !b.search('p1', vec(0), 0.99, '[[],[],0]').match, 2_000, 'replica b to apply the eviction');
+    await waitFor(
+      () => b.size === 3 && !b.search('p1', vec(0), 0.99, '[[],[],0]').match,
+      2_000,
+      'replica b to apply the eviction',
+    );
     expect(await redis.exists(keys.semanticEntry(ids[0] as string))).toBe(0);
     expect(await redis.exists(keys.semanticEntry(ids[4] as string))).toBe(1);
   });

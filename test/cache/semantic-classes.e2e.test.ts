@@ -21,7 +21,10 @@ const KEY = 'gw_classes_e2e_key_0123456789ab';
 const ADMIN_KEY = 'gw_classes_e2e_admin_0123456789';
 const redis = testRedis();
 const present = realModelPresent();
-if (!present) process.stderr.write(`\n!! SKIPPED: the semantic near-miss classes test: no all-MiniLM-L6-v2 in ${SHARED_MODELS} (bash scripts/export-minilm-onnx.sh)\n\n`);
+if (!present)
+  process.stderr.write(
+    `\n!! SKIPPED: the semantic near-miss classes test: no all-MiniLM-L6-v2 in ${SHARED_MODELS} (bash scripts/export-minilm-onnx.sh)\n\n`,
+  );
 let gateway: Gateway | undefined;
 let upstream: FakeUpstream | undefined;
 const prefix = uniquePrefix('semantic-classes');
@@ -31,23 +34,58 @@ async function client(): Promise<OpenAI> {
   if (!gateway) {
     upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a-secret' });
     gateway = await startGateway({
-      env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, ADMIN_API_KEYS: ADMIN_KEY, PROVIDER_A_API_KEY: 'up-a-secret', DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000', EMBEDDING_BACKEND: 'onnx', EMBEDDING_MODEL_PATH: SHARED_MODELS },
-      config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o', 'a-4o-exact'], semantic_cache_by_model: { 'a-4o-exact': false }, max_retries: 0 }] },
+      env: {
+        REDIS_KEY_PREFIX: prefix,
+        API_KEYS: KEY,
+        ADMIN_API_KEYS: ADMIN_KEY,
+        PROVIDER_A_API_KEY: 'up-a-secret',
+        DLP_ENABLED: 'false',
+        RATE_LIMIT_REQUESTS: '100000',
+        EMBEDDING_BACKEND: 'onnx',
+        EMBEDDING_MODEL_PATH: SHARED_MODELS,
+      },
+      config: {
+        providers: [
+          {
+            name: 'provider_a',
+            api_key_env: 'PROVIDER_A_API_KEY',
+            base_url: upstream.url,
+            models: ['a-4o', 'a-4o-exact'],
+            semantic_cache_by_model: { 'a-4o-exact': false },
+            max_retries: 0,
+          },
+        ],
+      },
       providers: ['provider_a'],
     });
     const url = gateway.baseUrl;
-    await waitFor(async () => ((await (await fetch(`${url}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as Untyped).semantic_cache.status === 'ready', 90_000, 'the real model to load');
+    await waitFor(
+      async () =>
+        ((await (await fetch(`${url}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as Untyped)
+          .semantic_cache.status === 'ready',
+      90_000,
+      'the real model to load',
+    );
   }
   return new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 30_000 });
 }
 
 /** `a` (a miss, stored), then `b`: what the gateway answered `b` with. */
-async function pair(a: string, b: string, options: { model?: string; headers?: Record<string, string> } = {}): Promise<string | null> {
+async function pair(
+  a: string,
+  b: string,
+  options: { model?: string; headers?: Record<string, string> } = {},
+): Promise<string | null> {
   const openai = await client();
   // Semantic partitions include the user name, so each pair is alone in its own.
   const name = `pair${++pairCount}`;
   const send = async (content: string) => {
-    const { response } = await openai.chat.completions.create({ model: options.model ?? 'a-4o', messages: [{ role: 'user', content, name }] }, { headers: options.headers ?? {} }).withResponse();
+    const { response } = await openai.chat.completions
+      .create(
+        { model: options.model ?? 'a-4o', messages: [{ role: 'user', content, name }] },
+        { headers: options.headers ?? {} },
+      )
+      .withResponse();
     return response.headers.get('x-cache');
   };
   expect(await send(a)).toBe('MISS');
@@ -64,8 +102,16 @@ afterAll(async () => {
 describe.runIf(present)('semantic near-miss classes through the gateway', () => {
   it.each([
     ['real word for real word', 'How much does a horse cost?', 'How much does a house cost?'],
-    ['real word for real word', 'Which county has the highest median income?', 'Which country has the highest median income?'],
-    ['pronoun roles', 'How do I tell my partner that I cheated on them?', 'How do I tell my partner that they cheated on me?'],
+    [
+      'real word for real word',
+      'Which county has the highest median income?',
+      'Which country has the highest median income?',
+    ],
+    [
+      'pronoun roles',
+      'How do I tell my partner that I cheated on them?',
+      'How do I tell my partner that they cheated on me?',
+    ],
     ['pronoun roles', 'Why does my dog ignore me?', 'Why do I ignore my dog?'],
     ['noun roles', 'Does the butterfly eat the moth?', 'Does the moth eat the butterfly?'],
     ['A for B', 'Where can I exchange euros for dollars?', 'Where can I exchange dollars for euros?'],
@@ -75,27 +121,47 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['French real word', 'Le poisson est-il bon pour les chats ?', 'Le poison est-il bon pour les chats ?'],
     ['Portuguese real word', 'Quanto custa uma cobra?', 'Quanto custa uma cabra?'],
     ['German direction', 'Wie rechne ich Meilen in Kilometer um?', 'Wie rechne ich Kilometer in Meilen um?'],
-  ])('a near miss (%s) gets its own answer', async (_, a, b) => {
-    expect(await pair(a, b)).toBe('MISS');
-  }, 60_000);
+  ])(
+    'a near miss (%s) gets its own answer',
+    async (_, a, b) => {
+      expect(await pair(a, b)).toBe('MISS');
+    },
+    60_000,
+  );
 
   it.each([
-    ['a misspelling that is no word', 'How do I recieve packages while abroad?', 'How do I receive packages while abroad?'],
+    [
+      'a misspelling that is no word',
+      'How do I recieve packages while abroad?',
+      'How do I receive packages while abroad?',
+    ],
     ['case and punctuation', 'What is the capital of Peru?', 'what is the capital of peru'],
     ['courtesy', 'Can you tell me how to make pancakes?', 'how to make pancakes'],
     ['French case and punctuation', 'Quelle est la capitale du Canada ?', 'quelle est la capitale du canada'],
     ['German case', 'Wie koche ich Spargel?', 'wie koche ich spargel'],
-  ])('a trivial variant (%s) is served by the semantic tier, not the exact one', async (_, a, b) => {
-    expect(await pair(a, b)).toBe('SEMANTIC_HIT');
-  }, 60_000);
+  ])(
+    'a trivial variant (%s) is served by the semantic tier, not the exact one',
+    async (_, a, b) => {
+      expect(await pair(a, b)).toBe('SEMANTIC_HIT');
+    },
+    60_000,
+  );
 
   it('answers from the exact tier only the request as sent, give or take surrounding whitespace', async () => {
     expect(await pair('How many moons does Neptune have?', '  How many moons does Neptune have?\n')).toBe('HIT');
   }, 60_000);
 
   it('folds nothing when the semantic cache is off for the request or the model', async () => {
-    expect(await pair('Hi! How many moons does Uranus have?', 'How many moons does Uranus have?', { headers: { 'X-Semantic-Cache': 'off' } })).toBe('MISS');
-    expect(await pair('What is the capital of Chile?', 'what is the capital of chile', { model: 'a-4o-exact' })).toBe('MISS');
-    expect(await pair('What is the capital of Chile?', 'What is the capital of Chile?', { model: 'a-4o-exact' })).toBe('HIT');
+    expect(
+      await pair('Hi! How many moons does Uranus have?', 'How many moons does Uranus have?', {
+        headers: { 'X-Semantic-Cache': 'off' },
+      }),
+    ).toBe('MISS');
+    expect(await pair('What is the capital of Chile?', 'what is the capital of chile', { model: 'a-4o-exact' })).toBe(
+      'MISS',
+    );
+    expect(await pair('What is the capital of Chile?', 'What is the capital of Chile?', { model: 'a-4o-exact' })).toBe(
+      'HIT',
+    );
   }, 60_000);
 });

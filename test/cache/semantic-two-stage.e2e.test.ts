@@ -20,9 +20,13 @@ import type { Untyped } from '../support/untyped.ts';
 
 const KEY = 'gw_two_stage_key_0123456789abc';
 const ADMIN_KEY = 'gw_two_stage_admin_0123456789a';
-const present = existsSync(join(SHARED_MODELS, MINILM, 'static', 'embeddings.f32')) && existsSync(join(SHARED_MODELS, MINILM, 'onnx', 'model_quantized.onnx'));
+const present =
+  existsSync(join(SHARED_MODELS, MINILM, 'static', 'embeddings.f32')) &&
+  existsSync(join(SHARED_MODELS, MINILM, 'onnx', 'model_quantized.onnx'));
 if (!present) {
-  process.stderr.write(`\n!! SKIPPED: the two-stage semantic lookup test: no static table in ${SHARED_MODELS}/${MINILM} (bash scripts/export-minilm-onnx.sh)\n\n`);
+  process.stderr.write(
+    `\n!! SKIPPED: the two-stage semantic lookup test: no static table in ${SHARED_MODELS}/${MINILM} (bash scripts/export-minilm-onnx.sh)\n\n`,
+  );
 }
 const redis = testRedis();
 const started: { gateway: Gateway; upstream: FakeUpstream; prefix: string }[] = [];
@@ -32,21 +36,46 @@ async function start(name: string, env: Record<string, string>) {
   const prefix = uniquePrefix(name);
   const upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a-secret' });
   const gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, ADMIN_API_KEYS: ADMIN_KEY, PROVIDER_A_API_KEY: 'up-a-secret', DLP_ENABLED: 'false', EMBEDDING_MODEL_PATH: SHARED_MODELS, ...env },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 0 }] },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      ADMIN_API_KEYS: ADMIN_KEY,
+      PROVIDER_A_API_KEY: 'up-a-secret',
+      DLP_ENABLED: 'false',
+      EMBEDDING_MODEL_PATH: SHARED_MODELS,
+      ...env,
+    },
+    config: {
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          max_retries: 0,
+        },
+      ],
+    },
     providers: ['provider_a'],
   });
   started.push({ gateway, upstream, prefix });
-  const stats = async () => (await (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })).json()) as Untyped;
+  const stats = async () =>
+    (await (
+      await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN_KEY } })
+    ).json()) as Untyped;
   await waitFor(async () => (await stats()).semantic_cache.status === 'ready', 60_000, 'the real model to load');
   const client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 30_000 });
   const ask = async (content: string) => {
-    const { response } = await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] }).withResponse();
+    const { response } = await client.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content }] })
+      .withResponse();
     return { xCache: response.headers.get('x-cache'), similarity: Number(response.headers.get('x-cache-similarity')) };
   };
   const candidates = async (outcome: string) => {
     const metrics = await (await fetch(`${gateway.baseUrl}/metrics`, { headers: { 'x-api-key': ADMIN_KEY } })).text();
-    return Number(new RegExp(`gateway_semantic_candidates_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+    return Number(
+      new RegExp(`gateway_semantic_candidates_total\\{outcome="${outcome}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0,
+    );
   };
   return { gateway, ask, stats, candidates };
 }

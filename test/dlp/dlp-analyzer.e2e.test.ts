@@ -1,7 +1,12 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { presidioPython, reportAnalyzerMissing, startPresidioAnalyzer, type PresidioAnalyzer } from '../support/presidio-analyzer.ts';
+import {
+  presidioPython,
+  reportAnalyzerMissing,
+  startPresidioAnalyzer,
+  type PresidioAnalyzer,
+} from '../support/presidio-analyzer.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -52,7 +57,9 @@ const env = (prefix: string, policy: string) => ({
   // Verbose logs make the "nothing the analyzer saw is logged" check meaningful.
   LOG_LEVEL: 'debug',
 });
-const config = () => ({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] });
+const config = () => ({
+  providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+});
 const sentBodies = () => upstream.requests.map((r) => JSON.stringify(r.body));
 const leaks = (text: string) => NEEDLES.filter((n) => text.includes(n));
 
@@ -80,7 +87,10 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
   });
 
   it('redacts a name and a city the analyzer finds, with the e-mail the engine finds, in one pass', async () => {
-    const completion = await closedClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: PROMPT }] });
+    const completion = await closedClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: PROMPT }],
+    });
     const sent = (upstream.requests.at(-1)?.body as { messages: { content: string }[] }).messages[0]!.content;
     expect(sent).toBe('Please email <PERSON_1> in <LOCATION_1> at <EMAIL_ADDRESS_1> about the invoice.');
     expect(completion.choices[0]!.message.content).toBe(`Echo: ${sent}`);
@@ -92,7 +102,17 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
       stream: true,
       messages: [
         { role: 'user', content: 'Send the welcome pack.' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'send_pack', arguments: `{"recipient": "${PERSON}", "city": "${CITY}"}` } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'send_pack', arguments: `{"recipient": "${PERSON}", "city": "${CITY}"}` },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'sent' },
         { role: 'user', content: `Now tell ${PERSON} it is done.` },
       ],
@@ -100,17 +120,30 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
     for await (const _chunk of stream) {
       // drained
     }
-    const body = upstream.requests.at(-1)?.body as { messages: { content: string | null; tool_calls?: { function: { arguments: string } }[] }[] };
-    expect(body.messages[1]!.tool_calls![0]!.function.arguments).toBe('{"recipient": "<PERSON_1>", "city": "<LOCATION_1>"}');
+    const body = upstream.requests.at(-1)?.body as {
+      messages: { content: string | null; tool_calls?: { function: { arguments: string } }[] }[];
+    };
+    expect(body.messages[1]!.tool_calls![0]!.function.arguments).toBe(
+      '{"recipient": "<PERSON_1>", "city": "<LOCATION_1>"}',
+    );
     expect(body.messages[3]!.content).toBe('Now tell <PERSON_1> it is done.');
   });
 
   it('scans replies with the analyzer too, JSON and streamed', async () => {
     upstream.setBehavior({ replyText: `Sure, I will write to ${REPLY_PERSON} in ${REPLY_CITY} today.` });
     try {
-      const completion = await closedClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'Who should I write to?' }] });
-      expect(completion.choices[0]!.message.content).toMatch(/^Sure, I will write to <PERSON_1> in <LOCATION_1> <DATE_TIME_1>\.$|^Sure, I will write to <PERSON_1> in <LOCATION_1> today\.$/);
-      const stream = await closedClient.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'Again, streamed.' }] });
+      const completion = await closedClient.chat.completions.create({
+        model: 'a-4o',
+        messages: [{ role: 'user', content: 'Who should I write to?' }],
+      });
+      expect(completion.choices[0]!.message.content).toMatch(
+        /^Sure, I will write to <PERSON_1> in <LOCATION_1> <DATE_TIME_1>\.$|^Sure, I will write to <PERSON_1> in <LOCATION_1> today\.$/,
+      );
+      const stream = await closedClient.chat.completions.create({
+        model: 'a-4o',
+        stream: true,
+        messages: [{ role: 'user', content: 'Again, streamed.' }],
+      });
       let text = '';
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
       expect(text).toContain('Sure, I will write to <PERSON_1> in <LOCATION_1>');
@@ -125,7 +158,13 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
       for (const key of await keysUnder(redis, prefix)) {
         const type = await redis.type(key);
         const value =
-          type === 'string' ? await redis.get(key) : type === 'hash' ? JSON.stringify(await redis.hgetall(key)) : type === 'stream' ? JSON.stringify(await redis.xrange(key, '-', '+')) : '';
+          type === 'string'
+            ? await redis.get(key)
+            : type === 'hash'
+              ? JSON.stringify(await redis.hgetall(key))
+              : type === 'stream'
+                ? JSON.stringify(await redis.xrange(key, '-', '+'))
+                : '';
         expect(leaks(value ?? '')).toEqual([]);
       }
     }
@@ -139,10 +178,15 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
       const deadline = Date.now() + 90_000;
       for (let i = 0; i < 40 && Date.now() < deadline; i++) {
         const started = Date.now();
-        const outcome = await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: `${PROMPT} (#${i})` }] }).then(
-          (c) => (leaks(c.choices[0]!.message.content ?? '').length > 0 ? 'leaked' : 'redacted'),
-          (err: unknown) => (err instanceof OpenAI.APIError ? `${err.status} ${(err as { code?: string }).code}` : `error ${String(err)}`),
-        );
+        const outcome = await client.chat.completions
+          .create({ model: 'a-4o', messages: [{ role: 'user', content: `${PROMPT} (#${i})` }] })
+          .then(
+            (c) => (leaks(c.choices[0]!.message.content ?? '').length > 0 ? 'leaked' : 'redacted'),
+            (err: unknown) =>
+              err instanceof OpenAI.APIError
+                ? `${err.status} ${(err as { code?: string }).code}`
+                : `error ${String(err)}`,
+          );
         // No request hangs: the analyzer's budget plus the upstream round trip.
         expect(Date.now() - started).toBeLessThan(10_000);
         into.push(`${stopped ? 'after' : 'before'}:${outcome}`);
@@ -158,7 +202,9 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
 
     const before = (list: string[]) => list.filter((o) => o.startsWith('before'));
     const after = (list: string[]) => list.filter((o) => o.startsWith('after')).slice(1); // one may have been in flight at the stop
-    expect(before(outcomes.closed).every((o) => o === 'before:redacted' || o === 'before:503 service_unavailable')).toBe(true);
+    expect(
+      before(outcomes.closed).every((o) => o === 'before:redacted' || o === 'before:503 service_unavailable'),
+    ).toBe(true);
     expect(before(outcomes.open).every((o) => o === 'before:redacted' || o === 'before:leaked')).toBe(true);
     // Closed: refused with 503 service_unavailable; the upstream never saw the name.
     expect(after(outcomes.closed).length).toBeGreaterThanOrEqual(5);
@@ -172,15 +218,24 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
 
     // Open failures are counted and logged (reason and policy, never the text); closed ones too.
     const metrics = await (await fetch(`${openGw.baseUrl}/metrics`, { headers: { 'x-api-key': KEY } })).text();
-    expect(metrics).toMatch(/gateway_dlp_analyzer_failures_total\{reason="(unreachable|timeout)",policy="open"\} ([5-9]|\d\d)/);
+    expect(metrics).toMatch(
+      /gateway_dlp_analyzer_failures_total\{reason="(unreachable|timeout)",policy="open"\} ([5-9]|\d\d)/,
+    );
     expect(openGw.api.output()).toContain('DLP analyzer failed: request screened by the in-process recognizers only');
     const closedMetrics = await (await fetch(`${closedGw.baseUrl}/metrics`, { headers: { 'x-api-key': KEY } })).text();
-    expect(closedMetrics).toMatch(/gateway_dlp_analyzer_failures_total\{reason="(unreachable|timeout)",policy="closed"\}/);
+    expect(closedMetrics).toMatch(
+      /gateway_dlp_analyzer_failures_total\{reason="(unreachable|timeout)",policy="closed"\}/,
+    );
 
     // Back: the closed gateway screens again without a restart.
     await analyzer.restart();
-    const again = await closedClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: PROMPT }] });
-    expect(again.choices[0]!.message.content).toBe('Echo: Please email <PERSON_1> in <LOCATION_1> at <EMAIL_ADDRESS_1> about the invoice.');
+    const again = await closedClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: PROMPT }],
+    });
+    expect(again.choices[0]!.message.content).toBe(
+      'Echo: Please email <PERSON_1> in <LOCATION_1> at <EMAIL_ADDRESS_1> about the invoice.',
+    );
   }, 240_000);
 
   it('logs nothing the analyzer saw, in the analyzer or the gateway (except what the open policy let through to the upstream)', () => {

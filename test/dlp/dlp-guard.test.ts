@@ -42,7 +42,11 @@ describe('placeholders', () => {
 
 describe('DlpGuard', () => {
   it('redacts every message with placeholders consistent across the request', () => {
-    const request = chat(`Mail ${EMAIL} and ${OTHER_EMAIL}`, `I will write to ${EMAIL}.`, `Also charge ${CARD}, then email ${EMAIL.toUpperCase()}`);
+    const request = chat(
+      `Mail ${EMAIL} and ${OTHER_EMAIL}`,
+      `I will write to ${EMAIL}.`,
+      `Also charge ${CARD}, then email ${EMAIL.toUpperCase()}`,
+    );
     const outcome = new DlpGuard().inspect(request);
     expect(outcome.request.messages.map((m) => m.content)).toEqual([
       'Mail <EMAIL_ADDRESS_1> and <EMAIL_ADDRESS_2>',
@@ -97,7 +101,9 @@ describe('DlpGuard', () => {
 
   it('respects the engine entity filter', () => {
     const guard = new DlpGuard({ engine: new DlpEngine({ entities: ['CREDIT_CARD'] }) });
-    expect(guard.inspect(chat(`mail ${EMAIL}, card ${CARD}`)).request.messages[0]!.content).toBe(`mail ${EMAIL}, card <CREDIT_CARD_1>`);
+    expect(guard.inspect(chat(`mail ${EMAIL}, card ${CARD}`)).request.messages[0]!.content).toBe(
+      `mail ${EMAIL}, card <CREDIT_CARD_1>`,
+    );
   });
 
   it('reports counts and the action to onFindings, once per request with findings', () => {
@@ -126,13 +132,19 @@ describe('DlpGuard', () => {
     expect(locals.dlpFindings).toEqual({ EMAIL_ADDRESS: 1 });
 
     const blockedLocals: Record<string, unknown> = {};
-    expect(() => new DlpGuard({ action: 'block' }).screen(chat(`card ${CARD}`), blockedLocals)).toThrow(PiiDetectedError);
+    expect(() => new DlpGuard({ action: 'block' }).screen(chat(`card ${CARD}`), blockedLocals)).toThrow(
+      PiiDetectedError,
+    );
     expect(blockedLocals.dlpFindings).toEqual({ CREDIT_CARD: 1 });
   });
 
   it('redacts secrets so that only the credential is replaced', () => {
-    const outcome = new DlpGuard().inspect(chat('curl -H "Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543" -d key=AKIAIOSFODNN7EXAMPLE'));
-    expect(outcome.request.messages[0]!.content).toBe('curl -H "Authorization: Bearer <BEARER_TOKEN_1>" -d key=<CLOUD_ACCESS_KEY_1>');
+    const outcome = new DlpGuard().inspect(
+      chat('curl -H "Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543" -d key=AKIAIOSFODNN7EXAMPLE'),
+    );
+    expect(outcome.request.messages[0]!.content).toBe(
+      'curl -H "Authorization: Bearer <BEARER_TOKEN_1>" -d key=<CLOUD_ACCESS_KEY_1>',
+    );
   });
 
   it('scans text parts, tool-call arguments and tool results, and leaves image parts alone', () => {
@@ -141,7 +153,11 @@ describe('DlpGuard', () => {
       ...chat('x'),
       messages: [
         { role: 'user', content: [{ type: 'text', text: `mail ${EMAIL}` }, image] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'send', arguments: `{"to":"${EMAIL}"}` } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'send', arguments: `{"to":"${EMAIL}"}` } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: `sent to ${EMAIL}` },
       ],
     };
@@ -149,12 +165,20 @@ describe('DlpGuard', () => {
     expect(outcome.findings).toEqual({ EMAIL_ADDRESS: 3 });
     expect(outcome.request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'mail <EMAIL_ADDRESS_1>' }, image] },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'send', arguments: '{"to":"<EMAIL_ADDRESS_1>"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'send', arguments: '{"to":"<EMAIL_ADDRESS_1>"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'sent to <EMAIL_ADDRESS_1>' },
     ]);
     // The redacted arguments are still the JSON the model wrote.
     const call = outcome.request.messages[1];
-    expect(call?.role === 'assistant' && JSON.parse(call.tool_calls?.[0]?.function.arguments ?? '')).toEqual({ to: '<EMAIL_ADDRESS_1>' });
+    expect(call?.role === 'assistant' && JSON.parse(call.tool_calls?.[0]?.function.arguments ?? '')).toEqual({
+      to: '<EMAIL_ADDRESS_1>',
+    });
   });
 
   it('scans every other field that reaches a provider or a cache key: stop, names, refusals, user, metadata, tool descriptions', () => {
@@ -174,7 +198,11 @@ describe('DlpGuard', () => {
     expect(outcome.findings).toEqual({ EMAIL_ADDRESS: 6, PHONE_NUMBER: 1 });
     const sent = outcome.request;
     // Names keep identifier characters only, as providers require.
-    expect(sent.messages.map((m) => ('name' in m ? m.name : undefined))).toEqual(['EMAIL_ADDRESS_1', 'EMAIL_ADDRESS_2', undefined]);
+    expect(sent.messages.map((m) => ('name' in m ? m.name : undefined))).toEqual([
+      'EMAIL_ADDRESS_1',
+      'EMAIL_ADDRESS_2',
+      undefined,
+    ]);
     expect(sent.messages[2]).toMatchObject({ refusal: 'I cannot call <PHONE_NUMBER_1>' });
     expect(sent.stop).toEqual(['END <EMAIL_ADDRESS_2>', '###']);
     expect(sent.user).toBe('<EMAIL_ADDRESS_2>');

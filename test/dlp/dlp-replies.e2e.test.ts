@@ -35,7 +35,9 @@ const env = (prefix: string, action: string) => ({
   SEMANTIC_CACHE_ENABLED: 'false',
   RATE_LIMIT_REQUESTS: '100000',
 });
-const config = () => ({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] });
+const config = () => ({
+  providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+});
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY });
@@ -58,7 +60,11 @@ afterAll(async () => {
 });
 
 async function streamed(client: OpenAI, content: string): Promise<string> {
-  const stream = await client.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content }] });
+  const stream = await client.chat.completions.create({
+    model: 'a-4o',
+    stream: true,
+    messages: [{ role: 'user', content }],
+  });
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
   return text;
@@ -68,7 +74,10 @@ const lastSent = () => JSON.stringify(upstream.requests.at(-1)?.body);
 
 describe('DLP_RESTORE with DLP_SCAN_REPLIES (redact)', () => {
   it('gives the client its own value back; the upstream only saw the placeholder', async () => {
-    const completion = await restoreClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: `write to ${EMAIL} (json)` }] });
+    const completion = await restoreClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: `write to ${EMAIL} (json)` }],
+    });
     expect(completion.choices[0]!.message.content).toBe(`Echo: write to ${EMAIL} (json)`);
     expect(lastSent()).toContain('write to <EMAIL_ADDRESS_1> (json)');
     expect(lastSent()).not.toContain('müller');
@@ -80,8 +89,13 @@ describe('DLP_RESTORE with DLP_SCAN_REPLIES (redact)', () => {
   });
 
   it('restores from the cache with the values of the client asking, not of the one that filled it', async () => {
-    await restoreClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cached for anna@example.org' }] });
-    const second = await restoreClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cached for ben@example.net' }] }).withResponse();
+    await restoreClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'cached for anna@example.org' }],
+    });
+    const second = await restoreClient.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'cached for ben@example.net' }] })
+      .withResponse();
     expect(second.response.headers.get('x-cache')).toBe('HIT');
     expect(second.data.choices[0]!.message.content).toBe('Echo: cached for ben@example.net');
     expect(upstream.requests).toHaveLength(1);
@@ -89,7 +103,10 @@ describe('DLP_RESTORE with DLP_SCAN_REPLIES (redact)', () => {
 
   it('redacts values the upstream writes, in JSON and streamed replies', async () => {
     upstream.setBehavior({ replyText: LEAK });
-    const completion = await restoreClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'who do I call? (json)' }] });
+    const completion = await restoreClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'who do I call? (json)' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('Please contact <EMAIL_ADDRESS_1> or <PHONE_NUMBER_1>.');
     const text = await streamed(restoreClient, 'who do I call? (sse)');
     expect(text).toBe('Please contact <EMAIL_ADDRESS_1> or <PHONE_NUMBER_1>.');
@@ -100,10 +117,14 @@ describe('DLP_RESTORE with DLP_SCAN_REPLIES (redact)', () => {
 describe('DLP_SCAN_REPLIES with block', () => {
   it('answers 400 pii_detected naming the reply when the upstream wrote personal data', async () => {
     upstream.setBehavior({ replyText: LEAK });
-    const err = await blockClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'who do I call? (block json)' }] }).catch((e: unknown) => e);
+    const err = await blockClient.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'who do I call? (block json)' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('pii_detected');
-    expect((err as Error).message).toContain('The reply contains personal data and was blocked: EMAIL_ADDRESS, PHONE_NUMBER.');
+    expect((err as Error).message).toContain(
+      'The reply contains personal data and was blocked: EMAIL_ADDRESS, PHONE_NUMBER.',
+    );
     expect((err as Error).message).not.toContain('lindqvist');
   });
 
@@ -111,7 +132,11 @@ describe('DLP_SCAN_REPLIES with block', () => {
     upstream.setBehavior({ replyText: LEAK });
     let text = '';
     const err = await (async () => {
-      const stream = await blockClient.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'who do I call? (block sse)' }] });
+      const stream = await blockClient.chat.completions.create({
+        model: 'a-4o',
+        stream: true,
+        messages: [{ role: 'user', content: 'who do I call? (block sse)' }],
+      });
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
@@ -120,7 +145,10 @@ describe('DLP_SCAN_REPLIES with block', () => {
   });
 
   it('lets a clean reply through', async () => {
-    const completion = await blockClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'nothing personal here' }] });
+    const completion = await blockClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'nothing personal here' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('Echo: nothing personal here');
   });
 });

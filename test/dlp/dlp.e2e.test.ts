@@ -25,7 +25,14 @@ const RAW = {
   jwt: `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"sub":"dlp-e2e"}').toString('base64url')}.c2lnbmF0dXJlLWRscC1lMmU`,
 };
 /** Every raw value and its compact spellings (digits only, no spaces). */
-const NEEDLES = [...Object.values(RAW), '4111111111111111', 'DE89370400440532013000', '536221234', '4155552671', '415-555-2671'];
+const NEEDLES = [
+  ...Object.values(RAW),
+  '4111111111111111',
+  'DE89370400440532013000',
+  '536221234',
+  '4155552671',
+  '415-555-2671',
+];
 
 const redis = testRedis();
 const redactPrefix = uniquePrefix('dlp-e2e-redact');
@@ -49,7 +56,9 @@ function gatewayEnv(prefix: string, action: string): Record<string, string> {
   };
 }
 
-const config = () => ({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] });
+const config = () => ({
+  providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+});
 
 function sentMessages(index = -1): { role: string; content: string }[] {
   const request = upstream.requests.at(index);
@@ -101,9 +110,15 @@ describe('DLP_ACTION=redact', () => {
       model: 'a-4o',
       messages: [
         { role: 'system', content: `Support agent. Escalations go to ${RAW.email}.` },
-        { role: 'user', content: `I am ${RAW.email}, phone ${RAW.phone}. My card ${RAW.card} was charged; refund to ${RAW.iban}.` },
+        {
+          role: 'user',
+          content: `I am ${RAW.email}, phone ${RAW.phone}. My card ${RAW.card} was charged; refund to ${RAW.iban}.`,
+        },
         { role: 'assistant', content: 'Please confirm your identity.' },
-        { role: 'user', content: `SSN ${RAW.ssn}. Also our CI leaked ${RAW.awsKey} and token=${RAW.jwt}; write to ${RAW.email}.` },
+        {
+          role: 'user',
+          content: `SSN ${RAW.ssn}. Also our CI leaked ${RAW.awsKey} and token=${RAW.jwt}; write to ${RAW.email}.`,
+        },
       ],
     });
 
@@ -116,7 +131,9 @@ describe('DLP_ACTION=redact', () => {
     ]);
     expect(containsRaw(JSON.stringify(upstream.requests.at(-1)?.body))).toEqual([]);
     // The model only ever saw placeholders, so that is what it can answer with.
-    expect(completion.choices[0]?.message.content).toBe('Echo: SSN <US_SSN_1>. Also our CI leaked <CLOUD_ACCESS_KEY_1> and token=<JWT_1>; write to <EMAIL_ADDRESS_1>.');
+    expect(completion.choices[0]?.message.content).toBe(
+      'Echo: SSN <US_SSN_1>. Also our CI leaked <CLOUD_ACCESS_KEY_1> and token=<JWT_1>; write to <EMAIL_ADDRESS_1>.',
+    );
   });
 
   it('redacts streamed requests the same way', async () => {
@@ -127,7 +144,9 @@ describe('DLP_ACTION=redact', () => {
     });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    expect(sentMessages().at(-1)?.content).toBe('Stream it: call <PHONE_NUMBER_1> or mail <EMAIL_ADDRESS_1> (again <PHONE_NUMBER_1>).');
+    expect(sentMessages().at(-1)?.content).toBe(
+      'Stream it: call <PHONE_NUMBER_1> or mail <EMAIL_ADDRESS_1> (again <PHONE_NUMBER_1>).',
+    );
     expect(text).toBe('Echo: Stream it: call <PHONE_NUMBER_1> or mail <EMAIL_ADDRESS_1> (again <PHONE_NUMBER_1>).');
   });
 
@@ -136,14 +155,19 @@ describe('DLP_ACTION=redact', () => {
     const created = await fetch(`${redactGw.baseUrl}/v1/chat/completions/jobs`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: `Batch: card ${RAW.card}, SSN ${RAW.ssn}` }] }),
+      body: JSON.stringify({
+        model: 'a-4o',
+        messages: [{ role: 'user', content: `Batch: card ${RAW.card}, SSN ${RAW.ssn}` }],
+      }),
     });
     expect(created.status).toBe(202);
     const { id } = (await created.json()) as { id: string };
     let job: { status: string; result: OpenAI.ChatCompletion | null } = { status: 'queued', result: null };
     for (let i = 0; i < 100 && job.status !== 'completed'; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      job = (await (await fetch(`${redactGw.baseUrl}/v1/chat/completions/jobs/${id}`, { headers })).json()) as typeof job;
+      job = (await (
+        await fetch(`${redactGw.baseUrl}/v1/chat/completions/jobs/${id}`, { headers })
+      ).json()) as typeof job;
     }
     expect(job.status).toBe('completed');
     expect(job.result?.choices[0]?.message.content).toBe('Echo: Batch: card <CREDIT_CARD_1>, SSN <US_SSN_1>');
@@ -151,7 +175,10 @@ describe('DLP_ACTION=redact', () => {
   });
 
   it('passes a request without personal data through unchanged', async () => {
-    await redactClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'Version 2.14.3 shipped on 2024-10-12; order #20240312-0042.' }] });
+    await redactClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'Version 2.14.3 shipped on 2024-10-12; order #20240312-0042.' }],
+    });
     expect(sentMessages().at(-1)?.content).toBe('Version 2.14.3 shipped on 2024-10-12; order #20240312-0042.');
   });
 
@@ -202,7 +229,10 @@ describe('DLP_ACTION=block', () => {
   });
 
   it('lets clean requests through', async () => {
-    const completion = await blockClient.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'What is 2 + 2?' }] });
+    const completion = await blockClient.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'What is 2 + 2?' }],
+    });
     expect(completion.choices[0]?.message.content).toBe('Echo: What is 2 + 2?');
   });
 });
@@ -220,7 +250,9 @@ describe('raw values stay out of storage and logs', () => {
   });
 
   it('never reach the process logs', () => {
-    const logs = [redactGw, blockGw].flatMap((gw) => [gw.api.output(), ...[...gw.workers.values()].flat().map((w) => w.output())]).join('\n');
+    const logs = [redactGw, blockGw]
+      .flatMap((gw) => [gw.api.output(), ...[...gw.workers.values()].flat().map((w) => w.output())])
+      .join('\n');
     expect(logs.length).toBeGreaterThan(0);
     expect(containsRaw(logs)).toEqual([]);
   });

@@ -6,7 +6,13 @@ import type { Candidate, Recognizer } from '../../src/dlp/recognizer.ts';
 import { PatternRecognizer } from '../../src/dlp/recognizers/pattern-recognizer.ts';
 import { PhoneNumberRecognizer } from '../../src/dlp/recognizers/phone-number.ts';
 
-const candidate = (start: number, end: number, score: number, entity: Candidate['entity'] = 'US_SSN', recognizer = 'r'): Candidate => ({
+const candidate = (
+  start: number,
+  end: number,
+  score: number,
+  entity: Candidate['entity'] = 'US_SSN',
+  recognizer = 'r',
+): Candidate => ({
   entity,
   start,
   end,
@@ -54,8 +60,13 @@ describe('context scoring', () => {
 describe('overlap resolution', () => {
   it('keeps the higher score, then the longer span, then the earlier one', () => {
     expect(resolveOverlaps([candidate(0, 10, 0.5), candidate(5, 12, 0.9)])).toEqual([candidate(5, 12, 0.9)]);
-    expect(resolveOverlaps([candidate(0, 5, 0.9), candidate(0, 22, 0.9, 'IBAN_CODE')])).toEqual([candidate(0, 22, 0.9, 'IBAN_CODE')]);
-    expect(resolveOverlaps([candidate(4, 8, 0.9), candidate(0, 4, 0.9), candidate(2, 6, 0.9)])).toEqual([candidate(0, 4, 0.9), candidate(4, 8, 0.9)]);
+    expect(resolveOverlaps([candidate(0, 5, 0.9), candidate(0, 22, 0.9, 'IBAN_CODE')])).toEqual([
+      candidate(0, 22, 0.9, 'IBAN_CODE'),
+    ]);
+    expect(resolveOverlaps([candidate(4, 8, 0.9), candidate(0, 4, 0.9), candidate(2, 6, 0.9)])).toEqual([
+      candidate(0, 4, 0.9),
+      candidate(4, 8, 0.9),
+    ]);
   });
 
   it('breaks a full tie by recognizer order', () => {
@@ -65,7 +76,9 @@ describe('overlap resolution', () => {
   });
 
   it('returns disjoint spans sorted by start', () => {
-    const many = Array.from({ length: 200 }, (_, i) => candidate((i * 7) % 500, ((i * 7) % 500) + 5 + (i % 9), (i % 10) / 10));
+    const many = Array.from({ length: 200 }, (_, i) =>
+      candidate((i * 7) % 500, ((i * 7) % 500) + 5 + (i % 9), (i % 10) / 10),
+    );
     const kept = resolveOverlaps(many);
     for (let i = 1; i < kept.length; i++) expect(kept[i]!.start).toBeGreaterThanOrEqual(kept[i - 1]!.end);
     expect(kept.length).toBeGreaterThan(10);
@@ -99,11 +112,15 @@ describe('DlpEngine', () => {
   });
 
   it('rejects a pattern without the g flag', () => {
-    expect(() => new PatternRecognizer({ name: 'x', entity: 'API_KEY', patterns: [{ name: 'p', regex: /x/, score: 1 }] })).toThrow(/g flag/);
+    expect(
+      () => new PatternRecognizer({ name: 'x', entity: 'API_KEY', patterns: [{ name: 'p', regex: /x/, score: 1 }] }),
+    ).toThrow(/g flag/);
   });
 
   it('gives the same value the same key whatever its spelling', () => {
-    const keys = new DlpEngine().analyze('call (415) 555-2671 or +1 415 555 2671; card 4111-1111-1111-1111 = 4111111111111111').map((f) => f.key);
+    const keys = new DlpEngine()
+      .analyze('call (415) 555-2671 or +1 415 555 2671; card 4111-1111-1111-1111 = 4111111111111111')
+      .map((f) => f.key);
     expect(keys).toEqual(['+14155552671', '+14155552671', '4111111111111111', '4111111111111111']);
   });
 
@@ -117,7 +134,9 @@ describe('DlpEngine', () => {
   it('handles empty text, unicode and adversarial inputs without error', () => {
     const engine = new DlpEngine();
     expect(engine.analyze('')).toEqual([]);
-    expect(engine.analyze('Grüße, José — 📞 (415) 555-2671 ✉ josé@example.com').map((f) => f.entity)).toContain('PHONE_NUMBER');
+    expect(engine.analyze('Grüße, José — 📞 (415) 555-2671 ✉ josé@example.com').map((f) => f.entity)).toContain(
+      'PHONE_NUMBER',
+    );
     // Inputs that make naive patterns backtrack: long runs of local-part, digit, hex and base64 characters.
     const adversarial = [
       `${'a'.repeat(50_000)}@`,

@@ -53,7 +53,8 @@ describe('held-out evaluation set, test split', () => {
     const dev = generateHoldoutSet({ split: 'dev', size: 200 });
     const test = generateHoldoutSet({ split: 'test', size: 200 });
     expect(generateHoldoutSet({ split: 'test', size: 200 })).toEqual(test);
-    const templates = (samples: typeof dev) => new Set(samples.map((s) => s.generator.replace(/^holdout-(dev|test)-/, '')));
+    const templates = (samples: typeof dev) =>
+      new Set(samples.map((s) => s.generator.replace(/^holdout-(dev|test)-/, '')));
     expect(dev.every((s) => s.generator.startsWith('holdout-dev-'))).toBe(true);
     expect(test.every((s) => s.generator.startsWith('holdout-test-'))).toBe(true);
     expect(templates(dev).size).toBeGreaterThan(15);
@@ -71,7 +72,12 @@ describe('held-out evaluation set, test split', () => {
     expect(by.PERSON!.recall, 'PERSON recall').toBeGreaterThanOrEqual(0.7);
     expect(by.PERSON!.precision, 'PERSON precision').toBeGreaterThanOrEqual(0.85);
     // The opt-in place types, at what the test split measured (docs/dlp.md), so a regression shows.
-    for (const [entity, recall] of [['ORGANIZATION', 0.9], ['STREET_ADDRESS', 0.9], ['DATE_OF_BIRTH', 0.9], ['LOCATION', 0.75]] as const) {
+    for (const [entity, recall] of [
+      ['ORGANIZATION', 0.9],
+      ['STREET_ADDRESS', 0.9],
+      ['DATE_OF_BIRTH', 0.9],
+      ['LOCATION', 0.75],
+    ] as const) {
       expect(by[entity]?.truePositives, entity).toBeGreaterThan(100);
       expect(by[entity]!.recall, `${entity} recall`).toBeGreaterThanOrEqual(recall);
       expect(by[entity]!.precision, `${entity} precision`).toBeGreaterThanOrEqual(0.95);

@@ -17,7 +17,10 @@ describe('redaction never leaves a fragment of a detected value', () => {
   // The default types; and every type, checked on places, organisations, addresses and birth dates
   // (a name's span may stop at a particle or a comma: `de Vries`, `Mukendi, Olga`).
   const places = new Set(['LOCATION', 'ORGANIZATION', 'STREET_ADDRESS', 'DATE_OF_BIRTH']);
-  for (const [types, scanner, minimum] of [['default types', engine, 1500], ['every type', new DlpEngine({ entities: ENTITY_TYPES }), 600]] as const) {
+  for (const [types, scanner, minimum] of [
+    ['default types', engine, 1500],
+    ['every type', new DlpEngine({ entities: ENTITY_TYPES }), 600],
+  ] as const) {
     for (const split of ['dev', 'test'] as const) {
       it(`${types}: every labelled value the engine touches in the held-out ${split} split is covered whole by one finding`, () => {
         let touched = 0;
@@ -29,7 +32,10 @@ describe('redaction never leaves a fragment of a detected value', () => {
             if (hits.length === 0) continue;
             touched++;
             const whole = hits.some((f) => f.start <= gold.start && f.end >= gold.end);
-            expect(whole, `${gold.entity} ${JSON.stringify(sample.text.slice(gold.start, gold.end))} in ${JSON.stringify(sample.text)}`).toBe(true);
+            expect(
+              whole,
+              `${gold.entity} ${JSON.stringify(sample.text.slice(gold.start, gold.end))} in ${JSON.stringify(sample.text)}`,
+            ).toBe(true);
           }
         }
         expect(touched).toBeGreaterThan(minimum);
@@ -58,7 +64,13 @@ describe('redaction never leaves a fragment of a detected value', () => {
         const value = piece.text.slice(span.start, span.end);
         // Mail words lift the lower-scored spellings (national phones, "at"/"dot" e-mails), as in real text.
         const text = `phone / email → ${piece.text} ←`;
-        const request: ChatRequest = { model: 'm', n: 1, stream: false, include_usage: false, messages: [{ role: 'user', content: text }] };
+        const request: ChatRequest = {
+          model: 'm',
+          n: 1,
+          stream: false,
+          include_usage: false,
+          messages: [{ role: 'user', content: text }],
+        };
         const sent = guard.inspect(request).request.messages[0]!.content as string;
         if (sent === text) continue;
         detected++;

@@ -12,7 +12,11 @@ import { internationalE164, nationalE164, phonePlan } from '../../src/dlp/valida
  * per digit run, checked against libphonenumber-js itself.
  */
 const engine = new DlpEngine();
-const phones = (text: string) => engine.analyze(text).filter((f) => f.entity === 'PHONE_NUMBER').map((f) => text.slice(f.start, f.end));
+const phones = (text: string) =>
+  engine
+    .analyze(text)
+    .filter((f) => f.entity === 'PHONE_NUMBER')
+    .map((f) => text.slice(f.start, f.end));
 
 describe('phone numbers', () => {
   it.each([
@@ -25,7 +29,11 @@ describe('phone numbers', () => {
   });
 
   it('finds numbers in a table whose "Phone" header is far above them', () => {
-    const rows = Array.from({ length: 40 }, (_, i) => `| ${i} | Person ${i} | Berlin office, floor ${i % 9} | ${i === 37 ? '0171 2345678' : i === 38 ? '98765 43210' : '—'} |`);
+    const rows = Array.from(
+      { length: 40 },
+      (_, i) =>
+        `| ${i} | Person ${i} | Berlin office, floor ${i % 9} | ${i === 37 ? '0171 2345678' : i === 38 ? '98765 43210' : '—'} |`,
+    );
     const table = ['| # | name | office | Phone |', '|---|---|---|---|', ...rows].join('\n');
     expect(phones(table)).toEqual(['0171 2345678', '98765 43210']);
     // The same number under another header is not announced by it.
@@ -33,19 +41,27 @@ describe('phone numbers', () => {
   });
 
   it('reads CSV columns the same way', () => {
-    const csv = ['id,name,city,notes,mobile', ...Array.from({ length: 12 }, (_, i) => `${i},P${i},Lyon,ok,${i === 11 ? '612 34 56 78' : 'n/a'}`)].join('\n');
+    const csv = [
+      'id,name,city,notes,mobile',
+      ...Array.from({ length: 12 }, (_, i) => `${i},P${i},Lyon,ok,${i === 11 ? '612 34 56 78' : 'n/a'}`),
+    ].join('\n');
     expect(phones(csv)).toEqual(['612 34 56 78']);
   });
 
-  it.each(['Your order number is 4155552671', 'invoice number 4155552671 is due', 'Order no. 4155552671', 'tracking number 447911123456', 'Ref 447911123456'])(
-    'leaves %j alone',
-    (text) => {
-      expect(phones(text)).toEqual([]);
-    },
-  );
+  it.each([
+    'Your order number is 4155552671',
+    'invoice number 4155552671 is due',
+    'Order no. 4155552671',
+    'tracking number 447911123456',
+    'Ref 447911123456',
+  ])('leaves %j alone', (text) => {
+    expect(phones(text)).toEqual([]);
+  });
 
   it('keeps a bare international number without a phone word below the threshold', () => {
-    expect(engine.analyze('checksum 447911123456 matches', { threshold: 0 }).find((f) => f.entity === 'PHONE_NUMBER')?.score).toBe(0.6);
+    expect(
+      engine.analyze('checksum 447911123456 matches', { threshold: 0 }).find((f) => f.entity === 'PHONE_NUMBER')?.score,
+    ).toBe(0.6);
   });
 });
 
@@ -59,7 +75,10 @@ describe('compiled numbering plans', () => {
       if (!plan) continue;
       const reference = parsePhoneNumberFromString(nsn, region as CountryCode);
       if (!reference?.isValid()) continue;
-      expect(nationalE164(plan, nsn, false) ?? (plan.trunk ? nationalE164(plan, plan.trunk + nsn, true) : undefined), region).toBe(reference.number);
+      expect(
+        nationalE164(plan, nsn, false) ?? (plan.trunk ? nationalE164(plan, plan.trunk + nsn, true) : undefined),
+        region,
+      ).toBe(reference.number);
       expect(internationalE164(reference.number.slice(1)), region).toBe(reference.number);
       checked++;
     }

@@ -8,10 +8,18 @@ import { ENTITY_TYPES, type EntityType, type RecognizedEntityType } from '../../
  */
 // Every type, PERSON (opt-in) included.
 const engine = new DlpEngine({ entities: ENTITY_TYPES });
-const found = (text: string) => engine.analyze(text).map((f) => ({ entity: f.entity, value: text.slice(f.start, f.end), score: f.score }));
+const found = (text: string) =>
+  engine.analyze(text).map((f) => ({ entity: f.entity, value: text.slice(f.start, f.end), score: f.score }));
 
-const jwt = [{ alg: 'HS256', typ: 'JWT' }, { sub: '42', name: 'Jane Doe' }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
-const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----';
+const jwt =
+  [
+    { alg: 'HS256', typ: 'JWT' },
+    { sub: '42', name: 'Jane Doe' },
+  ]
+    .map((p) => Buffer.from(JSON.stringify(p)).toString('base64url'))
+    .join('.') + '.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
+const pem =
+  '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----';
 
 const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: string, value: string]>> = {
   EMAIL_ADDRESS: [
@@ -80,9 +88,15 @@ const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: stri
   ],
   API_KEY: [
     ['export GITHUB_TOKEN=ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R', 'ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R'],
-    ['OPENAI_API_KEY=sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a', 'sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a'],
+    [
+      'OPENAI_API_KEY=sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a',
+      'sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a',
+    ],
     ['stripe sk_live_51H8x9yZ2aBcDeFgHiJkLmNoP', 'sk_live_51H8x9yZ2aBcDeFgHiJkLmNoP'],
-    ['slack xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx', 'xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx'],
+    [
+      'slack xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx',
+      'xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx',
+    ],
     ['gateway key gw_Q2xhc3NpYy1nYXRld2F5LWtleS0wMTIzNDU2Nzg5YWJ', 'gw_Q2xhc3NpYy1nYXRld2F5LWtleS0wMTIzNDU2Nzg5YWJ'],
     ['gitlab glpat-x8Zk2Lm9Qw3Er5Ty7Ui1', 'glpat-x8Zk2Lm9Qw3Er5Ty7Ui1'],
     ['npm npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8', 'npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8'],
@@ -116,7 +130,10 @@ const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: stri
     ['She works for Siemens in Munich.', 'Siemens'],
   ],
   STREET_ADDRESS: [
-    ['Ship to 1234 N Maple Avenue, Apt 5B, Springfield, IL 62704 please', '1234 N Maple Avenue, Apt 5B, Springfield, IL 62704'],
+    [
+      'Ship to 1234 N Maple Avenue, Apt 5B, Springfield, IL 62704 please',
+      '1234 N Maple Avenue, Apt 5B, Springfield, IL 62704',
+    ],
     ['He lives at 221B Baker Street.', '221B Baker Street'],
     ['Anschrift: Lindenweg 3a, 10115 Berlin', 'Lindenweg 3a, 10115 Berlin'],
     ['Neue Adresse Berliner Straße 12', 'Berliner Straße 12'],
@@ -142,7 +159,10 @@ const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: stri
   ],
   PRIVATE_KEY: [
     [`Why does this fail?\n${pem}\nthanks`, pem],
-    [`{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n"}`, '-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----'],
+    [
+      `{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----\\n"}`,
+      '-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n-----END PRIVATE KEY-----',
+    ],
   ],
   BEARER_TOKEN: [
     ['Authorization: Bearer 8f14e45fceea167a5a36dedd4bea2543', '8f14e45fceea167a5a36dedd4bea2543'],
@@ -155,23 +175,140 @@ const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: stri
 };
 
 const LOOK_ALIKES: Record<RecognizedEntityType, readonly string[]> = {
-  EMAIL_ADDRESS: ['meet me at noon at the office dot com', 'postgres://app:pw@db.example.com/x', 'Use logo@2x.png for retina.', 'ping @jane on Slack', 'npm i @scope/pkg@1.2.3', 'user@localhost', 'a..b@example.com', 'x@.com'],
-  PHONE_NUMBER: ['Dial (123) 456-7890', '555-555-5555', '+1 123 456 7890', 'order 4155552671', 'Order 415-555-2671 shipped', 'Meeting 2024-03-15', '15.03.2024', 'ZIP 94105-1234', 'ISBN 978-3-16-148410-0', 'Total $1,234,567.89', 'ts 1718000000000', '612 34 56 78', 'invoice no. 8349250604', 'card 4111 1111 1111 1112', 'build 2024.10.12', '1 234 567 units'],
-  CREDIT_CARD: ['Card 4111 1111 1111 1112', '4111-1111-1111-1111-1111', 'Tracking 9400 1000 0000 0000 0000 00', 'order 1234567890123456', 'id 12345678901234567890'],
-  IBAN_CODE: ['IBAN DE88 3704 0044 0532 0130 00', 'XX89370400440532013000', 'SKU AB12 CDEF GHIJ KLM', 'DE8937040044053201300'],
-  US_SSN: ['SSN 000-12-3456', 'SSN 666-12-3456', 'SSN 912-34-5678', 'SSN 536-00-1234', 'SSN 536-22-0000', 'sample 078-05-1120', 'Part 536-22-1234', 'id 536221234', 'date 2024-03-15'],
-  IP_ADDRESS: ['Upgrade to version 1.2.3.4', 'see section 3.1.4.1', 'localhost 127.0.0.1', 'bind 0.0.0.0', 'loopback ::1', '999.1.1.1', 'at 12:30:45', 'MAC 00:1A:2B:3C:4D:5E', 'std::vector<int>', 'Cafe::Bad', 'v1.2.3.4', '2001:db8:::1'],
-  CLOUD_ACCESS_KEY: ['AKIA1234', 'akiaiosfodnn7example', 'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]', 'AIzaShort'],
-  API_KEY: ['pip install scikit-learn sk-learn', 'ghp_short', 'gw_config_reload', 'sk_live_mode', 'sk-this-is-not-a-real-key-at-all-ok'],
-  PRIVATE_KEY: ['-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', 'the private key is in the vault'],
-  BEARER_TOKEN: ['The bearer of this letter is a friend.', 'Bearer authentication is required everywhere', 'Authorization: Bearer <token>', 'Authorization: Bearer $API_TOKEN'],
+  EMAIL_ADDRESS: [
+    'meet me at noon at the office dot com',
+    'postgres://app:pw@db.example.com/x',
+    'Use logo@2x.png for retina.',
+    'ping @jane on Slack',
+    'npm i @scope/pkg@1.2.3',
+    'user@localhost',
+    'a..b@example.com',
+    'x@.com',
+  ],
+  PHONE_NUMBER: [
+    'Dial (123) 456-7890',
+    '555-555-5555',
+    '+1 123 456 7890',
+    'order 4155552671',
+    'Order 415-555-2671 shipped',
+    'Meeting 2024-03-15',
+    '15.03.2024',
+    'ZIP 94105-1234',
+    'ISBN 978-3-16-148410-0',
+    'Total $1,234,567.89',
+    'ts 1718000000000',
+    '612 34 56 78',
+    'invoice no. 8349250604',
+    'card 4111 1111 1111 1112',
+    'build 2024.10.12',
+    '1 234 567 units',
+  ],
+  CREDIT_CARD: [
+    'Card 4111 1111 1111 1112',
+    '4111-1111-1111-1111-1111',
+    'Tracking 9400 1000 0000 0000 0000 00',
+    'order 1234567890123456',
+    'id 12345678901234567890',
+  ],
+  IBAN_CODE: [
+    'IBAN DE88 3704 0044 0532 0130 00',
+    'XX89370400440532013000',
+    'SKU AB12 CDEF GHIJ KLM',
+    'DE8937040044053201300',
+  ],
+  US_SSN: [
+    'SSN 000-12-3456',
+    'SSN 666-12-3456',
+    'SSN 912-34-5678',
+    'SSN 536-00-1234',
+    'SSN 536-22-0000',
+    'sample 078-05-1120',
+    'Part 536-22-1234',
+    'id 536221234',
+    'date 2024-03-15',
+  ],
+  IP_ADDRESS: [
+    'Upgrade to version 1.2.3.4',
+    'see section 3.1.4.1',
+    'localhost 127.0.0.1',
+    'bind 0.0.0.0',
+    'loopback ::1',
+    '999.1.1.1',
+    'at 12:30:45',
+    'MAC 00:1A:2B:3C:4D:5E',
+    'std::vector<int>',
+    'Cafe::Bad',
+    'v1.2.3.4',
+    '2001:db8:::1',
+  ],
+  CLOUD_ACCESS_KEY: [
+    'AKIA1234',
+    'akiaiosfodnn7example',
+    'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]',
+    'AIzaShort',
+  ],
+  API_KEY: [
+    'pip install scikit-learn sk-learn',
+    'ghp_short',
+    'gw_config_reload',
+    'sk_live_mode',
+    'sk-this-is-not-a-real-key-at-all-ok',
+  ],
+  PRIVATE_KEY: [
+    '-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n-----END PUBLIC KEY-----',
+    '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
+    'the private key is in the vault',
+  ],
+  BEARER_TOKEN: [
+    'The bearer of this letter is a friend.',
+    'Bearer authentication is required everywhere',
+    'Authorization: Bearer <token>',
+    'Authorization: Bearer $API_TOKEN',
+  ],
   JWT: ['eyJub3Rqc29u.eyJhbHNvbm90.c2ln', `eyJhbGciOiJIUzI1NiJ9`],
-  PERSON: ['Will you deploy on Monday?', 'Grace Hopper would approve of Java and Rust', 'Call Jordan about the Paris office', 'Hi Team, the Customer Portal is down', 'Error: Python raised in March', 'Dear Customer,'],
-  LOCATION: ['Jordan approved the pull request', 'We use Java and Rust', 'Santiago said the build is green', 'The Orange plan costs more', 'Chicago-style pizza'],
-  ORGANIZATION: ['PROVIDED AS IS, WITHOUT WARRANTY', 'The Inc. magazine article', 'Ltd edition print', 'our company policy says so', 'Sales grew in Q3 AG'],
-  STREET_ADDRESS: ['I came 2 place in the race', 'Spring 2024 release', 'see section 4 Street Fighter', 'Version 12 Way', 'room 101, floor 3'],
-  DATE_OF_BIRTH: ['Invoice dated 12/03/2024', 'The meeting is on March 12, 2025.', 'Release 1985-03-12 of the firmware', 'version 1.2.30', 'Born to run: 5 tips (2024)'],
-  PASSWORD: ['password=${DB_PASSWORD}', 'password: os.environ["DB_PASSWORD"]', 'https://example.com:8443/path', 'reset your password: click here', 'curl -u admin https://x'],
+  PERSON: [
+    'Will you deploy on Monday?',
+    'Grace Hopper would approve of Java and Rust',
+    'Call Jordan about the Paris office',
+    'Hi Team, the Customer Portal is down',
+    'Error: Python raised in March',
+    'Dear Customer,',
+  ],
+  LOCATION: [
+    'Jordan approved the pull request',
+    'We use Java and Rust',
+    'Santiago said the build is green',
+    'The Orange plan costs more',
+    'Chicago-style pizza',
+  ],
+  ORGANIZATION: [
+    'PROVIDED AS IS, WITHOUT WARRANTY',
+    'The Inc. magazine article',
+    'Ltd edition print',
+    'our company policy says so',
+    'Sales grew in Q3 AG',
+  ],
+  STREET_ADDRESS: [
+    'I came 2 place in the race',
+    'Spring 2024 release',
+    'see section 4 Street Fighter',
+    'Version 12 Way',
+    'room 101, floor 3',
+  ],
+  DATE_OF_BIRTH: [
+    'Invoice dated 12/03/2024',
+    'The meeting is on March 12, 2025.',
+    'Release 1985-03-12 of the firmware',
+    'version 1.2.30',
+    'Born to run: 5 tips (2024)',
+  ],
+  PASSWORD: [
+    'password=${DB_PASSWORD}',
+    'password: os.environ["DB_PASSWORD"]',
+    'https://example.com:8443/path',
+    'reset your password: click here',
+    'curl -u admin https://x',
+  ],
 };
 
 describe('recognizers at the default threshold', () => {
@@ -198,12 +335,14 @@ describe('recognizers at the default threshold', () => {
     const optIn = ['LOCATION', 'ORGANIZATION', 'STREET_ADDRESS', 'DATE_OF_BIRTH'] as const;
     for (const entity of optIn) expect(new DlpEngine().entities.has(entity)).toBe(false);
     expect(new DlpEngine().analyze(text)).toEqual([]);
-    expect(new DlpEngine({ entities: optIn }).analyze(text).map((f) => [f.entity, text.slice(f.start, f.end)])).toEqual([
-      ['DATE_OF_BIRTH', '12/03/1985'],
-      ['LOCATION', 'Lyon'],
-      ['STREET_ADDRESS', '12 rue de la Paix, 75002 Paris'],
-      ['ORGANIZATION', 'Nordlicht GmbH'],
-    ]);
+    expect(new DlpEngine({ entities: optIn }).analyze(text).map((f) => [f.entity, text.slice(f.start, f.end)])).toEqual(
+      [
+        ['DATE_OF_BIRTH', '12/03/1985'],
+        ['LOCATION', 'Lyon'],
+        ['STREET_ADDRESS', '12 rue de la Paix, 75002 Paris'],
+        ['ORGANIZATION', 'Nordlicht GmbH'],
+      ],
+    );
   });
 
   it('reports nothing in plain prose with numbers, dates, versions and code', () => {
@@ -232,7 +371,9 @@ describe('scores', () => {
     expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);
     // The address outranks a name with context inside it, so no part of it is left behind.
     expect(engine.analyze('Invoice from Corso Vittorio Emanuele 19').map((f) => f.entity)).toEqual(['STREET_ADDRESS']);
-    expect(engine.analyze('Invoice dated 12/03/1985', { threshold: 0.5 }).map((f) => f.entity)).toEqual(['DATE_OF_BIRTH']);
+    expect(engine.analyze('Invoice dated 12/03/1985', { threshold: 0.5 }).map((f) => f.entity)).toEqual([
+      'DATE_OF_BIRTH',
+    ]);
   });
 
   it('gives checksum-validated values 1.0 and rejects broken checksums outright', () => {

@@ -8,7 +8,14 @@ import { ssnValid } from '../../src/dlp/validators/us-ssn.ts';
 
 describe('luhn', () => {
   it('accepts the published test card numbers', () => {
-    for (const n of ['4111111111111111', '5555555555554444', '378282246310005', '6011111111111117', '3530111333300000', '30569309025904']) {
+    for (const n of [
+      '4111111111111111',
+      '5555555555554444',
+      '378282246310005',
+      '6011111111111117',
+      '3530111333300000',
+      '30569309025904',
+    ]) {
       expect(luhnValid(n), n).toBe(true);
     }
   });
@@ -38,7 +45,14 @@ describe('card issuers', () => {
 
 describe('iban', () => {
   it('accepts valid IBANs of several countries', () => {
-    for (const iban of ['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'BE68539007547034', 'NO9386011117947']) {
+    for (const iban of [
+      'DE89370400440532013000',
+      'GB82WEST12345698765432',
+      'FR1420041010050500013M02606',
+      'NL91ABNA0417164300',
+      'BE68539007547034',
+      'NO9386011117947',
+    ]) {
       expect(ibanValid(iban), iban).toBe(true);
     }
   });
@@ -61,7 +75,18 @@ describe('us ssn', () => {
     expect(ssnValid('536221234')).toBe(true);
   });
   it('rejects area 000, 666 and 9xx, group 00, serial 0000 and known samples', () => {
-    for (const n of ['000121234', '666121234', '912121234', '536001234', '536220000', '078051120', '123456789', '987654321', '987654325', '111111111']) {
+    for (const n of [
+      '000121234',
+      '666121234',
+      '912121234',
+      '536001234',
+      '536220000',
+      '078051120',
+      '123456789',
+      '987654321',
+      '987654325',
+      '111111111',
+    ]) {
       expect(ssnValid(n), n).toBe(false);
     }
   });
@@ -77,7 +102,8 @@ describe('ip addresses', () => {
     expect(ipv4Scope('0.0.0.0')).toBe('unspecified');
   });
   it('rejects octets over 255, leading zeros and wrong part counts', () => {
-    for (const s of ['256.1.1.1', '1.2.3.999', '01.2.3.4', '1.2.3', '1.2.3.4.5']) expect(ipv4Scope(s), s).toBe('invalid');
+    for (const s of ['256.1.1.1', '1.2.3.999', '01.2.3.4', '1.2.3', '1.2.3.4.5'])
+      expect(ipv4Scope(s), s).toBe('invalid');
   });
   it('classifies IPv6 addresses through the Node parser', () => {
     expect(ipv6Scope('2001:db8::8a2e:370:7334')).toBe('routable');

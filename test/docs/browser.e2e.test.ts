@@ -69,7 +69,9 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
         PUBLIC_PATHS: '/docs',
       },
       config: {
-        providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+        providers: [
+          { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] },
+        ],
         prices: { 'a-4o': { input_per_million: 1_000_000, output_per_million: 0 } },
       },
       providers: ['provider_a'],
@@ -103,8 +105,19 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/docs');
       await page.waitForSelector('.opblock', { timeout: 20_000 });
-      const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path') ?? e.textContent?.trim() ?? ''));
-      for (const path of ['/v1/chat/completions', '/v1/models', '/health', '/metrics', '/stats', '/admin/reload-config', '/admin/cache/clear', '/openapi.json']) {
+      const paths = await page.$$eval('.opblock-summary-path', (els) =>
+        els.map((e) => e.getAttribute('data-path') ?? e.textContent?.trim() ?? ''),
+      );
+      for (const path of [
+        '/v1/chat/completions',
+        '/v1/models',
+        '/health',
+        '/metrics',
+        '/stats',
+        '/admin/reload-config',
+        '/admin/cache/clear',
+        '/openapi.json',
+      ]) {
         expect(paths).toContain(path);
       }
       // Swagger UI found nothing to complain about in the document.
@@ -127,8 +140,18 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/redoc');
       await page.waitForSelector('[data-section-id^="operation/"]', { timeout: 20_000 });
-      const operations = await page.$$eval('[data-section-id^="operation/"]', (els) => els.map((e) => e.getAttribute('data-section-id')));
-      for (const id of ['createChatCompletion', 'listModels', 'health', 'metrics', 'stats', 'reloadConfig', 'clearCache']) {
+      const operations = await page.$$eval('[data-section-id^="operation/"]', (els) =>
+        els.map((e) => e.getAttribute('data-section-id')),
+      );
+      for (const id of [
+        'createChatCompletion',
+        'listModels',
+        'health',
+        'metrics',
+        'stats',
+        'reloadConfig',
+        'clearCache',
+      ]) {
         expect(operations).toContain(`operation/${id}`);
       }
       expect(await page.textContent('body')).toContain('X-API-Key');
@@ -175,12 +198,29 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/dashboard?refresh=1');
       // Page functions are serialized into the browser: self-contained, through `globalThis` (tests compile without the DOM library).
-      await page.waitForFunction(() => Number((globalThis as Untyped).document.body.dataset.refreshes ?? 0) >= 2, undefined, { timeout: 20_000 });
+      await page.waitForFunction(
+        () => Number((globalThis as Untyped).document.body.dataset.refreshes ?? 0) >= 2,
+        undefined,
+        { timeout: 20_000 },
+      );
       const charts: { id: string; labels: unknown[]; width: number; height: number }[] = await page.evaluate(() =>
-        Object.values((globalThis as Untyped).Chart.instances).map((c: Untyped) => ({ id: c.canvas.id, labels: c.data.labels, width: c.canvas.width, height: c.canvas.height })),
+        Object.values((globalThis as Untyped).Chart.instances).map((c: Untyped) => ({
+          id: c.canvas.id,
+          labels: c.data.labels,
+          width: c.canvas.width,
+          height: c.canvas.height,
+        })),
       );
       expect(charts.map((c) => c.id).sort()).toEqual(
-        ['chart-cache', 'chart-cooldowns', 'chart-provider-latency', 'chart-provider-requests', 'chart-provider-tokens', 'chart-queue-depth', 'chart-requests'].sort(),
+        [
+          'chart-cache',
+          'chart-cooldowns',
+          'chart-provider-latency',
+          'chart-provider-requests',
+          'chart-provider-tokens',
+          'chart-queue-depth',
+          'chart-requests',
+        ].sort(),
       );
       for (const chart of charts) {
         expect(chart.width).toBeGreaterThan(0);
@@ -189,20 +229,28 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
       expect(charts.find((c) => c.id === 'chart-provider-requests')!.labels).toEqual(['provider_a']);
       expect(charts.find((c) => c.id === 'chart-cache')!.labels).toEqual(['exact', 'semantic']);
 
-      const stats = (await (await fetch(`${gateway.baseUrl}/stats`, { headers: { 'x-api-key': KEY } })).json()) as { total_requests: number; provider_stats: Record<string, { requests: number }> };
+      const stats = (await (await fetch(`${gateway.baseUrl}/stats`, { headers: { 'x-api-key': KEY } })).json()) as {
+        total_requests: number;
+        provider_stats: Record<string, { requests: number }>;
+      };
       expect(stats.provider_stats.provider_a!.requests).toBeGreaterThanOrEqual(1);
       const shown = Number(await page.textContent('#total-requests'));
       expect(shown).toBeGreaterThanOrEqual(3);
       expect(shown).toBeLessThanOrEqual(stats.total_requests);
       // The provider bar shows what /stats says.
       const bars: number[] = await page.evaluate(
-        () => (Object.values((globalThis as Untyped).Chart.instances) as Untyped[]).find((c) => c.canvas.id === 'chart-provider-requests').data.datasets[0].data,
+        () =>
+          (Object.values((globalThis as Untyped).Chart.instances) as Untyped[]).find(
+            (c) => c.canvas.id === 'chart-provider-requests',
+          ).data.datasets[0].data,
       );
       expect(bars).toEqual([stats.provider_stats.provider_a!.requests]);
 
       // Refreshed periodically: the counter keeps going up.
       const before: number = await page.evaluate(() => Number((globalThis as Untyped).document.body.dataset.refreshes));
-      await page.waitForFunction((n) => Number((globalThis as Untyped).document.body.dataset.refreshes) > n, before, { timeout: 10_000 });
+      await page.waitForFunction((n) => Number((globalThis as Untyped).document.body.dataset.refreshes) > n, before, {
+        timeout: 10_000,
+      });
       expect(watch.foreign).toEqual([]);
       expect(watch.errors).toEqual([]);
       await page.screenshot({ path: join(tmpdir(), 'gw-dashboard.png'), fullPage: true });
@@ -227,9 +275,25 @@ describe.skipIf(!haveBrowser)('docs and dashboard pages in headless Chromium', {
     try {
       const { page, watch } = await openPage(context, '/dashboard?refresh=1');
       // Three prompt tokens at 1 USD each, once the usage reached the key store.
-      await page.waitForFunction(() => ((globalThis as Untyped).document.querySelector('#key-spend')?.textContent ?? '').includes('$3.00'), undefined, { timeout: 20_000 });
-      const row: string[] = await page.evaluate(() => Array.from((globalThis as Untyped).document.querySelectorAll('#key-spend tr td')).map((td: Untyped) => td.textContent));
-      expect(row).toEqual([expect.stringMatching(/^gw_/), 'dash-owner', 'dash-team', '1', expect.any(String), '$3.00', '$3.00']);
+      await page.waitForFunction(
+        () => ((globalThis as Untyped).document.querySelector('#key-spend')?.textContent ?? '').includes('$3.00'),
+        undefined,
+        { timeout: 20_000 },
+      );
+      const row: string[] = await page.evaluate(() =>
+        Array.from((globalThis as Untyped).document.querySelectorAll('#key-spend tr td')).map(
+          (td: Untyped) => td.textContent,
+        ),
+      );
+      expect(row).toEqual([
+        expect.stringMatching(/^gw_/),
+        'dash-owner',
+        'dash-team',
+        '1',
+        expect.any(String),
+        '$3.00',
+        '$3.00',
+      ]);
       expect(await page.textContent('#spend-today')).toBe('$3.00');
       // Saved spend of /stats: the gateway's cache, then providers' prompt caches.
       expect(await page.textContent('#spend-saved')).toMatch(/^\$\d+\.\d\d \/ \$-?\d+\.\d\d$/);

@@ -44,7 +44,11 @@ describe('the document', () => {
   });
 
   it('describes the chat request with the very zod schema that validates it', () => {
-    const generated = z.toJSONSchema(chatCompletionRequestSchema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as Json;
+    const generated = z.toJSONSchema(chatCompletionRequestSchema, {
+      target: 'draft-2020-12',
+      io: 'input',
+      unrepresentable: 'any',
+    }) as Json;
     const direct = generated.$defs?.ChatCompletionRequest ?? generated;
     const { $schema: _s, ...expected } = direct;
     expect(doc.components.schemas.ChatCompletionRequest).toEqual(expected);
@@ -54,7 +58,9 @@ describe('the document', () => {
     expect(props.temperature.anyOf[0]).toMatchObject({ minimum: 0, maximum: 2 });
     expect(props.n.anyOf[0]).toMatchObject({ minimum: 1, maximum: 8 });
     expect(doc.components.schemas.ChatCompletionRequest.additionalProperties).toBe(false);
-    expect(doc.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ChatCompletionRequest' });
+    expect(doc.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ChatCompletionRequest',
+    });
   });
 
   it('describes the cache-clear body with the schema the admin route validates with', () => {
@@ -126,7 +132,7 @@ describe('the document', () => {
     expect(JSON.stringify(doc)).not.toContain('__shared');
   });
 
-  it('has only patterns that other languages\' regex engines read too (no \\p{...} property escapes): Python compiles every one', () => {
+  it("has only patterns that other languages' regex engines read too (no \\p{...} property escapes): Python compiles every one", () => {
     const patterns = new Set<string>();
     const walk = (node: unknown): void => {
       if (Array.isArray(node)) node.forEach(walk);
@@ -140,7 +146,11 @@ describe('the document', () => {
     walk(doc);
     expect(patterns.size).toBeGreaterThan(0);
     for (const pattern of patterns) expect(pattern).not.toMatch(/\\[pP]\{/);
-    const python = spawnSync('python3', ['-c', 'import json, re, sys\nfor p in json.load(sys.stdin): re.compile(p)\nprint("ok")'], { input: JSON.stringify([...patterns]), encoding: 'utf8' });
+    const python = spawnSync(
+      'python3',
+      ['-c', 'import json, re, sys\nfor p in json.load(sys.stdin): re.compile(p)\nprint("ok")'],
+      { input: JSON.stringify([...patterns]), encoding: 'utf8' },
+    );
     if (python.error) return; // no python3 on this machine: the escape check above still ran
     expect(python.stderr).toBe('');
     expect(python.stdout.trim()).toBe('ok');
@@ -154,7 +164,9 @@ describe('the document', () => {
     expect(validator.version).toBe('3.1');
     // The validator does catch a keyword of a later version (OpenAPI 3.2's itemSchema) in this 3.1 document.
     const later = structuredClone(doc);
-    later.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream'].itemSchema = { type: 'object' };
+    later.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream'].itemSchema = {
+      type: 'object',
+    };
     expect((await new Validator().validate(later)).valid).toBe(false);
   });
 });
@@ -168,7 +180,9 @@ describe('the app against the document', () => {
       REDIS_KEY_PREFIX: prefix,
       API_KEYS: KEY,
       SEMANTIC_CACHE_ENABLED: 'false',
-      CONFIG_PATH: writeConfig({ providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'] }] }),
+      CONFIG_PATH: writeConfig({
+        providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'] }],
+      }),
       LOG_LEVEL: 'error',
     });
     root = await createApiRoot(settings);
@@ -196,7 +210,11 @@ describe('the app against the document', () => {
       }
     };
     walk((root.http.app as Untyped).router.stack);
-    const documented = new Set(operations(buildOpenApiDocument({ version: serviceVersion() }) as Json).map((o) => `${o.method.toUpperCase()} ${o.path}`));
+    const documented = new Set(
+      operations(buildOpenApiDocument({ version: serviceVersion() }) as Json).map(
+        (o) => `${o.method.toUpperCase()} ${o.path}`,
+      ),
+    );
     expect(served.size).toBeGreaterThan(10);
     expect([...served].filter((r) => !documented.has(r))).toEqual([]);
     expect([...documented].filter((r) => !served.has(r))).toEqual([]);
@@ -209,7 +227,13 @@ describe('served by a running gateway', () => {
 
   beforeAll(async () => {
     gateway = await startGateway({
-      env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: 'sk-openapi-up', SEMANTIC_CACHE_ENABLED: 'false', PUBLIC_PATHS: '/docs' },
+      env: {
+        REDIS_KEY_PREFIX: prefix,
+        API_KEYS: KEY,
+        PROVIDER_A_API_KEY: 'sk-openapi-up',
+        SEMANTIC_CACHE_ENABLED: 'false',
+        PUBLIC_PATHS: '/docs',
+      },
       config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'] }] },
       providers: [],
     });
@@ -234,14 +258,27 @@ describe('served by a running gateway', () => {
     expect(denied.status).toBe(401);
     expect(((await denied.json()) as Json).error.code).toBe('invalid_api_key');
     // Also with the key as a bearer token, as the security schemes say.
-    expect((await fetch(`${gateway.baseUrl}/openapi.json`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${gateway.baseUrl}/openapi.json`, { headers: { authorization: `Bearer ${KEY}` } })).status,
+    ).toBe(200);
   });
 
   it('serves the pages with a strict CSP and every asset from the gateway itself', async () => {
     for (const [page, assets] of [
-      ['/docs', ['docs/assets/swagger-ui-bundle.js', 'docs/assets/swagger-ui.css', 'docs/assets/swagger-init.js', 'docs/assets/key-prompt.js']],
+      [
+        '/docs',
+        [
+          'docs/assets/swagger-ui-bundle.js',
+          'docs/assets/swagger-ui.css',
+          'docs/assets/swagger-init.js',
+          'docs/assets/key-prompt.js',
+        ],
+      ],
       ['/redoc', ['redoc/assets/redoc.standalone.js', 'redoc/assets/redoc-init.js']],
-      ['/dashboard', ['dashboard/assets/chart.umd.min.js', 'dashboard/assets/dashboard.js', 'dashboard/assets/dashboard.css']],
+      [
+        '/dashboard',
+        ['dashboard/assets/chart.umd.min.js', 'dashboard/assets/dashboard.js', 'dashboard/assets/dashboard.css'],
+      ],
     ] as const) {
       const res = await get(page);
       expect(res.status).toBe(200);
@@ -268,13 +305,25 @@ describe('served by a running gateway', () => {
   it('opens /docs and its assets with PUBLIC_PATHS=/docs, and nothing more', async () => {
     expect((await get('/docs', null)).status).toBe(200);
     expect((await get('/docs/assets/swagger-ui-bundle.js', null)).status).toBe(200);
-    for (const path of ['/openapi.json', '/redoc', '/redoc/assets/redoc.standalone.js', '/dashboard', '/dashboard/assets/dashboard.js', '/stats']) {
+    for (const path of [
+      '/openapi.json',
+      '/redoc',
+      '/redoc/assets/redoc.standalone.js',
+      '/dashboard',
+      '/dashboard/assets/dashboard.js',
+      '/stats',
+    ]) {
       expect((await get(path, null)).status, path).toBe(401);
     }
   });
 
   it('never serves files outside the asset list', async () => {
-    for (const path of ['/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json', '/docs/assets/index.html', '/redoc/assets/redoc.lib.js']) {
+    for (const path of [
+      '/docs/assets/package.json',
+      '/docs/assets/..%2F..%2Fpackage.json',
+      '/docs/assets/index.html',
+      '/redoc/assets/redoc.lib.js',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(((await res.json()) as Json).error.code).toBe('not_found');

@@ -3,7 +3,12 @@ import { mapRequestTexts, requestTexts } from '../../src/chat/message-texts.ts';
 import { parseConfig } from '../../src/config/gateway-config.ts';
 import { messagesDoor } from '../../src/doors/messages/messages-door.ts';
 import { countTokensRequestSchema } from '../../src/doors/messages/request-schema.ts';
-import { CHARS_PER_TOKEN, estimateInputTokens, IMAGE_TOKENS, PDF_PAGE_TOKENS } from '../../src/doors/messages/token-estimate.ts';
+import {
+  CHARS_PER_TOKEN,
+  estimateInputTokens,
+  IMAGE_TOKENS,
+  PDF_PAGE_TOKENS,
+} from '../../src/doors/messages/token-estimate.ts';
 
 const config = parseConfig('providers: [{name: provider_c, api_key_env: K, models: [c-1]}]');
 const door = messagesDoor({ config: () => config });
@@ -14,8 +19,13 @@ function estimate(body: unknown): number {
 
 /** A PDF with `pages` page objects, base64. */
 function pdf(pages: number): string {
-  const objects = Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj`).join('\n');
-  return Buffer.from(`%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Count ${pages} >> endobj\n${objects}\n%%EOF`, 'latin1').toString('base64');
+  const objects = Array.from({ length: pages }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj`).join(
+    '\n',
+  );
+  return Buffer.from(
+    `%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Count ${pages} >> endobj\n${objects}\n%%EOF`,
+    'latin1',
+  ).toString('base64');
 }
 
 describe('count_tokens estimate', () => {
@@ -25,7 +35,11 @@ describe('count_tokens estimate', () => {
     expect(one).toBe(400 / CHARS_PER_TOKEN + 4);
     const withSystem = estimate({ model: 'c-1', system: 'y'.repeat(40), messages: [{ role: 'user', content: text }] });
     expect(withSystem - one).toBe(10);
-    const withTool = estimate({ model: 'c-1', messages: [{ role: 'user', content: text }], tools: [{ name: 'f', input_schema: { type: 'object' } }] });
+    const withTool = estimate({
+      model: 'c-1',
+      messages: [{ role: 'user', content: text }],
+      tools: [{ name: 'f', input_schema: { type: 'object' } }],
+    });
     expect(withTool).toBeGreaterThan(one + 8);
   });
 
@@ -33,12 +47,28 @@ describe('count_tokens estimate', () => {
     const base = estimate({ model: 'c-1', messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }] }] });
     const image = estimate({
       model: 'c-1',
-      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } }, { type: 'text', text: 'look' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } },
+            { type: 'text', text: 'look' },
+          ],
+        },
+      ],
     });
     expect(image - base).toBe(IMAGE_TOKENS);
     const threePages = estimate({
       model: 'c-1',
-      messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf(3) } }, { type: 'text', text: 'look' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf(3) } },
+            { type: 'text', text: 'look' },
+          ],
+        },
+      ],
     });
     expect(threePages - base).toBe(3 * PDF_PAGE_TOKENS);
   });
@@ -48,7 +78,10 @@ describe('count_tokens estimate', () => {
       model: 'c-1',
       messages: [
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'search', input: { query: 'z'.repeat(100) } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't', name: 'search', input: { query: 'z'.repeat(100) } }],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r'.repeat(200) }] },
       ],
     };
@@ -80,7 +113,8 @@ describe('the Messages door and DLP', () => {
       owner: 'o',
     });
     const texts = requestTexts(req);
-    for (const expected of ['sys text', 'first', '{"a":"call args"}', 'result text', 'marked text', 'document text']) expect(texts).toContain(expected);
+    for (const expected of ['sys text', 'first', '{"a":"call args"}', 'result text', 'marked text', 'document text'])
+      expect(texts).toContain(expected);
     const redacted = mapRequestTexts(req, (t) => t.toUpperCase());
     expect(redacted.messages[0]).toEqual({ role: 'system', content: 'SYS TEXT', cache_control: { type: 'ephemeral' } });
     expect(redacted.messages.at(-1)).toMatchObject({
@@ -94,11 +128,20 @@ describe('the Messages door and DLP', () => {
 
   it('gives DLP every string of the fields passed unmodelled to an Anthropic upstream, keys left alone', () => {
     const req = door.decode({
-      body: { model: 'c-1', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], container: 'ctr one', mcp_servers: [{ name: 'srv', n: 3, on: true }] },
+      body: {
+        model: 'c-1',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+        container: 'ctr one',
+        mcp_servers: [{ name: 'srv', n: 3, on: true }],
+      },
       headers: {},
       owner: 'o',
     });
     expect(requestTexts(req)).toEqual(expect.arrayContaining(['ctr one', 'srv']));
-    expect(mapRequestTexts(req, (t) => t.toUpperCase()).extra_body).toEqual({ container: 'CTR ONE', mcp_servers: [{ name: 'SRV', n: 3, on: true }] });
+    expect(mapRequestTexts(req, (t) => t.toUpperCase()).extra_body).toEqual({
+      container: 'CTR ONE',
+      mcp_servers: [{ name: 'SRV', n: 3, on: true }],
+    });
   });
 });

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { completionChunks } from '../../src/chat/completion-accumulator.ts';
 import type { ChatCompletion } from '../../src/chat/types.ts';
 import { messagesReplyCodec } from '../../src/doors/messages/messages-door.ts';
-import { ProviderError, ProviderTimeoutError, errorFromCode, ERROR_TABLE, type ErrorCode } from '../../src/errors/catalog.ts';
+import {
+  ProviderError,
+  ProviderTimeoutError,
+  errorFromCode,
+  ERROR_TABLE,
+  type ErrorCode,
+} from '../../src/errors/catalog.ts';
 import { messagesError } from '../../src/doors/messages/errors.ts';
 import { ChunkEmitter } from '../../src/execution/chunk-emitter.ts';
 import { anthropicAdapter } from '../../src/providers/anthropic/adapter.ts';
@@ -31,7 +37,10 @@ function chunksFrom(adapter: ProviderAdapter, events: SseEvent[]): string[] {
   return out;
 }
 
-const named = (event: string, data: Record<string, unknown>): SseEvent => ({ event, data: JSON.stringify({ type: event, ...data }) });
+const named = (event: string, data: Record<string, unknown>): SseEvent => ({
+  event,
+  data: JSON.stringify({ type: event, ...data }),
+});
 const data = (value: unknown): SseEvent => ({ data: JSON.stringify(value) });
 
 /** Splits SSE text into its events, checking each frame's `event:` names its `type`. */
@@ -65,7 +74,10 @@ async function finalMessage(events: Array<Record<string, unknown>>) {
   return MessageStream.fromReadableStream(body).finalMessage();
 }
 
-const completion = (message: ChatCompletion['choices'][number]['message'], finish: ChatCompletion['choices'][number]['finish_reason']): ChatCompletion => ({
+const completion = (
+  message: ChatCompletion['choices'][number]['message'],
+  finish: ChatCompletion['choices'][number]['finish_reason'],
+): ChatCompletion => ({
   id: 'chatcmpl-xyz',
   object: 'chat.completion',
   created: 1,
@@ -76,7 +88,9 @@ const completion = (message: ChatCompletion['choices'][number]['message'], finis
 
 describe('Messages door: non-streamed replies', () => {
   it('encodes text with end_turn, usage and a msg_ id', () => {
-    const body = JSON.parse(messagesReplyCodec().completion(JSON.stringify(completion({ role: 'assistant', content: 'Hello.' }, 'stop'))));
+    const body = JSON.parse(
+      messagesReplyCodec().completion(JSON.stringify(completion({ role: 'assistant', content: 'Hello.' }, 'stop'))),
+    );
     expect(body).toEqual({
       id: 'msg_xyz',
       type: 'message',
@@ -111,15 +125,45 @@ describe('Messages door: non-streamed replies', () => {
 
   it('maps length to max_tokens and content_filter to refusal; cached tokens to cache_read_input_tokens', () => {
     const codec = messagesReplyCodec();
-    expect(JSON.parse(codec.completion(JSON.stringify(completion({ role: 'assistant', content: 'Hel' }, 'length')))).stop_reason).toBe('max_tokens');
-    expect(JSON.parse(codec.completion(JSON.stringify(completion({ role: 'assistant', content: null, refusal: 'No.' }, 'content_filter'))))).toMatchObject({
+    expect(
+      JSON.parse(codec.completion(JSON.stringify(completion({ role: 'assistant', content: 'Hel' }, 'length'))))
+        .stop_reason,
+    ).toBe('max_tokens');
+    expect(
+      JSON.parse(
+        codec.completion(
+          JSON.stringify(completion({ role: 'assistant', content: null, refusal: 'No.' }, 'content_filter')),
+        ),
+      ),
+    ).toMatchObject({
       stop_reason: 'refusal',
       content: [{ type: 'text', text: 'No.' }],
     });
-    const cached = { ...completion({ role: 'assistant', content: 'x' }, 'stop'), usage: { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101, prompt_tokens_details: { cached_tokens: 80 } } };
-    expect(JSON.parse(codec.completion(JSON.stringify(cached))).usage).toEqual({ input_tokens: 20, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 80 });
+    const cached = {
+      ...completion({ role: 'assistant', content: 'x' }, 'stop'),
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: 1,
+        total_tokens: 101,
+        prompt_tokens_details: { cached_tokens: 80 },
+      },
+    };
+    expect(JSON.parse(codec.completion(JSON.stringify(cached))).usage).toEqual({
+      input_tokens: 20,
+      output_tokens: 1,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 80,
+    });
     // Writes to the upstream's prompt cache are Anthropic's cache_creation, split by retention.
-    const written = { ...cached, usage: { ...cached.usage, prompt_tokens: 130, total_tokens: 131, prompt_tokens_details: { cached_tokens: 80, cache_write_tokens: 30, cache_write_1h_tokens: 10 } } };
+    const written = {
+      ...cached,
+      usage: {
+        ...cached.usage,
+        prompt_tokens: 130,
+        total_tokens: 131,
+        prompt_tokens_details: { cached_tokens: 80, cache_write_tokens: 30, cache_write_1h_tokens: 10 },
+      },
+    };
     expect(JSON.parse(messagesReplyCodec().completion(JSON.stringify(written))).usage).toEqual({
       input_tokens: 20,
       output_tokens: 1,
@@ -132,13 +176,27 @@ describe('Messages door: non-streamed replies', () => {
 
 describe('Messages door: streamed replies', () => {
   it('streams an OpenAI-format text reply in the event grammar, usage in message_delta', async () => {
-    const chunk = (delta: unknown, finish: string | null = null) => data({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      data({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
     const chunks = chunksFrom(openAiAdapter, [
       chunk({ role: 'assistant', content: '' }),
       chunk({ content: 'Hello' }),
       chunk({ content: ', world' }),
       chunk({}, 'stop'),
-      data({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } }),
+      data({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [],
+        usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+      }),
       { data: '[DONE]' },
     ]);
     const { events } = streamed(chunks);
@@ -152,7 +210,16 @@ describe('Messages door: streamed replies', () => {
       'message_delta',
       'message_stop',
     ]);
-    expect(events[0]).toMatchObject({ message: { id: 'msg_abc123', type: 'message', role: 'assistant', content: [], stop_reason: null, usage: { input_tokens: 0, output_tokens: 0 } } });
+    expect(events[0]).toMatchObject({
+      message: {
+        id: 'msg_abc123',
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
     expect(events[2]).toEqual({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
     expect(events[3]).toEqual({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } });
     expect(events[6]).toEqual({
@@ -167,21 +234,49 @@ describe('Messages door: streamed replies', () => {
   });
 
   it('streams OpenAI parallel tool calls as tool_use blocks with input_json_delta', async () => {
-    const chunk = (delta: unknown, finish: string | null = null) => data({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      data({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
     const chunks = chunksFrom(openAiAdapter, [
-      chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
-      chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }),
+      chunk({
+        tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+      }),
       chunk({}, 'tool_calls'),
-      data({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 } }),
+      data({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [],
+        usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 },
+      }),
       { data: '[DONE]' },
     ]);
     const { events } = streamed(chunks);
     const starts = events.filter((e) => e.type === 'content_block_start');
     expect(starts).toEqual([
-      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'call_a', name: 'get_weather', input: {} } },
-      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_b', name: 'get_time', input: {} } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'call_a', name: 'get_weather', input: {} },
+      },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'call_b', name: 'get_time', input: {} },
+      },
     ]);
     expect(events.filter((e) => e.type === 'content_block_delta').map((e) => e.delta)).toEqual([
       { type: 'input_json_delta', partial_json: '{"city":' },
@@ -235,23 +330,49 @@ describe('Messages door: streamed replies', () => {
       named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
       named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'one two ' } }),
       named('content_block_stop', { index: 0 }),
-      named('message_delta', { delta: { stop_reason: 'stop_sequence', stop_sequence: 'HALT' }, usage: { output_tokens: 2 } }),
+      named('message_delta', {
+        delta: { stop_reason: 'stop_sequence', stop_sequence: 'HALT' },
+        usage: { output_tokens: 2 },
+      }),
       named('message_stop', {}),
     ];
     const message = await finalMessage(streamed(chunksFrom(anthropicAdapter, events)).events);
     expect(message).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
-    const parsed = anthropicAdapter.parseResponse({ content: [{ type: 'text', text: 'one two ' }], stop_reason: 'stop_sequence', stop_sequence: 'HALT', usage: { input_tokens: 4, output_tokens: 2 } });
-    const whole = { id: 'chatcmpl-1', object: 'chat.completion' as const, created: 1, model: 'm', choices: parsed.choices.map((c) => ({ ...c, logprobs: null })), usage: parsed.usage };
-    expect(JSON.parse(messagesReplyCodec().completion(JSON.stringify(whole)))).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
+    const parsed = anthropicAdapter.parseResponse({
+      content: [{ type: 'text', text: 'one two ' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'HALT',
+      usage: { input_tokens: 4, output_tokens: 2 },
+    });
+    const whole = {
+      id: 'chatcmpl-1',
+      object: 'chat.completion' as const,
+      created: 1,
+      model: 'm',
+      choices: parsed.choices.map((c) => ({ ...c, logprobs: null })),
+      usage: parsed.usage,
+    };
+    expect(JSON.parse(messagesReplyCodec().completion(JSON.stringify(whole)))).toMatchObject({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'HALT',
+    });
     // A cache hit replayed as a stream keeps it too.
-    expect(await finalMessage(streamed(completionChunks(whole, true).map((c) => JSON.stringify(c))).events)).toMatchObject({ stop_sequence: 'HALT' });
+    expect(
+      await finalMessage(streamed(completionChunks(whole, true).map((c) => JSON.stringify(c))).events),
+    ).toMatchObject({ stop_sequence: 'HALT' });
   });
 
   it('streams a Gemini function call and text', async () => {
     const chunks = chunksFrom(geminiAdapter, [
       data({ candidates: [{ index: 0, content: { role: 'model', parts: [{ text: 'Sure. ' }] } }] }),
       data({
-        candidates: [{ index: 0, content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'x' } } }] }, finishReason: 'STOP' }],
+        candidates: [
+          {
+            index: 0,
+            content: { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'x' } } }] },
+            finishReason: 'STOP',
+          },
+        ],
         usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 4, totalTokenCount: 11 },
       }),
     ]);
@@ -273,7 +394,9 @@ describe('Messages door: streamed replies', () => {
       },
       'tool_calls',
     );
-    const streamedMessage = await finalMessage(streamed(completionChunks(stored, true).map((c) => JSON.stringify(c))).events);
+    const streamedMessage = await finalMessage(
+      streamed(completionChunks(stored, true).map((c) => JSON.stringify(c))).events,
+    );
     const whole = JSON.parse(messagesReplyCodec().completion(JSON.stringify(stored)));
     // The SDK adds its own fields (parsed_output...); everything the door sent must match.
     expect(streamedMessage).toMatchObject(whole);
@@ -282,10 +405,20 @@ describe('Messages door: streamed replies', () => {
 
   it('ends a failed stream with an error event and no message_stop', () => {
     const codec = messagesReplyCodec();
-    const chunk = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }] });
+    const chunk = JSON.stringify({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }],
+    });
     const sse = codec.chunk(chunk) + codec.fail(new ProviderError('provider_c stream was cut.'), 'req-42');
     const events = eventsOf(sse);
-    expect(events.at(-1)).toEqual({ type: 'error', error: { type: 'api_error', message: 'provider_c stream was cut.' }, request_id: 'req-42' });
+    expect(events.at(-1)).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: 'provider_c stream was cut.' },
+      request_id: 'req-42',
+    });
     expect(events.some((e) => e.type === 'message_stop' || e.type === 'message_delta')).toBe(false);
     expect(codec.end()).toBe('');
   });
@@ -312,7 +445,14 @@ describe('Messages door: text chunks read without a parse', () => {
   }
 
   it('writes the same frames as a full parse, whatever the text holds', () => {
-    const texts = ['He said "hi"', ' back\\slash\\', ' "},"finish_reason":null,"logprobs":null}],"usage":null}', ' \n\t\u0000 é 🙂 \u2028', '', ' end'];
+    const texts = [
+      'He said "hi"',
+      ' back\\slash\\',
+      ' "},"finish_reason":null,"logprobs":null}],"usage":null}',
+      ' \n\t\u0000 é 🙂 \u2028',
+      '',
+      ' end',
+    ];
     const { emitted, reordered } = both(texts);
     const fast = encode(emitted);
     expect(fast).toBe(encode(reordered));
@@ -344,9 +484,18 @@ describe('Messages door: errors', () => {
     }
     expect(messagesError(errorFromCode('model_not_found', 'm'), 'r').status).toBe(404);
     expect(messagesError(errorFromCode('model_not_found', 'm'), 'r').body.error.type).toBe('not_found_error');
-    expect(messagesError(new ProviderTimeoutError('slow'), 'r')).toMatchObject({ status: 504, body: { error: { type: 'timeout_error' } } });
+    expect(messagesError(new ProviderTimeoutError('slow'), 'r')).toMatchObject({
+      status: 504,
+      body: { error: { type: 'timeout_error' } },
+    });
     expect(messagesError(errorFromCode('service_unavailable', 'x'), 'r').body.error.type).toBe('overloaded_error');
-    expect(messagesError(errorFromCode('invalid_api_key', 'x'), 'r')).toMatchObject({ status: 401, body: { error: { type: 'authentication_error' } } });
-    expect(messagesError(errorFromCode('rate_limit_exceeded', 'x'), 'r')).toMatchObject({ status: 429, body: { error: { type: 'rate_limit_error' } } });
+    expect(messagesError(errorFromCode('invalid_api_key', 'x'), 'r')).toMatchObject({
+      status: 401,
+      body: { error: { type: 'authentication_error' } },
+    });
+    expect(messagesError(errorFromCode('rate_limit_exceeded', 'x'), 'r')).toMatchObject({
+      status: 429,
+      body: { error: { type: 'rate_limit_error' } },
+    });
   });
 });

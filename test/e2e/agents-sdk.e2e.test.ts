@@ -27,12 +27,36 @@ beforeAll(async () => {
   upstreams = trio.upstreams;
   const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 };
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, ...trio.env, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000' },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      ...trio.env,
+      SEMANTIC_CACHE_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '100000',
+    },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: [MODELS.a],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [MODELS.b],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: [MODELS.c],
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],

@@ -31,10 +31,17 @@ interface JobView {
   completed_at: number | null;
 }
 
-async function api(path: string, init: RequestInit & { key?: string } = {}): Promise<{ status: number; body: Untyped; headers: Headers }> {
+async function api(
+  path: string,
+  init: RequestInit & { key?: string } = {},
+): Promise<{ status: number; body: Untyped; headers: Headers }> {
   const res = await fetch(`${gateway.baseUrl}${path}`, {
     ...init,
-    headers: { 'content-type': 'application/json', 'x-api-key': init.key ?? KEY, ...(init.headers as Record<string, string>) },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': init.key ?? KEY,
+      ...(init.headers as Record<string, string>),
+    },
   });
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
@@ -68,16 +75,41 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], concurrency: 1 },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', format: 'openai', base_url: limited.url, models: ['b-limited'], rate_limit: { max: 2, duration_ms: 1000 } },
-        { name: 'provider_x', api_key_env: 'PROVIDER_X_API_KEY', format: 'openai', base_url: upstream.url, models: ['x-idle'], max_queue_depth: 2, queue_timeout_ms: 600000, rate_limit: { max: 1, duration_ms: 600000 } },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          concurrency: 1,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          format: 'openai',
+          base_url: limited.url,
+          models: ['b-limited'],
+          rate_limit: { max: 2, duration_ms: 1000 },
+        },
+        {
+          name: 'provider_x',
+          api_key_env: 'PROVIDER_X_API_KEY',
+          format: 'openai',
+          base_url: upstream.url,
+          models: ['x-idle'],
+          max_queue_depth: 2,
+          queue_timeout_ms: 600000,
+          rate_limit: { max: 1, duration_ms: 600000 },
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_x'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0 });
   // provider_x's one upstream call per ten minutes, used up now: from here on its jobs wait in its queue.
-  await client.chat.completions.create({ model: 'x-idle', messages: [{ role: 'user', content: 'uses up the rate limit' }] });
+  await client.chat.completions.create({
+    model: 'x-idle',
+    messages: [{ role: 'user', content: 'uses up the rate limit' }],
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -95,24 +127,47 @@ describe('priorities', () => {
     // Occupies the only job slot (concurrency 1) while the others queue up.
     const blocker = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'blocker' }] });
     await expect.poll(() => upstream.requests.length).toBe(1);
-    const batch = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'batch' }] }) });
+    const batch = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'batch' }] }),
+    });
     expect(batch.status).toBe(202);
-    const flex = client.chat.completions.create({ model: 'a-4o', service_tier: 'flex', messages: [{ role: 'user', content: 'flex' }] });
+    const flex = client.chat.completions.create({
+      model: 'a-4o',
+      service_tier: 'flex',
+      messages: [{ role: 'user', content: 'flex' }],
+    });
     await new Promise((r) => setTimeout(r, 50));
-    const interactive = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'interactive' }] });
+    const interactive = client.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'interactive' }],
+    });
     await new Promise((r) => setTimeout(r, 50));
-    const urgent = client.chat.completions.create({ model: 'a-4o', service_tier: 'priority', messages: [{ role: 'user', content: 'urgent' }] });
+    const urgent = client.chat.completions.create({
+      model: 'a-4o',
+      service_tier: 'priority',
+      messages: [{ role: 'user', content: 'urgent' }],
+    });
     upstream.setBehavior({ latencyMs: 0 });
     await Promise.all([blocker, flex, interactive, urgent]);
     await expect.poll(() => upstream.requests.length, { timeout: 5_000 }).toBe(5);
-    expect(upstream.requests.map((r) => lastUserText(r.body))).toEqual(['blocker', 'urgent', 'interactive', 'flex', 'batch']);
+    expect(upstream.requests.map((r) => lastUserText(r.body))).toEqual([
+      'blocker',
+      'urgent',
+      'interactive',
+      'flex',
+      'batch',
+    ]);
   });
 });
 
 describe('asynchronous jobs', () => {
   it('answers 202 at once, then the result can be polled', async () => {
     upstream.reset();
-    const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'async hello' }] }) });
+    const created = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'async hello' }] }),
+    });
     expect(created.status).toBe(202);
     const job = created.body as JobView;
     expect(job.object).toBe('chat.completion.job');
@@ -121,10 +176,13 @@ describe('asynchronous jobs', () => {
     expect(created.headers.get('location')).toBe(`/v1/chat/completions/jobs/${job.id}`);
     let view: JobView = job;
     await expect
-      .poll(async () => {
-        view = (await api(`/v1/chat/completions/jobs/${job.id}`)).body as JobView;
-        return view.status;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          view = (await api(`/v1/chat/completions/jobs/${job.id}`)).body as JobView;
+          return view.status;
+        },
+        { timeout: 10_000 },
+      )
       .toBe('completed');
     expect(view.result?.choices[0]?.message.content).toBe('Echo: async hello');
     expect(view.result?.usage?.total_tokens).toBeGreaterThan(0);
@@ -140,13 +198,19 @@ describe('asynchronous jobs', () => {
   it('records a failure with the catalog error', async () => {
     upstream.reset();
     upstream.setBehavior({ failNext: { count: 5, status: 401 } });
-    const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'will fail' }] }) });
+    const created = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'will fail' }] }),
+    });
     let view = created.body as JobView;
     await expect
-      .poll(async () => {
-        view = (await api(`/v1/chat/completions/jobs/${view.id}`)).body as JobView;
-        return view.status;
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          view = (await api(`/v1/chat/completions/jobs/${view.id}`)).body as JobView;
+          return view.status;
+        },
+        { timeout: 10_000 },
+      )
       .toBe('failed');
     expect(view.error?.code).toBe('provider_error');
     expect(view.result).toBeNull();
@@ -156,7 +220,10 @@ describe('asynchronous jobs', () => {
   it('cancels a running job: the upstream call is aborted and the status stays cancelled', async () => {
     upstream.reset();
     upstream.setBehavior({ latencyMs: 1500 });
-    const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'cancel me' }] }) });
+    const created = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'cancel me' }] }),
+    });
     const id = (created.body as JobView).id;
     await expect.poll(() => upstream.requests.length, { timeout: 5_000 }).toBe(1);
     const cancelled = await api(`/v1/chat/completions/jobs/${id}/cancel`, { method: 'POST' });
@@ -170,14 +237,22 @@ describe('asynchronous jobs', () => {
 
   it('cancelling a job that still waits takes it off the queue', async () => {
     // provider_x's rate limit is used up (beforeAll): the job stays queued until cancelled.
-    const created = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'wait, then cancel' }] }) });
+    const created = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'wait, then cancel' }] }),
+    });
     expect(await waiting('provider_x')).toBe(1);
-    expect((await api(`/v1/chat/completions/jobs/${(created.body as JobView).id}/cancel`, { method: 'POST' })).status).toBe(200);
+    expect(
+      (await api(`/v1/chat/completions/jobs/${(created.body as JobView).id}/cancel`, { method: 'POST' })).status,
+    ).toBe(200);
     expect(await waiting('provider_x')).toBe(0);
   });
 
   it('rejects streamed jobs and unknown ids in the error envelope', async () => {
-    const streamed = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }) });
+    const streamed = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
     expect(streamed.status).toBe(400);
     expect(streamed.body.error.code).toBe('invalid_request');
     const missing = await api('/v1/chat/completions/jobs/cjob_nope');
@@ -192,10 +267,17 @@ describe('clients that give up', () => {
     upstream.setBehavior({ latencyMs: 1000 });
     // provider_a runs one job at a time: the first request holds its worker, the second waits.
     let firstDone = false;
-    const first = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'holds the worker' }] }).finally(() => (firstDone = true));
+    const first = client.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'holds the worker' }] })
+      .finally(() => (firstDone = true));
     await expect.poll(() => upstream.requests.length, { timeout: 5_000 }).toBe(1);
     const controller = new AbortController();
-    const second = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'gives up while waiting' }] }, { signal: controller.signal }).catch((e: unknown) => e);
+    const second = client.chat.completions
+      .create(
+        { model: 'a-4o', messages: [{ role: 'user', content: 'gives up while waiting' }] },
+        { signal: controller.signal },
+      )
+      .catch((e: unknown) => e);
     await expect.poll(() => waiting('provider_a'), { timeout: 5_000 }).toBe(1);
     controller.abort();
     expect(await second).toBeInstanceOf(Error);
@@ -214,14 +296,25 @@ describe('backpressure and upstream rate limits', () => {
   it('answers 503 with Retry-After once a queue is over its configured depth', async () => {
     // provider_x's rate limit is used up (beforeAll): its jobs stay queued. Asynchronous jobs take only the places
     // interactive requests leave (src/queue/queue-places.ts), so the two that fill the queue are interactive.
-    const job = await api('/v1/chat/completions/jobs', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'background' }] }) });
+    const job = await api('/v1/chat/completions/jobs', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'background' }] }),
+    });
     expect(job.status).toBe(202);
     const leave = new AbortController();
     const fillers = Array.from({ length: 2 }, (_, i) =>
-      fetch(`${gateway.baseUrl}/v1/chat/completions`, { method: 'POST', signal: leave.signal, headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: `fill ${i}` }] }) }).catch(() => undefined),
+      fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        signal: leave.signal,
+        headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: `fill ${i}` }] }),
+      }).catch(() => undefined),
     );
     await expect.poll(() => waiting('provider_x')).toBeGreaterThanOrEqual(3);
-    const full = await api('/v1/chat/completions', { method: 'POST', body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'one more' }] }) });
+    const full = await api('/v1/chat/completions', {
+      method: 'POST',
+      body: JSON.stringify({ model: 'x-idle', messages: [{ role: 'user', content: 'one more' }] }),
+    });
     leave.abort();
     await Promise.all(fillers);
     expect(full.status).toBe(503);
@@ -233,7 +326,9 @@ describe('backpressure and upstream rate limits', () => {
   it('spaces upstream calls by the provider rate limit shared by its workers', async () => {
     limited.reset();
     await Promise.all(
-      Array.from({ length: 4 }, (_, i) => client.chat.completions.create({ model: 'b-limited', messages: [{ role: 'user', content: `limited ${i}` }] })),
+      Array.from({ length: 4 }, (_, i) =>
+        client.chat.completions.create({ model: 'b-limited', messages: [{ role: 'user', content: `limited ${i}` }] }),
+      ),
     );
     expect(limited.requests).toHaveLength(4);
     const times = limited.requests.map((r) => r.receivedAt).sort((a, b) => a - b);
@@ -246,7 +341,10 @@ describe('graceful shutdown', () => {
   it('a worker given SIGTERM finishes its active job before it exits', async () => {
     upstream.reset();
     upstream.setBehavior({ latencyMs: 800 });
-    const pending = client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'finish me' }] });
+    const pending = client.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'finish me' }],
+    });
     await expect.poll(() => upstream.requests.length).toBe(1);
     const [worker] = gateway.workers.get('provider_a') ?? [];
     const exitCode = worker?.kill('SIGTERM');
@@ -260,7 +358,11 @@ describe('graceful shutdown', () => {
   it('the API given SIGTERM finishes an in-flight stream, then exits', async () => {
     upstream.reset();
     upstream.setBehavior({ chunkDelayMs: 100 });
-    const stream = await client.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'one two three four five six' }] });
+    const stream = await client.chat.completions.create({
+      model: 'a-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'one two three four five six' }],
+    });
     const exited = gateway.api.kill('SIGTERM');
     let content = '';
     for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';

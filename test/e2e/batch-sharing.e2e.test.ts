@@ -23,14 +23,20 @@ let upstream: FakeUpstream;
 let gateway: Gateway;
 
 async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   const json = res.status === 204 ? {} : await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
   return json;
 }
 
-const clientOf = (apiKey: string) => new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 30_000 });
-const lines = (tag: string, n: number) => Array.from({ length: n }, (_, i) => batchLine(`${tag}-${i}`, MODEL, `line-${tag}-${i}`));
+const clientOf = (apiKey: string) =>
+  new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 30_000 });
+const lines = (tag: string, n: number) =>
+  Array.from({ length: n }, (_, i) => batchLine(`${tag}-${i}`, MODEL, `line-${tag}-${i}`));
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a', behavior: { latencyMs: 100 } });
@@ -78,14 +84,25 @@ describe('batches and interactive traffic on one provider', () => {
     const b = clientOf((await admin('POST', '/admin/keys', { owner: 'interactive-owner-b' })).key);
     const batches: OpenAI.Batch[] = [];
     for (let i = 0; i < 5; i++) batches.push(await submitBatch(a, lines(`crowd${i}`, 40)));
-    await pollBatch(a, batches[4]!.id, 20_000, (x) => x.status === 'in_progress' && (x.request_counts?.completed ?? 0) >= 1);
+    await pollBatch(
+      a,
+      batches[4]!.id,
+      20_000,
+      (x) => x.status === 'in_progress' && (x.request_counts?.completed ?? 0) >= 1,
+    );
 
     const statuses: number[] = [];
     for (let round = 0; round < 3; round++) {
       const burst = await Promise.allSettled(
-        Array.from({ length: DEPTH }, (_, i) => b.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `interactive ${round}-${i}` }] })),
+        Array.from({ length: DEPTH }, (_, i) =>
+          b.chat.completions.create({
+            model: MODEL,
+            messages: [{ role: 'user', content: `interactive ${round}-${i}` }],
+          }),
+        ),
       );
-      for (const r of burst) statuses.push(r.status === 'fulfilled' ? 200 : ((r.reason as { status?: number }).status ?? 0));
+      for (const r of burst)
+        statuses.push(r.status === 'fulfilled' ? 200 : ((r.reason as { status?: number }).status ?? 0));
     }
     const running = await Promise.all(batches.map((x) => a.batches.retrieve(x.id)));
     // The batches were still running all along: the bursts met them in the queue.
@@ -95,13 +112,17 @@ describe('batches and interactive traffic on one provider', () => {
     for (const x of batches) await pollBatch(a, x.id, 20_000);
   });
 
-  it("a key with five batches gets no more of the provider than a key with one", async () => {
+  it('a key with five batches gets no more of the provider than a key with one', async () => {
     const a = clientOf((await admin('POST', '/admin/keys', { owner: 'many-batches-a' })).key);
     const b = clientOf((await admin('POST', '/admin/keys', { owner: 'one-batch-b' })).key);
     const many: OpenAI.Batch[] = [];
     for (let i = 0; i < 5; i++) many.push(await submitBatch(a, lines(`many${i}`, 40)));
     await pollBatch(a, many[4]!.id, 20_000, (x) => x.status === 'in_progress');
-    const completedOfA = async () => (await Promise.all(many.map((x) => a.batches.retrieve(x.id)))).reduce((n, x) => n + (x.request_counts?.completed ?? 0), 0);
+    const completedOfA = async () =>
+      (await Promise.all(many.map((x) => a.batches.retrieve(x.id)))).reduce(
+        (n, x) => n + (x.request_counts?.completed ?? 0),
+        0,
+      );
     const before = await completedOfA();
     const one = await submitBatch(b, lines('one', 20));
     const done = await pollBatch(b, one.id, 60_000);
@@ -145,7 +166,9 @@ describe('a revoked key', () => {
 describe('a large batch file', () => {
   it('validating and storing 50,000 lines does not hold up the requests of the API process meanwhile', async () => {
     // A key restricted to some models: its lines' models are checked when the batch is created, too.
-    const a = clientOf((await admin('POST', '/admin/keys', { owner: 'large-file-owner', allowed_models: ['a-*'] })).key);
+    const a = clientOf(
+      (await admin('POST', '/admin/keys', { owner: 'large-file-owner', allowed_models: ['a-*'] })).key,
+    );
     const text = `${lines('large', 50_000).join('\n')}\n`;
     const file = await a.files.create({ file: await toFile(Buffer.from(text), 'large.jsonl'), purpose: 'batch' });
 
@@ -163,14 +186,20 @@ describe('a large batch file', () => {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     })();
-    const created = await a.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const created = await a.batches.create({
+      input_file_id: file.id,
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+    });
     const started = await pollBatch(a, created.id, 60_000, (x) => x.status !== 'validating');
     probing = false;
     await probe;
     await a.batches.cancel(created.id);
     expect(started.status).toBe('in_progress');
     expect(started.request_counts?.total).toBe(50_000);
-    console.log(`[batch-sharing] 50,000-line file: longest of ${probes} requests during creation and validation ${longest.toFixed(0)} ms`);
+    console.log(
+      `[batch-sharing] 50,000-line file: longest of ${probes} requests during creation and validation ${longest.toFixed(0)} ms`,
+    );
     expect(probes).toBeGreaterThan(5);
     // Generous for a loaded 2-core machine: the whole file at once held the process for 1 to 3 s.
     expect(longest).toBeLessThan(500);

@@ -1,6 +1,14 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchLine, pollBatch, readOutput, submitBatch, TRIO_MODELS, trioConfig, upstreamCallsByText } from '../support/batches.ts';
+import {
+  batchLine,
+  pollBatch,
+  readOutput,
+  submitBatch,
+  TRIO_MODELS,
+  trioConfig,
+  upstreamCallsByText,
+} from '../support/batches.ts';
 import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
@@ -27,7 +35,13 @@ const all = () => Object.values(upstreams);
 beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
-  const provider = { timeout_ms: 5000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 10000, max_retries: 2, concurrency: 1 };
+  const provider = {
+    timeout_ms: 5000,
+    stream_idle_timeout_ms: 2000,
+    queue_timeout_ms: 10000,
+    max_retries: 2,
+    concurrency: 1,
+  };
   gateway = await startGateway({
     env: {
       REDIS_KEY_PREFIX: prefix,
@@ -57,9 +71,17 @@ describe('the whole flow with the openai client', () => {
   it('answers every line of a batch spread over the three wire formats, once each, in the output file', async () => {
     for (const u of all()) u.reset();
     const letters: ProviderLetter[] = ['a', 'b', 'c'];
-    const lines = Array.from({ length: 12 }, (_, i) => batchLine(`req-${i}`, MODELS[letters[i % 3]!], `line-flow-${i}`));
+    const lines = Array.from({ length: 12 }, (_, i) =>
+      batchLine(`req-${i}`, MODELS[letters[i % 3]!], `line-flow-${i}`),
+    );
     const created = await submitBatch(client, lines, { metadata: { job: 'nightly' } });
-    expect(created).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { job: 'nightly' } });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'validating',
+      endpoint: '/v1/chat/completions',
+      completion_window: '24h',
+      metadata: { job: 'nightly' },
+    });
     expect(created.id).toMatch(/^batch_/);
     expect(created.expires_at).toBe(created.created_at + 86_400);
 
@@ -67,7 +89,8 @@ describe('the whole flow with the openai client', () => {
     expect(done.status).toBe('completed');
     expect(done.request_counts).toEqual({ total: 12, completed: 12, failed: 0 });
     expect(done.error_file_id).toBeNull();
-    for (const stamp of [done.in_progress_at, done.finalizing_at, done.completed_at]) expect(stamp).toBeGreaterThanOrEqual(done.created_at);
+    for (const stamp of [done.in_progress_at, done.finalizing_at, done.completed_at])
+      expect(stamp).toBeGreaterThanOrEqual(done.created_at);
 
     const output = await readOutput(client, done.output_file_id);
     expect(output.map((l) => l.custom_id)).toEqual(lines.map((_, i) => `req-${i}`));
@@ -91,7 +114,8 @@ describe('the whole flow with the openai client', () => {
 
   it('lists batches and files page by page with the SDK cursor', async () => {
     const ids: string[] = [];
-    for (const page of [0, 1]) ids.push((await submitBatch(client, [batchLine(`p${page}`, MODELS.a, `line-list-${page}`)])).id);
+    for (const page of [0, 1])
+      ids.push((await submitBatch(client, [batchLine(`p${page}`, MODELS.a, `line-list-${page}`)])).id);
     const first = await client.batches.list({ limit: 1 });
     expect(first.data).toHaveLength(1);
     expect(first.data[0]!.id).toBe(ids[1]);
@@ -139,11 +163,28 @@ describe('validation up front', () => {
   });
 
   it('refuses what is not a batch request with the error envelope', async () => {
-    await expect(client.files.create({ file: new File(['{}'], 'x.jsonl'), purpose: 'assistants' })).rejects.toMatchObject({ status: 400 });
-    await expect(client.batches.create({ input_file_id: 'file-nope', endpoint: '/v1/chat/completions', completion_window: '24h' })).rejects.toMatchObject({ status: 404 });
-    const file = await client.files.create({ file: new File([batchLine('x', MODELS.a, 'line-x')], 'x.jsonl'), purpose: 'batch' });
-    await expect(client.batches.create({ input_file_id: file.id, endpoint: '/v1/embeddings' as '/v1/chat/completions', completion_window: '24h' })).rejects.toMatchObject({ status: 400 });
-    const bad = await fetch(`${gateway.baseUrl}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'multipart/form-data; boundary=zzz' }, body: 'not multipart' });
+    await expect(
+      client.files.create({ file: new File(['{}'], 'x.jsonl'), purpose: 'assistants' }),
+    ).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.batches.create({ input_file_id: 'file-nope', endpoint: '/v1/chat/completions', completion_window: '24h' }),
+    ).rejects.toMatchObject({ status: 404 });
+    const file = await client.files.create({
+      file: new File([batchLine('x', MODELS.a, 'line-x')], 'x.jsonl'),
+      purpose: 'batch',
+    });
+    await expect(
+      client.batches.create({
+        input_file_id: file.id,
+        endpoint: '/v1/embeddings' as '/v1/chat/completions',
+        completion_window: '24h',
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    const bad = await fetch(`${gateway.baseUrl}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'multipart/form-data; boundary=zzz' },
+      body: 'not multipart',
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_request');
   });
@@ -154,14 +195,22 @@ describe('execution', () => {
     for (const u of all()) u.reset();
     // One c line: three attempts (max_retries 2) all get 500.
     upstreams.c.setBehavior({ failNext: { count: 3, status: 500 } });
-    const lines = [batchLine('good-a', MODELS.a, 'line-fail-a'), batchLine('bad-c', MODELS.c, 'line-fail-c'), batchLine('good-b', MODELS.b, 'line-fail-b')];
+    const lines = [
+      batchLine('good-a', MODELS.a, 'line-fail-a'),
+      batchLine('bad-c', MODELS.c, 'line-fail-c'),
+      batchLine('good-b', MODELS.b, 'line-fail-b'),
+    ];
     const batch = await pollBatch(client, (await submitBatch(client, lines)).id, 30_000);
     expect(batch.status).toBe('completed');
     expect(batch.request_counts).toEqual({ total: 3, completed: 2, failed: 1 });
     expect((await readOutput(client, batch.output_file_id)).map((l) => l.custom_id)).toEqual(['good-a', 'good-b']);
     const errors = await readOutput(client, batch.error_file_id);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ custom_id: 'bad-c', error: null, response: { status_code: 502, body: { error: { code: 'provider_error' } } } });
+    expect(errors[0]).toMatchObject({
+      custom_id: 'bad-c',
+      error: null,
+      response: { status_code: 502, body: { error: { code: 'provider_error' } } },
+    });
     expect(upstreams.c.requests.length).toBe(3);
   });
 
@@ -217,7 +266,10 @@ describe('execution', () => {
     // The batch holds the provider's one worker, with more lines queued behind.
     await pollBatch(client, created.id, 20_000, (b) => b.status === 'in_progress' && upstreams.a.requests.length >= 1);
     const started = Date.now();
-    await client.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: 'line-interactive' }] });
+    await client.chat.completions.create({
+      model: MODELS.a,
+      messages: [{ role: 'user', content: 'line-interactive' }],
+    });
     const elapsed = Date.now() - started;
     // At most the line the worker already holds, then this request: never behind the queued lines.
     expect(elapsed).toBeLessThan(3 * 300 + 500);

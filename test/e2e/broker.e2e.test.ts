@@ -37,10 +37,34 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: ['a-4o', 'a-4'], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: ['b-2.5-flash'], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: ['c-sonnet-4-20250514'], ...fast },
-        { name: 'provider_d', api_key_env: 'PROVIDER_D_API_KEY_UNSET', format: 'openai', base_url: upstreams.a.url, models: ['d-model'] },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: ['a-4o', 'a-4'],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: ['b-2.5-flash'],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: ['c-sonnet-4-20250514'],
+          ...fast,
+        },
+        {
+          name: 'provider_d',
+          api_key_env: 'PROVIDER_D_API_KEY_UNSET',
+          format: 'openai',
+          base_url: upstreams.a.url,
+          models: ['d-model'],
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
@@ -69,7 +93,15 @@ describe.each(Object.entries(MODELS))('provider_%s through the queue', (letter, 
     resetUpstreams();
     const text = prompt('hello sync');
     const { data, response } = await client.chat.completions
-      .create({ model, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: text }], max_tokens: 50, temperature: 0.5 })
+      .create({
+        model,
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: text },
+        ],
+        max_tokens: 50,
+        temperature: 0.5,
+      })
       .withResponse();
     expect(data.object).toBe('chat.completion');
     expect(data.model).toBe(model);
@@ -123,10 +155,18 @@ describe('request mapping', () => {
   it('sends n > 1 as n choices (fanned out for provider_c)', async () => {
     resetUpstreams();
     const text = prompt('choices');
-    const reply = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: text }], n: 2 });
+    const reply = await client.chat.completions.create({
+      model: MODELS.c,
+      messages: [{ role: 'user', content: text }],
+      n: 2,
+    });
     expect(reply.choices.map((c) => c.index)).toEqual([0, 1]);
     expect(upstreams.c.requests).toHaveLength(2);
-    const viaA = await client.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: text }], n: 3 });
+    const viaA = await client.chat.completions.create({
+      model: MODELS.a,
+      messages: [{ role: 'user', content: text }],
+      n: 3,
+    });
     expect(viaA.choices).toHaveLength(3);
     expect(upstreams.a.requests).toHaveLength(1);
   });
@@ -141,7 +181,9 @@ describe('request mapping', () => {
 describe('typed errors through the SDK', () => {
   it('401 for a wrong key (AuthenticationError, code invalid_api_key)', async () => {
     const bad = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: 'wrong', maxRetries: 0 });
-    const err = await bad.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await bad.chat.completions
+      .create({ model: MODELS.a, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(err.status).toBe(401);
     expect(err.code).toBe('invalid_api_key');
@@ -149,14 +191,18 @@ describe('typed errors through the SDK', () => {
   });
 
   it('400 model_not_found for an unknown model', async () => {
-    const err = await client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.code).toBe('model_not_found');
     expect(err.message).toContain('no-such-model');
   });
 
   it('400 invalid_request naming the bad field', async () => {
-    const err = await client.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: 'x' }], temperature: 3 }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: MODELS.a, messages: [{ role: 'user', content: 'x' }], temperature: 3 })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.code).toBe('invalid_request');
     expect(err.message).toContain('temperature');
@@ -166,7 +212,9 @@ describe('typed errors through the SDK', () => {
   });
 
   it('400 when the provider cannot express a parameter (temperature > 1 on provider_c)', async () => {
-    const err = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: MODELS.c, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.message).toMatch(/temperature/);
   });
@@ -174,7 +222,9 @@ describe('typed errors through the SDK', () => {
   it('502 provider_error after retries are exhausted, without the upstream key', async () => {
     resetUpstreams();
     upstreams.a.setBehavior({ failNext: { count: 10, status: 500, message: 'boom with upstream-a-secret inside' } });
-    const err = await client.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('fail') }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('fail') }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
     expect(err.status).toBe(502);
     expect(err.code).toBe('provider_error');
@@ -185,7 +235,9 @@ describe('typed errors through the SDK', () => {
   });
 
   it('502 with a clear message for a provider whose key is not configured', async () => {
-    const err = await client.chat.completions.create({ model: 'd-model', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: 'd-model', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err.status).toBe(502);
     expect(err.code).toBe('provider_error');
     expect(err.message).toContain('PROVIDER_D_API_KEY_UNSET');
@@ -219,9 +271,13 @@ describe('typed errors through the SDK', () => {
   });
 
   it('honours a sane incoming X-Request-Id and replaces a hostile one', async () => {
-    const ok = await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY, 'x-request-id': 'trace-123.abc' } });
+    const ok = await fetch(`${gateway.baseUrl}/v1/models`, {
+      headers: { 'x-api-key': KEY, 'x-request-id': 'trace-123.abc' },
+    });
     expect(ok.headers.get('x-request-id')).toBe('trace-123.abc');
-    const hostile = await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY, 'x-request-id': 'a b<script>' } });
+    const hostile = await fetch(`${gateway.baseUrl}/v1/models`, {
+      headers: { 'x-api-key': KEY, 'x-request-id': 'a b<script>' },
+    });
     expect(hostile.headers.get('x-request-id')).toMatch(/^req_/);
   });
 });
@@ -231,13 +287,20 @@ describe('failure semantics', () => {
     resetUpstreams();
     upstreams.b.setBehavior({ failNext: { count: 1, status: 429, retryAfter: 0 } });
     const text = prompt('retry');
-    const reply = await client.chat.completions.create({ model: MODELS.b, messages: [{ role: 'user', content: text }] });
+    const reply = await client.chat.completions.create({
+      model: MODELS.b,
+      messages: [{ role: 'user', content: text }],
+    });
     expect(reply.choices[0]?.message.content).toBe(`Echo: ${text}`);
     expect(upstreams.b.requests).toHaveLength(2);
 
     resetUpstreams();
     upstreams.c.setBehavior({ failNext: { count: 2, status: 503 } });
-    const stream = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: text }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODELS.c,
+      messages: [{ role: 'user', content: text }],
+      stream: true,
+    });
     let content = '';
     for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';
     expect(content).toBe(`Echo: ${text}`);
@@ -247,7 +310,9 @@ describe('failure semantics', () => {
   it('retries a connection reset before the first token', async () => {
     resetUpstreams();
     upstreams.a.setBehavior({ resetConnection: true });
-    const pending = client.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('reset') }] }).catch((e) => e);
+    const pending = client.chat.completions
+      .create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('reset') }] })
+      .catch((e) => e);
     // Let the first attempt hit the reset, then heal the upstream.
     await new Promise((r) => setTimeout(r, 100));
     upstreams.a.setBehavior({ resetConnection: false });
@@ -262,7 +327,11 @@ describe('failure semantics', () => {
     const res = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': KEY },
-      body: JSON.stringify({ model: MODELS.a, stream: true, messages: [{ role: 'user', content: prompt('one two three four five six') }] }),
+      body: JSON.stringify({
+        model: MODELS.a,
+        stream: true,
+        messages: [{ role: 'user', content: prompt('one two three four five six') }],
+      }),
     });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -270,7 +339,10 @@ describe('failure semantics', () => {
     expect(text).toContain('event: error');
     expect(text).not.toContain('[DONE]');
     const errorData = text.split('event: error\ndata: ')[1]?.split('\n')[0] ?? '';
-    const envelope = JSON.parse(errorData) as { error: { code: string; type: string; message: string }; request_id: string };
+    const envelope = JSON.parse(errorData) as {
+      error: { code: string; type: string; message: string };
+      request_id: string;
+    };
     expect(envelope.error.code).toBe('provider_error');
     expect(envelope.request_id).toBe(res.headers.get('x-request-id'));
     // No retry once tokens reached the client.
@@ -279,7 +351,11 @@ describe('failure semantics', () => {
     // The SDK turns that event into an APIError.
     resetUpstreams();
     upstreams.a.setBehavior({ cutStreamAfterChunks: 2, chunkDelayMs: 20 });
-    const stream = await client.chat.completions.create({ model: MODELS.a, stream: true, messages: [{ role: 'user', content: prompt('one two three four') }] });
+    const stream = await client.chat.completions.create({
+      model: MODELS.a,
+      stream: true,
+      messages: [{ role: 'user', content: prompt('one two three four') }],
+    });
     const err = await (async () => {
       for await (const _ of stream) {
         // drain
@@ -295,7 +371,11 @@ describe('failure semantics', () => {
     const res = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': KEY },
-      body: JSON.stringify({ model: MODELS.b, stream: true, messages: [{ role: 'user', content: prompt('one two three') }] }),
+      body: JSON.stringify({
+        model: MODELS.b,
+        stream: true,
+        messages: [{ role: 'user', content: prompt('one two three') }],
+      }),
     });
     const text = await res.text();
     expect(text).not.toContain('[DONE]');
@@ -306,7 +386,9 @@ describe('failure semantics', () => {
     resetUpstreams();
     upstreams.c.setBehavior({ hang: true });
     const started = Date.now();
-    const err = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: prompt('hang') }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: MODELS.c, messages: [{ role: 'user', content: prompt('hang') }] })
+      .catch((e) => e);
     upstreams.c.setBehavior({ hang: false });
     expect(err.status).toBe(504);
     expect(err.code).toBe('provider_timeout');
@@ -365,7 +447,12 @@ describe('housekeeping', () => {
         expect(dump, `${key} leaks a key`).not.toContain(secret);
       }
     }
-    const output = gateway.api.output() + [...gateway.workers.values()].flat().map((w) => w.output()).join('');
+    const output =
+      gateway.api.output() +
+      [...gateway.workers.values()]
+        .flat()
+        .map((w) => w.output())
+        .join('');
     for (const secret of [KEY, 'upstream-a-secret']) expect(output).not.toContain(secret);
   });
 });

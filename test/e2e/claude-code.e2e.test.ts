@@ -19,7 +19,9 @@ import type { Untyped } from '../support/untyped.ts';
 const BIN = process.env.CLAUDE_CODE_BIN ?? '';
 const available = BIN !== '' && existsSync(BIN);
 if (!available) {
-  console.warn('\n*** SKIPPED test/e2e/claude-code.e2e.test.ts: set CLAUDE_CODE_BIN to a Claude Code binary (.ci/run installs one) ***\n');
+  console.warn(
+    '\n*** SKIPPED test/e2e/claude-code.e2e.test.ts: set CLAUDE_CODE_BIN to a Claude Code binary (.ci/run installs one) ***\n',
+  );
 }
 
 const KEY = 'claude-code-door-key';
@@ -42,7 +44,19 @@ const PERMISSIONS = [
   '--permission-mode',
   'dontAsk',
   '--settings',
-  JSON.stringify({ permissions: { deny: ['Read(//**)', 'Edit(//**)', 'Write(//**)', 'Glob(//**)', 'Grep(//**)', 'NotebookEdit(//**)', 'WebFetch(domain:*)'] } }),
+  JSON.stringify({
+    permissions: {
+      deny: [
+        'Read(//**)',
+        'Edit(//**)',
+        'Write(//**)',
+        'Glob(//**)',
+        'Grep(//**)',
+        'NotebookEdit(//**)',
+        'WebFetch(domain:*)',
+      ],
+    },
+  }),
 ];
 
 /** The tool names of a model call, in any of the three formats. */
@@ -95,10 +109,18 @@ beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
   gateway = await startGateway({
-    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'false' },
+    env: {
+      ...trio.env,
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      DLP_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '1000',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      CACHE_ENABLED: 'false',
+    },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a]},
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
         { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
         { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
       ],
@@ -121,26 +143,29 @@ afterAll(async () => {
  * back, and the upstream's second answer, `Tool said: ...`, is what Claude
  * Code prints: a whole agent turn, tool round trip included, through the door.
  */
-describe.skipIf(!available).each(['a', 'b', 'c'] as ProviderLetter[])('Claude Code with its default tools through the Messages door to provider_%s', (letter) => {
-  it('exits 0 after a tool round trip and prints the upstream answer', async () => {
-    const before = upstreams[letter].requests.length;
-    const run = await runClaude(MODELS[letter], `say the word pelican${letter}`, PERMISSIONS);
-    expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
-    expect(run.stdout).toMatch(/^Tool said: /);
-    const calls = upstreams[letter].requests.slice(before).filter((r) => r.method === 'POST');
-    const bodies = calls.map((r) => JSON.stringify(r.body));
-    // The prompt reached the upstream with the default tool set declared, and so did the tool result Claude Code sent back.
-    expect(bodies.some((body) => body.includes(`say the word pelican${letter}`))).toBe(true);
-    expect(declaredTools(calls[0]?.body)).toEqual(expect.arrayContaining(['Bash', 'Read', 'Edit', 'Write']));
-    expect(bodies.some((body) => body.includes('tool_use_error'))).toBe(true);
-    if (letter === 'c') {
-      // Lossless to an Anthropic-format upstream: Claude Code's betas and context editing arrive as it sent them.
-      expect(calls[0]?.headers['anthropic-beta']).toContain('claude-code-');
-      expect(calls[0]?.body).toHaveProperty('context_management');
-    }
-    if (letter === 'b') {
-      // The string limits of Claude Code's tools reach Gemini as Gemini's own keywords.
-      expect(bodies[0]).toContain('"maxLength":');
-    }
-  }, 120_000);
-});
+describe.skipIf(!available).each(['a', 'b', 'c'] as ProviderLetter[])(
+  'Claude Code with its default tools through the Messages door to provider_%s',
+  (letter) => {
+    it('exits 0 after a tool round trip and prints the upstream answer', async () => {
+      const before = upstreams[letter].requests.length;
+      const run = await runClaude(MODELS[letter], `say the word pelican${letter}`, PERMISSIONS);
+      expect(run.code, `stdout: ${run.stdout}\nstderr: ${run.stderr}`).toBe(0);
+      expect(run.stdout).toMatch(/^Tool said: /);
+      const calls = upstreams[letter].requests.slice(before).filter((r) => r.method === 'POST');
+      const bodies = calls.map((r) => JSON.stringify(r.body));
+      // The prompt reached the upstream with the default tool set declared, and so did the tool result Claude Code sent back.
+      expect(bodies.some((body) => body.includes(`say the word pelican${letter}`))).toBe(true);
+      expect(declaredTools(calls[0]?.body)).toEqual(expect.arrayContaining(['Bash', 'Read', 'Edit', 'Write']));
+      expect(bodies.some((body) => body.includes('tool_use_error'))).toBe(true);
+      if (letter === 'c') {
+        // Lossless to an Anthropic-format upstream: Claude Code's betas and context editing arrive as it sent them.
+        expect(calls[0]?.headers['anthropic-beta']).toContain('claude-code-');
+        expect(calls[0]?.body).toHaveProperty('context_management');
+      }
+      if (letter === 'b') {
+        // The string limits of Claude Code's tools reach Gemini as Gemini's own keywords.
+        expect(bodies[0]).toContain('"maxLength":');
+      }
+    }, 120_000);
+  },
+);

@@ -19,9 +19,11 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
  * Without one the file says SKIPPED and runs nothing.
  */
 
-const CODEX_BIN = process.env.CODEX_BIN ?? resolve(import.meta.dirname, '../../.tools/codex/node_modules/@openai/codex/bin/codex.js');
+const CODEX_BIN =
+  process.env.CODEX_BIN ?? resolve(import.meta.dirname, '../../.tools/codex/node_modules/@openai/codex/bin/codex.js');
 const available = existsSync(CODEX_BIN);
-if (!available) console.warn(`\n*** codex-cli: SKIPPED, no Codex CLI at ${CODEX_BIN} (.ci/run installs it; or set CODEX_BIN) ***\n`);
+if (!available)
+  console.warn(`\n*** codex-cli: SKIPPED, no Codex CLI at ${CODEX_BIN} (.ci/run installs it; or set CODEX_BIN) ***\n`);
 
 const KEY = 'gw_e2e_codex_key_0123456789';
 const prefix = uniquePrefix('codex');
@@ -35,14 +37,44 @@ beforeAll(async () => {
   if (!available) return;
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
-  const fast = { timeout_ms: 5000, stream_idle_timeout_ms: 5000, queue_timeout_ms: 5000, max_retries: 1, drop_unsupported_params: true };
+  const fast = {
+    timeout_ms: 5000,
+    stream_idle_timeout_ms: 5000,
+    queue_timeout_ms: 5000,
+    max_retries: 1,
+    drop_unsupported_params: true,
+  };
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, ...trio.env, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000' },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      ...trio.env,
+      SEMANTIC_CACHE_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '100000',
+    },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: [MODELS.a],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [MODELS.b],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: [MODELS.c],
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
@@ -87,7 +119,10 @@ function codexExec(model: string, prompt: string): Promise<{ code: number | null
     prompt,
   ];
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, GATEWAY_API_KEY: KEY, RUST_LOG: 'error' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: home, GATEWAY_API_KEY: KEY, RUST_LOG: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -101,15 +136,18 @@ function codexExec(model: string, prompt: string): Promise<{ code: number | null
   });
 }
 
-describe.skipIf(!available).each(Object.entries(MODELS) as Array<[ProviderLetter, string]>)('provider_%s', (letter, model) => {
-  it('codex exec answers through the gateway, after a tool round trip, and exits 0', async () => {
-    const before = upstreams![letter].requests.length;
-    const { code, stdout, stderr } = await codexExec(model, 'Say hello.');
-    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
-    // The last message, on stdout: the upstream's answer, quoting what Codex sent back for its tool call.
-    expect(stdout).toMatch(/^Tool said: .*missing field `cmd`/m);
-    const sent = upstreams![letter].requests.slice(before);
-    expect(sent).toHaveLength(2);
-    expect(JSON.stringify(sent[1]!.body)).toContain('missing field');
-  }, 120_000);
-});
+describe.skipIf(!available).each(Object.entries(MODELS) as Array<[ProviderLetter, string]>)(
+  'provider_%s',
+  (letter, model) => {
+    it('codex exec answers through the gateway, after a tool round trip, and exits 0', async () => {
+      const before = upstreams![letter].requests.length;
+      const { code, stdout, stderr } = await codexExec(model, 'Say hello.');
+      expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
+      // The last message, on stdout: the upstream's answer, quoting what Codex sent back for its tool call.
+      expect(stdout).toMatch(/^Tool said: .*missing field `cmd`/m);
+      const sent = upstreams![letter].requests.slice(before);
+      expect(sent).toHaveLength(2);
+      expect(JSON.stringify(sent[1]!.body)).toContain('missing field');
+    }, 120_000);
+  },
+);

@@ -28,13 +28,23 @@ beforeAll(async () => {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamBase), REDIS_KEY_PREFIX: prefix, SKIP_MODEL_SETUP: '1', SEMANTIC_CACHE_ENABLED: 'false', LOG_LEVEL: 'warning' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DEMO_UPSTREAM_PORT: String(upstreamBase),
+      REDIS_KEY_PREFIX: prefix,
+      SKIP_MODEL_SETUP: '1',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      LOG_LEVEL: 'warning',
+    },
   });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   // Stops waiting when the script exits too, and says why either way.
   await waitFor(
-    async () => child.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.status === 200,
+    async () =>
+      child.exitCode !== null ||
+      (await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined))?.status === 200,
     60_000,
     'the demo gateway',
   ).catch((err: Error) => {
@@ -79,10 +89,19 @@ describe('the demo', () => {
 
   it('still needs the demo key for the API itself, and answers with it', async () => {
     const body = JSON.stringify({ model: 'c-sonnet-4-20250514', messages: [{ role: 'user', content: 'hello demo' }] });
-    const anonymous = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const anonymous = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     expect(anonymous.status).toBe(401);
     await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${port}/health`, { headers: { 'x-api-key': 'gw_demo_local_key_change_me' } }).then((r) => r.json()) as { status: string }).status === 'healthy',
+      async () =>
+        (
+          (await fetch(`http://127.0.0.1:${port}/health`, {
+            headers: { 'x-api-key': 'gw_demo_local_key_change_me' },
+          }).then((r) => r.json())) as { status: string }
+        ).status === 'healthy',
       30_000,
       'the demo workers',
     );
@@ -92,16 +111,26 @@ describe('the demo', () => {
       body,
     });
     expect(answered.status).toBe(200);
-    expect(((await answered.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content).toBe('Echo: hello demo');
+    expect(
+      ((await answered.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content,
+    ).toBe('Echo: hello demo');
   });
 
   it('serves the Responses API and the embedding models of the shipped config.yaml', async () => {
     const headers = { 'content-type': 'application/json', authorization: 'Bearer gw_demo_local_key_change_me' };
-    const response = await fetch(`http://127.0.0.1:${port}/v1/responses`, { method: 'POST', headers, body: JSON.stringify({ model: 'b-2.5-flash', input: 'hello responses' }) });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/responses`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: 'b-2.5-flash', input: 'hello responses' }),
+    });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { output_text: string }).output_text).toBe('Echo: hello responses');
     for (const model of ['a-embedding-3-small', 'b-embedding-001']) {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/embeddings`, { method: 'POST', headers, body: JSON.stringify({ model, input: ['one', 'two'] }) });
+      const res = await fetch(`http://127.0.0.1:${port}/v1/embeddings`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model, input: ['one', 'two'] }),
+      });
       expect(res.status, model).toBe(200);
       expect(((await res.json()) as { data: unknown[] }).data, model).toHaveLength(2);
     }

@@ -51,19 +51,49 @@ beforeAll(async () => {
       // One USD a token: a budget is spent within a few requests.
       prices: { 'a-embed-small': { input_per_million: 1_000_000, output_per_million: 1_000_000 } },
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: ['a-4o'], embedding_models: ['a-embed-small'], upstream_models: { 'a-embed-small': 'text-embedding-3-small' }, ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: ['b-2.5-flash'], embedding_models: ['b-embedding-001'], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: ['c-sonnet-4'], embedding_models: ['c-embed'], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: ['a-4o'],
+          embedding_models: ['a-embed-small'],
+          upstream_models: { 'a-embed-small': 'text-embedding-3-small' },
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: ['b-2.5-flash'],
+          embedding_models: ['b-embedding-001'],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: ['c-sonnet-4'],
+          embedding_models: ['c-embed'],
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
-  await waitFor(async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready', 20_000, 'the semantic cache to be ready');
+  await waitFor(
+    async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready',
+    20_000,
+    'the semantic cache to be ready',
+  );
 }, 60_000);
 
 async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   const json = await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
   return json;
@@ -71,7 +101,10 @@ async function admin(method: string, path: string, body?: unknown): Promise<Unty
 
 /** How many embeddings calls upstream A received with exactly these inputs. */
 function upstreamCalls(input: readonly string[]): number {
-  return upstreams.a.requests.filter((r) => r.path === '/v1/embeddings' && JSON.stringify((r.body as { input?: unknown }).input) === JSON.stringify(input)).length;
+  return upstreams.a.requests.filter(
+    (r) =>
+      r.path === '/v1/embeddings' && JSON.stringify((r.body as { input?: unknown }).input) === JSON.stringify(input),
+  ).length;
 }
 
 afterAll(async () => {
@@ -88,27 +121,48 @@ function close(actual: readonly number[], expected: readonly number[]): void {
 
 describe('OpenAI-format upstream', () => {
   it('answers one string as floats, asking the upstream under its own model id', async () => {
-    const result = await client.embeddings.create({ model: 'a-embed-small', input: 'capital of France', encoding_format: 'float' });
+    const result = await client.embeddings.create({
+      model: 'a-embed-small',
+      input: 'capital of France',
+      encoding_format: 'float',
+    });
     expect(result).toMatchObject({ object: 'list', model: 'a-embed-small', data: [{ object: 'embedding', index: 0 }] });
     close(result.data[0]!.embedding, fakeEmbedding('capital of France'));
     expect(result.usage.prompt_tokens).toBeGreaterThan(0);
     const sent = upstreams.a.requests.at(-1)!;
     expect(sent.path).toBe('/v1/embeddings');
-    expect(sent.body).toEqual({ model: 'text-embedding-3-small', input: ['capital of France'], encoding_format: 'float' });
+    expect(sent.body).toEqual({
+      model: 'text-embedding-3-small',
+      input: ['capital of France'],
+      encoding_format: 'float',
+    });
   });
 
   it('answers a list as base64 (the SDK default), decoded by the SDK, with dimensions forwarded', async () => {
-    const result = await client.embeddings.create({ model: 'a-embed-small', input: ['red apples', 'green pears'], dimensions: 32 });
+    const result = await client.embeddings.create({
+      model: 'a-embed-small',
+      input: ['red apples', 'green pears'],
+      dimensions: 32,
+    });
     expect(result.data.map((d) => d.index)).toEqual([0, 1]);
     close(result.data[0]!.embedding, fakeEmbedding('red apples', 32));
     close(result.data[1]!.embedding, fakeEmbedding('green pears', 32));
-    expect(upstreams.a.requests.at(-1)!.body).toMatchObject({ input: ['red apples', 'green pears'], dimensions: 32, encoding_format: 'float' });
+    expect(upstreams.a.requests.at(-1)!.body).toMatchObject({
+      input: ['red apples', 'green pears'],
+      dimensions: 32,
+      encoding_format: 'float',
+    });
   });
 });
 
 describe('Gemini-format upstream', () => {
   it('sends one input to embedContent, floats back', async () => {
-    const result = await client.embeddings.create({ model: 'b-embedding-001', input: 'blue sky', encoding_format: 'float', dimensions: 16 });
+    const result = await client.embeddings.create({
+      model: 'b-embedding-001',
+      input: 'blue sky',
+      encoding_format: 'float',
+      dimensions: 16,
+    });
     close(result.data[0]!.embedding, fakeEmbedding('blue sky', 16));
     const sent = upstreams.b.requests.at(-1)!;
     expect(sent.path).toBe('/v1beta/models/b-embedding-001:embedContent');
@@ -119,20 +173,30 @@ describe('Gemini-format upstream', () => {
   });
 
   it('sends several inputs to batchEmbedContents, base64 back in input order', async () => {
-    const result = await client.embeddings.create({ model: 'b-embedding-001', input: ['one cat', 'two dogs', 'three birds'] });
+    const result = await client.embeddings.create({
+      model: 'b-embedding-001',
+      input: ['one cat', 'two dogs', 'three birds'],
+    });
     expect(result.data).toHaveLength(3);
     close(result.data[2]!.embedding, fakeEmbedding('three birds'));
     const sent = upstreams.b.requests.at(-1)!;
     expect(sent.path).toBe('/v1beta/models/b-embedding-001:batchEmbedContents');
     expect(sent.body).toEqual({
-      requests: ['one cat', 'two dogs', 'three birds'].map((text) => ({ model: 'models/b-embedding-001', content: { parts: [{ text }] } })),
+      requests: ['one cat', 'two dogs', 'three birds'].map((text) => ({
+        model: 'models/b-embedding-001',
+        content: { parts: [{ text }] },
+      })),
     });
   });
 });
 
 describe('DLP', () => {
   it('redacts personal data in every input before Redis and the upstream see it', async () => {
-    await client.embeddings.create({ model: 'a-embed-small', input: ['plain text', 'write to jane.doe@example.com today'], encoding_format: 'float' });
+    await client.embeddings.create({
+      model: 'a-embed-small',
+      input: ['plain text', 'write to jane.doe@example.com today'],
+      encoding_format: 'float',
+    });
     const sent = JSON.stringify(upstreams.a.requests.at(-1)!.body);
     expect(sent).toContain('plain text');
     expect(sent).not.toContain('jane.doe@example.com');
@@ -166,19 +230,28 @@ describe('errors', () => {
 
 describe('caching', () => {
   it('replays a repeated request from the exact cache: the upstream is called once, the vectors and usage are the same', async () => {
-    const ask = () => client.embeddings.create({ model: 'a-embed-small', input: ['cached words here'], encoding_format: 'float' }).withResponse();
+    const ask = () =>
+      client.embeddings
+        .create({ model: 'a-embed-small', input: ['cached words here'], encoding_format: 'float' })
+        .withResponse();
     const miss = await ask();
     expect(miss.response.headers.get('x-cache')).toBe('MISS');
     const hit = await ask();
     expect(hit.response.headers.get('x-cache')).toBe('HIT');
     expect(hit.data.data).toEqual(miss.data.data);
-    expect(hit.data.usage).toMatchObject({ prompt_tokens: 3, total_tokens: 3, gateway_cache: { hit: true, type: 'exact' } });
+    expect(hit.data.usage).toMatchObject({
+      prompt_tokens: 3,
+      total_tokens: 3,
+      gateway_cache: { hit: true, type: 'exact' },
+    });
     expect(upstreamCalls(['cached words here'])).toBe(1);
   });
 
   it('replays base64 as base64, decoded by the SDK to the same vectors', async () => {
     const first = await client.embeddings.create({ model: 'a-embed-small', input: 'base64 cached', dimensions: 8 });
-    const again = await client.embeddings.create({ model: 'a-embed-small', input: 'base64 cached', dimensions: 8 }).withResponse();
+    const again = await client.embeddings
+      .create({ model: 'a-embed-small', input: 'base64 cached', dimensions: 8 })
+      .withResponse();
     expect(again.response.headers.get('x-cache')).toBe('HIT');
     expect(again.data.data[0]!.embedding).toEqual(first.data[0]!.embedding);
     expect(upstreamCalls(['base64 cached'])).toBe(1);
@@ -204,7 +277,12 @@ describe('caching', () => {
 
   it('Cache-Control: no-cache asks the upstream again', async () => {
     await client.embeddings.create({ model: 'a-embed-small', input: 'refresh me', encoding_format: 'float' });
-    const { response } = await client.embeddings.create({ model: 'a-embed-small', input: 'refresh me', encoding_format: 'float' }, { headers: { 'cache-control': 'no-cache' } }).withResponse();
+    const { response } = await client.embeddings
+      .create(
+        { model: 'a-embed-small', input: 'refresh me', encoding_format: 'float' },
+        { headers: { 'cache-control': 'no-cache' } },
+      )
+      .withResponse();
     expect(response.headers.get('x-cache')).not.toBe('HIT');
     expect(upstreamCalls(['refresh me'])).toBe(2);
   });
@@ -213,7 +291,9 @@ describe('caching', () => {
     const { key } = await admin('POST', '/admin/keys', { owner: 'other-owner' });
     const other = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: key, maxRetries: 0 });
     await client.embeddings.create({ model: 'a-embed-small', input: 'owner scoped', encoding_format: 'float' });
-    const { response } = await other.embeddings.create({ model: 'a-embed-small', input: 'owner scoped', encoding_format: 'float' }).withResponse();
+    const { response } = await other.embeddings
+      .create({ model: 'a-embed-small', input: 'owner scoped', encoding_format: 'float' })
+      .withResponse();
     expect(response.headers.get('x-cache')).toBe('MISS');
     expect(upstreamCalls(['owner scoped'])).toBe(2);
   });
@@ -224,7 +304,9 @@ describe('issued keys', () => {
 
   it("refuses a model outside the key's allowed models, before the upstream", async () => {
     const { key } = await admin('POST', '/admin/keys', { owner: 'chat-only', allowed_models: ['a-4o'] });
-    const err = await keyed(key).embeddings.create({ model: 'a-embed-small', input: 'not allowed here' }).catch((e: unknown) => e);
+    const err = await keyed(key)
+      .embeddings.create({ model: 'a-embed-small', input: 'not allowed here' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 403, code: 'model_not_allowed' });
     expect(upstreamCalls(['not allowed here'])).toBe(0);
   });
@@ -234,18 +316,32 @@ describe('issued keys', () => {
     // Twelve words: the upstream counts 12 tokens, past the limit of 10 a minute.
     const first = 'one two three four five six seven eight nine ten eleven twelve';
     await keyed(key).embeddings.create({ model: 'a-embed-small', input: first, encoding_format: 'float' });
-    const err = await keyed(key).embeddings.create({ model: 'a-embed-small', input: 'one more' }).catch((e: unknown) => e);
+    const err = await keyed(key)
+      .embeddings.create({ model: 'a-embed-small', input: 'one more' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     expect(upstreamCalls(['one more'])).toBe(0);
   });
 
   it("charges the key's usage and budget what the upstream counted, and refuses once the budget is spent", async () => {
     // One USD a token: a 4-word input costs 4 USD; the third request starts under the budget (8 < 10) and ends past it.
-    const { key, id } = await admin('POST', '/admin/keys', { owner: 'budget-owner', budget: { amount_usd: 10, period: 'day' } });
-    const ask = (i: number) => keyed(key).embeddings.create({ model: 'a-embed-small', input: `budget words number ${i}`, encoding_format: 'float' });
+    const { key, id } = await admin('POST', '/admin/keys', {
+      owner: 'budget-owner',
+      budget: { amount_usd: 10, period: 'day' },
+    });
+    const ask = (i: number) =>
+      keyed(key).embeddings.create({
+        model: 'a-embed-small',
+        input: `budget words number ${i}`,
+        encoding_format: 'float',
+      });
     for (const i of [1, 2, 3]) await ask(i);
     let usage: Untyped;
-    await waitFor(async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === 3, 5_000, 'usage rows');
+    await waitFor(
+      async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === 3,
+      5_000,
+      'usage rows',
+    );
     expect(usage.total).toMatchObject({ requests: 3, prompt_tokens: 12, completion_tokens: 0, cost_usd: 12 });
     const err = await ask(4).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 429, code: 'budget_exceeded' });

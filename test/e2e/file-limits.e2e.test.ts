@@ -38,7 +38,17 @@ beforeAll(async () => {
       FILES_MAX_BYTES_PER_OWNER: String(QUOTA),
       FILES_TTL: String(TTL),
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], concurrency: 1 }] },
+    config: {
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          concurrency: 1,
+        },
+      ],
+    },
     providers: ['provider_a'],
   });
 }, 60_000);
@@ -58,7 +68,14 @@ describe('upload limits', () => {
     const boundary = 'slowupload';
     const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n`;
     const tail = `${batchLine('slow', 'a-4o', 'slow')}\n\r\n--${boundary}--\r\n`;
-    const slow = request(`${gateway.baseUrl}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': Buffer.byteLength(head + tail) } });
+    const slow = request(`${gateway.baseUrl}/v1/files`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': Buffer.byteLength(head + tail),
+      },
+    });
     const answered = new Promise<number>((resolve, reject) => {
       slow.on('response', (res) => {
         res.resume();
@@ -69,13 +86,22 @@ describe('upload limits', () => {
     slow.write(head);
     // The slow upload is being read: the API holds its one upload slot.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const refused = await clientOf(OTHER_KEY).files.create({ file: await toFile(jsonl(500), 'b.jsonl'), purpose: 'batch' }).catch((err: unknown) => err);
+    const refused = await clientOf(OTHER_KEY)
+      .files.create({ file: await toFile(jsonl(500), 'b.jsonl'), purpose: 'batch' })
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ code: 'rate_limit_exceeded', type: 'rate_limit_error', message: expect.stringContaining('FILES_MAX_CONCURRENT_UPLOADS') });
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({
+      code: 'rate_limit_exceeded',
+      type: 'rate_limit_error',
+      message: expect.stringContaining('FILES_MAX_CONCURRENT_UPLOADS'),
+    });
     expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('1');
     slow.end(tail);
     expect(await answered).toBe(200);
-    const file = await clientOf(OTHER_KEY).files.create({ file: await toFile(jsonl(500), 'b.jsonl'), purpose: 'batch' });
+    const file = await clientOf(OTHER_KEY).files.create({
+      file: await toFile(jsonl(500), 'b.jsonl'),
+      purpose: 'batch',
+    });
     await clientOf(OTHER_KEY).files.delete(file.id);
   });
 
@@ -83,20 +109,36 @@ describe('upload limits', () => {
     const client = clientOf(KEY);
     for await (const file of client.files.list()) await client.files.delete(file.id);
     const first = await client.files.create({ file: await toFile(jsonl(5000), 'one.jsonl'), purpose: 'batch' });
-    const over = await client.files.create({ file: await toFile(jsonl(5000), 'two.jsonl'), purpose: 'batch' }).catch((err: unknown) => err);
+    const over = await client.files
+      .create({ file: await toFile(jsonl(5000), 'two.jsonl'), purpose: 'batch' })
+      .catch((err: unknown) => err);
     expect(over).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((over as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'invalid_request', type: 'invalid_request_error', message: expect.stringContaining(`quota of ${QUOTA} bytes`) });
+    expect((over as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      code: 'invalid_request',
+      type: 'invalid_request_error',
+      message: expect.stringContaining(`quota of ${QUOTA} bytes`),
+    });
     // Another owner has its own quota.
-    const other = await clientOf(OTHER_KEY).files.create({ file: await toFile(jsonl(5000), 'other.jsonl'), purpose: 'batch' });
+    const other = await clientOf(OTHER_KEY).files.create({
+      file: await toFile(jsonl(5000), 'other.jsonl'),
+      purpose: 'batch',
+    });
     await clientOf(OTHER_KEY).files.delete(other.id);
     await client.files.delete(first.id);
-    await expect(client.files.create({ file: await toFile(jsonl(5000), 'two.jsonl'), purpose: 'batch' })).resolves.toMatchObject({ object: 'file' });
+    await expect(
+      client.files.create({ file: await toFile(jsonl(5000), 'two.jsonl'), purpose: 'batch' }),
+    ).resolves.toMatchObject({ object: 'file' });
   });
 
   it('refuses a filename longer than FILES_MAX_FILENAME_LENGTH with 400, so no list carries it', async () => {
-    const refused = await clientOf(OTHER_KEY).files.create({ file: await toFile(jsonl(300), `${'n'.repeat(100_000)}.jsonl`), purpose: 'batch' }).catch((err: unknown) => err);
+    const refused = await clientOf(OTHER_KEY)
+      .files.create({ file: await toFile(jsonl(300), `${'n'.repeat(100_000)}.jsonl`), purpose: 'batch' })
+      .catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('FILES_MAX_FILENAME_LENGTH') });
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('FILES_MAX_FILENAME_LENGTH'),
+    });
     const listed = JSON.stringify((await clientOf(OTHER_KEY).files.list()).data);
     expect(listed).not.toContain('n'.repeat(300));
   });
@@ -106,8 +148,19 @@ describe('upload limits', () => {
     const idle = await client.files.create({ file: await toFile(jsonl(300), 'idle.jsonl'), purpose: 'batch' });
     expect(idle.expires_at).toBe(idle.created_at + TTL);
     // Forty lines at 200 ms one at a time: the batch outlives its file's TTL and the next purge.
-    const batch = await submitBatch(client, Array.from({ length: 40 }, (_, i) => batchLine(`t${i}`, 'a-4o', `line-ttl-${i}`)));
-    await waitFor(async () => (await client.files.retrieve(idle.id).then(() => false, (err: { status?: number }) => err.status === 404)), 15_000, 'the idle file to expire');
+    const batch = await submitBatch(
+      client,
+      Array.from({ length: 40 }, (_, i) => batchLine(`t${i}`, 'a-4o', `line-ttl-${i}`)),
+    );
+    await waitFor(
+      async () =>
+        await client.files.retrieve(idle.id).then(
+          () => false,
+          (err: { status?: number }) => err.status === 404,
+        ),
+      15_000,
+      'the idle file to expire',
+    );
     const running = await client.batches.retrieve(batch.id);
     expect(running.status).toBe('in_progress');
     await expect(client.files.retrieve(running.input_file_id)).resolves.toMatchObject({ id: running.input_file_id });

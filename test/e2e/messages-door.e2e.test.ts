@@ -24,7 +24,12 @@ const LETTERS: ProviderLetter[] = ['a', 'b', 'c'];
 const LENIENT = 'b-lenient';
 
 const client = (options: { apiKey?: string | null; authToken?: string | null } = { apiKey: KEY }) =>
-  new Anthropic({ baseURL: gateway.baseUrl, apiKey: options.apiKey ?? null, authToken: options.authToken ?? null, maxRetries: 0 });
+  new Anthropic({
+    baseURL: gateway.baseUrl,
+    apiKey: options.apiKey ?? null,
+    authToken: options.authToken ?? null,
+    maxRetries: 0,
+  });
 
 /** The body of the last model call an upstream received. */
 function lastBody(letter: ProviderLetter): Untyped {
@@ -47,14 +52,29 @@ beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
   gateway = await startGateway({
-    env: { ...trio.env, REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'true' },
+    env: {
+      ...trio.env,
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      DLP_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '1000',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      CACHE_ENABLED: 'true',
+    },
     config: {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
         { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
         { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
         // The same Gemini upstream, with the operator's opt-in to dropping what it cannot honour.
-        { name: 'provider_b_lenient', format: 'gemini', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [LENIENT], drop_unsupported_params: true },
+        {
+          name: 'provider_b_lenient',
+          format: 'gemini',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [LENIENT],
+          drop_unsupported_params: true,
+        },
       ],
       model_aliases: { 'claude-*haiku*': MODELS.b, 'claude-*': MODELS.c },
     },
@@ -105,7 +125,11 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
   });
 
   it("streams through the SDK's stream helper to the same final message", async () => {
-    const stream = client().messages.stream({ model, max_tokens: 50, messages: [{ role: 'user', content: 'stream me please' }] });
+    const stream = client().messages.stream({
+      model,
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'stream me please' }],
+    });
     let text = '';
     stream.on('text', (delta) => {
       text += delta;
@@ -119,13 +143,29 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
   });
 
   it('runs a tool round trip, streamed and not', async () => {
-    const tools: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather of a city', input_schema: { type: 'object', properties: { input: { type: 'string' } } } }];
-    const first = await client().messages.create({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'weather in Paris' }] });
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'get_weather',
+        description: 'Weather of a city',
+        input_schema: { type: 'object', properties: { input: { type: 'string' } } },
+      },
+    ];
+    const first = await client().messages.create({
+      model,
+      max_tokens: 50,
+      tools,
+      messages: [{ role: 'user', content: 'weather in Paris' }],
+    });
     expect(first.stop_reason).toBe('tool_use');
     const call = first.content.find((b) => b.type === 'tool_use');
     expect(call).toMatchObject({ type: 'tool_use', name: 'get_weather', input: { input: 'weather in Paris' } });
-    const streamed = await client().messages.stream({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'weather in Paris' }] }).finalMessage();
-    expect(streamed.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'get_weather', input: { input: 'weather in Paris' } });
+    const streamed = await client()
+      .messages.stream({ model, max_tokens: 50, tools, messages: [{ role: 'user', content: 'weather in Paris' }] })
+      .finalMessage();
+    expect(streamed.content.find((b) => b.type === 'tool_use')).toMatchObject({
+      name: 'get_weather',
+      input: { input: 'weather in Paris' },
+    });
     const second = await client().messages.create({
       model,
       max_tokens: 50,
@@ -133,7 +173,12 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
       messages: [
         { role: 'user', content: 'weather in Paris' },
         { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: (call as Anthropic.ToolUseBlock).id, content: '21C and sunny' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: (call as Anthropic.ToolUseBlock).id, content: '21C and sunny' },
+          ],
+        },
       ],
     });
     expect(second.content).toEqual([{ type: 'text', text: 'Tool said: 21C and sunny' }]);
@@ -143,12 +188,24 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
   it('stops at a stop sequence, and at max_tokens with stop_reason max_tokens, streamed and not', async () => {
     upstreams[letter].setBehavior({ honorLimits: true });
     try {
-      const stopped = await client().messages.create({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] });
+      const stopped = await client().messages.create({
+        model,
+        max_tokens: 50,
+        stop_sequences: ['HALT'],
+        messages: [{ role: 'user', content: 'one two HALT three' }],
+      });
       expect(stopped.content).toEqual([{ type: 'text', text: 'Echo: one two ' }]);
       // Only the Anthropic format says which stop sequence ended a reply; the others read as a natural end.
       if (letter === 'c') expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'HALT' });
       else expect(stopped).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
-      const streamedStop = await client().messages.stream({ model, max_tokens: 50, stop_sequences: ['HALT'], messages: [{ role: 'user', content: 'one two HALT three' }] }).finalMessage();
+      const streamedStop = await client()
+        .messages.stream({
+          model,
+          max_tokens: 50,
+          stop_sequences: ['HALT'],
+          messages: [{ role: 'user', content: 'one two HALT three' }],
+        })
+        .finalMessage();
       expect(streamedStop.stop_reason).toBe(stopped.stop_reason);
       expect(streamedStop.stop_sequence).toBe(stopped.stop_sequence);
       const params = { model, max_tokens: 3, messages: [{ role: 'user' as const, content: 'a b c d e f' }] };
@@ -169,13 +226,25 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
     const message = await client().messages.create({
       model,
       max_tokens: 50,
-      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }, { type: 'text', text: 'what is this' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+            { type: 'text', text: 'what is this' },
+          ],
+        },
+      ],
     });
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: what is this (+1 images)' }]);
   });
 
   it('counts tokens', async () => {
-    const counted = await client().messages.countTokens({ model, system: 'Be terse.', messages: [{ role: 'user', content: 'a short question about tokens' }] });
+    const counted = await client().messages.countTokens({
+      model,
+      system: 'Be terse.',
+      messages: [{ role: 'user', content: 'a short question about tokens' }],
+    });
     expect(counted.input_tokens).toBeGreaterThan(5);
     expect(counted.input_tokens).toBeLessThan(40);
   });
@@ -183,7 +252,11 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
 
 describe('Messages door: errors, auth, models, aliases', () => {
   it('answers a malformed body with a 400 in Anthropic shape, request id included', async () => {
-    const res = await fetch(`${gateway.baseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{"model": ' });
+    const res = await fetch(`${gateway.baseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: '{"model": ',
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as Untyped;
     expect(body).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
@@ -191,36 +264,72 @@ describe('Messages door: errors, auth, models, aliases', () => {
   });
 
   it('raises the SDK typed errors: a bad field, an unknown model, a wrong key', async () => {
-    await expect(client().messages.create(withSampling({ model: MODELS.a, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }, { temperature: 3 }))).rejects.toMatchObject({
+    await expect(
+      client().messages.create(
+        withSampling(
+          { model: MODELS.a, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] },
+          { temperature: 3 },
+        ),
+      ),
+    ).rejects.toMatchObject({
       status: 400,
-      error: { type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('temperature') } },
+      error: {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: expect.stringContaining('temperature') },
+      },
     });
-    await expect(client().messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-    await expect(client({ apiKey: 'wrong' }).messages.create({ model: MODELS.a, max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
-      Anthropic.AuthenticationError,
-    );
-    await expect(client().messages.countTokens({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(
+      client().messages.create({ model: 'no-such-model', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+    await expect(
+      client({ apiKey: 'wrong' }).messages.create({
+        model: MODELS.a,
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+    await expect(
+      client().messages.countTokens({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(Anthropic.NotFoundError);
   });
 
   it('takes the key as x-api-key and as Authorization: Bearer (ANTHROPIC_AUTH_TOKEN)', async () => {
-    const viaBearer = await client({ authToken: KEY }).messages.create({ model: MODELS.c, max_tokens: 10, messages: [{ role: 'user', content: 'bearer auth' }] });
+    const viaBearer = await client({ authToken: KEY }).messages.create({
+      model: MODELS.c,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'bearer auth' }],
+    });
     expect(viaBearer.content).toEqual([{ type: 'text', text: 'Echo: bearer auth' }]);
-    const viaHeader = await client({ apiKey: KEY }).messages.create({ model: MODELS.c, max_tokens: 10, messages: [{ role: 'user', content: 'header auth' }] });
+    const viaHeader = await client({ apiKey: KEY }).messages.create({
+      model: MODELS.c,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'header auth' }],
+    });
     expect(viaHeader.content).toEqual([{ type: 'text', text: 'Echo: header auth' }]);
   });
 
   it("lists models in Anthropic's shape and finds an alias", async () => {
     const page = await client().models.list();
     expect(page.data.map((m) => m.id).sort()).toEqual([...Object.values(MODELS), LENIENT].sort());
-    expect(page.data[0]).toMatchObject({ type: 'model', display_name: expect.any(String), created_at: expect.any(String) });
+    expect(page.data[0]).toMatchObject({
+      type: 'model',
+      display_name: expect.any(String),
+      created_at: expect.any(String),
+    });
     expect((await client().models.retrieve('claude-sonnet-4-5-20250929')).id).toBe('claude-sonnet-4-5-20250929');
     // OpenAI's shape without anthropic-version.
-    const openAiShape = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as Untyped;
+    const openAiShape = (await (
+      await fetch(`${gateway.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${KEY}` } })
+    ).json()) as Untyped;
     expect(openAiShape.object).toBe('list');
   });
 
   it('answers a repeated request from the exact cache, in Anthropic shape, streamed or not', async () => {
-    const params = { model: MODELS.b, max_tokens: 20, messages: [{ role: 'user' as const, content: 'cache me through the door' }] };
+    const params = {
+      model: MODELS.b,
+      max_tokens: 20,
+      messages: [{ role: 'user' as const, content: 'cache me through the door' }],
+    };
     const before = upstreams.b.requests.length;
     const miss = await client().messages.create(params).withResponse();
     expect(miss.response.headers.get('x-cache')).toBe('MISS');
@@ -237,7 +346,11 @@ describe('Messages door: errors, auth, models, aliases', () => {
 
   it("routes Claude Code's own model names through model_aliases", async () => {
     const before = upstreams.b.requests.length;
-    const message = await client().messages.create({ model: 'claude-haiku-4-5-20251001', max_tokens: 10, messages: [{ role: 'user', content: 'alias please' }] });
+    const message = await client().messages.create({
+      model: 'claude-haiku-4-5-20251001',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'alias please' }],
+    });
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: alias please' }]);
     expect(upstreams.b.requests.length).toBe(before + 1);
   });
@@ -250,7 +363,15 @@ describe('Messages door: errors, auth, models, aliases', () => {
         { type: 'text', text: 'A long and stable instruction.', cache_control: { type: 'ephemeral', ttl: '1h' } },
         { type: 'text', text: 'Today is Friday.' },
       ],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'A pasted document.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'cache marks please' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'A pasted document.', cache_control: { type: 'ephemeral' } },
+            { type: 'text', text: 'cache marks please' },
+          ],
+        },
+      ],
     });
     const body = lastBody('c');
     expect(body.system).toEqual([
@@ -264,57 +385,116 @@ describe('Messages door: errors, auth, models, aliases', () => {
   });
 
   it('passes anthropic-beta, anthropic-version and the fields it does not model unchanged to an Anthropic-format upstream', async () => {
-    const unmodelled = { context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, container: 'container_011CQ', inference_geo: 'us', service_tier: 'standard_only' };
+    const unmodelled = {
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      container: 'container_011CQ',
+      inference_geo: 'us',
+      service_tier: 'standard_only',
+    };
     const before = upstreams.c.requests.length;
     const message = await client().beta.messages.create(
-      { model: MODELS.c, max_tokens: 20, betas: ['context-management-2025-06-27', 'a-future-beta-2027-01-01'], messages: [{ role: 'user', content: 'beta please' }], ...unmodelled } as Untyped,
+      {
+        model: MODELS.c,
+        max_tokens: 20,
+        betas: ['context-management-2025-06-27', 'a-future-beta-2027-01-01'],
+        messages: [{ role: 'user', content: 'beta please' }],
+        ...unmodelled,
+      } as Untyped,
       { headers: { 'anthropic-version': '2023-06-01' } },
     );
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: beta please' }]);
     const call = upstreams.c.requests.slice(before).find((r) => r.method === 'POST')!;
     expect(call.headers['anthropic-beta']).toBe('context-management-2025-06-27,a-future-beta-2027-01-01');
     expect(call.headers['anthropic-version']).toBe('2023-06-01');
-    expect(call.body).toMatchObject({ ...unmodelled, model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'beta please' }] });
+    expect(call.body).toMatchObject({
+      ...unmodelled,
+      model: MODELS.c,
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'beta please' }],
+    });
     // A tool's own Anthropic fields go with it; another format is sent the tool alone.
     const tools = [
-      { name: 'get_weather', input_schema: { type: 'object' as const }, cache_control: { type: 'ephemeral' as const }, strict: true, defer_loading: false, eager_input_streaming: true },
+      {
+        name: 'get_weather',
+        input_schema: { type: 'object' as const },
+        cache_control: { type: 'ephemeral' as const },
+        strict: true,
+        defer_loading: false,
+        eager_input_streaming: true,
+      },
     ];
-    await client().messages.create({ model: MODELS.c, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as Untyped);
+    await client().messages.create({
+      model: MODELS.c,
+      max_tokens: 20,
+      tools,
+      messages: [{ role: 'user', content: 'tool fields' }],
+    } as Untyped);
     expect(lastBody('c').tools).toEqual(tools);
-    await client().messages.create({ model: MODELS.a, max_tokens: 20, tools, messages: [{ role: 'user', content: 'tool fields' }] } as Untyped);
-    expect(lastBody('a').tools).toEqual([{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } }]);
+    await client().messages.create({
+      model: MODELS.a,
+      max_tokens: 20,
+      tools,
+      messages: [{ role: 'user', content: 'tool fields' }],
+    } as Untyped);
+    expect(lastBody('a').tools).toEqual([
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, strict: true } },
+    ]);
     // A version the client pins reaches the upstream as it is, not the adapter's own.
-    await client().messages.create({ model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] }, { headers: { 'anthropic-version': '2099-12-31' } });
+    await client().messages.create(
+      { model: MODELS.c, max_tokens: 20, messages: [{ role: 'user', content: 'pinned version' }] },
+      { headers: { 'anthropic-version': '2099-12-31' } },
+    );
     expect(upstreams.c.requests.at(-1)!.headers['anthropic-version']).toBe('2099-12-31');
   });
 
   it('refuses fields it does not model for OpenAI and Gemini formats naming them, or drops and names them when the provider is configured to', async () => {
-    const params = { max_tokens: 20, messages: [{ role: 'user' as const, content: 'unmodelled fields' }], container: 'container_011CQ', inference_geo: 'us' };
+    const params = {
+      max_tokens: 20,
+      messages: [{ role: 'user' as const, content: 'unmodelled fields' }],
+      container: 'container_011CQ',
+      inference_geo: 'us',
+    };
     for (const [model, provider] of [
       [MODELS.a, 'provider_a'],
       [MODELS.b, 'provider_b'],
     ]) {
       await expect(client().messages.create({ ...params, model } as Untyped)).rejects.toMatchObject({
         status: 400,
-        error: { error: { type: 'invalid_request_error', message: expect.stringContaining(`'container', 'inference_geo' are not supported by ${provider}`) } },
+        error: {
+          error: {
+            type: 'invalid_request_error',
+            message: expect.stringContaining(`'container', 'inference_geo' are not supported by ${provider}`),
+          },
+        },
       });
     }
     const before = upstreams.b.requests.length;
     const dropped = await client()
-      .messages.create({ ...params, model: LENIENT, context_management: { edits: [] } } as Untyped, { headers: { 'anthropic-beta': 'context-management-2025-06-27' } })
+      .messages.create({ ...params, model: LENIENT, context_management: { edits: [] } } as Untyped, {
+        headers: { 'anthropic-beta': 'context-management-2025-06-27' },
+      })
       .withResponse();
     expect(dropped.data.content).toEqual([{ type: 'text', text: 'Echo: unmodelled fields' }]);
     // Context editing and the beta header go quietly (named) for every provider; the fields need the opt-in.
-    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe('context_management, anthropic-beta, container, inference_geo');
+    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe(
+      'context_management, anthropic-beta, container, inference_geo',
+    );
     const call = upstreams.b.requests.slice(before).find((r) => r.method === 'POST')!;
     expect(JSON.stringify(call.body)).not.toMatch(/container|inference_geo|context_management/);
     expect(call.headers['anthropic-beta']).toBeUndefined();
     // A field's name is the client's: it is named safely in a header, and a flood of them is counted.
     const hostile = Object.fromEntries([['bad\r\nname é', 1], ...Array.from({ length: 20 }, (_, i) => [`f${i}`, i])]);
     const named = await client()
-      .messages.create({ max_tokens: 20, messages: [{ role: 'user', content: 'odd fields' }], model: LENIENT, ...hostile } as Untyped)
+      .messages.create({
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'odd fields' }],
+        model: LENIENT,
+        ...hostile,
+      } as Untyped)
       .withResponse();
-    expect(named.response.headers.get('x-gateway-dropped-params')).toBe(`bad??name??, ${Array.from({ length: 15 }, (_, i) => `f${i}`).join(', ')}, 5 more fields`);
+    expect(named.response.headers.get('x-gateway-dropped-params')).toBe(
+      `bad??name??, ${Array.from({ length: 15 }, (_, i) => `f${i}`).join(', ')}, 5 more fields`,
+    );
   });
 
   it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {
@@ -339,8 +519,18 @@ describe('Messages door: errors, auth, models, aliases', () => {
     });
     // What would change the parameters' shape is still a 400 naming it.
     await expect(
-      client().messages.create({ model: MODELS.b, max_tokens: 50, tools: [{ name: 'f', input_schema: { type: 'object', allOf: [{ type: 'object' }] } }], messages: [{ role: 'user', content: 'x' }] }),
-    ).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining("uses 'allOf' (at the root), which provider_b cannot express") } } });
+      client().messages.create({
+        model: MODELS.b,
+        max_tokens: 50,
+        tools: [{ name: 'f', input_schema: { type: 'object', allOf: [{ type: 'object' }] } }],
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      error: {
+        error: { message: expect.stringContaining("uses 'allOf' (at the root), which provider_b cannot express") },
+      },
+    });
   });
 
   it('sends thinking blocks with their signatures, top_k and thinking unchanged to an Anthropic-format upstream, and refuses them for OpenAI naming them', async () => {
@@ -356,7 +546,12 @@ describe('Messages door: errors, auth, models, aliases', () => {
       },
       { role: 'user', content: 'second' },
     ];
-    await client().messages.create(withSampling({ model: MODELS.c, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages }, { top_k: 5 }));
+    await client().messages.create(
+      withSampling(
+        { model: MODELS.c, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages },
+        { top_k: 5 },
+      ),
+    );
     const body = lastBody('c');
     expect(body.messages[1].content).toEqual([
       { type: 'thinking', thinking: 'pondering', signature: 'EqQBsig==' },
@@ -365,19 +560,37 @@ describe('Messages door: errors, auth, models, aliases', () => {
     ]);
     expect(body.top_k).toBe(5);
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
-    await expect(client().messages.create(withSampling({ model: MODELS.a, max_tokens: 3000, messages }, { top_k: 5 }))).rejects.toMatchObject({
+    await expect(
+      client().messages.create(withSampling({ model: MODELS.a, max_tokens: 3000, messages }, { top_k: 5 })),
+    ).rejects.toMatchObject({
       status: 400,
-      error: { error: { type: 'invalid_request_error', message: expect.stringContaining("'top_k' is not supported by provider_a") } },
+      error: {
+        error: {
+          type: 'invalid_request_error',
+          message: expect.stringContaining("'top_k' is not supported by provider_a"),
+        },
+      },
     });
     // Adaptive thinking and effort change nothing an OpenAI-format model's answer means: dropped and named.
     const dropped = await client()
-      .messages.create({ model: MODELS.a, max_tokens: 3000, thinking: { type: 'adaptive' }, output_config: { effort: 'high' }, messages })
+      .messages.create({
+        model: MODELS.a,
+        max_tokens: 3000,
+        thinking: { type: 'adaptive' },
+        output_config: { effort: 'high' },
+        messages,
+      })
       .withResponse();
     expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe('thinking, effort');
     expect(lastBody('a')).not.toHaveProperty('thinking');
     expect(lastBody('a')).not.toHaveProperty('reasoning_effort');
     // Gemini takes top_k and a thinking budget in its own fields.
-    await client().messages.create(withSampling({ model: MODELS.b, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages }, { top_k: 5 }));
+    await client().messages.create(
+      withSampling(
+        { model: MODELS.b, max_tokens: 3000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages },
+        { top_k: 5 },
+      ),
+    );
     expect(lastBody('b').generationConfig).toMatchObject({ topK: 5, thinkingConfig: { thinkingBudget: 1024 } });
   });
 });

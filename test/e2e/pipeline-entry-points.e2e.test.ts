@@ -26,7 +26,11 @@ let upstream: FakeUpstream;
 let gateway: Gateway;
 
 async function admin(method: string, path: string, body?: unknown): Promise<Untyped> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   const json = await res.json();
   expect(res.status, JSON.stringify(json)).toBeLessThan(300);
   return json;
@@ -35,10 +39,15 @@ async function admin(method: string, path: string, body?: unknown): Promise<Unty
 const client = (apiKey: string) => new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey, maxRetries: 0 });
 
 /** How many upstream chat calls carried `text`. */
-const upstreamCalls = (text: string) => upstream.requests.filter((r) => r.path.includes('chat/completions') && JSON.stringify(r.body).includes(text)).length;
+const upstreamCalls = (text: string) =>
+  upstream.requests.filter((r) => r.path.includes('chat/completions') && JSON.stringify(r.body).includes(text)).length;
 
 beforeAll(async () => {
-  upstream = await startFakeUpstream({ format: 'openai', apiKey: 'up-a', behavior: { replyText: 'one two three four five' } });
+  upstream = await startFakeUpstream({
+    format: 'openai',
+    apiKey: 'up-a',
+    behavior: { replyText: 'one two three four five' },
+  });
   gateway = await startGateway({
     env: {
       REDIS_KEY_PREFIX: prefix,
@@ -56,13 +65,24 @@ beforeAll(async () => {
       EMBEDDING_MODEL: 'text-embedding-fake',
     },
     config: {
-      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o', 'a-mini', 'b-1'] }],
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o', 'a-mini', 'b-1'],
+        },
+      ],
       routing: { fallbacks: { 'a-mini': ['a-4o'] } },
       prices: { 'a-4o': { input_per_million: 1_000_000, output_per_million: 1_000_000 } },
     },
     providers: ['provider_a'],
   });
-  await waitFor(async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready', 20_000, 'the semantic cache to be ready');
+  await waitFor(
+    async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready',
+    20_000,
+    'the semantic cache to be ready',
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -75,7 +95,13 @@ afterAll(async () => {
 describe('one pipeline for every entry point', () => {
   it('a cache hit on a routed model carries X-Gateway-Model, as the miss did', async () => {
     const { key } = await admin('POST', '/admin/keys', { owner: 'routed-owner' });
-    const ask = () => client(key).chat.completions.create({ model: 'a-mini', messages: [{ role: 'user', content: 'routed model cache hit please' }] }).withResponse();
+    const ask = () =>
+      client(key)
+        .chat.completions.create({
+          model: 'a-mini',
+          messages: [{ role: 'user', content: 'routed model cache hit please' }],
+        })
+        .withResponse();
     const miss = await ask();
     expect(miss.response.headers.get('x-cache')).toBe('MISS');
     expect(miss.response.headers.get('x-gateway-model')).toBe('a-mini');
@@ -88,8 +114,13 @@ describe('one pipeline for every entry point', () => {
 
   it("a batch line obeys its key's budget: the lines past it fail with budget_exceeded, and the others are charged", async () => {
     // 1 USD a token: a line is estimated at its prompt plus 20 tokens, and costs its prompt plus 5.
-    const { key, id } = await admin('POST', '/admin/keys', { owner: 'budget-owner', budget: { amount_usd: 60, period: 'day' } });
-    const lines = Array.from({ length: 10 }, (_, i) => batchLine(`line-${i}`, 'a-4o', `budget line-b${i}`, { max_tokens: 20 }));
+    const { key, id } = await admin('POST', '/admin/keys', {
+      owner: 'budget-owner',
+      budget: { amount_usd: 60, period: 'day' },
+    });
+    const lines = Array.from({ length: 10 }, (_, i) =>
+      batchLine(`line-${i}`, 'a-4o', `budget line-b${i}`, { max_tokens: 20 }),
+    );
     const batch = await pollBatch(client(key), (await submitBatch(client(key), lines)).id, 30_000);
     expect(batch.status).toBe('completed');
     const succeeded = await readOutput(client(key), batch.output_file_id);
@@ -105,15 +136,25 @@ describe('one pipeline for every entry point', () => {
     const calls = Array.from({ length: 10 }, (_, i) => upstreamCalls(`budget line-b${i}`)).reduce((a, b) => a + b, 0);
     expect(calls).toBe(succeeded.length);
     let usage: Untyped;
-    await waitFor(async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === succeeded.length, 5_000, 'usage rows');
+    await waitFor(
+      async () => (usage = await admin('GET', `/admin/keys/${id}/usage`)).total?.requests === succeeded.length,
+      5_000,
+      'usage rows',
+    );
     const reported = succeeded.reduce((sum, line) => sum + line.response!.body.usage.total_tokens, 0);
-    expect(usage.total).toMatchObject({ requests: succeeded.length, completion_tokens: 5 * succeeded.length, cost_usd: reported });
+    expect(usage.total).toMatchObject({
+      requests: succeeded.length,
+      completion_tokens: 5 * succeeded.length,
+      cost_usd: reported,
+    });
   });
 
   it("a batch line obeys its key's token limit", async () => {
     // 40 tokens a minute, each line estimated at over 20 and using about 8: the limit is reached within the batch.
     const { key } = await admin('POST', '/admin/keys', { owner: 'tpm-owner', tokens_per_minute: 40 });
-    const lines = Array.from({ length: 8 }, (_, i) => batchLine(`line-${i}`, 'a-4o', `tpm line-t${i}`, { max_tokens: 20 }));
+    const lines = Array.from({ length: 8 }, (_, i) =>
+      batchLine(`line-${i}`, 'a-4o', `tpm line-t${i}`, { max_tokens: 20 }),
+    );
     const batch = await pollBatch(client(key), (await submitBatch(client(key), lines)).id, 30_000);
     const succeeded = await readOutput(client(key), batch.output_file_id);
     const failed = await readOutput(client(key), batch.error_file_id);
@@ -147,9 +188,16 @@ describe('one pipeline for every entry point', () => {
     const on = await admin('POST', '/admin/keys', { owner: 'semantic-owner' });
     const off = await admin('POST', '/admin/keys', { owner: 'semantic-owner', semantic_cache: false });
     // Seeded through the chat route by the key that allows the semantic cache.
-    await client(on.key).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'What is the capital of France?' }] });
+    await client(on.key).chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'What is the capital of France?' }],
+    });
     const run = async (key: string, text: string) => {
-      const batch = await pollBatch(client(key), (await submitBatch(client(key), [batchLine('only', 'a-4o', text)])).id, 30_000);
+      const batch = await pollBatch(
+        client(key),
+        (await submitBatch(client(key), [batchLine('only', 'a-4o', text)])).id,
+        30_000,
+      );
       const [line] = await readOutput(client(key), batch.output_file_id);
       expect(line?.response?.body.choices[0].message.content).toBe('one two three four five');
     };

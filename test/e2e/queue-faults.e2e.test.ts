@@ -25,9 +25,36 @@ const ADMIN = 'gw_queue_faults_admin_0123456';
 function configDoc(a: FakeUpstream, b: FakeUpstream, extra: object[] = []) {
   return {
     providers: [
-      { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: a.url, models: ['a-4o'], concurrency: 1, max_queue_depth: 5, queue_timeout_ms: 10_000, timeout_ms: 8_000 },
-      { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', format: 'openai', base_url: b.url, models: ['b-late'], concurrency: 1, queue_timeout_ms: 1_500, timeout_ms: 10_000, max_retries: 0 },
-      { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', format: 'openai', base_url: a.url, models: ['c-idle'], queue_timeout_ms: 3_000, timeout_ms: 3_000 },
+      {
+        name: 'provider_a',
+        api_key_env: 'PROVIDER_A_API_KEY',
+        base_url: a.url,
+        models: ['a-4o'],
+        concurrency: 1,
+        max_queue_depth: 5,
+        queue_timeout_ms: 10_000,
+        timeout_ms: 8_000,
+      },
+      {
+        name: 'provider_b',
+        api_key_env: 'PROVIDER_B_API_KEY',
+        format: 'openai',
+        base_url: b.url,
+        models: ['b-late'],
+        concurrency: 1,
+        queue_timeout_ms: 1_500,
+        timeout_ms: 10_000,
+        max_retries: 0,
+      },
+      {
+        name: 'provider_c',
+        api_key_env: 'PROVIDER_C_API_KEY',
+        format: 'openai',
+        base_url: a.url,
+        models: ['c-idle'],
+        queue_timeout_ms: 3_000,
+        timeout_ms: 3_000,
+      },
       ...extra,
     ],
   };
@@ -47,7 +74,11 @@ interface Reply {
   ms: number;
 }
 
-async function call(baseUrl: string, path: string, init: { method?: string; body?: unknown; key?: string; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Reply> {
+async function call(
+  baseUrl: string,
+  path: string,
+  init: { method?: string; body?: unknown; key?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Reply> {
   const started = Date.now();
   const res = await fetch(`${baseUrl}${path}`, {
     method: init.method ?? 'GET',
@@ -65,7 +96,12 @@ async function call(baseUrl: string, path: string, init: { method?: string; body
   return { status: res.status, body, headers: res.headers, ms: Date.now() - started };
 }
 
-function chat(baseUrl: string, model: string, content: string, options: { stream?: boolean; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Reply> {
+function chat(
+  baseUrl: string,
+  model: string,
+  content: string,
+  options: { stream?: boolean; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<Reply> {
   return call(baseUrl, '/v1/chat/completions', {
     method: 'POST',
     body: { model, stream: options.stream ?? false, messages: [{ role: 'user', content }] },
@@ -75,7 +111,10 @@ function chat(baseUrl: string, model: string, content: string, options: { stream
 }
 
 function submitJob(baseUrl: string, model: string, content: string): Promise<Reply> {
-  return call(baseUrl, '/v1/chat/completions/jobs', { method: 'POST', body: { model, messages: [{ role: 'user', content }] } });
+  return call(baseUrl, '/v1/chat/completions/jobs', {
+    method: 'POST',
+    body: { model, messages: [{ role: 'user', content }] },
+  });
 }
 
 function sentTo(upstream: FakeUpstream, text: string): boolean {
@@ -102,7 +141,11 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       WORKER_HEARTBEAT_MS: '500',
       PROMETHEUS_METRICS_ENABLED: 'true',
     };
-    gateway = await startGateway({ env, config: configDoc(upstreamA, upstreamB), providers: ['provider_a', 'provider_b'] });
+    gateway = await startGateway({
+      env,
+      config: configDoc(upstreamA, upstreamB),
+      providers: ['provider_a', 'provider_b'],
+    });
     replica = await startApiReplica(env, gateway.configPath);
   }, 60_000);
 
@@ -130,7 +173,11 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
             const ready = await call(baseUrl, '/health/ready');
             // Ready must mean a job can be enqueued: checked right after it says so.
             if (ready.status !== 200) return false;
-            last = [ready, await chat(baseUrl, 'a-4o', `after the blip ${baseUrl}`), await submitJob(baseUrl, 'a-4o', `job after the blip ${baseUrl}`)];
+            last = [
+              ready,
+              await chat(baseUrl, 'a-4o', `after the blip ${baseUrl}`),
+              await submitJob(baseUrl, 'a-4o', `job after the blip ${baseUrl}`),
+            ];
             return last[1]?.status === 200 && last[2]?.status === 202;
           },
           2_000 - (Date.now() - back),
@@ -143,13 +190,24 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       }
       expect(Date.now() - back).toBeLessThan(2_000);
       // Redis came back empty: the workers announce themselves again as soon as they reconnect, not a beat later.
-      await waitFor(async () => {
-        const health = await call(gateway.baseUrl, '/health');
-        return health.body.services?.providers.provider_a === 'available' && health.body.services?.providers.provider_b === 'available';
-      }, 3_000 - (Date.now() - back), 'the workers to be seen again');
+      await waitFor(
+        async () => {
+          const health = await call(gateway.baseUrl, '/health');
+          return (
+            health.body.services?.providers.provider_a === 'available' &&
+            health.body.services?.providers.provider_b === 'available'
+          );
+        },
+        3_000 - (Date.now() - back),
+        'the workers to be seen again',
+      );
       // The jobs run too (and are out of the way of what follows).
       for (const id of jobs) {
-        await expect.poll(async () => (await call(gateway.baseUrl, `/v1/chat/completions/jobs/${id}`)).body.status, { timeout: 10_000 }).toBe('completed');
+        await expect
+          .poll(async () => (await call(gateway.baseUrl, `/v1/chat/completions/jobs/${id}`)).body.status, {
+            timeout: 10_000,
+          })
+          .toBe('completed');
       }
     });
   });
@@ -167,7 +225,9 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
       upstreamA.setBehavior({ latencyMs: 0 });
       const tag = Math.random().toString(36).slice(2);
       const burst = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => chat(i % 2 === 0 ? gateway.baseUrl : replica.baseUrl, 'a-4o', `burst ${tag} ${i}`, { headers })),
+        Array.from({ length: 30 }, (_, i) =>
+          chat(i % 2 === 0 ? gateway.baseUrl : replica.baseUrl, 'a-4o', `burst ${tag} ${i}`, { headers }),
+        ),
       );
       const refused = burst.filter((r) => r.status === 503);
       const served = burst.filter((r) => r.status === 200);
@@ -197,7 +257,8 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
         chat(replica.baseUrl, 'b-late', 'waits too long, stream', { stream: true }),
       ]);
       // Two jobs wait, not three: the identical requests share one.
-      const waitingJobs = async () => (await call(gateway.baseUrl, '/health')).body.details.providers.provider_b.waiting_jobs as number;
+      const waitingJobs = async () =>
+        (await call(gateway.baseUrl, '/health')).body.details.providers.provider_b.waiting_jobs as number;
       await expect.poll(waitingJobs, { timeout: 1_000 }).toBeGreaterThanOrEqual(2);
       await new Promise((r) => setTimeout(r, 300));
       expect(await waitingJobs()).toBe(2);
@@ -255,7 +316,17 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
     it('a provider added by a reload without a worker: the reload result names it, and its requests answer 503 at once', async () => {
       writeFileSync(
         gateway.configPath,
-        stringify(configDoc(upstreamA, upstreamB, [{ name: 'provider_d', api_key_env: 'PROVIDER_D_API_KEY', format: 'openai', base_url: upstreamA.url, models: ['d-new'] }])),
+        stringify(
+          configDoc(upstreamA, upstreamB, [
+            {
+              name: 'provider_d',
+              api_key_env: 'PROVIDER_D_API_KEY',
+              format: 'openai',
+              base_url: upstreamA.url,
+              models: ['d-new'],
+            },
+          ]),
+        ),
       );
       const reload = await call(gateway.baseUrl, '/admin/reload-config', { method: 'POST', key: ADMIN });
       expect(reload.status).toBe(200);
@@ -282,12 +353,17 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
           // A probe that still got enqueued gives up after 500 ms (and its job is cancelled).
           const reply = await chat(baseUrl, 'a-4o', `probe ${at}`, { timeoutMs: 500 }).catch(() => undefined);
           if (reply?.status === 503) {
-            expect(reply.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('provider_a') });
+            expect(reply.body.error).toMatchObject({
+              code: 'service_unavailable',
+              message: expect.stringContaining('provider_a'),
+            });
             flippedAt.set(baseUrl, at);
           }
         }
       }
-      expect([...flippedAt.keys()].sort(), 'API processes answering 503 within 6 s of the last worker dying').toEqual([gateway.baseUrl, replica.baseUrl].sort());
+      expect([...flippedAt.keys()].sort(), 'API processes answering 503 within 6 s of the last worker dying').toEqual(
+        [gateway.baseUrl, replica.baseUrl].sort(),
+      );
       for (const at of flippedAt.values()) expect(at - killedAt).toBeLessThan(4_000);
       for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
         const r = await chat(baseUrl, 'a-4o', 'after the flip');
@@ -297,7 +373,11 @@ describe.skipIf(!hasRedisServer)('queues under faults', () => {
 
       await gateway.addWorker('provider_a');
       for (const baseUrl of [gateway.baseUrl, replica.baseUrl]) {
-        await waitFor(async () => (await chat(baseUrl, 'a-4o', `recovered ${Date.now()}`)).status === 200, 3_000, `provider_a to serve again through ${baseUrl}`);
+        await waitFor(
+          async () => (await chat(baseUrl, 'a-4o', `recovered ${Date.now()}`)).status === 200,
+          3_000,
+          `provider_a to serve again through ${baseUrl}`,
+        );
       }
     });
   });

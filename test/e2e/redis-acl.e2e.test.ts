@@ -31,15 +31,13 @@ function documentedRule(): string[] {
   const doc = readFileSync(resolve(import.meta.dirname, '../../docs/deployment.md'), 'utf8');
   const line = doc.split('\n').find((l) => l.startsWith('ACL SETUSER gateway '));
   if (!line) throw new Error('docs/deployment.md has no ACL SETUSER gateway line');
-  return line
-    .replace('>PASSWORD', `>${PASSWORD}`)
-    .replaceAll('gw:*', `${PREFIX}:*`)
-    .split(' ')
-    .slice(1);
+  return line.replace('>PASSWORD', `>${PASSWORD}`).replaceAll('gw:*', `${PREFIX}:*`).split(' ').slice(1);
 }
 
 beforeAll(async () => {
-  server = await startRedisServer({ args: ['--save', '', '--appendonly', 'no', '--user', 'admin', 'on', '>admin-pass', '~*', '&*', '+@all'] });
+  server = await startRedisServer({
+    args: ['--save', '', '--appendonly', 'no', '--user', 'admin', 'on', '>admin-pass', '~*', '&*', '+@all'],
+  });
   admin = new Redis({ host: '127.0.0.1', port: server.port, username: 'admin', password: 'admin-pass' });
   await admin.call('ACL', 'SETUSER', 'default', 'off');
   await admin.call('ACL', ...documentedRule());
@@ -55,7 +53,9 @@ beforeAll(async () => {
       SEMANTIC_CACHE_ENABLED: 'false',
       RATE_LIMIT_REQUESTS: '8',
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }] },
+    config: {
+      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] }],
+    },
     providers: ['provider_a'],
   });
 }, 60_000);
@@ -70,13 +70,18 @@ afterAll(async () => {
 describe('the documented Redis ACL', () => {
   it('serves chat (JSON, streamed, cached), the rate limit, asynchronous jobs and the cache admin with nothing else refused', async () => {
     const client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
-    const ask = (content: string) => client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] }).withResponse();
+    const ask = (content: string) =>
+      client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] }).withResponse();
     const first = await ask('under an acl');
     expect(first.data.choices[0]?.message.content).toBe('Echo: under an acl');
     expect(first.response.headers.get('x-cache')).toBe('MISS');
     expect((await ask('under an acl')).response.headers.get('x-cache')).toBe('HIT');
 
-    const stream = await client.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'streamed under an acl' }] });
+    const stream = await client.chat.completions.create({
+      model: 'a-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'streamed under an acl' }],
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
     expect(text).toBe('Echo: streamed under an acl');
@@ -84,12 +89,18 @@ describe('the documented Redis ACL', () => {
     const job = await submitJob(gateway.baseUrl, KEY, 'a-4o', 'async under an acl');
     expect(job.status).toBe(202);
     await waitForJobStatus(gateway.baseUrl, KEY, job.body.id as string, 'completed');
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${job.body.id}`)).body.result?.choices[0]?.message.content).toBe('Echo: async under an acl');
+    expect(
+      (await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${job.body.id}`)).body.result?.choices[0]
+        ?.message.content,
+    ).toBe('Echo: async under an acl');
 
     const stats = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } });
     expect(stats.status).toBe(200);
     expect(((await stats.json()) as { cache_store: { connected: boolean } }).cache_store.connected).toBe(true);
-    const cleared = await fetch(`${gateway.baseUrl}/admin/cache/clear`, { method: 'POST', headers: { 'x-api-key': ADMIN } });
+    const cleared = await fetch(`${gateway.baseUrl}/admin/cache/clear`, {
+      method: 'POST',
+      headers: { 'x-api-key': ADMIN },
+    });
     // The JSON reply, the streamed one and the job's: an asynchronous job goes through the caches too.
     expect(((await cleared.json()) as { cleared: { exact_cache: number } }).cleared.exact_cache).toBe(3);
 
@@ -106,13 +117,21 @@ describe('the documented Redis ACL', () => {
     expect(limited).toEqual({ status: 429, code: 'rate_limit_exceeded' });
 
     // Only the optional start-up check was refused, once per process (API and worker), and said so.
-    const refused = ((await admin.call('ACL', 'LOG')) as unknown[][]).map((entry) => entry[entry.indexOf('object') + 1]);
+    const refused = ((await admin.call('ACL', 'LOG')) as unknown[][]).map(
+      (entry) => entry[entry.indexOf('object') + 1],
+    );
     expect(new Set(refused)).toEqual(new Set(['config|get']));
     expect(gateway.api.output()).toMatch(/Redis may lose jobs/);
   }, 60_000);
 
   it('keeps the user to its rule: other keys and commands are refused', async () => {
-    const user = new Redis({ host: '127.0.0.1', port: server.port, username: 'gateway', password: PASSWORD, maxRetriesPerRequest: 0 });
+    const user = new Redis({
+      host: '127.0.0.1',
+      port: server.port,
+      username: 'gateway',
+      password: PASSWORD,
+      maxRetriesPerRequest: 0,
+    });
     try {
       await expect(user.set('other:key', '1')).rejects.toThrow(/NOPERM/);
       await expect(user.call('FLUSHALL')).rejects.toThrow(/NOPERM/);

@@ -38,12 +38,25 @@ let env: Record<string, string>;
 
 const providers = (extraModel?: string) => ({
   providers: [
-    { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: ['a-4o', ...(extraModel ? [extraModel] : [])], max_retries: 0 },
-    { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: ['b-flash'], max_retries: 0 },
+    {
+      name: 'provider_a',
+      api_key_env: 'PROVIDER_A_API_KEY',
+      base_url: upstreams.a.url,
+      models: ['a-4o', ...(extraModel ? [extraModel] : [])],
+      max_retries: 0,
+    },
+    {
+      name: 'provider_b',
+      api_key_env: 'PROVIDER_B_API_KEY',
+      base_url: upstreams.b.url,
+      models: ['b-flash'],
+      max_retries: 0,
+    },
   ],
 });
 
-const client = (baseUrl: string, apiKey = KEY) => new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 20_000 });
+const client = (baseUrl: string, apiKey = KEY) =>
+  new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 20_000 });
 
 /** Every key under the test's prefix, per master. */
 function keysPerMaster(): Promise<string[][]> {
@@ -72,10 +85,14 @@ beforeAll(async () => {
   };
   gateway = await startGateway({ env, config: providers(), providers: ['provider_a', 'provider_b'] });
   replica = await startApiReplica(env, gateway.configPath);
-  await waitFor(async () => {
-    const res = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } });
-    return ((await res.json()) as { semantic_cache?: { status?: string } }).semantic_cache?.status === 'ready';
-  }, 15_000, 'the semantic cache to be ready');
+  await waitFor(
+    async () => {
+      const res = await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } });
+      return ((await res.json()) as { semantic_cache?: { status?: string } }).semantic_cache?.status === 'ready';
+    },
+    15_000,
+    'the semantic cache to be ready',
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -89,15 +106,26 @@ afterAll(async () => {
 describe('the gateway on a 3-master Redis Cluster', () => {
   it('answers sync and streamed chat completions through the queues, and repeats from the exact cache', async () => {
     const openai = client(gateway.baseUrl);
-    const first = await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] }).withResponse();
+    const first = await openai.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] })
+      .withResponse();
     expect(first.data.choices[0]?.message.content).toBe('Echo: cluster sync');
     expect(first.response.headers.get('x-cache')).toBe('MISS');
-    const again = await client(replica.baseUrl).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] }).withResponse();
+    const again = await client(replica.baseUrl)
+      .chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] })
+      .withResponse();
     expect(again.response.headers.get('x-cache')).toBe('HIT');
     // The same reply; its usage says the gateway's cache served it.
-    expect(again.data).toEqual({ ...first.data, usage: { ...first.data.usage, gateway_cache: { hit: true, type: 'exact' } } });
+    expect(again.data).toEqual({
+      ...first.data,
+      usage: { ...first.data.usage, gateway_cache: { hit: true, type: 'exact' } },
+    });
 
-    const stream = await openai.chat.completions.create({ model: 'b-flash', stream: true, messages: [{ role: 'user', content: 'cluster stream over gemini' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'b-flash',
+      stream: true,
+      messages: [{ role: 'user', content: 'cluster stream over gemini' }],
+    });
     const parts: string[] = [];
     let chunks = 0;
     for await (const chunk of stream) {
@@ -117,11 +145,23 @@ describe('the gateway on a 3-master Redis Cluster', () => {
   it('serves concurrent requests of one API process with one blocking reader on one master', async () => {
     const openai = client(gateway.baseUrl);
     const replies = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => openai.chat.completions.create({ model: i % 2 ? 'a-4o' : 'b-flash', messages: [{ role: 'user', content: `concurrent ${i}` }] })),
+      Array.from({ length: 12 }, (_, i) =>
+        openai.chat.completions.create({
+          model: i % 2 ? 'a-4o' : 'b-flash',
+          messages: [{ role: 'user', content: `concurrent ${i}` }],
+        }),
+      ),
     );
     replies.forEach((reply, i) => expect(reply.choices[0]?.message.content).toBe(`Echo: concurrent ${i}`));
     // The reader's connections (the XREAD and the one that wakes it) carry the API's connection name; all its replies share one slot.
-    const readers = await Promise.all(masters.map(async (m) => String(await m.client('LIST')).split('\n').filter((line) => line.includes(`name=${PREFIX}:api-reader`)).length));
+    const readers = await Promise.all(
+      masters.map(
+        async (m) =>
+          String(await m.client('LIST'))
+            .split('\n')
+            .filter((line) => line.includes(`name=${PREFIX}:api-reader`)).length,
+      ),
+    );
     expect(readers.filter((n) => n > 0)).toHaveLength(1);
     expect(readers.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(4);
   });
@@ -131,9 +171,21 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     try {
       const calls = () => upstreams.a.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
       const before = calls();
-      const ask = (baseUrl: string) => client(baseUrl).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'coalesced over the cluster' }] }).withResponse();
-      const replies = await Promise.all([ask(gateway.baseUrl), ask(replica.baseUrl), ask(gateway.baseUrl), ask(replica.baseUrl)]);
-      for (const reply of replies) expect(reply.data.choices[0]?.message.content).toBe('Echo: coalesced over the cluster');
+      const ask = (baseUrl: string) =>
+        client(baseUrl)
+          .chat.completions.create({
+            model: 'a-4o',
+            messages: [{ role: 'user', content: 'coalesced over the cluster' }],
+          })
+          .withResponse();
+      const replies = await Promise.all([
+        ask(gateway.baseUrl),
+        ask(replica.baseUrl),
+        ask(gateway.baseUrl),
+        ask(replica.baseUrl),
+      ]);
+      for (const reply of replies)
+        expect(reply.data.choices[0]?.message.content).toBe('Echo: coalesced over the cluster');
       expect(calls()).toBe(before + 1);
       // Followers on the other process read the leader's stream: a slot of another process's tag.
       expect(replies.map((r) => r.response.headers.get('x-cache'))).toContain('MISS');
@@ -143,7 +195,11 @@ describe('the gateway on a 3-master Redis Cluster', () => {
   });
 
   it("tells a worker's reader check who still reads a job, over the cluster", async () => {
-    const redis = createRedis(loadSettings({ REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: PREFIX }), 'command', 'test-watch');
+    const redis = createRedis(
+      loadSettings({ REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: PREFIX }),
+      'command',
+      'test-watch',
+    );
     const watch = new ReaderWatch({ redis, prefix: PREFIX, intervalMs: 50, misses: 2 });
     try {
       await waitFor(() => redis.status === 'ready', 5_000, 'the cluster client');
@@ -166,35 +222,68 @@ describe('the gateway on a 3-master Redis Cluster', () => {
 
   it('answers a paraphrase from the semantic cache, and clears both caches on every master', async () => {
     const openai = client(gateway.baseUrl);
-    expect((await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'What is the capital of France?' }] }).withResponse()).response.headers.get('x-cache')).toBe('MISS');
-    const paraphrase = await client(replica.baseUrl).chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'The capital of France is what?' }] }).withResponse();
+    expect(
+      (
+        await openai.chat.completions
+          .create({ model: 'a-4o', messages: [{ role: 'user', content: 'What is the capital of France?' }] })
+          .withResponse()
+      ).response.headers.get('x-cache'),
+    ).toBe('MISS');
+    const paraphrase = await client(replica.baseUrl)
+      .chat.completions.create({
+        model: 'a-4o',
+        messages: [{ role: 'user', content: 'The capital of France is what?' }],
+      })
+      .withResponse();
     expect(paraphrase.response.headers.get('x-cache')).toBe('SEMANTIC_HIT');
 
     const exactBefore = (await keysPerMaster()).flat().filter((k) => k.startsWith(`${PREFIX}:cache:x:`));
     expect(exactBefore.length).toBeGreaterThan(2);
-    const cleared = await fetch(`${gateway.baseUrl}/admin/cache/clear`, { method: 'POST', headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, body: '{}' });
+    const cleared = await fetch(`${gateway.baseUrl}/admin/cache/clear`, {
+      method: 'POST',
+      headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(cleared.status).toBe(200);
-    const left = (await keysPerMaster()).flat().filter((k) => k.startsWith(`${PREFIX}:cache:x:`) || k.startsWith(`${PREFIX}:cache:{s}:e:`));
+    const left = (await keysPerMaster())
+      .flat()
+      .filter((k) => k.startsWith(`${PREFIX}:cache:x:`) || k.startsWith(`${PREFIX}:cache:{s}:e:`));
     expect(left).toEqual([]);
-    const after = await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] }).withResponse();
+    const after = await openai.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'cluster sync' }] })
+      .withResponse();
     expect(after.response.headers.get('x-cache')).toBe('MISS');
   });
 
   it('rate-limits per key across both API processes and counts it in /stats', async () => {
     // Two more API processes with a low limit: their limiters count against one window in the key's slot.
     const limitedEnv = { ...env, RATE_LIMIT_REQUESTS: '3', RATE_LIMIT_WINDOW: '60' };
-    const limited = [await startApiReplica(limitedEnv, gateway.configPath), await startApiReplica(limitedEnv, gateway.configPath)];
+    const limited = [
+      await startApiReplica(limitedEnv, gateway.configPath),
+      await startApiReplica(limitedEnv, gateway.configPath),
+    ];
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) {
-        const res = await fetch(`${limited[i % 2]!.baseUrl}/v1/models`, { headers: { authorization: `Bearer ${LIMITED}` } });
+        const res = await fetch(`${limited[i % 2]!.baseUrl}/v1/models`, {
+          headers: { authorization: `Bearer ${LIMITED}` },
+        });
         statuses.push(res.status);
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
-      await waitFor(async () => {
-        const stats = (await (await fetch(`${gateway.baseUrl}/stats`, { headers: { 'x-api-key': ADMIN } })).json()) as { rate_limit_stats: { requests_throttled: number; top_users: Array<{ requests: number }> } };
-        return stats.rate_limit_stats.requests_throttled >= 2 && stats.rate_limit_stats.top_users.some((u) => u.requests === 5);
-      }, 5_000, 'the throttled requests in /stats');
+      await waitFor(
+        async () => {
+          const stats = (await (
+            await fetch(`${gateway.baseUrl}/stats`, { headers: { 'x-api-key': ADMIN } })
+          ).json()) as { rate_limit_stats: { requests_throttled: number; top_users: Array<{ requests: number }> } };
+          return (
+            stats.rate_limit_stats.requests_throttled >= 2 &&
+            stats.rate_limit_stats.top_users.some((u) => u.requests === 5)
+          );
+        },
+        5_000,
+        'the throttled requests in /stats',
+      );
     } finally {
       await Promise.all(limited.map((r) => r.stop()));
     }
@@ -202,11 +291,20 @@ describe('the gateway on a 3-master Redis Cluster', () => {
 
   it('reloads config.yaml in every API and worker process, acknowledged over the cluster', async () => {
     writeFileSync(gateway.configPath, stringify(providers('a-reloaded')));
-    const res = await fetch(`${gateway.baseUrl}/admin/reload-config`, { method: 'POST', headers: { 'x-api-key': ADMIN } });
-    const body = (await res.json()) as { status: string; processes: { notified: number; reloaded: number; failed: unknown[] } };
+    const res = await fetch(`${gateway.baseUrl}/admin/reload-config`, {
+      method: 'POST',
+      headers: { 'x-api-key': ADMIN },
+    });
+    const body = (await res.json()) as {
+      status: string;
+      processes: { notified: number; reloaded: number; failed: unknown[] };
+    };
     expect(res.status).toBe(200);
     expect(body).toMatchObject({ status: 'success', processes: { notified: 3, reloaded: 3, failed: [] } });
-    const reply = await client(replica.baseUrl).chat.completions.create({ model: 'a-reloaded', messages: [{ role: 'user', content: 'after reload' }] });
+    const reply = await client(replica.baseUrl).chat.completions.create({
+      model: 'a-reloaded',
+      messages: [{ role: 'user', content: 'after reload' }],
+    });
     expect(reply.choices[0]?.message.content).toBe('Echo: after reload');
   });
 
@@ -217,27 +315,43 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     await worker!.kill('SIGTERM');
     gateway.workers.set('provider_b', []);
     const quick = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 2_000 });
-    const refused = await waitForStatus((i) => quick.chat.completions.create({ model: 'b-flash', messages: [{ role: 'user', content: `nobody serves b ${i}` }] }), 503);
+    const refused = await waitForStatus(
+      (i) =>
+        quick.chat.completions.create({
+          model: 'b-flash',
+          messages: [{ role: 'user', content: `nobody serves b ${i}` }],
+        }),
+      503,
+    );
     expect(refused).toBe(true);
     await gateway.addWorker('provider_b');
-    await waitFor(async () => {
-      try {
-        await client(gateway.baseUrl).chat.completions.create({ model: 'b-flash', messages: [{ role: 'user', content: 'b is back' }] });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 10_000, 'provider_b to be served again');
+    await waitFor(
+      async () => {
+        try {
+          await client(gateway.baseUrl).chat.completions.create({
+            model: 'b-flash',
+            messages: [{ role: 'user', content: 'b is back' }],
+          });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      10_000,
+      'provider_b to be served again',
+    );
   });
 
   it('spreads the keys over the shards: queues, reply streams, windows and cache entries each in their own slots', async () => {
     const openai = client(replica.baseUrl);
-    for (let i = 0; i < 6; i++) await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: `spread ${i}` }] });
+    for (let i = 0; i < 6; i++)
+      await openai.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: `spread ${i}` }] });
     const perMaster = await keysPerMaster();
     expect(perMaster.filter((keys) => keys.length > 0).length).toBeGreaterThan(1);
     const all = perMaster.flat();
     // Each queue's keys share one slot; the two queues are tagged apart.
-    const queueSlots = (provider: string) => new Set(all.filter((k) => k.startsWith(`${PREFIX}:bull:{${provider}}:`)).map(keySlot));
+    const queueSlots = (provider: string) =>
+      new Set(all.filter((k) => k.startsWith(`${PREFIX}:bull:{${provider}}:`)).map(keySlot));
     expect(queueSlots('provider_a').size).toBe(1);
     expect(queueSlots('provider_b').size).toBe(1);
     expect([...queueSlots('provider_a')][0]).not.toBe([...queueSlots('provider_b')][0]);
@@ -245,11 +359,16 @@ describe('the gateway on a 3-master Redis Cluster', () => {
     const exactSlots = new Set(all.filter((k) => k.startsWith(`${PREFIX}:cache:x:`)).map(keySlot));
     expect(exactSlots.size).toBeGreaterThan(1);
     // Reply streams are deleted once read, just after the reply is sent (their per-process slots: the reader test below).
-    await vi.waitFor(async () => expect((await keysPerMaster()).flat().filter((k) => k.startsWith(`${PREFIX}:resp:`))).toEqual([]), { timeout: 3_000 });
+    await vi.waitFor(
+      async () => expect((await keysPerMaster()).flat().filter((k) => k.startsWith(`${PREFIX}:resp:`))).toEqual([]),
+      { timeout: 3_000 },
+    );
     // A rate-limit window per key, in the key's own slot.
     expect(new Set(all.filter((k) => k.startsWith(`${PREFIX}:rl:win:{`)).map(keySlot)).size).toBe(2);
     // /admin/cache/stats counts the keys of every master, not of one node.
-    const stats = (await (await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } })).json()) as { cache_store: { connected: boolean; keys: number } };
+    const stats = (await (
+      await fetch(`${gateway.baseUrl}/admin/cache/stats`, { headers: { 'x-api-key': ADMIN } })
+    ).json()) as { cache_store: { connected: boolean; keys: number } };
     const sizes = await Promise.all(masters.map((m) => m.dbsize()));
     expect(stats.cache_store.connected).toBe(true);
     expect(stats.cache_store.keys).toBeGreaterThan(Math.max(...sizes));
@@ -258,7 +377,11 @@ describe('the gateway on a 3-master Redis Cluster', () => {
   });
 
   it('scans every master to delete by pattern', async () => {
-    const redis = createRedis(loadSettings({ REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: PREFIX }), 'command', 'test');
+    const redis = createRedis(
+      loadSettings({ REDIS_CLUSTER_NODES: cluster.nodes, REDIS_KEY_PREFIX: PREFIX }),
+      'command',
+      'test',
+    );
     try {
       await waitFor(() => redis.status === 'ready', 5_000, 'the cluster client');
       await Promise.all(Array.from({ length: 30 }, (_, i) => redis.set(`${PREFIX}:scan:${i}`, '1')));

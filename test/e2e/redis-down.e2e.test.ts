@@ -11,7 +11,9 @@ beforeAll(async () => {
   const deadRedisPort = await freePort();
   const port = await freePort();
   const configPath = writeConfig({
-    providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }],
+    providers: [
+      { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] },
+    ],
   });
   api = spawnGatewayProcess('src/server.ts', [], {
     CONFIG_PATH: configPath,
@@ -25,7 +27,11 @@ beforeAll(async () => {
     LOG_LEVEL: 'error',
   });
   baseUrl = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).status > 0, 20_000, 'API start');
+  await waitFor(
+    async () => (await fetch(`${baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).status > 0,
+    20_000,
+    'API start',
+  );
 }, 30_000);
 
 afterAll(async () => {

@@ -37,7 +37,12 @@ const weatherTool = {
   type: 'function' as const,
   name: 'get_weather',
   description: 'The weather in a city.',
-  parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { input: { type: 'string' } },
+    required: ['input'],
+    additionalProperties: false,
+  },
   strict: true,
 };
 
@@ -46,12 +51,36 @@ beforeAll(async () => {
   upstreams = trio.upstreams;
   const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 };
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: `${KEY},${OTHER_KEY}`, ...trio.env, SEMANTIC_CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000' },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: `${KEY},${OTHER_KEY}`,
+      ...trio.env,
+      SEMANTIC_CACHE_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '100000',
+    },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: [MODELS.a],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [MODELS.b],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: [MODELS.c],
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
@@ -80,10 +109,15 @@ function upstreamView(letter: Letter): { system: string | undefined; texts: stri
     return { system, texts: messages.filter((m) => m.role !== 'system').map((m) => JSON.stringify(m.content)) };
   }
   if (letter === 'b') {
-    const system = (body.systemInstruction as { parts: Array<{ text: string }> } | undefined)?.parts.map((p) => p.text).join('');
+    const system = (body.systemInstruction as { parts: Array<{ text: string }> } | undefined)?.parts
+      .map((p) => p.text)
+      .join('');
     return { system, texts: (body.contents as Array<{ parts: unknown[] }>).map((c) => JSON.stringify(c.parts)) };
   }
-  const system = typeof body.system === 'string' ? body.system : (body.system as Array<{ text: string }> | undefined)?.map((b) => b.text).join('');
+  const system =
+    typeof body.system === 'string'
+      ? body.system
+      : (body.system as Array<{ text: string }> | undefined)?.map((b) => b.text).join('');
   return { system, texts: (body.messages as Array<{ content: unknown }>).map((m) => JSON.stringify(m.content)) };
 }
 
@@ -94,9 +128,20 @@ function unique(label: string): string {
 describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', (letter, model) => {
   it('creates a response, instructions as the system instruction, and stores it for retrieve and input_items', async () => {
     const text = unique('hello there');
-    const response = await client.responses.create({ model, input: text, instructions: 'Answer briefly.', metadata: { case: 'create' } });
+    const response = await client.responses.create({
+      model,
+      input: text,
+      instructions: 'Answer briefly.',
+      metadata: { case: 'create' },
+    });
     expect(response.id).toMatch(/^resp_/);
-    expect(response).toMatchObject({ object: 'response', status: 'completed', model, output_text: `Echo: ${text}`, metadata: { case: 'create' } });
+    expect(response).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model,
+      output_text: `Echo: ${text}`,
+      metadata: { case: 'create' },
+    });
     expect(response.usage?.input_tokens).toBeGreaterThan(0);
     expect(response.usage?.output_tokens).toBeGreaterThan(0);
     const view = upstreamView(letter);
@@ -121,7 +166,12 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     expect(final.status).toBe('completed');
     expect(final.output_text).toBe(`Echo: ${text}`);
     expect(deltas.join('')).toBe(`Echo: ${text}`);
-    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
     expect(types.at(-1)).toBe('response.completed');
     expect(final.usage?.output_tokens).toBeGreaterThan(0);
     expect((await client.responses.retrieve(final.id)).output_text).toBe(`Echo: ${text}`);
@@ -129,7 +179,11 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
 
   it('parses structured output with a zod schema (text.format json_schema reaches the upstream)', async () => {
     const City = z.object({ name: z.string(), population: z.number(), capital: z.boolean() });
-    const response = await client.responses.parse({ model, input: unique('a city'), text: { format: zodTextFormat(City, 'city') } });
+    const response = await client.responses.parse({
+      model,
+      input: unique('a city'),
+      text: { format: zodTextFormat(City, 'city') },
+    });
     expect(response.output_parsed).toEqual({ name: expect.any(String), population: 42, capital: true });
   });
 
@@ -137,7 +191,8 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     const text = unique('weather in Paris');
     const first = await client.responses.create({ model, input: text, tools: [weatherTool] });
     const call = first.output.find((item) => item.type === 'function_call');
-    if (call?.type !== 'function_call') throw new Error(`expected a function call, got ${JSON.stringify(first.output)}`);
+    if (call?.type !== 'function_call')
+      throw new Error(`expected a function call, got ${JSON.stringify(first.output)}`);
     expect(call.name).toBe('get_weather');
     expect(JSON.parse(call.arguments)).toEqual({ input: text });
 
@@ -174,7 +229,15 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
   it('reads an image input', async () => {
     const response = await client.responses.create({
       model,
-      input: [{ role: 'user', content: [{ type: 'input_text', text: 'what is this?' }, { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'what is this?' },
+            { type: 'input_image', image_url: `data:image/png;base64,${PNG}`, detail: 'auto' },
+          ],
+        },
+      ],
     });
     expect(response.output_text).toBe('Echo: what is this? (+1 images)');
     expect(JSON.stringify(lastBody(letter))).toContain(PNG);
@@ -183,18 +246,42 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
   it('reads a PDF input_file, as the document part of each format', async () => {
     const response = await client.responses.create({
       model,
-      input: [{ role: 'user', content: [{ type: 'input_text', text: 'summarize this' }, { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'summarize this' },
+            { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` },
+          ],
+        },
+      ],
     });
     expect(response.output_text).toBe('Echo: summarize this (+1 files)');
     expect(JSON.stringify(lastBody(letter))).toContain(PDF);
     const items = await client.responses.inputItems.list(response.id);
-    expect(items.data).toMatchObject([{ type: 'message', content: [{ type: 'input_text' }, { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` }] }]);
+    expect(items.data).toMatchObject([
+      {
+        type: 'message',
+        content: [
+          { type: 'input_text' },
+          { type: 'input_file', filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` },
+        ],
+      },
+    ]);
   });
 
   it('reads the same PDF through the chat door, as a file part', async () => {
     const completion = await client.chat.completions.create({
       model,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'summarize that' }, { type: 'file', file: { filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'summarize that' },
+            { type: 'file', file: { filename: 'tiny.pdf', file_data: `data:application/pdf;base64,${PDF}` } },
+          ],
+        },
+      ],
     });
     expect(completion.choices[0]?.message.content).toBe('Echo: summarize that (+1 files)');
     expect(JSON.stringify(lastBody(letter))).toContain(PDF);
@@ -218,7 +305,9 @@ describe('the pipeline around the door', () => {
     const text = unique('cache me');
     const first = await client.responses.create({ model: MODELS.c, input: text });
     const calls = upstreams.c.requests.length;
-    const { data: again, response: raw } = await client.responses.create({ model: MODELS.c, input: text }).withResponse();
+    const { data: again, response: raw } = await client.responses
+      .create({ model: MODELS.c, input: text })
+      .withResponse();
     expect(raw.headers.get('x-cache')).toBe('HIT');
     expect(again.output_text).toBe(first.output_text);
     expect(again.id).not.toBe(first.id);
@@ -231,7 +320,10 @@ describe('the pipeline around the door', () => {
 
 describe('DLP', () => {
   it('redacts personal data before the upstream, and stores the input as the upstream saw it', async () => {
-    const response = await client.responses.create({ model: MODELS.b, input: 'please email jane.doe@example.com the notes' });
+    const response = await client.responses.create({
+      model: MODELS.b,
+      input: 'please email jane.doe@example.com the notes',
+    });
     expect(JSON.stringify(lastBody('b'))).not.toContain('jane.doe@example.com');
     const items = await client.responses.inputItems.list(response.id);
     expect(JSON.stringify(items.data)).not.toContain('jane.doe@example.com');
@@ -250,7 +342,9 @@ describe('storage and errors', () => {
     const response = await client.responses.create({ model: MODELS.b, input: unique('mine') });
     await expect(other.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(other.responses.delete(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(other.responses.create({ model: MODELS.b, input: 'x', previous_response_id: response.id })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(
+      other.responses.create({ model: MODELS.b, input: 'x', previous_response_id: response.id }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await client.responses.delete(response.id);
     await expect(client.responses.retrieve(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(client.responses.inputItems.list(response.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
@@ -260,18 +354,34 @@ describe('storage and errors', () => {
     const input = ['one', 'two', 'three'].map((text) => ({ role: 'user' as const, content: text }));
     const response = await client.responses.create({ model: MODELS.c, input });
     const page = await client.responses.inputItems.list(response.id, { limit: 2, order: 'asc' });
-    expect(page.data.map((item) => (item.type === 'message' ? item.content[0] : undefined))).toMatchObject([{ text: 'one' }, { text: 'two' }]);
+    expect(page.data.map((item) => (item.type === 'message' ? item.content[0] : undefined))).toMatchObject([
+      { text: 'one' },
+      { text: 'two' },
+    ]);
     expect(page.has_more).toBe(true);
     const all = [];
     for await (const item of client.responses.inputItems.list(response.id, { limit: 1 })) all.push(item);
-    expect(all.map((item) => (item.type === 'message' ? item.content[0] : undefined))).toMatchObject([{ text: 'three' }, { text: 'two' }, { text: 'one' }]);
+    expect(all.map((item) => (item.type === 'message' ? item.content[0] : undefined))).toMatchObject([
+      { text: 'three' },
+      { text: 'two' },
+      { text: 'one' },
+    ]);
   });
 
   it.each([
     [{ model: MODELS.a, input: 'x', tools: [{ type: 'web_search' }] }, /built-in tool 'web_search'/],
     [{ model: MODELS.a, input: 'x', surprise: true }, /unrecognized field/],
-    [{ model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] }, /input_file needs 'file_data'/],
-    [{ model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:text/plain;base64,aGk=' }] }] }, /data:application\/pdf/],
+    [
+      { model: MODELS.a, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] },
+      /input_file needs 'file_data'/,
+    ],
+    [
+      {
+        model: MODELS.a,
+        input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:text/plain;base64,aGk=' }] }],
+      },
+      /data:application\/pdf/,
+    ],
     [{ model: MODELS.a, input: 42 }, /input/],
     [{ model: 'no-such-model', input: 'x' }, /not supported by this gateway/],
   ])('answers %j with a clear 400, the upstream untouched', async (body, message) => {
@@ -284,18 +394,31 @@ describe('storage and errors', () => {
 
   it('answers an unknown response id with 404, and a malformed JSON body with 400', async () => {
     await expect(client.responses.retrieve('resp_unknown')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(client.responses.create({ model: MODELS.a, input: 'x', previous_response_id: 'resp_unknown' })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    const res = await fetch(`${gateway.baseUrl}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: '{"model": "a-4o", "input": ' });
+    await expect(
+      client.responses.create({ model: MODELS.a, input: 'x', previous_response_id: 'resp_unknown' }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const res = await fetch(`${gateway.baseUrl}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: '{"model": "a-4o", "input": ',
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { code: 'invalid_request' } });
   });
 });
 
 describe('reasoning', () => {
-  const thinkingOf = (letter: Letter) => (lastBody(letter).messages as Array<{ role: string; content: unknown }>).map((m) => (Array.isArray(m.content) ? m.content.filter((b: { type: string }) => b.type === 'thinking') : []));
+  const thinkingOf = (letter: Letter) =>
+    (lastBody(letter).messages as Array<{ role: string; content: unknown }>).map((m) =>
+      Array.isArray(m.content) ? m.content.filter((b: { type: string }) => b.type === 'thinking') : [],
+    );
 
-  it("asks an Anthropic-format upstream for thinking when a summary is asked, and answers its thinking as a reasoning item that carries the signed block", async () => {
-    const response = await client.responses.create({ model: MODELS.c, input: 'think first', reasoning: { effort: 'low', summary: 'auto' } });
+  it('asks an Anthropic-format upstream for thinking when a summary is asked, and answers its thinking as a reasoning item that carries the signed block', async () => {
+    const response = await client.responses.create({
+      model: MODELS.c,
+      input: 'think first',
+      reasoning: { effort: 'low', summary: 'auto' },
+    });
     const sent = lastBody('c');
     // The budget follows the effort; the answer's room comes on top of it.
     expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
@@ -308,7 +431,11 @@ describe('reasoning', () => {
   });
 
   it('streams the thinking as reasoning summary deltas, then the answer', async () => {
-    const stream = client.responses.stream({ model: MODELS.c, input: 'stream my thoughts', reasoning: { summary: 'detailed' } });
+    const stream = client.responses.stream({
+      model: MODELS.c,
+      input: 'stream my thoughts',
+      reasoning: { summary: 'detailed' },
+    });
     let summary = '';
     const types: string[] = [];
     for await (const event of stream) {
@@ -317,7 +444,9 @@ describe('reasoning', () => {
     }
     const final = await stream.finalResponse();
     expect(summary).toBe('Thinking about: stream my thoughts');
-    expect(types.indexOf('response.reasoning_summary_text.done')).toBeLessThan(types.indexOf('response.output_text.delta'));
+    expect(types.indexOf('response.reasoning_summary_text.done')).toBeLessThan(
+      types.indexOf('response.output_text.delta'),
+    );
     expect(final.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
     expect((final.output[0] as OpenAI.Responses.ResponseReasoningItem).encrypted_content).toMatch(/^gwr1\./);
     expect(final.output_text).toBe('Echo: stream my thoughts');
@@ -325,12 +454,25 @@ describe('reasoning', () => {
 
   it('gives the signed thinking block back to the Anthropic-format upstream when the client replays the reasoning item, and through previous_response_id', async () => {
     const first = await client.responses.create({ model: MODELS.c, input: 'turn one', reasoning: { summary: 'auto' } });
-    const signed = { type: 'thinking', thinking: 'Thinking about: turn one', signature: `sig_${Buffer.from('Thinking about: turn one').toString('base64')}` };
+    const signed = {
+      type: 'thinking',
+      thinking: 'Thinking about: turn one',
+      signature: `sig_${Buffer.from('Thinking about: turn one').toString('base64')}`,
+    };
     // Replayed by the client (store: false clients such as Codex do so).
-    await client.responses.create({ model: MODELS.c, input: [...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'turn two' }], reasoning: { summary: 'auto' } });
+    await client.responses.create({
+      model: MODELS.c,
+      input: [...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'turn two' }],
+      reasoning: { summary: 'auto' },
+    });
     expect(thinkingOf('c')[1]).toEqual([signed]);
     // Kept with the stored turn.
-    await client.responses.create({ model: MODELS.c, previous_response_id: first.id, input: 'turn two', reasoning: { summary: 'auto' } });
+    await client.responses.create({
+      model: MODELS.c,
+      previous_response_id: first.id,
+      input: 'turn two',
+      reasoning: { summary: 'auto' },
+    });
     expect(thinkingOf('c')[1]).toEqual([signed]);
   });
 
@@ -339,32 +481,51 @@ describe('reasoning', () => {
     try {
       const response = await client.responses.create({ model: MODELS.a, input: 'reason openly' });
       const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
-      expect(reasoning).toMatchObject({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'Thinking about: reason openly' }] });
+      expect(reasoning).toMatchObject({
+        type: 'reasoning',
+        summary: [{ type: 'summary_text', text: 'Thinking about: reason openly' }],
+      });
       // Unsigned: nothing for an upstream to check, so nothing to carry back.
       expect(reasoning.encrypted_content ?? undefined).toBeUndefined();
       const stream = client.responses.stream({ model: MODELS.a, input: 'reason in a stream' });
       let summary = '';
-      for await (const event of stream) if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+      for await (const event of stream)
+        if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
       expect(summary).toBe('Thinking about: reason in a stream');
       expect((await stream.finalResponse()).output.map((item) => item.type)).toEqual(['reasoning', 'message']);
-      await client.responses.create({ model: MODELS.c, input: [...(response.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'next' }] });
+      await client.responses.create({
+        model: MODELS.c,
+        input: [...(response.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'next' }],
+      });
       expect(thinkingOf('c').flat()).toEqual([]);
     } finally {
       upstreams.a.setBehavior({ reasoning: undefined });
     }
   });
 
-  it("asks a Gemini-format upstream for its thought summaries, answered as unsigned reasoning items, streamed too", async () => {
-    const response = await client.responses.create({ model: MODELS.b, input: 'gemini thinks', reasoning: { effort: 'high', summary: 'auto' } });
-    expect((lastBody('b').generationConfig as Record<string, unknown>).thinkingConfig).toEqual({ thinkingBudget: 16_384, includeThoughts: true });
+  it('asks a Gemini-format upstream for its thought summaries, answered as unsigned reasoning items, streamed too', async () => {
+    const response = await client.responses.create({
+      model: MODELS.b,
+      input: 'gemini thinks',
+      reasoning: { effort: 'high', summary: 'auto' },
+    });
+    expect((lastBody('b').generationConfig as Record<string, unknown>).thinkingConfig).toEqual({
+      thinkingBudget: 16_384,
+      includeThoughts: true,
+    });
     expect(response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
     const reasoning = response.output[0] as OpenAI.Responses.ResponseReasoningItem;
     expect(reasoning.summary).toEqual([{ type: 'summary_text', text: 'Thinking about: gemini thinks' }]);
     expect(reasoning.encrypted_content ?? undefined).toBeUndefined();
     expect(response.output_text).toBe('Echo: gemini thinks');
-    const stream = client.responses.stream({ model: MODELS.b, input: 'gemini streams thoughts', reasoning: { summary: 'auto' } });
+    const stream = client.responses.stream({
+      model: MODELS.b,
+      input: 'gemini streams thoughts',
+      reasoning: { summary: 'auto' },
+    });
     let summary = '';
-    for await (const event of stream) if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
+    for await (const event of stream)
+      if (event.type === 'response.reasoning_summary_text.delta') summary += event.delta;
     expect(summary).toBe('Thinking about: gemini streams thoughts');
     expect((await stream.finalResponse()).output_text).toBe('Echo: gemini streams thoughts');
     // No summary asked: no thinking asked.
@@ -377,7 +538,12 @@ describe('reasoning', () => {
       model: MODELS.c,
       input: [
         { role: 'user', content: 'earlier' },
-        { type: 'reasoning', id: 'rs_openai', summary: [{ type: 'summary_text', text: 'their thoughts' }], encrypted_content: 'gAAAAopaque' },
+        {
+          type: 'reasoning',
+          id: 'rs_openai',
+          summary: [{ type: 'summary_text', text: 'their thoughts' }],
+          encrypted_content: 'gAAAAopaque',
+        },
         { role: 'assistant', content: 'an answer' },
         { role: 'user', content: 'now' },
       ],

@@ -38,7 +38,9 @@ beforeAll(async () => {
     DLP_ENABLED: 'false',
     SEMANTIC_CACHE_ENABLED: 'false',
     RATE_LIMIT_REQUESTS: '100000',
-    ...Object.fromEntries(Object.keys(formats).map((name) => [`UP_${name.toUpperCase()}_KEY`, `upstream-${name}-secret`])),
+    ...Object.fromEntries(
+      Object.keys(formats).map((name) => [`UP_${name.toUpperCase()}_KEY`, `upstream-${name}-secret`]),
+    ),
   };
   const fast = { timeout_ms: 800, stream_idle_timeout_ms: 1000, queue_timeout_ms: 5000, max_retries: 0 };
   const provider = (name: string, upstream: keyof typeof up, models: string[], extra: object = {}) => ({
@@ -69,7 +71,11 @@ beforeAll(async () => {
     providers: [],
   });
   // One worker process for every provider entry but `dead` (fewer processes to start on a busy machine).
-  worker = spawnGatewayProcess('workers/provider-worker.ts', ['dep_one', 'dep_two', 'anth', 'primary', 'plain'], { ...env, CONFIG_PATH: gateway.configPath, LOG_LEVEL: 'info' });
+  worker = spawnGatewayProcess('workers/provider-worker.ts', ['dep_one', 'dep_two', 'anth', 'primary', 'plain'], {
+    ...env,
+    CONFIG_PATH: gateway.configPath,
+    LOG_LEVEL: 'info',
+  });
   await waitFor(() => worker.output().includes('worker started'), 60_000, `the worker to start:\n${worker.output()}`);
   replica = await startApiReplica(env, gateway.configPath);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
@@ -90,11 +96,17 @@ interface Reply {
   headers: Headers;
 }
 
-async function chat(model: string, options: { baseUrl?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function chat(
+  model: string,
+  options: { baseUrl?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(`${options.baseUrl ?? gateway.baseUrl}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': KEY, ...options.headers },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: `hello ${Math.random().toString(36).slice(2, 8)}` }] }),
+    body: JSON.stringify({
+      model,
+      messages: [{ role: 'user', content: `hello ${Math.random().toString(36).slice(2, 8)}` }],
+    }),
     signal: AbortSignal.timeout(20_000),
   });
   return { status: res.status, body: await res.json(), headers: res.headers };
@@ -134,7 +146,11 @@ async function expectOut(): Promise<void> {
 
 /** Waits until dep_one's cooldown is over, then until traffic reaches it again; returns when the cooldown was seen over. */
 async function expectBack(): Promise<number> {
-  await waitFor(async () => (await health()).details.providers.dep_one.cooldown_seconds === undefined, 10_000, 'dep_one back in service');
+  await waitFor(
+    async () => (await health()).details.providers.dep_one.cooldown_seconds === undefined,
+    10_000,
+    'dep_one back in service',
+  );
   const backAt = Date.now();
   const seen = up.one.requests.length;
   for (let i = 0; i < 40 && up.one.requests.length === seen; i++) expect((await chat('m-route')).status).toBe(200);
@@ -147,9 +163,19 @@ describe('several deployments of one model', () => {
     for (let i = 0; i < 16; i++) expect((await chat('m-route')).status).toBe(200);
     expect(up.one.requests.length).toBeGreaterThan(0);
     expect(up.two.requests.length).toBeGreaterThan(0);
-    expect(up.one.requests.every((r) => r.headers.authorization === 'Bearer upstream-one-secret' && (r.body as Untyped).model === 'm-route')).toBe(true);
-    expect(up.two.requests.every((r) => r.headers.authorization === 'Bearer upstream-two-secret' && (r.body as Untyped).model === 'gpt-two')).toBe(true);
-    const models = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).json()) as { data: { id: string }[] };
+    expect(
+      up.one.requests.every(
+        (r) => r.headers.authorization === 'Bearer upstream-one-secret' && (r.body as Untyped).model === 'm-route',
+      ),
+    ).toBe(true);
+    expect(
+      up.two.requests.every(
+        (r) => r.headers.authorization === 'Bearer upstream-two-secret' && (r.body as Untyped).model === 'gpt-two',
+      ),
+    ).toBe(true);
+    const models = (await (await fetch(`${gateway.baseUrl}/v1/models`, { headers: { 'x-api-key': KEY } })).json()) as {
+      data: { id: string }[];
+    };
     expect(models.data.filter((m) => m.id === 'm-route')).toHaveLength(1);
   });
 
@@ -158,14 +184,20 @@ describe('several deployments of one model', () => {
     const replies = await untilFaultsUsed(() => up.one.behavior.failNext === undefined);
     const outAt = Date.now();
     const failedOver = replies.at(-1) as Reply;
-    expect(failedOver.headers.get('server-timing')).toMatch(/attempt-1;desc="m-route dep_one provider_error";dur=[\d.]+, attempt-2;desc="m-route dep_two ok"/);
+    expect(failedOver.headers.get('server-timing')).toMatch(
+      /attempt-1;desc="m-route dep_one provider_error";dur=[\d.]+, attempt-2;desc="m-route dep_two ok"/,
+    );
     expect(failedOver.headers.get('x-gateway-model')).toBe('m-route');
     await expectOut();
     const metrics = await (await fetch(`${gateway.baseUrl}/metrics`, { headers: { 'x-api-key': KEY } })).text();
-    expect(Number(/gateway_deployment_cooldown_seconds\{provider="dep_one"\} ([\d.]+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(
+      Number(/gateway_deployment_cooldown_seconds\{provider="dep_one"\} ([\d.]+)/.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
     expect(metrics).toMatch(/gateway_deployment_cooldown_seconds\{provider="dep_two"\} 0/);
     // The dashboard charts that gauge.
-    expect(await (await fetch(`${gateway.baseUrl}/dashboard`, { headers: { 'x-api-key': KEY } })).text()).toContain('chart-cooldowns');
+    expect(await (await fetch(`${gateway.baseUrl}/dashboard`, { headers: { 'x-api-key': KEY } })).text()).toContain(
+      'chart-cooldowns',
+    );
     // Retry-After (3 s) is longer than the configured cooldown (2 s): it wins.
     expect((await expectBack()) - outAt).toBeGreaterThan(2_500);
   }, 60_000);
@@ -192,13 +224,22 @@ describe('several deployments of one model', () => {
 describe('fallback models', () => {
   it('falls back from an OpenAI-format upstream to an Anthropic-format one: the openai client sees one clean answer, sync and streamed', async () => {
     up.primary.setBehavior({ failNext: { count: 2, status: 500 } });
-    const { data, response } = await client.chat.completions.create({ model: 'm-primary', messages: [{ role: 'user', content: 'fallback please' }] }).withResponse();
+    const { data, response } = await client.chat.completions
+      .create({ model: 'm-primary', messages: [{ role: 'user', content: 'fallback please' }] })
+      .withResponse();
     expect(data.model).toBe('m-claude');
     expect(data.choices[0]?.message.content).toBe('Echo: fallback please');
     expect(response.headers.get('x-gateway-model')).toBe('m-claude');
-    expect(response.headers.get('server-timing')).toMatch(/attempt-1;desc="m-primary primary provider_error".*attempt-2;desc="m-claude anth ok"/);
+    expect(response.headers.get('server-timing')).toMatch(
+      /attempt-1;desc="m-primary primary provider_error".*attempt-2;desc="m-claude anth ok"/,
+    );
 
-    const stream = await client.chat.completions.create({ model: 'm-primary', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'stream fallback' }] });
+    const stream = await client.chat.completions.create({
+      model: 'm-primary',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'stream fallback' }],
+    });
     let text = '';
     const models = new Set<string>();
     let usage: OpenAI.CompletionUsage | null | undefined;
@@ -226,10 +267,18 @@ describe('fallback models', () => {
   }, 30_000);
 
   it('never falls back once tokens were sent: a stream cut mid-way ends in an error, the fallback is not called', async () => {
-    await waitFor(async () => (await health()).details.providers.primary.cooldown_seconds === undefined, 10_000, 'primary back in service');
+    await waitFor(
+      async () => (await health()).details.providers.primary.cooldown_seconds === undefined,
+      10_000,
+      'primary back in service',
+    );
     up.primary.setBehavior({ cutStreamAfterChunks: 2 });
     const calls = up.claude.requests.length;
-    const stream = await client.chat.completions.create({ model: 'm-primary', stream: true, messages: [{ role: 'user', content: 'one two three four five' }] });
+    const stream = await client.chat.completions.create({
+      model: 'm-primary',
+      stream: true,
+      messages: [{ role: 'user', content: 'one two three four five' }],
+    });
     const received: string[] = [];
     const err = await (async () => {
       for await (const chunk of stream) received.push(chunk.model);
@@ -245,7 +294,9 @@ describe('fallback models', () => {
     const reply = await chat('m-dead');
     expect(reply.status).toBe(200);
     expect(reply.body.model).toBe('m-claude');
-    expect(reply.headers.get('server-timing')).toMatch(/attempt-1;desc="m-dead dead service_unavailable".*attempt-2;desc="m-claude anth ok"/);
+    expect(reply.headers.get('server-timing')).toMatch(
+      /attempt-1;desc="m-dead dead service_unavailable".*attempt-2;desc="m-claude anth ok"/,
+    );
   });
 
   it('takes fallbacks named by the client, among configured models only; `none` turns them off', async () => {

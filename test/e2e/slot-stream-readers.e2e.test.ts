@@ -25,7 +25,10 @@ beforeAll(async () => {
   redis = createRedis(settings(), 'command', 'test');
   redis.on('error', () => {});
   await waitFor(() => redis.status === 'ready', 10_000, 'the cluster client');
-  readers = new SlotStreamReaders({ cluster: redis, connectNode: (node) => createNodeRedis(settings(), node, 'test-reader') });
+  readers = new SlotStreamReaders({
+    cluster: redis,
+    connectNode: (node) => createNodeRedis(settings(), node, 'test-reader'),
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -37,7 +37,11 @@ const weatherTool = {
 };
 const timeTool = {
   type: 'function' as const,
-  function: { name: 'get_time', description: 'The time in a city.', parameters: { type: 'object', properties: { input: { type: 'string' } } } },
+  function: {
+    name: 'get_time',
+    description: 'The time in a city.',
+    parameters: { type: 'object', properties: { input: { type: 'string' } } },
+  },
 };
 
 beforeAll(async () => {
@@ -54,11 +58,37 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: [MODELS.a],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [MODELS.b],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: [MODELS.c],
+          ...fast,
+        },
         // The same Anthropic upstream, with the operator's opt-in to dropping what it cannot honour.
-        { name: 'provider_c_lenient', format: 'anthropic', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: ['c-lenient'], drop_unsupported_params: true, ...fast },
+        {
+          name: 'provider_c_lenient',
+          format: 'anthropic',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: ['c-lenient'],
+          drop_unsupported_params: true,
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c', 'provider_c_lenient'],
@@ -85,7 +115,11 @@ function lastBody(letter: Letter): Record<string, unknown> {
 describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', (letter, model) => {
   it('asks for a tool, takes its result and answers (sync), as OpenAI shapes it', async () => {
     const text = prompt('weather in Paris');
-    const first = await client.chat.completions.create({ model, messages: [{ role: 'user', content: text }], tools: [weatherTool, timeTool] });
+    const first = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: text }],
+      tools: [weatherTool, timeTool],
+    });
     const choice = first.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.message.content).toBeNull();
@@ -100,7 +134,11 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     const second = await client.chat.completions.create({
       model,
       tools: [weatherTool, timeTool],
-      messages: [{ role: 'user', content: text }, choice!.message, { role: 'tool', tool_call_id: call.id, content: 'sunny, 21 C' }],
+      messages: [
+        { role: 'user', content: text },
+        choice!.message,
+        { role: 'tool', tool_call_id: call.id, content: 'sunny, 21 C' },
+      ],
     });
     expect(second.choices[0]?.finish_reason).toBe('stop');
     expect(second.choices[0]?.message.content).toBe('Tool said: sunny, 21 C');
@@ -147,16 +185,33 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     const forcedCall = forced.choices[0]?.message.tool_calls?.[0];
     expect(forcedCall?.type === 'function' && forcedCall.function.name).toBe('get_time');
 
-    const none = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt('no tools') }], tools: [weatherTool], tool_choice: 'none' });
+    const none = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: prompt('no tools') }],
+      tools: [weatherTool],
+      tool_choice: 'none',
+    });
     expect(none.choices[0]?.message.tool_calls ?? []).toHaveLength(0);
     expect(none.choices[0]?.message.content).toMatch(/^Echo: no tools/);
 
-    const parallel = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt('[parallel] both') }], tools: [weatherTool, timeTool] });
-    expect(parallel.choices[0]?.message.tool_calls?.map((c) => c.type === 'function' && c.function.name)).toEqual(['get_weather', 'get_time']);
+    const parallel = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: prompt('[parallel] both') }],
+      tools: [weatherTool, timeTool],
+    });
+    expect(parallel.choices[0]?.message.tool_calls?.map((c) => c.type === 'function' && c.function.name)).toEqual([
+      'get_weather',
+      'get_time',
+    ]);
   });
 
   it('streams parallel tool calls as OpenAI streams them (index, id and name, then argument fragments)', async () => {
-    const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: prompt('[parallel] stream') }], tools: [weatherTool, timeTool] });
+    const stream = await client.chat.completions.create({
+      model,
+      stream: true,
+      messages: [{ role: 'user', content: prompt('[parallel] stream') }],
+      tools: [weatherTool, timeTool],
+    });
     const pieces: OpenAI.ChatCompletionChunk.Choice.Delta.ToolCall[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -178,13 +233,30 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
   it('returns structured outputs that client.chat.completions.parse() validates with zod', async () => {
     const Weather = z.object({ city: z.string(), celsius: z.number(), sunny: z.boolean(), tags: z.array(z.string()) });
     const text = prompt('structured');
-    const completion = await client.chat.completions.parse({ model, messages: [{ role: 'user', content: text }], response_format: zodResponseFormat(Weather, 'weather') });
+    const completion = await client.chat.completions.parse({
+      model,
+      messages: [{ role: 'user', content: text }],
+      response_format: zodResponseFormat(Weather, 'weather'),
+    });
     expect(completion.choices[0]?.message.parsed).toEqual({ city: text, celsius: 42, sunny: true, tags: [text] });
 
-    const stream = client.chat.completions.stream({ model, messages: [{ role: 'user', content: text + ' s' }], response_format: zodResponseFormat(Weather, 'weather') });
-    expect((await stream.finalChatCompletion()).choices[0]?.message.parsed).toEqual({ city: `${text} s`, celsius: 42, sunny: true, tags: [`${text} s`] });
+    const stream = client.chat.completions.stream({
+      model,
+      messages: [{ role: 'user', content: text + ' s' }],
+      response_format: zodResponseFormat(Weather, 'weather'),
+    });
+    expect((await stream.finalChatCompletion()).choices[0]?.message.parsed).toEqual({
+      city: `${text} s`,
+      celsius: 42,
+      sunny: true,
+      tags: [`${text} s`],
+    });
 
-    const json = await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt('json please') }], response_format: { type: 'json_object' } });
+    const json = await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: prompt('json please') }],
+      response_format: { type: 'json_object' },
+    });
     // JSON mode promises a JSON object, not a shape.
     const parsed: unknown = JSON.parse(json.choices[0]?.message.content ?? '');
     expect(parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)).toBe(true);
@@ -194,7 +266,15 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
     const text = prompt('what is in this image');
     const reply = await client.chat.completions.create({
       model,
-      messages: [{ role: 'user', content: [{ type: 'text', text }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+          ],
+        },
+      ],
     });
     // The fake decodes and checks the image in its own format before counting it.
     expect(reply.choices[0]?.message.content).toBe(`Echo: ${text} (+1 images)`);
@@ -202,7 +282,11 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
   });
 
   it('forwards max_completion_tokens under the name the format uses', async () => {
-    await client.chat.completions.create({ model, messages: [{ role: 'user', content: prompt('budget') }], max_completion_tokens: 33 });
+    await client.chat.completions.create({
+      model,
+      messages: [{ role: 'user', content: prompt('budget') }],
+      max_completion_tokens: 33,
+    });
     const body = lastBody(letter);
     if (letter === 'a') {
       expect(body.max_completion_tokens).toBe(33);
@@ -214,7 +298,9 @@ describe.each(Object.entries(MODELS) as Array<[Letter, string]>)('provider_%s', 
 
 describe('parameters a provider cannot honour', () => {
   it('answers 400 naming the parameter and the provider', async () => {
-    const error = await client.chat.completions.create({ model: MODELS.c, messages: [{ role: 'user', content: 'hi' }], presence_penalty: 0.5 }).catch((err: unknown) => err);
+    const error = await client.chat.completions
+      .create({ model: MODELS.c, messages: [{ role: 'user', content: 'hi' }], presence_penalty: 0.5 })
+      .catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as Error).message).toContain("'presence_penalty'");
     expect((error as Error).message).toContain('provider_c');
@@ -225,7 +311,13 @@ describe('parameters a provider cannot honour', () => {
     for (const letter of ['b', 'c'] as const) {
       upstreams[letter].reset();
       const { data, response } = await client.chat.completions
-        .create({ model: MODELS[letter], messages: [{ role: 'user', content: prompt(`inert ${letter}`) }], user: 'u-1', seed: 7, frequency_penalty: 0 })
+        .create({
+          model: MODELS[letter],
+          messages: [{ role: 'user', content: prompt(`inert ${letter}`) }],
+          user: 'u-1',
+          seed: 7,
+          frequency_penalty: 0,
+        })
         .withResponse();
       expect(data.choices[0]?.message.content).toMatch(/^Echo: inert/);
       const dropped = (response.headers.get('x-gateway-dropped-params') ?? '').split(', ');
@@ -248,7 +340,12 @@ describe('parameters a provider cannot honour', () => {
     expect(call?.type === 'function' ? call.function.name : undefined).toBe('get_weather');
     // Without a forced tool it would change the answer: still refused, by name.
     const open = await client.chat.completions
-      .create({ model: MODELS.b, messages: [{ role: 'user', content: 'hi' }], tools: [weatherTool, timeTool], parallel_tool_calls: false })
+      .create({
+        model: MODELS.b,
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [weatherTool, timeTool],
+        parallel_tool_calls: false,
+      })
       .catch((err: unknown) => err);
     expect(open).toBeInstanceOf(OpenAI.BadRequestError);
     expect((open as Error).message).toContain("'parallel_tool_calls'");
@@ -257,7 +354,12 @@ describe('parameters a provider cannot honour', () => {
   it('drops them for a provider configured to, and says so in a header', async () => {
     upstreams.c.reset();
     const { data, response } = await client.chat.completions
-      .create({ model: 'c-lenient', messages: [{ role: 'user', content: prompt('lenient') }], seed: 7, presence_penalty: 0.5 })
+      .create({
+        model: 'c-lenient',
+        messages: [{ role: 'user', content: prompt('lenient') }],
+        seed: 7,
+        presence_penalty: 0.5,
+      })
       .withResponse();
     expect(data.choices[0]?.message.content).toMatch(/^Echo: lenient/);
     expect(response.headers.get('x-gateway-dropped-params')).toBe('seed, presence_penalty');
@@ -279,7 +381,18 @@ describe('parameters a provider cannot honour', () => {
       presence_penalty: 0.1,
       frequency_penalty: 0.2,
     });
-    expect(lastBody('a')).toMatchObject({ seed: 7, user: 'u-1', metadata: { team: 'x' }, store: false, reasoning_effort: 'low', logprobs: true, top_logprobs: 2, stop: ['END'], presence_penalty: 0.1, frequency_penalty: 0.2 });
+    expect(lastBody('a')).toMatchObject({
+      seed: 7,
+      user: 'u-1',
+      metadata: { team: 'x' },
+      store: false,
+      reasoning_effort: 'low',
+      logprobs: true,
+      top_logprobs: 2,
+      stop: ['END'],
+      presence_penalty: 0.1,
+      frequency_penalty: 0.2,
+    });
   });
 });
 
@@ -289,7 +402,9 @@ describe('retries the client can live with', () => {
     upstreams.a.setBehavior({ failNext: { count: 10, status: 500 } });
     // Default maxRetries (2): the SDK would retry a 502 twice unless told not to.
     const sdk = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, timeout: 20_000 });
-    const error = await sdk.chat.completions.create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('failing') }] }).catch((err: unknown) => err);
+    const error = await sdk.chat.completions
+      .create({ model: MODELS.a, messages: [{ role: 'user', content: prompt('failing') }] })
+      .catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((error as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false');
@@ -302,14 +417,20 @@ describe('caches and DLP follow the new model', () => {
   it('caches a tool-call reply and replays it as JSON and as SSE; tools are part of the key', async () => {
     upstreams.a.reset();
     const messages = [{ role: 'user' as const, content: prompt('cache me') }];
-    const miss = await client.chat.completions.create({ model: MODELS.a, messages, tools: [weatherTool] }).withResponse();
+    const miss = await client.chat.completions
+      .create({ model: MODELS.a, messages, tools: [weatherTool] })
+      .withResponse();
     expect(miss.response.headers.get('x-cache')).toBe('MISS');
-    const hit = await client.chat.completions.create({ model: MODELS.a, messages, tools: [weatherTool] }).withResponse();
+    const hit = await client.chat.completions
+      .create({ model: MODELS.a, messages, tools: [weatherTool] })
+      .withResponse();
     expect(hit.response.headers.get('x-cache')).toBe('HIT');
     expect(hit.data.choices[0]?.message.tool_calls).toEqual(miss.data.choices[0]?.message.tool_calls);
     expect(hit.data.choices[0]?.finish_reason).toBe('tool_calls');
 
-    const replayed = await client.chat.completions.stream({ model: MODELS.a, messages, tools: [weatherTool] }).finalChatCompletion();
+    const replayed = await client.chat.completions
+      .stream({ model: MODELS.a, messages, tools: [weatherTool] })
+      .finalChatCompletion();
     expect(replayed.choices[0]?.message.tool_calls).toEqual(miss.data.choices[0]?.message.tool_calls);
     expect(replayed.choices[0]?.finish_reason).toBe('tool_calls');
     expect(upstreams.a.requests).toHaveLength(1);
@@ -319,13 +440,19 @@ describe('caches and DLP follow the new model', () => {
     expect(other.response.headers.get('x-cache')).toBe('MISS');
     const noTools = await client.chat.completions.create({ model: MODELS.a, messages }).withResponse();
     expect(noTools.response.headers.get('x-cache')).toBe('MISS');
-    const json = await client.chat.completions.create({ model: MODELS.a, messages, response_format: { type: 'json_object' } }).withResponse();
+    const json = await client.chat.completions
+      .create({ model: MODELS.a, messages, response_format: { type: 'json_object' } })
+      .withResponse();
     expect(json.response.headers.get('x-cache')).toBe('MISS');
   });
 
   it('redacts personal data in tool-call arguments and tool results before the upstream sees them', async () => {
     upstreams.a.reset();
-    const call = { id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"email":"jane.doe@example.com"}' } };
+    const call = {
+      id: 'call_1',
+      type: 'function' as const,
+      function: { name: 'lookup', arguments: '{"email":"jane.doe@example.com"}' },
+    };
     await client.chat.completions.create({
       model: MODELS.a,
       tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],

@@ -50,9 +50,28 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: secure.url, models: ['a-4o'], max_retries: 0 },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: plain.url, models: ['c-sonnet-4'], max_retries: 0 },
-        { name: 'provider_d', format: 'openai', api_key_env: 'PROVIDER_D_API_KEY', base_url: direct.url.replace('127.0.0.1', 'localhost'), models: ['d-direct'], max_retries: 0 },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: secure.url,
+          models: ['a-4o'],
+          max_retries: 0,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: plain.url,
+          models: ['c-sonnet-4'],
+          max_retries: 0,
+        },
+        {
+          name: 'provider_d',
+          format: 'openai',
+          api_key_env: 'PROVIDER_D_API_KEY',
+          base_url: direct.url.replace('127.0.0.1', 'localhost'),
+          models: ['d-direct'],
+          max_retries: 0,
+        },
       ],
     },
     providers: ['provider_a', 'provider_c', 'provider_d'],
@@ -70,7 +89,10 @@ afterAll(async () => {
 
 describe('upstream calls through a proxy', () => {
   it('tunnels https upstreams with CONNECT and the proxy credentials; the proxy never sees the upstream key', async () => {
-    const reply = await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'through the tunnel' }] });
+    const reply = await client.chat.completions.create({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'through the tunnel' }],
+    });
     expect(reply.choices[0]?.message.content).toBe('Echo: through the tunnel');
     const port = new URL(secure.url).port;
     expect(proxy.connects.map((c) => c.target)).toContain(`127.0.0.1:${port}`);
@@ -80,21 +102,31 @@ describe('upstream calls through a proxy', () => {
   });
 
   it('streams through the tunnel as well', async () => {
-    const stream = await client.chat.completions.create({ model: 'a-4o', stream: true, messages: [{ role: 'user', content: 'streamed through' }] });
+    const stream = await client.chat.completions.create({
+      model: 'a-4o',
+      stream: true,
+      messages: [{ role: 'user', content: 'streamed through' }],
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Echo: streamed through');
   });
 
   it('forwards http upstreams as absolute-URL requests to the proxy', async () => {
-    const reply = await client.chat.completions.create({ model: 'c-sonnet-4', messages: [{ role: 'user', content: 'forwarded' }] });
+    const reply = await client.chat.completions.create({
+      model: 'c-sonnet-4',
+      messages: [{ role: 'user', content: 'forwarded' }],
+    });
     expect(reply.choices[0]?.message.content).toBe('Echo: forwarded');
     expect(proxy.forwarded.map((f) => f.url)).toContain(`${plain.url}/v1/messages`);
   });
 
   it('calls NO_PROXY hosts directly', async () => {
     const before = proxy.connects.length + proxy.forwarded.length;
-    const reply = await client.chat.completions.create({ model: 'd-direct', messages: [{ role: 'user', content: 'no proxy' }] });
+    const reply = await client.chat.completions.create({
+      model: 'd-direct',
+      messages: [{ role: 'user', content: 'no proxy' }],
+    });
     expect(reply.choices[0]?.message.content).toBe('Echo: no proxy');
     expect(direct.requests).toHaveLength(1);
     expect(proxy.connects.length + proxy.forwarded.length).toBe(before);

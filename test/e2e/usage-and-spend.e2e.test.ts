@@ -34,14 +34,35 @@ let gateway: Gateway;
 const COST = { 'a-reason': 0.58, 'c-cache': 0.635, 'b-think': 0.9 } as const;
 const SAVED = { 'a-reason': 0.72, 'c-cache': 0.665, 'b-think': 0.6 } as const;
 const USAGE = {
-  'a-reason': { prompt_tokens: 1000, completion_tokens: 300, total_tokens: 1300, prompt_tokens_details: { cached_tokens: 800 }, completion_tokens_details: { reasoning_tokens: 200 } },
-  'c-cache': { prompt_tokens: 1000, completion_tokens: 300, total_tokens: 1300, prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 100, cache_write_1h_tokens: 40 } },
-  'b-think': { prompt_tokens: 1000, completion_tokens: 300, total_tokens: 1300, prompt_tokens_details: { cached_tokens: 800 }, completion_tokens_details: { reasoning_tokens: 200 } },
+  'a-reason': {
+    prompt_tokens: 1000,
+    completion_tokens: 300,
+    total_tokens: 1300,
+    prompt_tokens_details: { cached_tokens: 800 },
+    completion_tokens_details: { reasoning_tokens: 200 },
+  },
+  'c-cache': {
+    prompt_tokens: 1000,
+    completion_tokens: 300,
+    total_tokens: 1300,
+    prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 100, cache_write_1h_tokens: 40 },
+  },
+  'b-think': {
+    prompt_tokens: 1000,
+    completion_tokens: 300,
+    total_tokens: 1300,
+    prompt_tokens_details: { cached_tokens: 800 },
+    completion_tokens_details: { reasoning_tokens: 200 },
+  },
 } as const;
 type Model = keyof typeof COST;
 
 async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: Untyped }> {
-  const res = await fetch(`${gateway.baseUrl}${path}`, { method, headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(`${gateway.baseUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': ADMIN, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -57,13 +78,28 @@ let seq = 0;
 const prompt = () => `usage question ${seq++} ${Date.now()}`;
 
 /** One completion, sync or streamed with include_usage; resolves with the usage the client saw. */
-async function usageOf(apiKey: string, model: string, stream: boolean, content = prompt()): Promise<Record<string, unknown>> {
+async function usageOf(
+  apiKey: string,
+  model: string,
+  stream: boolean,
+  content = prompt(),
+): Promise<Record<string, unknown>> {
   if (!stream) {
-    const reply = await client(apiKey).chat.completions.create({ model, messages: [{ role: 'user', content }], max_tokens: 50 });
+    const reply = await client(apiKey).chat.completions.create({
+      model,
+      messages: [{ role: 'user', content }],
+      max_tokens: 50,
+    });
     expect(reply.choices[0]?.message.content).toBe('cached answer');
     return reply.usage as unknown as Record<string, unknown>;
   }
-  const chunks = await client(apiKey).chat.completions.create({ model, messages: [{ role: 'user', content }], max_tokens: 50, stream: true, stream_options: { include_usage: true } });
+  const chunks = await client(apiKey).chat.completions.create({
+    model,
+    messages: [{ role: 'user', content }],
+    max_tokens: 50,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let text = '';
   let usage: unknown;
   for await (const chunk of chunks) {
@@ -131,15 +167,36 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-reason', 'a-reason-nocache'], base_url: upstreams.openai.url },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          models: ['a-reason', 'a-reason-nocache'],
+          base_url: upstreams.openai.url,
+        },
         { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', models: ['b-think'], base_url: upstreams.gemini.url },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', models: ['c-cache'], base_url: upstreams.anthropic.url },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          models: ['c-cache'],
+          base_url: upstreams.anthropic.url,
+        },
       ],
       prices: {
         'a-reason': { input_per_million: 1000, cached_input_per_million: 100, output_per_million: 1000 },
         'a-reason-nocache': { input_per_million: 1000, cached_input_per_million: 100, output_per_million: 1000 },
-        'c-cache': { input_per_million: 1000, cached_input_per_million: 100, cache_write_per_million: 1250, cache_write_1h_per_million: 2000, output_per_million: 1000 },
-        'b-think': { input_per_million: 1000, cached_input_per_million: 250, output_per_million: 1000, reasoning_per_million: 2000 },
+        'c-cache': {
+          input_per_million: 1000,
+          cached_input_per_million: 100,
+          cache_write_per_million: 1250,
+          cache_write_1h_per_million: 2000,
+          output_per_million: 1000,
+        },
+        'b-think': {
+          input_per_million: 1000,
+          cached_input_per_million: 250,
+          output_per_million: 1000,
+          reasoning_per_million: 2000,
+        },
       },
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
@@ -191,37 +248,83 @@ describe('usage and spend by token type', () => {
 
   it('reports the same tokens in the Messages and Responses doors, in their own fields, sync and streamed, and charges the key the same', async () => {
     const { key, id } = await createKey();
-    const post = (path: string, body: unknown) => fetch(`${gateway.baseUrl}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${gateway.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify(body),
+      });
     /** The data of every SSE event of a stream, parsed. */
-    const events = async (res: Response): Promise<Untyped[]> => (await res.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
+    const events = async (res: Response): Promise<Untyped[]> =>
+      (await res.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)));
 
     // Anthropic's usage: input_tokens leaves out the cache reads and writes; the writes split by retention.
-    const anthropic = { input_tokens: 100, output_tokens: 300, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, cache_creation: { ephemeral_5m_input_tokens: 60, ephemeral_1h_input_tokens: 40 } };
-    const message: Untyped = await (await post('/v1/messages', { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: prompt() }] })).json();
+    const anthropic = {
+      input_tokens: 100,
+      output_tokens: 300,
+      cache_read_input_tokens: 800,
+      cache_creation_input_tokens: 100,
+      cache_creation: { ephemeral_5m_input_tokens: 60, ephemeral_1h_input_tokens: 40 },
+    };
+    const message: Untyped = await (
+      await post('/v1/messages', { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: prompt() }] })
+    ).json();
     expect(message.content).toEqual([{ type: 'text', text: 'cached answer' }]);
     expect(message.usage).toEqual(anthropic);
-    const streamed = await events(await post('/v1/messages', { model: 'c-cache', max_tokens: 50, stream: true, messages: [{ role: 'user', content: prompt() }] }));
+    const streamed = await events(
+      await post('/v1/messages', {
+        model: 'c-cache',
+        max_tokens: 50,
+        stream: true,
+        messages: [{ role: 'user', content: prompt() }],
+      }),
+    );
     expect(streamed.find((e) => e.type === 'message_delta').usage).toEqual(anthropic);
 
     // OpenAI's Responses usage: input_tokens counts the cached ones, as chat completions do.
-    const responses = { input_tokens: 1000, input_tokens_details: { cached_tokens: 800 }, output_tokens: 300, output_tokens_details: { reasoning_tokens: 200 }, total_tokens: 1300 };
-    const response: Untyped = await (await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50 })).json();
+    const responses = {
+      input_tokens: 1000,
+      input_tokens_details: { cached_tokens: 800 },
+      output_tokens: 300,
+      output_tokens_details: { reasoning_tokens: 200 },
+      total_tokens: 1300,
+    };
+    const response: Untyped = await (
+      await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50 })
+    ).json();
     expect(response.output_text).toBe('cached answer');
     expect(response.usage).toEqual(responses);
-    const completed = (await events(await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50, stream: true }))).find((e) => e.type === 'response.completed');
+    const completed = (
+      await events(
+        await post('/v1/responses', { model: 'a-reason', input: prompt(), max_output_tokens: 50, stream: true }),
+      )
+    ).find((e) => e.type === 'response.completed');
     expect(completed.response.usage).toEqual(responses);
 
     // A repeat is the gateway cache's: marked in each door's usage, and not charged.
-    const repeat = { model: 'c-cache', max_tokens: 50, messages: [{ role: 'user', content: 'the Messages door, asked twice' }] };
+    const repeat = {
+      model: 'c-cache',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'the Messages door, asked twice' }],
+    };
     expect((await post('/v1/messages', repeat)).headers.get('x-cache')).toBe('MISS');
     const hit = await post('/v1/messages', repeat);
     expect(hit.headers.get('x-cache')).toBe('HIT');
-    expect(((await hit.json()) as Untyped).usage).toEqual({ ...anthropic, gateway_cache: { hit: true, type: 'exact' } });
+    expect(((await hit.json()) as Untyped).usage).toEqual({
+      ...anthropic,
+      gateway_cache: { hit: true, type: 'exact' },
+    });
     const again = { model: 'a-reason', input: 'the Responses door, asked twice', max_output_tokens: 50, store: false };
     await post('/v1/responses', again);
     const responseHit = await post('/v1/responses', again);
     expect(responseHit.headers.get('x-cache')).toBe('HIT');
-    expect(((await responseHit.json()) as Untyped).usage).toEqual({ ...responses, gateway_cache: { hit: true, type: 'exact' } });
+    expect(((await responseHit.json()) as Untyped).usage).toEqual({
+      ...responses,
+      gateway_cache: { hit: true, type: 'exact' },
+    });
 
     // Charged by token type as on the chat door, the hits for nothing.
     const usage = await report(id, 6);
@@ -236,13 +339,22 @@ describe('usage and spend by token type', () => {
     const content = prompt();
     expect(await usageOf(key, 'a-reason', false, content)).toEqual(USAGE['a-reason']);
     const before = await spendSaved();
-    const hit = await client(key).chat.completions.create({ model: 'a-reason', messages: [{ role: 'user', content }], max_tokens: 50 }).withResponse();
+    const hit = await client(key)
+      .chat.completions.create({ model: 'a-reason', messages: [{ role: 'user', content }], max_tokens: 50 })
+      .withResponse();
     expect(hit.response.headers.get('x-cache')).toBe('HIT');
     expect(hit.data.usage).toEqual({ ...USAGE['a-reason'], gateway_cache: { hit: true, type: 'exact' } });
     // The same stored reply replayed as a stream: the usage chunk carries the mark too.
-    expect(await usageOf(key, 'a-reason', true, content)).toEqual({ ...USAGE['a-reason'], gateway_cache: { hit: true, type: 'exact' } });
+    expect(await usageOf(key, 'a-reason', true, content)).toEqual({
+      ...USAGE['a-reason'],
+      gateway_cache: { hit: true, type: 'exact' },
+    });
 
-    await waitFor(async () => (await spendSaved()).gateway_cache_tokens - before.gateway_cache_tokens === 2 * 1300, 5_000, 'saved spend of the two hits');
+    await waitFor(
+      async () => (await spendSaved()).gateway_cache_tokens - before.gateway_cache_tokens === 2 * 1300,
+      5_000,
+      'saved spend of the two hits',
+    );
     const after = await spendSaved();
     expect(after.gateway_cache_usd - before.gateway_cache_usd).toBeCloseTo(2 * COST['a-reason'], 9);
     // The hits saved the whole call, so they add nothing to what the prompt cache saved.
@@ -262,7 +374,11 @@ describe('usage and spend by token type', () => {
       let count = 0;
       for (;;) {
         try {
-          await client(key).chat.completions.create({ model, messages: [{ role: 'user', content: prompt() }], max_tokens: 50 });
+          await client(key).chat.completions.create({
+            model,
+            messages: [{ role: 'user', content: prompt() }],
+            max_tokens: 50,
+          });
           count++;
         } catch (err) {
           expect(err).toBeInstanceOf(OpenAI.APIError);
@@ -283,7 +399,11 @@ describe('usage and spend by token type', () => {
   it('puts cache_control where Anthropic expects it, prompt_cache_key and prompt_cache_retention where OpenAI does, and drops and names them where they mean nothing', async () => {
     const { key } = await createKey();
     const post = (body: Record<string, unknown>) =>
-      fetch(`${gateway.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const unique = prompt();
     const messages = [
       {
@@ -301,7 +421,11 @@ describe('usage and spend by token type', () => {
         ],
       },
     ];
-    const cacheFields = { prompt_cache_key: 'tenant-7', prompt_cache_retention: '24h', cache_control: { type: 'ephemeral' } };
+    const cacheFields = {
+      prompt_cache_key: 'tenant-7',
+      prompt_cache_retention: '24h',
+      cache_control: { type: 'ephemeral' },
+    };
 
     // Another format's controls are dropped, never refused, and named like every dropped parameter.
     const dropped = (res: Response) => (res.headers.get('x-gateway-dropped-params') ?? '').split(', ').sort();
@@ -350,11 +474,19 @@ describe('usage and spend by token type', () => {
 
     // Bad values are the client's 400, in the error envelope, before any upstream call.
     const calls = anthropic.bodies.length;
-    const five = Array.from({ length: 5 }, (_, i) => ({ type: 'text', text: `part ${i}`, cache_control: { type: 'ephemeral' } }));
+    const five = Array.from({ length: 5 }, (_, i) => ({
+      type: 'text',
+      text: `part ${i}`,
+      cache_control: { type: 'ephemeral' },
+    }));
     const tooMany = await post({ model: 'c-cache', messages: [{ role: 'user', content: five }], max_tokens: 50 });
     expect(tooMany.status).toBe(400);
     expect(((await tooMany.json()) as Untyped).error.message).toContain('at most 4 prompt-cache breakpoints');
-    for (const bad of [{ cache_control: { type: 'ephemeral', ttl: '2h' } }, { prompt_cache_retention: 'forever' }, { cache_control: { type: 'persistent' } }]) {
+    for (const bad of [
+      { cache_control: { type: 'ephemeral', ttl: '2h' } },
+      { prompt_cache_retention: 'forever' },
+      { cache_control: { type: 'persistent' } },
+    ]) {
       const res = await post({ model: 'c-cache', messages: [{ role: 'user', content: 'hi' }], ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
       expect(((await res.json()) as Untyped).error.code).toBe('invalid_request');

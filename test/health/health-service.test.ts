@@ -31,7 +31,8 @@ function service(options: Partial<ConstructorParameters<typeof HealthService>[0]
     keyStore: store,
     config: () => config,
     configError: () => undefined,
-    waitingJobs: (provider) => (provider === 'provider_a' ? queue.getJobCountByTypes('wait', 'prioritized') : Promise.resolve(0)),
+    waitingJobs: (provider) =>
+      provider === 'provider_a' ? queue.getJobCountByTypes('wait', 'prioritized') : Promise.resolve(0),
     probeQueues: () => Promise.resolve(),
     backlogThreshold: 3,
     version: '9.9.9',
@@ -57,7 +58,13 @@ afterAll(async () => {
 
 describe('HealthService', () => {
   it('a provider with live workers and a backlog at the threshold is degraded', async () => {
-    const heartbeat = new WorkerHeartbeat({ redis, prefix, workerId: 'w1', providers: () => ['provider_a', 'provider_b'], intervalMs: 1_000 });
+    const heartbeat = new WorkerHeartbeat({
+      redis,
+      prefix,
+      workerId: 'w1',
+      providers: () => ['provider_a', 'provider_b'],
+      intervalMs: 1_000,
+    });
     heartbeat.start();
     try {
       await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_a'])).get('provider_a')).toBe(1);
@@ -77,22 +84,39 @@ describe('HealthService', () => {
   });
 
   it('a heartbeat counts for its TTL only', async () => {
-    const heartbeat = new WorkerHeartbeat({ redis, prefix, workerId: 'w-brief', providers: () => ['provider_b'], intervalMs: 60_000, ttlMs: 300 });
+    const heartbeat = new WorkerHeartbeat({
+      redis,
+      prefix,
+      workerId: 'w-brief',
+      providers: () => ['provider_b'],
+      intervalMs: 60_000,
+      ttlMs: 300,
+    });
     heartbeat.start();
     await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_b'])).get('provider_b')).toBe(1);
-    await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_b'])).get('provider_b'), { timeout: 2_000 }).toBe(0);
+    await expect
+      .poll(async () => (await countLiveWorkers(redis, prefix, ['provider_b'])).get('provider_b'), { timeout: 2_000 })
+      .toBe(0);
     await heartbeat.stop();
   });
 
   it('a worker beats again as soon as its connection is back, so heartbeats a restarted Redis lost return without waiting a period', async () => {
     const connection = testRedis();
-    const heartbeat = new WorkerHeartbeat({ redis: connection, prefix, workerId: 'w-reconnect', providers: () => ['provider_c'], intervalMs: 60_000 });
+    const heartbeat = new WorkerHeartbeat({
+      redis: connection,
+      prefix,
+      workerId: 'w-reconnect',
+      providers: () => ['provider_c'],
+      intervalMs: 60_000,
+    });
     heartbeat.start();
     try {
       await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c')).toBe(1);
       await redis.del(workersKey(prefix, 'provider_c'));
       connection.disconnect(true);
-      await expect.poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c'), { timeout: 5_000 }).toBe(1);
+      await expect
+        .poll(async () => (await countLiveWorkers(redis, prefix, ['provider_c'])).get('provider_c'), { timeout: 5_000 })
+        .toBe(1);
     } finally {
       await heartbeat.stop();
       connection.disconnect();
@@ -102,7 +126,10 @@ describe('HealthService', () => {
   it('a database that hangs is disconnected after the check timeout, without holding the probe', async () => {
     const address = blackhole.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    const hung = new PostgresKeyStore({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, connectTimeoutMs: 30_000 });
+    const hung = new PostgresKeyStore({
+      connectionString: `postgres://postgres@127.0.0.1:${port}/test`,
+      connectTimeoutMs: 30_000,
+    });
     const started = Date.now();
     const ready = await service({ keyStore: hung, checkTimeoutMs: 300 }).readiness();
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -112,8 +139,16 @@ describe('HealthService', () => {
 
   it('is not ready while a job cannot be added to some queue, though Redis answers PING', async () => {
     const probed: string[][] = [];
-    const stuck = service({ probeQueues: async (providers) => (probed.push([...providers]), Promise.reject(new Error("Stream isn't writeable"))) });
-    expect(await stuck.readiness()).toMatchObject({ status: 'not_ready', checks: { cache_store: 'connected', queues: 'failed' } });
+    const stuck = service({
+      probeQueues: async (providers) => (
+        probed.push([...providers]),
+        Promise.reject(new Error("Stream isn't writeable"))
+      ),
+    });
+    expect(await stuck.readiness()).toMatchObject({
+      status: 'not_ready',
+      checks: { cache_store: 'connected', queues: 'failed' },
+    });
     expect(probed).toEqual([['provider_a', 'provider_b']]);
     expect(await service().readiness()).toMatchObject({ status: 'ready', checks: { queues: 'ready' } });
   });
@@ -123,7 +158,11 @@ describe('HealthService', () => {
     expect(noKeys.services.providers).toEqual({ provider_a: 'unavailable', provider_b: 'unavailable' });
     expect(noKeys.status).toBe('unhealthy');
     const failed = service({ configError: () => 'config.yaml is invalid: providers: too small' });
-    expect((await failed.readiness())).toMatchObject({ status: 'not_ready', checks: { config: 'failed' }, config_error: expect.stringContaining('too small') });
+    expect(await failed.readiness()).toMatchObject({
+      status: 'not_ready',
+      checks: { config: 'failed' },
+      config_error: expect.stringContaining('too small'),
+    });
     expect((await failed.health()).status).toBe('unhealthy');
   });
 });

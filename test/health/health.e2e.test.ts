@@ -17,7 +17,9 @@ import type { Untyped } from '../support/untyped.ts';
  */
 
 const KEY = 'health-static-key-01';
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 const CONFIG = {
   providers: [
     { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'] },
@@ -32,12 +34,21 @@ let proxy: TcpProxy;
 let gateway: Gateway;
 let env: Record<string, string>;
 
-async function probe(path: string, key: string | null = KEY, baseUrl = gateway.baseUrl): Promise<{ status: number; body: Untyped }> {
+async function probe(
+  path: string,
+  key: string | null = KEY,
+  baseUrl = gateway.baseUrl,
+): Promise<{ status: number; body: Untyped }> {
   const res = await fetch(`${baseUrl}${path}`, { headers: key ? { 'x-api-key': key } : {} });
   return { status: res.status, body: await res.json() };
 }
 
-async function until(path: string, predicate: (reply: { status: number; body: Untyped }) => boolean, what: string, baseUrl = gateway.baseUrl) {
+async function until(
+  path: string,
+  predicate: (reply: { status: number; body: Untyped }) => boolean,
+  what: string,
+  baseUrl = gateway.baseUrl,
+) {
   let last: unknown;
   await waitFor(
     async () => {
@@ -109,7 +120,11 @@ describe('health probes', () => {
 
     expect(await probe('/health/ready')).toEqual({
       status: 200,
-      body: { status: 'ready', timestamp: expect.any(String), checks: { cache_store: 'connected', config: 'loaded', database: 'connected', queues: 'ready' } },
+      body: {
+        status: 'ready',
+        timestamp: expect.any(String),
+        checks: { cache_store: 'connected', config: 'loaded', database: 'connected', queues: 'ready' },
+      },
     });
     expect(await probe('/health/live')).toEqual({ status: 200, body: { status: 'alive' } });
   });
@@ -134,7 +149,11 @@ describe('health probes', () => {
     expect(reply.body.status).toBe('unhealthy');
 
     await gateway.addWorker('provider_a');
-    await until('/health', (r) => r.status === 200 && r.body.services.providers.provider_a === 'available', 'the new worker to be seen');
+    await until(
+      '/health',
+      (r) => r.status === 200 && r.body.services.providers.provider_a === 'available',
+      'the new worker to be seen',
+    );
   });
 
   it('a killed worker drops out once its heartbeat expires', async () => {
@@ -178,9 +197,15 @@ describe('health probes', () => {
     await redisServer.stop();
     const health = await probe('/health');
     expect(health.status).toBe(503);
-    expect(health.body).toMatchObject({ status: 'unhealthy', services: { cache_store: 'disconnected', providers: { provider_a: 'unavailable' } } });
+    expect(health.body).toMatchObject({
+      status: 'unhealthy',
+      services: { cache_store: 'disconnected', providers: { provider_a: 'unavailable' } },
+    });
     const ready = await probe('/health/ready');
-    expect(ready).toMatchObject({ status: 503, body: { status: 'not_ready', checks: { cache_store: 'disconnected', config: 'loaded', queues: 'failed' } } });
+    expect(ready).toMatchObject({
+      status: 503,
+      body: { status: 'not_ready', checks: { cache_store: 'disconnected', config: 'loaded', queues: 'failed' } },
+    });
     expect(await probe('/health/live')).toEqual({ status: 200, body: { status: 'alive' } });
     const v1 = await probe('/v1/models');
     expect(v1.status).toBe(503);
@@ -197,7 +222,10 @@ describe('health of an API started while its database is down', () => {
   let replica: ApiReplica;
   beforeAll(async () => {
     const deadPort = await freePort();
-    replica = await startApiReplica({ ...env, DATABASE_URL: `postgres://postgres@127.0.0.1:${deadPort}/test` }, gateway.configPath);
+    replica = await startApiReplica(
+      { ...env, DATABASE_URL: `postgres://postgres@127.0.0.1:${deadPort}/test` },
+      gateway.configPath,
+    );
   });
   afterAll(async () => {
     await replica?.stop();

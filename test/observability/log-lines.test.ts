@@ -16,7 +16,10 @@ const REDIS_PASSWORD = 'redis-pw-7f3a9c2e1b';
 const PROVIDER_KEY = 'prov-secret-value-5d8e2a';
 const GATEWAY_KEY = 'gw_logs_key_0123456789abcdefghijklmnop';
 
-function capture(env: NodeJS.ProcessEnv, settings: { API_KEYS?: string[] } = {}): { logger: Logger; lines: () => Record<string, Untyped>[] } {
+function capture(
+  env: NodeJS.ProcessEnv,
+  settings: { API_KEYS?: string[] } = {},
+): { logger: Logger; lines: () => Record<string, Untyped>[] } {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _enc, done) {
@@ -24,10 +27,20 @@ function capture(env: NodeJS.ProcessEnv, settings: { API_KEYS?: string[] } = {})
       done();
     },
   });
-  const logger = createLogger({ LOG_LEVEL: 'debug', LOG_FORMAT: 'json', DEBUG: false, ...settings }, 'log-test', { env, destination: destination as never });
-  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  const logger = createLogger({ LOG_LEVEL: 'debug', LOG_FORMAT: 'json', DEBUG: false, ...settings }, 'log-test', {
+    env,
+    destination: destination as never,
+  });
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
-
 
 describe('log lines', () => {
   it('name the host and pid on every line', () => {
@@ -41,7 +54,15 @@ describe('log lines', () => {
   it('write a Redis authentication failure as type, message and stack, without the password ioredis keeps on it', async () => {
     const { logger, lines } = capture({ REDIS_PASSWORD });
     // An ACL user that does not exist: the test Redis answers WRONGPASS.
-    const redis = new Redis({ port: 6379, host: '127.0.0.1', username: 'no-such-user', password: REDIS_PASSWORD, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const redis = new Redis({
+      port: 6379,
+      host: '127.0.0.1',
+      username: 'no-such-user',
+      password: REDIS_PASSWORD,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     const emitted = new Promise<Error>((resolve) => redis.once('error', resolve));
     await redis.connect().catch(() => {});
     const err = await emitted;
@@ -51,21 +72,35 @@ describe('log lines', () => {
     expect((err as { command?: { args?: string[] } }).command?.args).toContain(REDIS_PASSWORD);
     logger.error({ err }, 'redis down');
     const line = lines()[0]!;
-    expect(line.err).toEqual({ type: 'ReplyError', message: expect.stringMatching(/WRONGPASS|invalid/i), stack: expect.stringContaining('ReplyError') });
+    expect(line.err).toEqual({
+      type: 'ReplyError',
+      message: expect.stringMatching(/WRONGPASS|invalid/i),
+      stack: expect.stringContaining('ReplyError'),
+    });
     expect(JSON.stringify(line)).not.toContain(REDIS_PASSWORD);
   });
 
   it('remove credentials from message, stack and cause: configured keys, URL passwords, bearer tokens', () => {
-    const { logger, lines } = capture({ PROVIDER_A_API_KEY: PROVIDER_KEY, REDIS_URL: 'redis://app:url-pass-9c1d7e@cache:6379/0' }, { API_KEYS: [GATEWAY_KEY] });
+    const { logger, lines } = capture(
+      { PROVIDER_A_API_KEY: PROVIDER_KEY, REDIS_URL: 'redis://app:url-pass-9c1d7e@cache:6379/0' },
+      { API_KEYS: [GATEWAY_KEY] },
+    );
     const cause = Object.assign(new Error(`upstream said: invalid key ${PROVIDER_KEY}`), { code: 'ECONNRESET' });
-    const err = new Error(`fetch https://user:url-pass-9c1d7e@proxy.local/ failed with Authorization: Bearer ${GATEWAY_KEY}`, { cause });
+    const err = new Error(
+      `fetch https://user:url-pass-9c1d7e@proxy.local/ failed with Authorization: Bearer ${GATEWAY_KEY}`,
+      { cause },
+    );
     logger.warn({ err }, 'upstream failed');
     logger.warn({ err: `plain text with ${PROVIDER_KEY}` }, 'a string');
     const [first, second] = lines() as [Record<string, Untyped>, Record<string, Untyped>];
     expect(first.err.type).toBe('Error');
     expect(first.err.message).toContain('[redacted]');
     expect(first.err.stack).toContain('log-lines.test.ts');
-    expect(first.err.cause).toMatchObject({ type: 'Error', code: 'ECONNRESET', message: 'upstream said: invalid key [redacted]' });
+    expect(first.err.cause).toMatchObject({
+      type: 'Error',
+      code: 'ECONNRESET',
+      message: 'upstream said: invalid key [redacted]',
+    });
     expect(second.err).toEqual({ type: 'Error', message: 'plain text with [redacted]' });
     const text = JSON.stringify(lines());
     for (const secret of [PROVIDER_KEY, GATEWAY_KEY, 'url-pass-9c1d7e']) expect(text).not.toContain(secret);

@@ -39,7 +39,10 @@ const RULE_TESTS = 'deploy/prometheus/gateway-alerts.test.yml';
 
 // CI installs promtool (Debian's prometheus package, .ci/run); without it the rule checks are skipped, loudly.
 const havePromtool = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
-if (!havePromtool) console.warn('\n*** SKIPPED: promtool is not installed (apt-get install prometheus): the alert rules are not checked ***\n');
+if (!havePromtool)
+  console.warn(
+    '\n*** SKIPPED: promtool is not installed (apt-get install prometheus): the alert rules are not checked ***\n',
+  );
 
 type Json = Record<string, Untyped>;
 const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Json;
@@ -63,7 +66,37 @@ function declared(text: string): string[] {
 function metricNames(expr: string): string[] {
   const withoutLabels = expr.replace(/\{[^}]*\}/g, '{}').replace(/"[^"]*"/g, '""');
   const words = [...withoutLabels.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*/g)].map((m) => m[0]);
-  const promql = new Set(['sum', 'max', 'min', 'avg', 'count', 'rate', 'irate', 'increase', 'histogram_quantile', 'by', 'without', 'on', 'ignoring', 'and', 'or', 'unless', 'bool', 'le', 'provider', 'status', 'model', 'outcome', 'reason', 'type', 'cache_type', 'entity_type', 'action', 'instance', 'm']);
+  const promql = new Set([
+    'sum',
+    'max',
+    'min',
+    'avg',
+    'count',
+    'rate',
+    'irate',
+    'increase',
+    'histogram_quantile',
+    'by',
+    'without',
+    'on',
+    'ignoring',
+    'and',
+    'or',
+    'unless',
+    'bool',
+    'le',
+    'provider',
+    'status',
+    'model',
+    'outcome',
+    'reason',
+    'type',
+    'cache_type',
+    'entity_type',
+    'action',
+    'instance',
+    'm',
+  ]);
   return words.filter((w) => !promql.has(w) && !/^\d/.test(w));
 }
 
@@ -72,18 +105,40 @@ function dashboardPanels(): Json[] {
 }
 
 function ruleExprs(): { alert: string; expr: string }[] {
-  return (rules.groups as Json[]).flatMap((g) => (g.rules as Json[]).map((r) => ({ alert: r.alert as string, expr: r.expr as string })));
+  return (rules.groups as Json[]).flatMap((g) =>
+    (g.rules as Json[]).map((r) => ({ alert: r.alert as string, expr: r.expr as string })),
+  );
 }
 
-const ask = (content: string) => client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] });
+const ask = (content: string) =>
+  client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content }] });
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY });
   const metricsPort = await freePort();
   workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: UPSTREAM_KEY, SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'false', WORKER_METRICS_PORT: String(metricsPort), HOST: '127.0.0.1' },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], max_retries: 1, timeout_ms: 400 }] },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      PROVIDER_A_API_KEY: UPSTREAM_KEY,
+      SEMANTIC_CACHE_ENABLED: 'false',
+      CACHE_ENABLED: 'false',
+      WORKER_METRICS_PORT: String(metricsPort),
+      HOST: '127.0.0.1',
+    },
+    config: {
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          max_retries: 1,
+          timeout_ms: 400,
+        },
+      ],
+    },
     providers: ['provider_a'],
   });
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0 });
@@ -145,18 +200,31 @@ describe('API /metrics', () => {
 
 describe('the Grafana dashboard', () => {
   it('is an importable dashboard: uid, title, schema version, a Prometheus data source input, panels on the grid with unique ids', () => {
-    expect(dashboard).toMatchObject({ uid: 'llm-gateway', title: expect.any(String), schemaVersion: expect.any(Number), panels: expect.any(Array) });
-    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    expect(dashboard).toMatchObject({
+      uid: 'llm-gateway',
+      title: expect.any(String),
+      schemaVersion: expect.any(Number),
+      panels: expect.any(Array),
+    });
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
     const panels = dashboardPanels();
     expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
     for (const panel of panels) {
       expect(['row', 'timeseries', 'stat'], panel.title).toContain(panel.type);
-      expect(panel.gridPos, panel.title).toEqual({ h: expect.any(Number), w: expect.any(Number), x: expect.any(Number), y: expect.any(Number) });
+      expect(panel.gridPos, panel.title).toEqual({
+        h: expect.any(Number),
+        w: expect.any(Number),
+        x: expect.any(Number),
+        y: expect.any(Number),
+      });
       expect(panel.gridPos.x + panel.gridPos.w, panel.title).toBeLessThanOrEqual(24);
       if (panel.type === 'row') continue;
       expect(panel.datasource).toEqual({ type: 'prometheus', uid: '${DS_PROMETHEUS}' });
       expect(panel.targets.length, panel.title).toBeGreaterThan(0);
-      for (const target of panel.targets) expect(target).toMatchObject({ refId: expect.stringMatching(/^[A-Z]$/), expr: expect.any(String) });
+      for (const target of panel.targets)
+        expect(target).toMatchObject({ refId: expect.stringMatching(/^[A-Z]$/), expr: expect.any(String) });
     }
   });
 
@@ -173,7 +241,16 @@ describe('the Grafana dashboard', () => {
         }
       }
     }
-    for (const metric of ['gateway_requests_total', 'gateway_queue_depth', 'gateway_live_workers', 'gateway_redis_up', 'gateway_upstream_attempts_total', 'gateway_upstream_retries_total', 'gateway_model_requests_total', 'gateway_semantic_candidates_total']) {
+    for (const metric of [
+      'gateway_requests_total',
+      'gateway_queue_depth',
+      'gateway_live_workers',
+      'gateway_redis_up',
+      'gateway_upstream_attempts_total',
+      'gateway_upstream_retries_total',
+      'gateway_model_requests_total',
+      'gateway_semantic_candidates_total',
+    ]) {
       expect(used).toContain(metric);
     }
   });
@@ -182,8 +259,16 @@ describe('the Grafana dashboard', () => {
 describe('the alert rules', () => {
   it('cover error rate, queue wait, no live worker and Redis down, with exported metrics only', () => {
     const alerts = ruleExprs();
-    expect(alerts.map((a) => a.alert)).toEqual(expect.arrayContaining(['GatewayHighErrorRate', 'GatewayQueueWaitHigh', 'GatewayNoLiveWorker', 'GatewayRedisDown']));
-    for (const { alert, expr } of alerts) for (const name of metricNames(expr)) expect(exported, `${alert}: ${name}`).toContain(name);
+    expect(alerts.map((a) => a.alert)).toEqual(
+      expect.arrayContaining([
+        'GatewayHighErrorRate',
+        'GatewayQueueWaitHigh',
+        'GatewayNoLiveWorker',
+        'GatewayRedisDown',
+      ]),
+    );
+    for (const { alert, expr } of alerts)
+      for (const name of metricNames(expr)) expect(exported, `${alert}: ${name}`).toContain(name);
   });
 
   it.skipIf(!havePromtool)('pass promtool check rules and their unit tests', () => {

@@ -31,7 +31,12 @@ function req(path: string, routePath?: string): Request {
 }
 
 describe('EndpointLabeler', () => {
-  const labeler = new EndpointLabeler(['/v1/chat/completions', '/v1/models/{model}', '/v1/chat/completions/jobs/{id}/cancel', '/health']);
+  const labeler = new EndpointLabeler([
+    '/v1/chat/completions',
+    '/v1/models/{model}',
+    '/v1/chat/completions/jobs/{id}/cancel',
+    '/health',
+  ]);
 
   it('names requests by route pattern, including ones rejected before routing', () => {
     expect(labeler.label(req('/v1/chat/completions'))).toBe('/v1/chat/completions');
@@ -90,17 +95,27 @@ describe('GatewayMetrics', () => {
 
   it('reads queue depths at scrape time and still answers when they cannot be read', async () => {
     let depth = 3;
-    const ok = new GatewayMetrics({ collectDefaults: false, queueDepths: async () => [{ provider: 'provider_a', depth }] });
+    const ok = new GatewayMetrics({
+      collectDefaults: false,
+      queueDepths: async () => [{ provider: 'provider_a', depth }],
+    });
     expect(await ok.render()).toContain('gateway_queue_depth{provider="provider_a"} 3');
     depth = 0;
     expect(await ok.render()).toContain('gateway_queue_depth{provider="provider_a"} 0');
 
-    const failing = new GatewayMetrics({ collectDefaults: false, queueDepths: () => Promise.reject(new Error('Redis down')) });
+    const failing = new GatewayMetrics({
+      collectDefaults: false,
+      queueDepths: () => Promise.reject(new Error('Redis down')),
+    });
     const text = await failing.render();
     expect(text).toContain('gateway_requests_total');
     expect(text).not.toMatch(/^gateway_queue_depth\{/m);
 
-    const hanging = new GatewayMetrics({ collectDefaults: false, timeoutMs: 50, queueDepths: () => new Promise(() => {}) });
+    const hanging = new GatewayMetrics({
+      collectDefaults: false,
+      timeoutMs: 50,
+      queueDepths: () => new Promise(() => {}),
+    });
     const started = Date.now();
     expect(await hanging.render()).toContain('gateway_requests_total');
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -108,7 +123,15 @@ describe('GatewayMetrics', () => {
 
   it('reads live workers and the Redis connection at scrape time, for the alerts', async () => {
     let up = true;
-    const m = new GatewayMetrics({ collectDefaults: false, liveWorkers: async () => new Map([['provider_a', 2], ['provider_b', 0]]), redisUp: () => up });
+    const m = new GatewayMetrics({
+      collectDefaults: false,
+      liveWorkers: async () =>
+        new Map([
+          ['provider_a', 2],
+          ['provider_b', 0],
+        ]),
+      redisUp: () => up,
+    });
     let text = await m.render();
     expect(text).toContain('gateway_live_workers{provider="provider_a"} 2');
     expect(text).toContain('gateway_live_workers{provider="provider_b"} 0');
@@ -117,7 +140,10 @@ describe('GatewayMetrics', () => {
     text = await m.render();
     expect(text).toMatch(/^gateway_redis_up 0$/m);
     // Heartbeats that cannot be read leave the gauge empty rather than claiming 0 workers.
-    const unreadable = new GatewayMetrics({ collectDefaults: false, liveWorkers: () => Promise.reject(new Error('Redis down')) });
+    const unreadable = new GatewayMetrics({
+      collectDefaults: false,
+      liveWorkers: () => Promise.reject(new Error('Redis down')),
+    });
     expect(await unreadable.render()).not.toMatch(/^gateway_live_workers\{/m);
   });
 
@@ -140,7 +166,14 @@ describe('reply facts', () => {
     noteReplyEntry(r, { id: '2', t: 'chunk', d: '{}' });
     noteReplyEntry(r, { id: '3', t: 'end', d: '{}', pt: 7, ct: 11 });
     const facts = r.reply as ReplyFacts;
-    expect(facts).toMatchObject({ streamed: true, queueMs: 4, upstreamMs: 30, terminal: 'end', promptTokens: 7, completionTokens: 11 });
+    expect(facts).toMatchObject({
+      streamed: true,
+      queueMs: 4,
+      upstreamMs: 30,
+      terminal: 'end',
+      promptTokens: 7,
+      completionTokens: 11,
+    });
     expect(facts.firstTokenMs).toBeGreaterThanOrEqual(20);
     expect(facts.firstTokenMs).toBe(facts.firstEntryMs);
   });
@@ -172,7 +205,16 @@ describe('request log fields', () => {
       model: 'a-4o',
       provider: 'provider_a',
       cacheStatus: 'MISS',
-      reply: { streamed: true, coalesced: false, queueMs: 3, upstreamMs: 40, firstEntryMs: 50, firstTokenMs: 50, promptTokens: 5, completionTokens: 9 },
+      reply: {
+        streamed: true,
+        coalesced: false,
+        queueMs: 3,
+        upstreamMs: 40,
+        firstEntryMs: 50,
+        firstTokenMs: 50,
+        promptTokens: 5,
+        completionTokens: 9,
+      },
     };
     expect(requestLogFields(summary)).toEqual({
       requestId: 'req_1',
@@ -196,20 +238,55 @@ describe('request log fields', () => {
 describe('request summary', () => {
   const labeler = new EndpointLabeler(['/v1/models']);
   const res = (over: Partial<Record<string, unknown>>) =>
-    ({ statusCode: 200, writableFinished: true, headersSent: true, locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN } }, ...over }) as unknown as Response;
+    ({
+      statusCode: 200,
+      writableFinished: true,
+      headersSent: true,
+      locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN } },
+      ...over,
+    }) as unknown as Response;
 
   it('reads the owner and facts from the request context, never the key', () => {
     const principal = { keyHash: 'a'.repeat(64), owner: 'team-x', maskedKey: 'gw_abc…wxyz', admin: false };
-    const s = summarize(req('/v1/models'), res({ locals: { ctx: { requestId: 'req_9', startedAt: performance.now() - 5, span: NOOP_SPAN, principal, cacheStatus: 'MISS', errorCode: 'x' } } }), labeler);
-    expect(s).toMatchObject({ requestId: 'req_9', endpoint: '/v1/models', status: 200, owner: 'team-x', cacheStatus: 'MISS', errorCode: 'x', aborted: false });
+    const s = summarize(
+      req('/v1/models'),
+      res({
+        locals: {
+          ctx: {
+            requestId: 'req_9',
+            startedAt: performance.now() - 5,
+            span: NOOP_SPAN,
+            principal,
+            cacheStatus: 'MISS',
+            errorCode: 'x',
+          },
+        },
+      }),
+      labeler,
+    );
+    expect(s).toMatchObject({
+      requestId: 'req_9',
+      endpoint: '/v1/models',
+      status: 200,
+      owner: 'team-x',
+      cacheStatus: 'MISS',
+      errorCode: 'x',
+      aborted: false,
+    });
     expect(s.durationMs).toBeGreaterThanOrEqual(4);
     expect(JSON.stringify(s)).not.toContain('aaaaaaaa');
     expect(JSON.stringify(s)).not.toContain('gw_abc');
   });
 
   it('reports 499 when the client left before any response, and keeps the status once one started', () => {
-    expect(summarize(req('/v1/models'), res({ writableFinished: false, headersSent: false }), labeler)).toMatchObject({ status: 499, aborted: true });
-    expect(summarize(req('/v1/models'), res({ writableFinished: false, headersSent: true }), labeler)).toMatchObject({ status: 200, aborted: true });
+    expect(summarize(req('/v1/models'), res({ writableFinished: false, headersSent: false }), labeler)).toMatchObject({
+      status: 499,
+      aborted: true,
+    });
+    expect(summarize(req('/v1/models'), res({ writableFinished: false, headersSent: true }), labeler)).toMatchObject({
+      status: 200,
+      aborted: true,
+    });
   });
 });
 
@@ -218,8 +295,22 @@ describe('StatsStore (real Redis, real cache and rate-limit counters)', () => {
   const cacheStats = new CacheStats(redis, cacheKeys(storePrefix));
   const limiter = new SlidingWindowLimiter({ redis, prefix: storePrefix });
   const rateLimitStats = new RateLimitStats({ redis, prefix: storePrefix });
-  const store = new StatsStore({ redis, prefix: storePrefix, cache: cacheStats, rateLimit: rateLimitStats, topUsers: 2 });
-  const summary = (path: string): RequestSummary => ({ requestId: 'r', method: 'GET', path, endpoint: path, status: 200, durationMs: 1, aborted: false });
+  const store = new StatsStore({
+    redis,
+    prefix: storePrefix,
+    cache: cacheStats,
+    rateLimit: rateLimitStats,
+    topUsers: 2,
+  });
+  const summary = (path: string): RequestSummary => ({
+    requestId: 'r',
+    method: 'GET',
+    path,
+    endpoint: path,
+    status: 200,
+    durationMs: 1,
+    aborted: false,
+  });
 
   beforeEach(async () => {
     await deletePrefix(redis, storePrefix);
@@ -228,22 +319,54 @@ describe('StatsStore (real Redis, real cache and rate-limit counters)', () => {
   it('reads zeros, with every configured provider, before anything happened', async () => {
     expect(await store.read(['provider_b', 'provider_a'])).toEqual({
       total_requests: 0,
-      cache_stats: { exact_cache: { hits: 0, misses: 0, hit_rate: 0 }, semantic_cache: { hits: 0, misses: 0, hit_rate: 0 } },
-      provider_stats: { provider_a: { requests: 0, tokens: 0, avg_latency: 0 }, provider_b: { requests: 0, tokens: 0, avg_latency: 0 } },
-      spend_saved: { gateway_cache_usd: 0, gateway_cache_tokens: 0, prompt_cache_usd: 0, prompt_cache_read_tokens: 0, prompt_cache_write_tokens: 0 },
+      cache_stats: {
+        exact_cache: { hits: 0, misses: 0, hit_rate: 0 },
+        semantic_cache: { hits: 0, misses: 0, hit_rate: 0 },
+      },
+      provider_stats: {
+        provider_a: { requests: 0, tokens: 0, avg_latency: 0 },
+        provider_b: { requests: 0, tokens: 0, avg_latency: 0 },
+      },
+      spend_saved: {
+        gateway_cache_usd: 0,
+        gateway_cache_tokens: 0,
+        prompt_cache_usd: 0,
+        prompt_cache_read_tokens: 0,
+        prompt_cache_write_tokens: 0,
+      },
       rate_limit_stats: { requests_throttled: 0, top_users: [] },
     });
   });
 
   it('counts /v1 requests only, and provider calls from finished jobs', async () => {
-    for (const path of ['/v1/chat/completions', '/v1/models', '/health', '/metrics', '/v1x']) store.recordRequest(summary(path));
-    store.recordJob({ provider: 'provider_a', status: 'ok', usage: { prompt_tokens: 10, completion_tokens: 5 }, upstreamMs: 200 });
-    store.recordJob({ provider: 'provider_a', status: 'ok', usage: { prompt_tokens: 1, completion_tokens: 1 }, upstreamMs: 400 });
+    for (const path of ['/v1/chat/completions', '/v1/models', '/health', '/metrics', '/v1x'])
+      store.recordRequest(summary(path));
+    store.recordJob({
+      provider: 'provider_a',
+      status: 'ok',
+      usage: { prompt_tokens: 10, completion_tokens: 5 },
+      upstreamMs: 200,
+    });
+    store.recordJob({
+      provider: 'provider_a',
+      status: 'ok',
+      usage: { prompt_tokens: 1, completion_tokens: 1 },
+      upstreamMs: 400,
+    });
     store.recordJob({ provider: 'provider_a', status: 'error', upstreamMs: 5_000 });
     store.recordJob({ provider: 'provider_a', status: 'cancelled', upstreamMs: 1 });
     store.recordJob({ provider: 'provider_a', status: 'skipped', upstreamMs: 1 });
-    store.recordJob({ provider: 'provider_removed', status: 'ok', usage: { prompt_tokens: 2, completion_tokens: 2 }, upstreamMs: 100 });
-    await waitFor(async () => (await store.read([])).provider_stats.provider_removed?.requests === 1, 2_000, 'counters');
+    store.recordJob({
+      provider: 'provider_removed',
+      status: 'ok',
+      usage: { prompt_tokens: 2, completion_tokens: 2 },
+      upstreamMs: 100,
+    });
+    await waitFor(
+      async () => (await store.read([])).provider_stats.provider_removed?.requests === 1,
+      2_000,
+      'counters',
+    );
     const stats = await store.read(['provider_a', 'provider_b']);
     expect(stats.total_requests).toBe(2);
     // Failed calls are requests; latency averages the successful ones (200 and 400 ms).
@@ -258,7 +381,11 @@ describe('StatsStore (real Redis, real cache and rate-limit counters)', () => {
     cacheStats.record('exact', false);
     cacheStats.record('exact', false);
     cacheStats.record('semantic', true, 0.97);
-    const keys = ['gw_stats_key_one_0123456789abcdefghijklmnopqrstuv', 'gw_stats_key_two_0123456789abcdefghijklmnopqrstuv', 'gw_stats_key_tri_0123456789abcdefghijklmnopqrstuv'];
+    const keys = [
+      'gw_stats_key_one_0123456789abcdefghijklmnopqrstuv',
+      'gw_stats_key_two_0123456789abcdefghijklmnopqrstuv',
+      'gw_stats_key_tri_0123456789abcdefghijklmnopqrstuv',
+    ];
     const rule = { limit: 2, windowMs: 60_000 };
     for (let i = 0; i < 3; i++) await limiter.consume(hashApiKey(keys[0]!), rule, maskApiKey(keys[0]!));
     await limiter.consume(hashApiKey(keys[1]!), rule, maskApiKey(keys[1]!));
@@ -283,10 +410,17 @@ describe('StatsStore (real Redis, real cache and rate-limit counters)', () => {
     const leaky = new StatsStore({
       redis,
       prefix: storePrefix,
-      rateLimit: { read: async () => ({ requests_throttled: 0, top_users: [{ api_key: 'gw_full_key_that_should_never_show_0123456789', requests: 1 }] }) },
+      rateLimit: {
+        read: async () => ({
+          requests_throttled: 0,
+          top_users: [{ api_key: 'gw_full_key_that_should_never_show_0123456789', requests: 1 }],
+        }),
+      },
     });
     const stats = await leaky.read([]);
-    expect(stats.rate_limit_stats.top_users).toEqual([{ api_key: maskApiKey('gw_full_key_that_should_never_show_0123456789'), requests: 1 }]);
+    expect(stats.rate_limit_stats.top_users).toEqual([
+      { api_key: maskApiKey('gw_full_key_that_should_never_show_0123456789'), requests: 1 },
+    ]);
   });
 
   it('fails a read with an error the handler answers as 503 when Redis is gone', async () => {

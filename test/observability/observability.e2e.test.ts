@@ -3,7 +3,14 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskApiKey } from '../../src/auth/api-key.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
-import { freePort, spawnGatewayProcess, startGateway, waitFor, type Gateway, type GatewayProcess } from '../support/processes.ts';
+import {
+  freePort,
+  spawnGatewayProcess,
+  startGateway,
+  waitFor,
+  type Gateway,
+  type GatewayProcess,
+} from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 /**
@@ -46,7 +53,14 @@ const env = {
 
 async function startApi(extra: Record<string, string>): Promise<{ proc: GatewayProcess; url: string }> {
   const port = await freePort();
-  const proc = spawnGatewayProcess('src/server.ts', [], { ...env, LOG_LEVEL: 'info', CONFIG_PATH: gateway.configPath, PORT: String(port), HOST: '127.0.0.1', ...extra });
+  const proc = spawnGatewayProcess('src/server.ts', [], {
+    ...env,
+    LOG_LEVEL: 'info',
+    CONFIG_PATH: gateway.configPath,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    ...extra,
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {
@@ -80,7 +94,10 @@ function jsonLines(output: string): Record<string, unknown>[] {
 
 interface Stats {
   total_requests: number;
-  cache_stats: { exact_cache: { hits: number; misses: number; hit_rate: number }; semantic_cache: { hits: number; misses: number; hit_rate: number } };
+  cache_stats: {
+    exact_cache: { hits: number; misses: number; hit_rate: number };
+    semantic_cache: { hits: number; misses: number; hit_rate: number };
+  };
   provider_stats: Record<string, { requests: number; tokens: number; avg_latency: number }>;
   rate_limit_stats: { requests_throttled: number; top_users: { api_key: string; requests: number }[] };
 }
@@ -96,7 +113,12 @@ beforeAll(async () => {
     config: {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstream.url, models: ['c-sonnet-4-20250514'] },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstream.url,
+          models: ['c-sonnet-4-20250514'],
+        },
       ],
     },
     providers: ['provider_a'],
@@ -106,14 +128,23 @@ beforeAll(async () => {
   api2 = second.proc;
   api2Url = second.url;
   metricsPortUrl = `http://127.0.0.1:${metricsPort}`;
-  const third = await startApi({ PROMETHEUS_METRICS_ENABLED: 'false', LOG_FORMAT: 'text', DEBUG: 'true', LOG_LEVEL: 'warning' });
+  const third = await startApi({
+    PROMETHEUS_METRICS_ENABLED: 'false',
+    LOG_FORMAT: 'text',
+    DEBUG: 'true',
+    LOG_LEVEL: 'warning',
+  });
   api3 = third.proc;
   api3Url = third.url;
 
   // The traffic every test below looks at. KEY_A: 5 /v1 requests; KEY_B: 10, the last 2 throttled.
   const body = { model: 'a-4o', messages: [{ role: 'user', content: `obs hello, I am ${PII}` }] };
   const post = (url: string, key = KEY_A) =>
-    fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+    fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify(body),
+    });
   const miss = await post(gateway.baseUrl);
   expect(miss.status).toBe(200);
   ids.miss = miss.headers.get('x-request-id')!;
@@ -136,7 +167,11 @@ beforeAll(async () => {
   expect((await get(`${gateway.baseUrl}/v1/models/a-4o`)).status).toBe(200);
   expect((await get(`${gateway.baseUrl}/v1/models/does-not-exist-xyz`)).status).toBe(404);
   expect((await get(`${gateway.baseUrl}/nope/abc/123`)).status).toBe(404);
-  const unauthorized = await fetch(`${gateway.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'x-api-key': 'gw_wrong_key' }, body: '{}' });
+  const unauthorized = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'x-api-key': 'gw_wrong_key' },
+    body: '{}',
+  });
   expect(unauthorized.status).toBe(401);
   ids.unauthorized = unauthorized.headers.get('x-request-id')!;
 
@@ -160,7 +195,9 @@ describe('/stats', () => {
     let records: Stats[] = [];
     await waitFor(
       async () => {
-        records = await Promise.all([gateway.baseUrl, api2Url, api3Url].map(async (u) => (await (await get(`${u}/stats`)).json()) as Stats));
+        records = await Promise.all(
+          [gateway.baseUrl, api2Url, api3Url].map(async (u) => (await (await get(`${u}/stats`)).json()) as Stats),
+        );
         return records.every((r) => r.total_requests === expectedTotal && r.provider_stats.provider_a!.requests === 2);
       },
       10_000,
@@ -230,10 +267,16 @@ describe('/metrics', () => {
     expect(sample(text, 'gateway_cache_hits_total{cache_type="exact"}')).toBe(1);
     expect(sample(text, 'gateway_cache_hits_total{cache_type="semantic"}')).toBe(0);
     // This API relayed one upstream reply (the other was the cache hit).
-    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="prompt"}')).toBe(usages[0]!.prompt_tokens);
-    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="completion"}')).toBe(usages[0]!.completion_tokens);
+    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="prompt"}')).toBe(
+      usages[0]!.prompt_tokens,
+    );
+    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="completion"}')).toBe(
+      usages[0]!.completion_tokens,
+    );
     // The e-mail address in the prompt was found and redacted (DLP on by default); the value itself is nowhere.
-    expect(sample(text, 'gateway_dlp_findings_total{entity_type="EMAIL_ADDRESS",action="redact"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'gateway_dlp_findings_total{entity_type="EMAIL_ADDRESS",action="redact"}'),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('adds queue depth, queue wait, time to first token and process defaults', async () => {
@@ -242,7 +285,9 @@ describe('/metrics', () => {
     expect(sample(text, 'gateway_queue_depth{provider="provider_c"}')).toBe(0);
     expect(sample(text, 'gateway_queue_wait_seconds_count{provider="provider_a"}')).toBe(1);
     expect(sample(text, 'gateway_time_to_first_token_seconds_count{provider="provider_a"}')).toBe(1);
-    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="completion"}')).toBe(usages[1]!.completion_tokens);
+    expect(sample(text, 'gateway_tokens_used_total{provider="provider_a",model="a-4o",type="completion"}')).toBe(
+      usages[1]!.completion_tokens,
+    );
     expect(text).toContain('# TYPE gateway_dlp_findings_total counter');
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
@@ -282,7 +327,15 @@ describe('request log', () => {
     const of = (id: string) => lines.filter((l) => l.requestId === id);
     expect(of(ids.miss!)).toHaveLength(1);
     const miss = of(ids.miss!)[0]!;
-    expect(miss).toMatchObject({ method: 'POST', path: '/v1/chat/completions', status: 200, model: 'a-4o', provider: 'provider_a', cache: 'MISS', msg: expect.stringMatching(/^POST \/v1\/chat\/completions 200 [\d.]+ms$/) });
+    expect(miss).toMatchObject({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      status: 200,
+      model: 'a-4o',
+      provider: 'provider_a',
+      cache: 'MISS',
+      msg: expect.stringMatching(/^POST \/v1\/chat\/completions 200 [\d.]+ms$/),
+    });
     expect(miss.owner).toMatch(/^env:[0-9a-f]{12}$/);
     expect(miss.durationMs).toEqual(expect.any(Number));
     expect(miss.queueMs).toEqual(expect.any(Number));
@@ -301,18 +354,29 @@ describe('request log', () => {
   });
 
   it('never contains keys, upstream keys or message content, in the API or the worker', () => {
-    const outputs = [gateway.api.output(), api2.output(), api3.output(), ...[...gateway.workers.values()].flat().map((w) => w.output())];
+    const outputs = [
+      gateway.api.output(),
+      api2.output(),
+      api3.output(),
+      ...[...gateway.workers.values()].flat().map((w) => w.output()),
+    ];
     for (const output of outputs) {
-      for (const secret of [KEY_A, KEY_B, UPSTREAM_KEY, PII, 'obs hello', 'gw_wrong_key']) expect(output).not.toContain(secret);
+      for (const secret of [KEY_A, KEY_B, UPSTREAM_KEY, PII, 'obs hello', 'gw_wrong_key'])
+        expect(output).not.toContain(secret);
     }
   });
 
   it('is readable text with LOG_FORMAT=text, and DEBUG raises the detail', async () => {
-    const res = await fetch(`${api3Url}/v1/models`, { headers: { 'x-api-key': KEY_A, 'user-agent': 'obs-test-agent/1.0' } });
+    const res = await fetch(`${api3Url}/v1/models`, {
+      headers: { 'x-api-key': KEY_A, 'user-agent': 'obs-test-agent/1.0' },
+    });
     expect(res.status).toBe(200);
     const id = res.headers.get('x-request-id')!;
     await waitFor(() => api3.output().includes(id), 5_000, 'the text log line');
-    const line = api3.output().split('\n').find((l) => l.includes(id))!;
+    const line = api3
+      .output()
+      .split('\n')
+      .find((l) => l.includes(id))!;
     // pino-pretty: "[time] INFO (gateway-api/pid on host): GET /v1/models 200 1.2ms {fields}" on one line, not a JSON object.
     expect(line.startsWith('{')).toBe(false);
     expect(line).toMatch(/INFO \(gateway-api\/\d+ on [^)]+\): GET \/v1\/models 200 [\d.]+ms/);

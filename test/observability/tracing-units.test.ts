@@ -29,7 +29,9 @@ describe('OTEL_* settings', () => {
     expect(() => loadSettings({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
     expect(() => loadSettings({ OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(/OTEL_TRACES_SAMPLER/);
     expect(() => loadSettings({ OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
-    expect(loadSettings({ OTEL_TRACES_SAMPLER: 'ParentBased_TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toMatchObject({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 0.25 });
+    expect(
+      loadSettings({ OTEL_TRACES_SAMPLER: 'ParentBased_TraceIdRatio', OTEL_TRACES_SAMPLER_ARG: '0.25' }),
+    ).toMatchObject({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: 0.25 });
   });
 });
 
@@ -47,13 +49,23 @@ describe('tracing off', () => {
   });
 
   it('never loads the SDK: only the dynamic import in open-tracing.ts reaches it', () => {
-    const sdk = /@opentelemetry\/(sdk-trace|exporter-trace-otlp-http|resources|core|context-async-hooks)|otel-tracing\.ts/;
+    const sdk =
+      /@opentelemetry\/(sdk-trace|exporter-trace-otlp-http|resources|core|context-async-hooks)|otel-tracing\.ts/;
     const importers = sourceFiles('src')
       .concat(sourceFiles('workers'))
-      .filter((file) => readFileSync(file, 'utf8').split('\n').some((line) => /^\s*(import|export)\b|import\(/.test(line) && sdk.test(line)))
+      .filter((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .some((line) => /^\s*(import|export)\b|import\(/.test(line) && sdk.test(line)),
+      )
       .map((file) => file.replaceAll('\\', '/'));
-    expect(importers.sort()).toEqual(['src/observability/tracing/open-tracing.ts', 'src/observability/tracing/otel-tracing.ts']);
-    expect(readFileSync('src/observability/tracing/open-tracing.ts', 'utf8')).toMatch(/await import\('\.\/otel-tracing\.ts'\)/);
+    expect(importers.sort()).toEqual([
+      'src/observability/tracing/open-tracing.ts',
+      'src/observability/tracing/otel-tracing.ts',
+    ]);
+    expect(readFileSync('src/observability/tracing/open-tracing.ts', 'utf8')).toMatch(
+      /await import\('\.\/otel-tracing\.ts'\)/,
+    );
     expect(readFileSync('src/observability/tracing/open-tracing.ts', 'utf8')).not.toMatch(/^import .*otel-tracing/m);
   });
 });

@@ -37,7 +37,11 @@ function call(id: string, name: string, args: string): ToolCall {
   return { id, type: 'function', function: { name, arguments: args } };
 }
 
-const WEATHER = tool('get_weather', { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, 'Weather of a city.');
+const WEATHER = tool(
+  'get_weather',
+  { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  'Weather of a city.',
+);
 const TIME = tool('get_time');
 
 /** A 1x1 PNG. */
@@ -179,7 +183,10 @@ describe('anthropicAdapter.buildRequest: tools', () => {
         TIME,
         tool('empty', {}),
         tool('untyped', { properties: { q: { type: 'string' } } }),
-        { type: 'function', function: { name: 'strict_one', parameters: { type: 'object', properties: {} }, strict: true } },
+        {
+          type: 'function',
+          function: { name: 'strict_one', parameters: { type: 'object', properties: {} }, strict: true },
+        },
       ],
     });
     expect(body.tools).toEqual([
@@ -205,7 +212,11 @@ describe('anthropicAdapter.buildRequest: tools', () => {
     [undefined, false, { type: 'auto', disable_parallel_tool_use: true }],
     ['auto', false, { type: 'auto', disable_parallel_tool_use: true }],
     ['required', false, { type: 'any', disable_parallel_tool_use: true }],
-    [{ type: 'function', function: { name: 'get_time' } }, false, { type: 'tool', name: 'get_time', disable_parallel_tool_use: true }],
+    [
+      { type: 'function', function: { name: 'get_time' } },
+      false,
+      { type: 'tool', name: 'get_time', disable_parallel_tool_use: true },
+    ],
     ['none', false, { type: 'none' }],
     [undefined, true, undefined],
   ] as const)('tool_choice %j with parallel_tool_calls %j -> %j', (choice, parallel, expected) => {
@@ -222,7 +233,10 @@ describe('anthropicAdapter.buildRequest: tools', () => {
   });
 
   it('turns tool calls into tool_use blocks and tool messages into tool_result blocks', () => {
-    const body = bodyOf({ tools: [WEATHER, TIME], messages: [...TOOL_HISTORY, { role: 'user', content: 'Thanks. Umbrella?' }] });
+    const body = bodyOf({
+      tools: [WEATHER, TIME],
+      messages: [...TOOL_HISTORY, { role: 'user', content: 'Thanks. Umbrella?' }],
+    });
     expect(body.messages).toEqual([
       { role: 'user', content: 'Weather and time in Oslo?' },
       {
@@ -297,7 +311,12 @@ describe('anthropicAdapter.buildRequest: images and response_format', () => {
   });
 
   it('sends a json_schema as output_config.format, keeping the client tools', () => {
-    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+      additionalProperties: false,
+    };
     const body = bodyOf({
       tools: [TIME],
       response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
@@ -312,7 +331,9 @@ describe('anthropicAdapter.buildRequest: images and response_format', () => {
     ['json_schema without a schema', { type: 'json_schema', json_schema: { name: 'anything' } }],
   ] as const)('expresses %s as a forced JSON-mode tool', (_name, format) => {
     const body = bodyOf({ response_format: structuredClone(format) as ChatRequest['response_format'] });
-    expect(body.tools).toEqual([{ name: JSON_MODE_TOOL, description: expect.any(String), input_schema: { type: 'object' } }]);
+    expect(body.tools).toEqual([
+      { name: JSON_MODE_TOOL, description: expect.any(String), input_schema: { type: 'object' } },
+    ]);
     expect(body.tool_choice).toEqual({ type: 'tool', name: JSON_MODE_TOOL, disable_parallel_tool_use: true });
     expect(body).not.toHaveProperty('output_config');
   });
@@ -343,7 +364,12 @@ describe('anthropicAdapter.validate', () => {
 
   it('rejects a tool result that answers no earlier call', () => {
     const message = anthropicAdapter.validate(
-      chatRequest({ messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'call_nope', content: 'r' }] }),
+      chatRequest({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: 'call_nope', content: 'r' },
+        ],
+      }),
     );
     expect(message).toMatch(/call_nope/);
     expect(message).toMatch(/no earlier assistant message called/);
@@ -402,7 +428,11 @@ describe('anthropicAdapter.validate', () => {
 
   it('rejects an inline image of a type the API does not read', () => {
     const message = anthropicAdapter.validate(
-      chatRequest({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AAAA' } }] }] }),
+      chatRequest({
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,AAAA' } }] },
+        ],
+      }),
     );
     expect(message).toMatch(/image type 'image\/bmp' is not supported/);
   });
@@ -411,10 +441,14 @@ describe('anthropicAdapter.validate', () => {
     expect(anthropicAdapter.validate(chatRequest({ tools: [TIME], response_format: { type: 'json_object' } }))).toMatch(
       /json_object .*cannot be combined with 'tools' for provider_c/,
     );
-    expect(anthropicAdapter.validate(chatRequest({ tools: [tool(JSON_MODE_TOOL)] }))).toMatch(/is reserved by the gateway/);
+    expect(anthropicAdapter.validate(chatRequest({ tools: [tool(JSON_MODE_TOOL)] }))).toMatch(
+      /is reserved by the gateway/,
+    );
     const schema = { type: 'object', properties: {} };
     expect(
-      anthropicAdapter.validate(chatRequest({ tools: [TIME], response_format: { type: 'json_schema', json_schema: { name: 's', schema } } })),
+      anthropicAdapter.validate(
+        chatRequest({ tools: [TIME], response_format: { type: 'json_schema', json_schema: { name: 's', schema } } }),
+      ),
     ).toBeUndefined();
   });
 });
@@ -450,7 +484,16 @@ describe('anthropicAdapter.unsupportedParams', () => {
       reasoning_effort: 'low',
     });
     expect(anthropicAdapter.unsupportedParams(req).sort()).toEqual(
-      ['frequency_penalty', 'logprobs', 'metadata', 'presence_penalty', 'reasoning_effort', 'seed', 'store', 'top_logprobs'].sort(),
+      [
+        'frequency_penalty',
+        'logprobs',
+        'metadata',
+        'presence_penalty',
+        'reasoning_effort',
+        'seed',
+        'store',
+        'top_logprobs',
+      ].sort(),
     );
   });
 });
@@ -470,10 +513,23 @@ describe('anthropicAdapter.parseResponse', () => {
       usage: { input_tokens: 10, output_tokens: 4, cache_creation_input_tokens: 2, cache_read_input_tokens: 3 },
     });
     expect(parsed.choices).toEqual([
-      { index: 0, message: { role: 'assistant', content: 'Hello, world.', thinking: [{ type: 'thinking', thinking: 'hmm', signature: 's' }] }, finish_reason: 'length' },
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'Hello, world.',
+          thinking: [{ type: 'thinking', thinking: 'hmm', signature: 's' }],
+        },
+        finish_reason: 'length',
+      },
     ]);
     // Cached prompt tokens count as prompt tokens, as OpenAI counts them, and are its details.
-    expect(parsed.usage).toEqual({ prompt_tokens: 15, completion_tokens: 4, total_tokens: 19, prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 2 } });
+    expect(parsed.usage).toEqual({
+      prompt_tokens: 15,
+      completion_tokens: 4,
+      total_tokens: 19,
+      prompt_tokens_details: { cached_tokens: 3, cache_write_tokens: 2 },
+    });
   });
 
   const usage = { input_tokens: 3, output_tokens: 2 };
@@ -522,11 +578,17 @@ describe('anthropicAdapter.parseResponse', () => {
       stop_reason: 'tool_use',
       usage,
     });
-    expect(parsed.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '{"answer":42,"tags":["a"]}' }, finish_reason: 'stop' }]);
+    expect(parsed.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: '{"answer":42,"tags":["a"]}' }, finish_reason: 'stop' },
+    ]);
   });
 
   it('reads a native JSON output as text', () => {
-    const parsed = anthropicAdapter.parseResponse({ content: [{ type: 'text', text: '{"answer":"yes"}' }], stop_reason: 'end_turn', usage });
+    const parsed = anthropicAdapter.parseResponse({
+      content: [{ type: 'text', text: '{"answer":"yes"}' }],
+      stop_reason: 'end_turn',
+      usage,
+    });
     expect(JSON.parse(parsed.choices[0]?.message.content ?? '')).toEqual({ answer: 'yes' });
   });
 
@@ -535,7 +597,10 @@ describe('anthropicAdapter.parseResponse', () => {
     ['no content', { stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }],
     ['no usage', { content: [], stop_reason: 'end_turn' }],
     ['usage without output_tokens', { content: [], usage: { input_tokens: 1 } }],
-    ['a tool_use block without id', { content: [{ type: 'tool_use', name: 'f', input: {} }], usage: { input_tokens: 1, output_tokens: 1 } }],
+    [
+      'a tool_use block without id',
+      { content: [{ type: 'tool_use', name: 'f', input: {} }], usage: { input_tokens: 1, output_tokens: 1 } },
+    ],
   ])('throws UpstreamProtocolError on %s', (_name, body) => {
     expect(() => anthropicAdapter.parseResponse(body)).toThrow(UpstreamProtocolError);
   });
@@ -559,7 +624,10 @@ describe('mapAnthropicStopReason', () => {
 describe('anthropicAdapter.extractErrorMessage', () => {
   it('reads {type: error, error: {message}}', () => {
     expect(
-      anthropicAdapter.extractErrorMessage({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      anthropicAdapter.extractErrorMessage({
+        type: 'error',
+        error: { type: 'overloaded_error', message: 'Overloaded' },
+      }),
     ).toBe('Overloaded');
     expect(anthropicAdapter.extractErrorMessage({ detail: 'x' })).toBeUndefined();
   });
@@ -606,26 +674,37 @@ describe('Anthropic stream decoder', () => {
 
   it('passes thinking and signature deltas on as reasoning pieces, numbered among the reasoning blocks', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
-    expect(decoder.push(named('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }))).toEqual([
-      { kind: 'delta', choice: 0, thinking: { index: 0, type: 'thinking' } },
-    ]);
-    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hm' } }))).toEqual([
-      { kind: 'delta', choice: 0, thinking: { index: 0, thinking: 'hm' } },
-    ]);
-    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'EqQB' } }))).toEqual([
-      { kind: 'delta', choice: 0, thinking: { index: 0, signature: 'EqQB' } },
-    ]);
-    expect(decoder.push(named('content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } }))).toEqual([
-      { kind: 'delta', choice: 0, thinking: { index: 1, type: 'redacted_thinking', data: 'opaque' } },
-    ]);
+    expect(
+      decoder.push(
+        named('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+      ),
+    ).toEqual([{ kind: 'delta', choice: 0, thinking: { index: 0, type: 'thinking' } }]);
+    expect(
+      decoder.push(named('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: 'hm' } })),
+    ).toEqual([{ kind: 'delta', choice: 0, thinking: { index: 0, thinking: 'hm' } }]);
+    expect(
+      decoder.push(named('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: 'EqQB' } })),
+    ).toEqual([{ kind: 'delta', choice: 0, thinking: { index: 0, signature: 'EqQB' } }]);
+    expect(
+      decoder.push(
+        named('content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: 'opaque' } }),
+      ),
+    ).toEqual([{ kind: 'delta', choice: 0, thinking: { index: 1, type: 'redacted_thinking', data: 'opaque' } }]);
   });
 
   it('skips input of blocks that are not client tool calls, and unknown events', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
     expect(
-      decoder.push(named('content_block_start', { index: 1, content_block: { type: 'server_tool_use', id: 's', name: 'web_search', input: {} } })),
+      decoder.push(
+        named('content_block_start', {
+          index: 1,
+          content_block: { type: 'server_tool_use', id: 's', name: 'web_search', input: {} },
+        }),
+      ),
     ).toEqual([]);
-    expect(decoder.push(named('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{' } }))).toEqual([]);
+    expect(
+      decoder.push(named('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{' } })),
+    ).toEqual([]);
     expect(decoder.push(named('brand_new_event', { whatever: true }))).toEqual([]);
     expect(decoder.finished).toBe(false);
   });
@@ -640,10 +719,16 @@ describe('Anthropic stream decoder', () => {
       named('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
       named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'On it.' } }),
       named('content_block_stop', { index: 0 }),
-      named('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: {} } }),
+      named('content_block_start', {
+        index: 1,
+        content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: {} },
+      }),
       fragment(1, ''),
       fragment(1, '{"city":'),
-      named('content_block_start', { index: 2, content_block: { type: 'tool_use', id: 'toolu_b', name: 'get_time', input: {} } }),
+      named('content_block_start', {
+        index: 2,
+        content_block: { type: 'tool_use', id: 'toolu_b', name: 'get_time', input: {} },
+      }),
       fragment(2, '{"tz":"CET'),
       fragment(1, ' "Oslo"}'),
       fragment(2, '"}'),
@@ -678,7 +763,10 @@ describe('Anthropic stream decoder', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
     const events = [
       messageStart,
-      named('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_j', name: JSON_MODE_TOOL, input: {} } }),
+      named('content_block_start', {
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_j', name: JSON_MODE_TOOL, input: {} },
+      }),
       named('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"answer"' } }),
       named('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: ': 42}' } }),
       named('content_block_stop', { index: 0 }),
@@ -692,18 +780,24 @@ describe('Anthropic stream decoder', () => {
 
   it('throws UpstreamProtocolError on a tool_use block start without index or id', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
-    expect(() => decoder.push(named('content_block_start', { content_block: { type: 'tool_use', id: 't', name: 'f', input: {} } }))).toThrow(
-      UpstreamProtocolError,
-    );
-    expect(() => decoder.push(named('content_block_start', { index: 0, content_block: { type: 'tool_use', name: 'f', input: {} } }))).toThrow(
-      UpstreamProtocolError,
-    );
+    expect(() =>
+      decoder.push(
+        named('content_block_start', { content_block: { type: 'tool_use', id: 't', name: 'f', input: {} } }),
+      ),
+    ).toThrow(UpstreamProtocolError);
+    expect(() =>
+      decoder.push(
+        named('content_block_start', { index: 0, content_block: { type: 'tool_use', name: 'f', input: {} } }),
+      ),
+    ).toThrow(UpstreamProtocolError);
   });
 
   it('maps a refusal and keeps the input tokens of message_start', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
     decoder.push(messageStart);
-    const events = decoder.push(named('message_delta', { delta: { stop_reason: 'refusal' }, usage: { output_tokens: 3 } }));
+    const events = decoder.push(
+      named('message_delta', { delta: { stop_reason: 'refusal' }, usage: { output_tokens: 3 } }),
+    );
     expect(events).toEqual([
       { kind: 'delta', choice: 0, finish_reason: 'content_filter' },
       { kind: 'usage', usage: { prompt_tokens: 25, completion_tokens: 3, total_tokens: 28 } },
@@ -720,9 +814,9 @@ describe('Anthropic stream decoder', () => {
 
   it('throws UpstreamProtocolError on malformed JSON and on a known event of the wrong shape', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
-    expect(() => decoder.push({ event: 'content_block_delta', data: '{"type": "content_block_delta", "delta": ' })).toThrow(
-      UpstreamProtocolError,
-    );
+    expect(() =>
+      decoder.push({ event: 'content_block_delta', data: '{"type": "content_block_delta", "delta": ' }),
+    ).toThrow(UpstreamProtocolError);
     expect(() => decoder.push(named('message_start', { message: 'nope' }))).toThrow(UpstreamProtocolError);
   });
 });
@@ -782,7 +876,13 @@ describe('Anthropic round trip against the fake upstream', () => {
         message: {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_fake_0_get_weather', type: 'function', function: { name: 'get_weather', arguments: '{"input":"Weather in Oslo?"}' } }],
+          tool_calls: [
+            {
+              id: 'call_fake_0_get_weather',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"input":"Weather in Oslo?"}' },
+            },
+          ],
         },
         finish_reason: 'tool_calls',
       },
@@ -796,28 +896,46 @@ describe('Anthropic round trip against the fake upstream', () => {
   });
 
   it('calls two tools in parallel unless parallel calls are off, and honours a forced tool', async () => {
-    const base = chatRequest({ tools: [WEATHER, TIME], messages: [{ role: 'user', content: 'Both please [parallel]' }] });
+    const base = chatRequest({
+      tools: [WEATHER, TIME],
+      messages: [{ role: 'user', content: 'Both please [parallel]' }],
+    });
     const parallel = await callStreamed(anthropicAdapter, { ...base, stream: true }, live());
     expect(foldToolCalls(parallel.events).map((c) => c.function.name)).toEqual(['get_weather', 'get_time']);
 
     const single = await callNonStreamed(anthropicAdapter, { ...base, parallel_tool_calls: false }, live());
     expect(single.completion?.choices[0]?.message.tool_calls?.map((c) => c.function.name)).toEqual(['get_weather']);
 
-    const forced = await callNonStreamed(anthropicAdapter, { ...base, tool_choice: { type: 'function', function: { name: 'get_time' } } }, live());
+    const forced = await callNonStreamed(
+      anthropicAdapter,
+      { ...base, tool_choice: { type: 'function', function: { name: 'get_time' } } },
+      live(),
+    );
     expect(forced.completion?.choices[0]?.message.tool_calls?.map((c) => c.function.name)).toEqual(['get_time']);
     // A forced tool gets an input that follows its schema, streamed or not.
     const forcedWeather = { ...base, tool_choice: { type: 'function', function: { name: 'get_weather' } } } as const;
     const sync = await callNonStreamed(anthropicAdapter, forcedWeather, live());
-    expect(JSON.parse(sync.completion?.choices[0]?.message.tool_calls?.[0]?.function.arguments ?? '')).toEqual({ city: 'Both please [parallel]' });
+    expect(JSON.parse(sync.completion?.choices[0]?.message.tool_calls?.[0]?.function.arguments ?? '')).toEqual({
+      city: 'Both please [parallel]',
+    });
     const streamedForced = await callStreamed(anthropicAdapter, { ...forcedWeather, stream: true }, live());
-    expect(JSON.parse(foldToolCalls(streamedForced.events)[0]?.function.arguments ?? '')).toEqual({ city: 'Both please [parallel]' });
+    expect(JSON.parse(foldToolCalls(streamedForced.events)[0]?.function.arguments ?? '')).toEqual({
+      city: 'Both please [parallel]',
+    });
 
     const none = await callNonStreamed(anthropicAdapter, { ...base, tool_choice: 'none' }, live());
-    expect(none.completion?.choices[0]).toMatchObject({ message: { content: 'Echo: Both please [parallel]' }, finish_reason: 'stop' });
+    expect(none.completion?.choices[0]).toMatchObject({
+      message: { content: 'Echo: Both please [parallel]' },
+      finish_reason: 'stop',
+    });
   });
 
   it('sends the tool results of a follow-up, which the upstream answers from', async () => {
-    const first = await callNonStreamed(anthropicAdapter, chatRequest({ tools: [WEATHER], messages: [{ role: 'user', content: 'Oslo?' }] }), live());
+    const first = await callNonStreamed(
+      anthropicAdapter,
+      chatRequest({ tools: [WEATHER], messages: [{ role: 'user', content: 'Oslo?' }] }),
+      live(),
+    );
     const reply = first.completion?.choices[0]?.message;
     const calls = reply?.tool_calls ?? [];
     expect(calls).toHaveLength(1);
@@ -844,7 +962,12 @@ describe('Anthropic round trip against the fake upstream', () => {
   it('returns JSON that follows a json_schema, streamed and not', async () => {
     const schema = {
       type: 'object',
-      properties: { city: { type: 'string' }, celsius: { type: 'number' }, rainy: { type: 'boolean' }, kind: { enum: ['rain', 'sun'] } },
+      properties: {
+        city: { type: 'string' },
+        celsius: { type: 'number' },
+        rainy: { type: 'boolean' },
+        kind: { enum: ['rain', 'sun'] },
+      },
       required: ['city', 'celsius', 'rainy', 'kind'],
       additionalProperties: false,
     };
@@ -864,7 +987,10 @@ describe('Anthropic round trip against the fake upstream', () => {
   });
 
   it('returns a JSON object as content in JSON mode, never the tool call behind it', async () => {
-    const req = chatRequest({ messages: [{ role: 'user', content: 'Reply in JSON' }], response_format: { type: 'json_object' } });
+    const req = chatRequest({
+      messages: [{ role: 'user', content: 'Reply in JSON' }],
+      response_format: { type: 'json_object' },
+    });
     const result = await callNonStreamed(anthropicAdapter, req, live());
     expect(result.status).toBe(200);
     const choice = result.completion?.choices[0];
@@ -910,22 +1036,54 @@ describe('Anthropic round trip against the fake upstream', () => {
     const callTurn = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] };
     const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' };
 
-    expect(await post({ seed: 1, messages: [{ role: 'user', content: 'x' }] })).toEqual({ status: 400, message: 'seed: Extra inputs are not permitted' });
+    expect(await post({ seed: 1, messages: [{ role: 'user', content: 'x' }] })).toEqual({
+      status: 400,
+      message: 'seed: Extra inputs are not permitted',
+    });
     expect(
-      (await post({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } }] }] }))
-        .status,
+      (
+        await post({
+          messages: [
+            {
+              role: 'user',
+              content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } }],
+            },
+          ],
+        })
+      ).status,
     ).toBe(400);
     expect(
-      (await post({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://insecure.example/a.png' } }] }] })).status,
+      (
+        await post({
+          messages: [
+            {
+              role: 'user',
+              content: [{ type: 'image', source: { type: 'url', url: 'http://insecure.example/a.png' } }],
+            },
+          ],
+        })
+      ).status,
     ).toBe(400);
     const textFirst = { role: 'user', content: [{ type: 'text', text: 'hi' }, result] };
     const notFirst = await post({ tools, messages: [{ role: 'user', content: 'go' }, callTurn, textFirst] });
     expect(notFirst.message).toMatch(/tool_result blocks must come first/);
-    const unanswered = await post({ tools, messages: [{ role: 'user', content: 'go' }, callTurn, { role: 'user', content: 'hi' }] });
-    expect(unanswered.message).toMatch(/`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/);
+    const unanswered = await post({
+      tools,
+      messages: [{ role: 'user', content: 'go' }, callTurn, { role: 'user', content: 'hi' }],
+    });
+    expect(unanswered.message).toMatch(
+      /`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1/,
+    );
     const stray = await post({ tools, messages: [{ role: 'user', content: [result] }] });
     expect(stray.message).toMatch(/unexpected `tool_use_id` found in `tool_result` blocks: toolu_1/);
-    expect((await post({ tools, messages: [{ role: 'user', content: 'go' }, callTurn, { role: 'user', content: [result] }] })).status).toBe(200);
+    expect(
+      (
+        await post({
+          tools,
+          messages: [{ role: 'user', content: 'go' }, callTurn, { role: 'user', content: [result] }],
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 

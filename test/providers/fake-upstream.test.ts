@@ -6,7 +6,13 @@ import { anthropicAdapter } from '../../src/providers/anthropic/adapter.ts';
 import { geminiAdapter } from '../../src/providers/gemini/adapter.ts';
 import { openAiAdapter } from '../../src/providers/openai/adapter.ts';
 import { UpstreamProtocolError } from '../../src/providers/types.ts';
-import { accumulate, callNonStreamed, callStreamed, chatRequest, type StreamedResult } from '../support/adapter-round-trip.ts';
+import {
+  accumulate,
+  callNonStreamed,
+  callStreamed,
+  chatRequest,
+  type StreamedResult,
+} from '../support/adapter-round-trip.ts';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '../support/fake-upstream.ts';
 
 const started: FakeUpstream[] = [];
@@ -59,12 +65,19 @@ describe('fake upstream', () => {
       body: '{}',
     });
     expect(res.status).toBe(401);
-    expect(await res.json()).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid API key.' } });
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'Invalid API key.' },
+    });
   });
 
   it('checks what the real upstreams check', async () => {
     const anthropic = await start({ format: 'anthropic', apiKey: 'k' });
-    const noVersion = await fetch(`${anthropic.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'k' }, body: '{}' });
+    const noVersion = await fetch(`${anthropic.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'k' },
+      body: '{}',
+    });
     expect(noVersion.status).toBe(400);
     const leadingAssistant = await fetch(`${anthropic.url}/v1/messages`, {
       method: 'POST',
@@ -109,7 +122,12 @@ describe('fake upstream', () => {
   it('hangs without answering, until the client gives up', async () => {
     const upstream = await start({ format: 'openai', apiKey: 'k' });
     upstream.setBehavior({ hang: true });
-    const call = callNonStreamed(openAiAdapter, chatRequest(), { baseUrl: upstream.url, apiKey: 'k' }, AbortSignal.timeout(150));
+    const call = callNonStreamed(
+      openAiAdapter,
+      chatRequest(),
+      { baseUrl: upstream.url, apiKey: 'k' },
+      AbortSignal.timeout(150),
+    );
     await expect(call).rejects.toThrow(/aborted|timeout/i);
     expect(upstream.requests).toHaveLength(1);
   });
@@ -134,7 +152,10 @@ describe('fake upstream', () => {
     const upstream = await start({ format: 'openai', apiKey: 'k' });
     upstream.setBehavior({ chunkDelayMs: 20 });
     const t0 = performance.now();
-    const result = await callStreamed(openAiAdapter, chatRequest({ stream: true }), { baseUrl: upstream.url, apiKey: 'k' });
+    const result = await callStreamed(openAiAdapter, chatRequest({ stream: true }), {
+      baseUrl: upstream.url,
+      apiKey: 'k',
+    });
     const elapsed = performance.now() - t0;
     // role chunk, 3 words, finish chunk, usage chunk, [DONE]: 7 events, 6 gaps.
     expect(result.sse).toHaveLength(7);
@@ -150,7 +171,12 @@ describe('fake upstream', () => {
     );
     expect(error).not.toBeInstanceOf(UpstreamProtocolError);
     // message_start, content_block_start, ping, first delta.
-    expect(partial.sse.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta']);
+    expect(partial.sse.map((e) => e.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+    ]);
     expect(partial.finished).toBe(false);
     expect(accumulate(partial.events).texts).toEqual(['Echo:']);
   });
@@ -169,7 +195,10 @@ describe('fake upstream', () => {
   it('replies with replyText, split into word chunks, counting words as tokens', async () => {
     const upstream = await start({ format: 'gemini', apiKey: 'k' });
     upstream.setBehavior({ replyText: 'a b c d e' });
-    const result = await callStreamed(geminiAdapter, chatRequest({ stream: true }), { baseUrl: upstream.url, apiKey: 'k' });
+    const result = await callStreamed(geminiAdapter, chatRequest({ stream: true }), {
+      baseUrl: upstream.url,
+      apiKey: 'k',
+    });
     expect(result.sse).toHaveLength(5);
     const acc = accumulate(result.events);
     expect(acc.texts).toEqual(['a b c d e']);
@@ -198,7 +227,10 @@ describe('fake upstream', () => {
       const [line] = (await once(child.stdout, 'data')) as [Buffer];
       const match = /^listening (http:\/\/\S+)\n/.exec(line.toString());
       expect(match).not.toBeNull();
-      const result = await callNonStreamed(anthropicAdapter, chatRequest(), { baseUrl: match?.[1] ?? '', apiKey: 'cli-key' });
+      const result = await callNonStreamed(anthropicAdapter, chatRequest(), {
+        baseUrl: match?.[1] ?? '',
+        apiKey: 'cli-key',
+      });
       expect(result.completion?.choices[0]?.message.content).toBe('Echo: hello there');
     } finally {
       child.kill('SIGTERM');

@@ -107,9 +107,9 @@ describe('geminiAdapter.buildRequest', () => {
 
 describe('geminiAdapter.validate', () => {
   it('rejects a conversation with no user or assistant text', () => {
-    expect(geminiAdapter.validate(chatRequest({ messages: [{ role: 'system', content: 'only instructions' }] }))).toMatch(
-      /at least one user or assistant message/,
-    );
+    expect(
+      geminiAdapter.validate(chatRequest({ messages: [{ role: 'system', content: 'only instructions' }] })),
+    ).toMatch(/at least one user or assistant message/);
     expect(geminiAdapter.validate(chatRequest())).toBeUndefined();
   });
 });
@@ -119,18 +119,34 @@ describe('geminiAdapter.parseResponse', () => {
     const parsed = geminiAdapter.parseResponse({
       candidates: [
         textCandidate('second', { finishReason: 'MAX_TOKENS', index: 1 }),
-        { content: { parts: [{ text: 'thinking...', thought: true }, { text: 'fir' }, { text: 'st' }], role: 'model' }, finishReason: 'STOP' },
+        {
+          content: { parts: [{ text: 'thinking...', thought: true }, { text: 'fir' }, { text: 'st' }], role: 'model' },
+          finishReason: 'STOP',
+        },
       ],
       usageMetadata: { promptTokenCount: 11, candidatesTokenCount: 6, thoughtsTokenCount: 4, totalTokenCount: 21 },
       modelVersion: 'gemini-x',
     });
     expect(parsed.choices).toEqual([
       // The thought part is not answer text: an unsigned reasoning block.
-      { index: 0, message: { role: 'assistant', content: 'first', thinking: [{ type: 'thinking', thinking: 'thinking...', signature: '' }] }, finish_reason: 'stop' },
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: 'first',
+          thinking: [{ type: 'thinking', thinking: 'thinking...', signature: '' }],
+        },
+        finish_reason: 'stop',
+      },
       { index: 1, message: { role: 'assistant', content: 'second' }, finish_reason: 'length' },
     ]);
     // Thinking tokens are completion tokens.
-    expect(parsed.usage).toEqual({ prompt_tokens: 11, completion_tokens: 10, total_tokens: 21, completion_tokens_details: { reasoning_tokens: 4 } });
+    expect(parsed.usage).toEqual({
+      prompt_tokens: 11,
+      completion_tokens: 10,
+      total_tokens: 21,
+      completion_tokens_details: { reasoning_tokens: 4 },
+    });
   });
 
   it('falls back to positions when candidates leave out every index', () => {
@@ -149,7 +165,9 @@ describe('geminiAdapter.parseResponse', () => {
       candidates: [{ finishReason: 'SAFETY', index: 0 }],
       usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
     });
-    expect(parsed.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }]);
+    expect(parsed.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' },
+    ]);
     expect(parsed.usage).toEqual({ prompt_tokens: 9, completion_tokens: 0, total_tokens: 9 });
   });
 
@@ -158,7 +176,9 @@ describe('geminiAdapter.parseResponse', () => {
       promptFeedback: { blockReason: 'SAFETY', safetyRatings: [] },
       usageMetadata: { promptTokenCount: 5, totalTokenCount: 5 },
     });
-    expect(parsed.choices).toEqual([{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }]);
+    expect(parsed.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' },
+    ]);
     expect(parsed.usage.prompt_tokens).toBe(5);
   });
 
@@ -227,7 +247,9 @@ describe('Gemini stream decoder', () => {
   it('is finished only once every candidate has a finish reason', () => {
     const decoder = geminiAdapter.createStreamDecoder();
     decoder.push(data({ candidates: [textCandidate('a'), textCandidate('b', { index: 1 })] }));
-    decoder.push(data({ candidates: [textCandidate('a2', { finishReason: 'STOP' }), textCandidate('b2', { index: 1 })] }));
+    decoder.push(
+      data({ candidates: [textCandidate('a2', { finishReason: 'STOP' }), textCandidate('b2', { index: 1 })] }),
+    );
     expect(decoder.finished).toBe(false);
     const events = decoder.push(data({ candidates: [{ finishReason: 'MAX_TOKENS', index: 1 }] }));
     expect(events).toEqual([{ kind: 'delta', choice: 1, finish_reason: 'length' }]);
@@ -236,24 +258,26 @@ describe('Gemini stream decoder', () => {
 
   it('treats FINISH_REASON_UNSPECIFIED as still running', () => {
     const decoder = geminiAdapter.createStreamDecoder();
-    expect(decoder.push(data({ candidates: [textCandidate('x', { finishReason: 'FINISH_REASON_UNSPECIFIED' })] }))).toEqual([
-      { kind: 'delta', choice: 0, content: 'x' },
-    ]);
+    expect(
+      decoder.push(data({ candidates: [textCandidate('x', { finishReason: 'FINISH_REASON_UNSPECIFIED' })] })),
+    ).toEqual([{ kind: 'delta', choice: 0, content: 'x' }]);
     expect(decoder.finished).toBe(false);
   });
 
   it('ends a blocked prompt with a filtered choice', () => {
     const decoder = geminiAdapter.createStreamDecoder();
-    const events = decoder.push(data({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 3 } }));
+    const events = decoder.push(
+      data({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 3 } }),
+    );
     expect(events[0]).toEqual({ kind: 'delta', choice: 0, finish_reason: 'content_filter' });
     expect(decoder.finished).toBe(true);
   });
 
   it('turns an in-stream error into an error event and skips unknown fields', () => {
     const decoder = geminiAdapter.createStreamDecoder();
-    expect(decoder.push(data({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }))).toEqual([
-      { kind: 'error', message: 'UNAVAILABLE: The model is overloaded.' },
-    ]);
+    expect(
+      decoder.push(data({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } })),
+    ).toEqual([{ kind: 'error', message: 'UNAVAILABLE: The model is overloaded.' }]);
     expect(decoder.push(data({ modelVersion: 'x', responseId: 'r', somethingNew: { a: 1 } }))).toEqual([]);
   });
 
@@ -284,7 +308,10 @@ describe('Gemini round trip against the fake upstream', () => {
       ],
     });
     const result = await callNonStreamed(geminiAdapter, req, live());
-    expect(result.completion?.choices.map((c) => c.message.content)).toEqual(['[0] Echo: red green', '[1] Echo: red green']);
+    expect(result.completion?.choices.map((c) => c.message.content)).toEqual([
+      '[0] Echo: red green',
+      '[1] Echo: red green',
+    ]);
     expect(result.completion?.usage).toEqual({ prompt_tokens: 4, completion_tokens: 8, total_tokens: 12 });
     const recorded = upstream.requests[0];
     expect(recorded?.path).toBe('/v1beta/models/b-2.5-flash:generateContent');
@@ -317,7 +344,11 @@ const weatherTool: FunctionTool = {
   function: {
     name: 'get_weather',
     description: 'Weather of a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['C', 'F'] } }, required: ['city'] },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['C', 'F'] } },
+      required: ['city'],
+    },
   },
 };
 const timeTool: FunctionTool = { type: 'function', function: { name: 'get_time' } };
@@ -370,9 +401,14 @@ describe('geminiAdapter.buildRequest: tools', () => {
     ['none', { mode: 'NONE' }],
     ['auto', { mode: 'AUTO' }],
     ['required', { mode: 'ANY' }],
-    [{ type: 'function', function: { name: 'get_time' } }, { mode: 'ANY', allowedFunctionNames: ['get_time'] }],
+    [
+      { type: 'function', function: { name: 'get_time' } },
+      { mode: 'ANY', allowedFunctionNames: ['get_time'] },
+    ],
   ] as Array<[ToolChoice, unknown]>)('maps tool_choice %j to functionCallingConfig', (choice, config) => {
-    expect(bodyOf({ tools: [weatherTool, timeTool], tool_choice: choice }).toolConfig).toEqual({ functionCallingConfig: config });
+    expect(bodyOf({ tools: [weatherTool, timeTool], tool_choice: choice }).toolConfig).toEqual({
+      functionCallingConfig: config,
+    });
   });
 
   it('sends calls as model functionCall parts and results as user functionResponse parts', () => {
@@ -383,7 +419,10 @@ describe('geminiAdapter.buildRequest: tools', () => {
         role: 'model',
         parts: [
           // The first call of a turn carries the documented skip signature for Gemini 3.
-          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SKIPPED_THOUGHT_SIGNATURE },
+          {
+            functionCall: { name: 'get_weather', args: { city: 'Paris' } },
+            thoughtSignature: SKIPPED_THOUGHT_SIGNATURE,
+          },
           { functionCall: { name: 'get_time', args: {} } },
         ],
       },
@@ -402,7 +441,11 @@ describe('geminiAdapter.buildRequest: tools', () => {
   it('keeps the text of an assistant turn that also calls a tool, before the call', () => {
     const messages: ChatMessage[] = [
       { role: 'user', content: 'time?' },
-      { role: 'assistant', content: 'Let me check.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: 'Let me check.',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '[1, 2]' },
       { role: 'user', content: 'and?' },
     ];
@@ -410,9 +453,15 @@ describe('geminiAdapter.buildRequest: tools', () => {
       { role: 'user', parts: [{ text: 'time?' }] },
       {
         role: 'model',
-        parts: [{ text: 'Let me check.' }, { functionCall: { name: 'get_time', args: {} }, thoughtSignature: SKIPPED_THOUGHT_SIGNATURE }],
+        parts: [
+          { text: 'Let me check.' },
+          { functionCall: { name: 'get_time', args: {} }, thoughtSignature: SKIPPED_THOUGHT_SIGNATURE },
+        ],
       },
-      { role: 'user', parts: [{ functionResponse: { name: 'get_time', response: { output: '[1, 2]' } } }, { text: 'and?' }] },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'get_time', response: { output: '[1, 2]' } } }, { text: 'and?' }],
+      },
     ]);
   });
 });
@@ -444,7 +493,9 @@ describe('geminiAdapter.buildRequest: images and structured outputs', () => {
   });
 
   it('asks for JSON with responseMimeType for json_object', () => {
-    expect(bodyOf({ response_format: { type: 'json_object' } }).generationConfig).toEqual({ responseMimeType: 'application/json' });
+    expect(bodyOf({ response_format: { type: 'json_object' } }).generationConfig).toEqual({
+      responseMimeType: 'application/json',
+    });
   });
 
   it('sends a json_schema as responseJsonSchema, with the format description and rewrites Gemini needs', () => {
@@ -463,7 +514,10 @@ describe('geminiAdapter.buildRequest: images and structured outputs', () => {
       definitions: { person: { type: 'object', properties: { name: { type: 'string', format: 'email' } } } },
     };
     const body = bodyOf({
-      response_format: { type: 'json_schema', json_schema: { name: 'pet', description: 'A pet record', schema, strict: true } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'pet', description: 'A pet record', schema, strict: true },
+      },
     });
     expect(body.generationConfig).toEqual({
       responseMimeType: 'application/json',
@@ -478,7 +532,13 @@ describe('geminiAdapter.buildRequest: images and structured outputs', () => {
         },
         required: ['kind', 'color', 'owner'],
         additionalProperties: false,
-        $defs: { person: { type: 'object', properties: { name: { type: 'string', format: 'email' } }, propertyOrdering: ['name'] } },
+        $defs: {
+          person: {
+            type: 'object',
+            properties: { name: { type: 'string', format: 'email' } },
+            propertyOrdering: ['name'],
+          },
+        },
         propertyOrdering: ['kind', 'color', 'owner', 'pair', 'tags'],
         description: 'A pet record',
       },
@@ -550,8 +610,13 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
   ])('rejects call arguments that are %s', (_name, args) => {
     const messages = toolHistory();
     const assistant = messages[1] as AssistantMessage;
-    assistant.tool_calls = [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: args } }, ...(assistant.tool_calls ?? []).slice(1)];
-    expect(validate({ messages })).toBe("the arguments of tool call 'call_a' are not a JSON object; provider_b needs them as one.");
+    assistant.tool_calls = [
+      { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: args } },
+      ...(assistant.tool_calls ?? []).slice(1),
+    ];
+    expect(validate({ messages })).toBe(
+      "the arguments of tool call 'call_a' are not a JSON object; provider_b needs them as one.",
+    );
   });
 
   it('rejects a call left without a result', () => {
@@ -571,21 +636,55 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
   });
 
   it('rejects image types Gemini does not read and URLs whose type is unknowable', () => {
-    const image = (url: string): ChatMessage[] => [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url } }] }];
-    expect(validate({ messages: image(`data:image/gif;base64,${PNG}`) })).toMatch(/provider_b does not read image\/gif images/);
-    expect(validate({ messages: image('https://img.example/cat.gif') })).toMatch(/provider_b needs to know the type of image URL/);
-    expect(validate({ messages: image('https://img.example/render?id=7') })).toMatch(/send the image bytes as a data: URL/);
+    const image = (url: string): ChatMessage[] => [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'see' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+    ];
+    expect(validate({ messages: image(`data:image/gif;base64,${PNG}`) })).toMatch(
+      /provider_b does not read image\/gif images/,
+    );
+    expect(validate({ messages: image('https://img.example/cat.gif') })).toMatch(
+      /provider_b needs to know the type of image URL/,
+    );
+    expect(validate({ messages: image('https://img.example/render?id=7') })).toMatch(
+      /send the image bytes as a data: URL/,
+    );
     expect(validate({ messages: image('https://img.example/cat.webp') })).toBeUndefined();
   });
 
   it.each([
-    ['pattern', { type: 'object', properties: { zip: { type: 'string', pattern: '^[0-9]{5}$' } } }, "'pattern' (at properties.zip)"],
-    ['patternProperties', { type: 'object', patternProperties: { '^x': { type: 'string' } } }, "'patternProperties' (at the root)"],
+    [
+      'pattern',
+      { type: 'object', properties: { zip: { type: 'string', pattern: '^[0-9]{5}$' } } },
+      "'pattern' (at properties.zip)",
+    ],
+    [
+      'patternProperties',
+      { type: 'object', patternProperties: { '^x': { type: 'string' } } },
+      "'patternProperties' (at the root)",
+    ],
     ['allOf', { allOf: [{ type: 'object' }] }, "'allOf' (at the root)"],
-    ['a boolean const', { type: 'object', properties: { ok: { const: true } } }, "'const' with a value that is not a string or a number (at properties.ok)"],
+    [
+      'a boolean const',
+      { type: 'object', properties: { ok: { const: true } } },
+      "'const' with a value that is not a string or a number (at properties.ok)",
+    ],
     ['a boolean enum', { type: 'boolean', enum: [true] }, "'enum' with values that are not strings or numbers"],
-    ['minLength in $defs', { $defs: { s: { type: 'string', minLength: 2 } }, $ref: '#/$defs/s' }, "'minLength' (at $defs.s)"],
-    ['$ref beside anyOf', { $defs: { s: { type: 'string' } }, $ref: '#/$defs/s', anyOf: [{ type: 'string' }] }, "'$ref' beside 'anyOf' or 'oneOf' (at the root)"],
+    [
+      'minLength in $defs',
+      { $defs: { s: { type: 'string', minLength: 2 } }, $ref: '#/$defs/s' },
+      "'minLength' (at $defs.s)",
+    ],
+    [
+      '$ref beside anyOf',
+      { $defs: { s: { type: 'string' } }, $ref: '#/$defs/s', anyOf: [{ type: 'string' }] },
+      "'$ref' beside 'anyOf' or 'oneOf' (at the root)",
+    ],
   ])('rejects a response schema using %s, naming the keyword', (_name, schema, detail) => {
     const message = validate(schemaRequest(schema));
     expect(message).toContain(`response_format.json_schema.schema uses ${detail}`);
@@ -602,7 +701,11 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
   });
 
   it('does not mistake a property named like a keyword for the keyword', () => {
-    expect(validate(schemaRequest({ type: 'object', properties: { pattern: { type: 'string' }, not: { type: 'boolean' } } }))).toBeUndefined();
+    expect(
+      validate(
+        schemaRequest({ type: 'object', properties: { pattern: { type: 'string' }, not: { type: 'boolean' } } }),
+      ),
+    ).toBeUndefined();
   });
 
   it('checks tool parameter schemas and names too', () => {
@@ -613,7 +716,9 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
     expect(validate({ tools: [timeTool, tool('t', { type: 'object', allOf: [{ type: 'object' }] })] })).toBe(
       "tools[1].function.parameters uses 'allOf' (at the root), which provider_b cannot express.",
     );
-    expect(validate({ tools: [tool('2fa_code')] })).toBe("tool name '2fa_code' must start with a letter or an underscore for provider_b.");
+    expect(validate({ tools: [tool('2fa_code')] })).toBe(
+      "tool name '2fa_code' must start with a letter or an underscore for provider_b.",
+    );
   });
 
   it("sends Gemini's own constraints in tool parameters, turns an integer's exclusive bounds into inclusive ones, and leaves out and names the rest", () => {
@@ -635,7 +740,12 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
     };
     const req = chatRequest({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] });
     expect(geminiAdapter.validate(req)).toBeUndefined();
-    expect(geminiAdapter.leftOut?.(req)).toEqual(['tools[].parameters.exclusiveMinimum', 'tools[].parameters.uniqueItems', 'tools[].parameters.multipleOf', 'tools[].parameters.not']);
+    expect(geminiAdapter.leftOut?.(req)).toEqual([
+      'tools[].parameters.exclusiveMinimum',
+      'tools[].parameters.uniqueItems',
+      'tools[].parameters.multipleOf',
+      'tools[].parameters.not',
+    ]);
     const body = bodyOf({ tools: [{ type: 'function', function: { name: 'Read', parameters } }] }) as Untyped;
     expect(body.tools[0].functionDeclarations[0].parametersJsonSchema).toEqual({
       type: 'object',
@@ -653,9 +763,11 @@ describe('geminiAdapter.validate: what provider_b cannot express', () => {
       propertyOrdering: ['limit', 'offset', 'top', 'ratio', 'cursor', 'tags', 'even'],
     });
     // A response schema still refuses what Gemini would not hold its reply to.
-    expect(geminiAdapter.validate(chatRequest({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: parameters } } }))).toMatch(
-      /response_format\.json_schema\.schema uses 'exclusiveMinimum' \(at properties\.limit\)/,
-    );
+    expect(
+      geminiAdapter.validate(
+        chatRequest({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: parameters } } }),
+      ),
+    ).toMatch(/response_format\.json_schema\.schema uses 'exclusiveMinimum' \(at properties\.limit\)/);
     expect(geminiAdapter.leftOut?.(chatRequest({ tools: [weatherTool] }))).toEqual([]);
   });
 });
@@ -664,7 +776,9 @@ describe('geminiAdapter.parseResponse: function calls', () => {
   it('turns functionCall parts into tool calls, with Gemini ids when sent and made-up ones otherwise', () => {
     const parsed = geminiAdapter.parseResponse({
       candidates: [
-        callCandidate([{ id: 'g-1', name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_time' }], { finishReason: 'STOP' }),
+        callCandidate([{ id: 'g-1', name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_time' }], {
+          finishReason: 'STOP',
+        }),
       ],
       usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 5, totalTokenCount: 12 },
     });
@@ -673,7 +787,11 @@ describe('geminiAdapter.parseResponse: function calls', () => {
     expect(choice?.message.content).toBeNull();
     const calls = choice?.message.tool_calls ?? [];
     expect(calls).toHaveLength(2);
-    expect(calls[0]).toEqual({ id: 'g-1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    expect(calls[0]).toEqual({
+      id: 'g-1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
     expect(calls[1]?.id).toMatch(/^call_[0-9a-f]{24}$/);
     expect(calls[1]?.function).toEqual({ name: 'get_time', arguments: '{}' });
   });
@@ -684,7 +802,11 @@ describe('geminiAdapter.parseResponse: function calls', () => {
         {
           content: {
             role: 'model',
-            parts: [{ text: 'pondering', thought: true }, { text: 'Checking.' }, { functionCall: { name: 'get_time', args: {} }, thoughtSignature: 'c2ln' }],
+            parts: [
+              { text: 'pondering', thought: true },
+              { text: 'Checking.' },
+              { functionCall: { name: 'get_time', args: {} }, thoughtSignature: 'c2ln' },
+            ],
           },
           finishReason: 'STOP',
         },
@@ -698,7 +820,9 @@ describe('geminiAdapter.parseResponse: function calls', () => {
   });
 
   it('throws UpstreamProtocolError on a functionCall without a name', () => {
-    expect(() => geminiAdapter.parseResponse({ candidates: [callCandidate([{ args: {} }])] })).toThrow(UpstreamProtocolError);
+    expect(() => geminiAdapter.parseResponse({ candidates: [callCandidate([{ args: {} }])] })).toThrow(
+      UpstreamProtocolError,
+    );
   });
 });
 
@@ -706,12 +830,28 @@ describe('Gemini stream decoder: function calls', () => {
   it('emits each call whole, numbered per candidate across the stream, and finishes with tool_calls', () => {
     const decoder = geminiAdapter.createStreamDecoder();
     const first = decoder.push(
-      data({ candidates: [callCandidate([{ id: 'g-1', name: 'get_weather', args: { city: 'Paris' } }, { name: 'get_time', args: {} }])] }),
+      data({
+        candidates: [
+          callCandidate([
+            { id: 'g-1', name: 'get_weather', args: { city: 'Paris' } },
+            { name: 'get_time', args: {} },
+          ]),
+        ],
+      }),
     );
     expect(first).toHaveLength(1);
     const delta = first[0] as StreamDelta;
-    expect(delta.tool_calls?.[0]).toEqual({ index: 0, id: 'g-1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
-    expect(delta.tool_calls?.[1]).toMatchObject({ index: 1, type: 'function', function: { name: 'get_time', arguments: '{}' } });
+    expect(delta.tool_calls?.[0]).toEqual({
+      index: 0,
+      id: 'g-1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
+    expect(delta.tool_calls?.[1]).toMatchObject({
+      index: 1,
+      type: 'function',
+      function: { name: 'get_time', arguments: '{}' },
+    });
     expect(delta.tool_calls?.[1]?.id).toMatch(/^call_/);
     expect(delta).not.toHaveProperty('finish_reason');
     expect(decoder.finished).toBe(false);
@@ -720,7 +860,10 @@ describe('Gemini stream decoder: function calls', () => {
     expect((second[0] as StreamDelta).tool_calls?.map((call) => call.index)).toEqual([2]);
 
     const last = decoder.push(
-      data({ candidates: [{ finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9, totalTokenCount: 12 } }),
+      data({
+        candidates: [{ finishReason: 'STOP' }],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 9, totalTokenCount: 12 },
+      }),
     );
     expect(last).toEqual([
       { kind: 'delta', choice: 0, finish_reason: 'tool_calls' },
@@ -744,7 +887,14 @@ describe('Gemini stream decoder: function calls', () => {
       {
         kind: 'delta',
         choice: 1,
-        tool_calls: [{ index: 0, id: expect.stringMatching(/^call_/) as unknown as string, type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+        tool_calls: [
+          {
+            index: 0,
+            id: expect.stringMatching(/^call_/) as unknown as string,
+            type: 'function',
+            function: { name: 'get_time', arguments: '{}' },
+          },
+        ],
         finish_reason: 'tool_calls',
       },
     ]);
@@ -780,7 +930,11 @@ describe('Gemini round trip against the fake upstream: tools, schemas, images', 
 
   it('gets a tool call, then answers from the tool result', async () => {
     const ask: ChatMessage = { role: 'user', content: 'weather in Paris' };
-    const first = await callNonStreamed(geminiAdapter, chatRequest({ tools: [weatherTool, timeTool], messages: [ask] }), live());
+    const first = await callNonStreamed(
+      geminiAdapter,
+      chatRequest({ tools: [weatherTool, timeTool], messages: [ask] }),
+      live(),
+    );
     expect(first.status).toBe(200);
     const choice = first.completion?.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
@@ -792,7 +946,11 @@ describe('Gemini round trip against the fake upstream: tools, schemas, images', 
     // The client runs the tool and sends the call and its result back.
     const followUp = chatRequest({
       tools: [weatherTool, timeTool],
-      messages: [ask, { role: 'assistant', content: null, tool_calls: [call as ToolCall] }, { role: 'tool', tool_call_id: call?.id ?? '', content: 'sunny, 21C' }],
+      messages: [
+        ask,
+        { role: 'assistant', content: null, tool_calls: [call as ToolCall] },
+        { role: 'tool', tool_call_id: call?.id ?? '', content: 'sunny, 21C' },
+      ],
     });
     expect(geminiAdapter.validate(followUp)).toBeUndefined();
     const second = await callNonStreamed(geminiAdapter, followUp, live());
@@ -801,17 +959,26 @@ describe('Gemini round trip against the fake upstream: tools, schemas, images', 
     expect(second.completion?.choices[0]?.finish_reason).toBe('stop');
     const contents = recordedBody().contents as Array<{ role: string; parts: unknown[] }>;
     expect(contents.map((c) => c.role)).toEqual(['user', 'model', 'user']);
-    expect(contents[2]?.parts).toEqual([{ functionResponse: { name: 'get_weather', response: { output: 'sunny, 21C' } } }]);
+    expect(contents[2]?.parts).toEqual([
+      { functionResponse: { name: 'get_weather', response: { output: 'sunny, 21C' } } },
+    ]);
   });
 
   it('streams forced calls of a named tool, then a stop on tool results', async () => {
-    const req = chatRequest({ stream: true, tools: [weatherTool, timeTool], tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    const req = chatRequest({
+      stream: true,
+      tools: [weatherTool, timeTool],
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
     const result = await callStreamed(geminiAdapter, req, live());
     expect(result.finished).toBe(true);
     expect(accumulate(result.events).finishReasons).toEqual(['tool_calls']);
     const [calls] = streamedCalls(result.events);
     expect(calls?.map((c) => [c.name, c.arguments])).toEqual([['get_time', '{"input":"hello there"}']]);
-    expect((recordedBody().toolConfig as Record<string, unknown>).functionCallingConfig).toEqual({ mode: 'ANY', allowedFunctionNames: ['get_time'] });
+    expect((recordedBody().toolConfig as Record<string, unknown>).functionCallingConfig).toEqual({
+      mode: 'ANY',
+      allowedFunctionNames: ['get_time'],
+    });
   });
 
   it('answers a json_schema request with JSON that follows the schema', async () => {
@@ -821,7 +988,9 @@ describe('Gemini round trip against the fake upstream: tools, schemas, images', 
       required: ['city', 'temp', 'unit'],
       additionalProperties: false,
     };
-    const req = chatRequest({ response_format: { type: 'json_schema', json_schema: { name: 'weather', schema, strict: true } } });
+    const req = chatRequest({
+      response_format: { type: 'json_schema', json_schema: { name: 'weather', schema, strict: true } },
+    });
     const result = await callNonStreamed(geminiAdapter, req, live());
     const text = result.completion?.choices[0]?.message.content ?? '';
     expect(JSON.parse(text)).toEqual({ city: 'hello there', temp: 42, unit: 'C' });
@@ -855,7 +1024,11 @@ describe('Gemini round trip against the fake upstream: tools, schemas, images', 
       return { status: res.status, body: (await res.json()) as { error: { message: string } } };
     };
     const call = { functionCall: { name: 'f', args: {} } };
-    const unsigned = await post([{ role: 'user', parts: [{ text: 'x' }] }, { role: 'model', parts: [call] }, { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] }]);
+    const unsigned = await post([
+      { role: 'user', parts: [{ text: 'x' }] },
+      { role: 'model', parts: [call] },
+      { role: 'user', parts: [{ functionResponse: { name: 'f', response: {} } }] },
+    ]);
     expect(unsigned.status).toBe(400);
     expect(unsigned.body.error.message).toMatch(/thought_signature/);
     const inUserTurn = await post([{ role: 'user', parts: [call] }]);

@@ -7,7 +7,10 @@ import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.t
 const endpoint = { baseUrl: 'https://upstream.example/v1', apiKey: 'sk-test' };
 
 function bodyOf(stream: boolean, overrides: Parameters<typeof chatRequest>[0] = {}): Record<string, unknown> {
-  return JSON.parse(openAiAdapter.buildRequest(chatRequest(overrides), endpoint, { stream }).body) as Record<string, unknown>;
+  return JSON.parse(openAiAdapter.buildRequest(chatRequest(overrides), endpoint, { stream }).body) as Record<
+    string,
+    unknown
+  >;
 }
 
 function data(value: unknown): SseEvent {
@@ -76,10 +79,25 @@ describe('openAiAdapter.buildRequest', () => {
   });
 
   it('forwards tools, structured outputs, images and the newer parameters as they are', () => {
-    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: true } }];
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: true },
+      },
+    ];
     const messages = [
-      { role: 'user' as const, content: [{ type: 'text' as const, text: 'what is this?' }, { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png', detail: 'low' as const } }] },
-      { role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }] },
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'what is this?' },
+          { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png', detail: 'low' as const } },
+        ],
+      },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }],
+      },
       { role: 'tool' as const, content: 'sunny', tool_call_id: 'call_1' },
     ];
     const forwarded = {
@@ -87,7 +105,10 @@ describe('openAiAdapter.buildRequest', () => {
       tools,
       tool_choice: 'required' as const,
       parallel_tool_calls: false,
-      response_format: { type: 'json_schema' as const, json_schema: { name: 'w', schema: { type: 'object' }, strict: true } },
+      response_format: {
+        type: 'json_schema' as const,
+        json_schema: { name: 'w', schema: { type: 'object' }, strict: true },
+      },
       logprobs: true as const,
       top_logprobs: 2,
       max_completion_tokens: 9,
@@ -145,7 +166,11 @@ describe('openAiAdapter.parseResponse', () => {
       choices: [{ index: 0, message: { content: null, refusal: 'I cannot help.' }, finish_reason: 'stop' }],
       usage,
     });
-    expect(parsed.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help.' }, finish_reason: 'stop' });
+    expect(parsed.choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: null, refusal: 'I cannot help.' },
+      finish_reason: 'stop',
+    });
   });
 
   it('reads tool calls and logprobs', () => {
@@ -158,7 +183,11 @@ describe('openAiAdapter.parseResponse', () => {
       ],
       usage,
     });
-    expect(parsed.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' });
+    expect(parsed.choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: null, tool_calls: [call] },
+      finish_reason: 'tool_calls',
+    });
     expect(parsed.choices[1]?.logprobs).toEqual(logprobs);
   });
 
@@ -193,8 +222,16 @@ describe('OpenAI stream decoder', () => {
   it('decodes interleaved choices, the usage chunk and [DONE]', () => {
     const decoder = openAiAdapter.createStreamDecoder();
     const events = [
-      data({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }], usage: null }),
-      data({ ...base, choices: [{ index: 1, delta: { role: 'assistant', content: '' }, finish_reason: null }], usage: null }),
+      data({
+        ...base,
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        usage: null,
+      }),
+      data({
+        ...base,
+        choices: [{ index: 1, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        usage: null,
+      }),
       data({ ...base, choices: [{ index: 0, delta: { content: 'Hel' }, finish_reason: null }], usage: null }),
       data({ ...base, choices: [{ index: 1, delta: { content: 'Bye' }, finish_reason: null }], usage: null }),
       data({ ...base, choices: [{ index: 0, delta: { content: 'lo' }, finish_reason: null }], usage: null }),
@@ -228,7 +265,11 @@ describe('OpenAI stream decoder', () => {
     const decoder = openAiAdapter.createStreamDecoder();
     const events = decoder.push({
       event: 'something-new',
-      data: JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: 'x', reasoning: 'hm' }, logprobs: null }], extra: 1 }),
+      data: JSON.stringify({
+        ...base,
+        choices: [{ index: 0, delta: { content: 'x', reasoning: 'hm' }, logprobs: null }],
+        extra: 1,
+      }),
     });
     expect(events).toEqual([{ kind: 'delta', choice: 0, content: 'x' }]);
   });

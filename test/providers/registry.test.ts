@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { adapterFor, defaultFormatFor, isWireFormat } from '../../src/providers/registry.ts';
 
 describe('provider registry', () => {
-  it.each(['openai', 'gemini', 'anthropic'] as const)('returns the %s adapter, the same object every time', (format) => {
-    const adapter = adapterFor(format);
-    expect(adapter.format).toBe(format);
-    expect(adapterFor(format)).toBe(adapter);
-  });
+  it.each(['openai', 'gemini', 'anthropic'] as const)(
+    'returns the %s adapter, the same object every time',
+    (format) => {
+      const adapter = adapterFor(format);
+      expect(adapter.format).toBe(format);
+      expect(adapterFor(format)).toBe(adapter);
+    },
+  );
 
   it('knows the default format of the three default providers only', () => {
     expect(defaultFormatFor('provider_a')).toBe('openai');

@@ -2,7 +2,11 @@ import type { Server } from 'node:http';
 import express from 'express';
 import { afterAll, describe, expect, it } from 'vitest';
 import { awaitRateLimit, rateLimit } from '../../src/http/middleware/rate-limit.ts';
-import { SlidingWindowLimiter, type RateLimitDecision, type RateLimitRule } from '../../src/ratelimit/sliding-window-limiter.ts';
+import {
+  SlidingWindowLimiter,
+  type RateLimitDecision,
+  type RateLimitRule,
+} from '../../src/ratelimit/sliding-window-limiter.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { openContext } from '../../src/pipeline/request-context.ts';
 import { createPrincipal } from '../../src/auth/principal.ts';
@@ -19,7 +23,12 @@ const redis = testRedis();
 
 class RecordingLimiter extends SlidingWindowLimiter {
   readonly sendNow: boolean[] = [];
-  override consume(subject: string, rule: RateLimitRule, statsLabel = '', options: { sendNow?: boolean } = {}): Promise<RateLimitDecision> {
+  override consume(
+    subject: string,
+    rule: RateLimitRule,
+    statsLabel = '',
+    options: { sendNow?: boolean } = {},
+  ): Promise<RateLimitDecision> {
     this.sendNow.push(options.sendNow === true);
     return super.consume(subject, rule, statsLabel, options);
   }
@@ -30,7 +39,12 @@ let release: (() => void) | undefined;
 const app = express();
 app.use((_req, res, next) => {
   // The request-id middleware's part: every request has its context.
-  openContext(res, 'req_send_now').principal = createPrincipal({ keyHash: 'send-now-subject', owner: 'o', maskedKey: 'gw_…test', admin: false });
+  openContext(res, 'req_send_now').principal = createPrincipal({
+    keyHash: 'send-now-subject',
+    owner: 'o',
+    maskedKey: 'gw_…test',
+    admin: false,
+  });
   next();
 });
 app.use(rateLimit({ limiter, rule: () => ({ limit: 1_000, windowMs: 60_000 }) }), awaitRateLimit());

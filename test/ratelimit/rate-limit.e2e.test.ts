@@ -15,7 +15,14 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
 const LIMIT = 3;
 const WINDOW_MS = 4_000;
-const KEYS = ['rl-shared-key-001', 'rl-slide-key-0002', 'rl-chat-key-00003', 'rl-probes-key-004', 'rl-other-key-0005', 'rl-order-key-0006'] as const;
+const KEYS = [
+  'rl-shared-key-001',
+  'rl-slide-key-0002',
+  'rl-chat-key-00003',
+  'rl-probes-key-004',
+  'rl-other-key-0005',
+  'rl-order-key-0006',
+] as const;
 const [SHARED, SLIDE, CHAT, PROBES, OTHER, ORDER] = KEYS;
 const ADMIN = 'rl-admin';
 const prefix = uniquePrefix('ratelimit-e2e');
@@ -25,7 +32,10 @@ let gateway: Gateway;
 let replica: ApiReplica;
 
 async function get(baseUrl: string, path: string, key: string, init: RequestInit = {}) {
-  const res = await fetch(`${baseUrl}${path}`, { ...init, headers: { 'x-api-key': key, 'content-type': 'application/json', ...(init.headers as object) } });
+  const res = await fetch(`${baseUrl}${path}`, {
+    ...init,
+    headers: { 'x-api-key': key, 'content-type': 'application/json', ...(init.headers as object) },
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, body: text.startsWith('{') ? JSON.parse(text) : undefined };
 }
@@ -46,7 +56,9 @@ beforeAll(async () => {
   };
   gateway = await startGateway({
     env,
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'], base_url: upstream.url }] },
+    config: {
+      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', models: ['a-4o'], base_url: upstream.url }],
+    },
     providers: ['provider_a'],
   });
   replica = await startApiReplica(env, gateway.configPath);
@@ -114,17 +126,24 @@ describe('rate limiting across replicas', () => {
     expect(data.choices[0]?.message.content).toContain('hello limits');
     expect(response.headers.get('x-ratelimit-remaining')).toBe('2');
 
-    const stream = await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'stream me' }], stream: true }).withResponse();
+    const stream = await client.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'stream me' }], stream: true })
+      .withResponse();
     expect(stream.response.headers.get('x-ratelimit-remaining')).toBe('1');
     let text = '';
     for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toContain('stream me');
 
-    const invalid = await get(gateway.baseUrl, '/v1/chat/completions', key, { method: 'POST', body: JSON.stringify({ model: 'a-4o' }) });
+    const invalid = await get(gateway.baseUrl, '/v1/chat/completions', key, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'a-4o' }),
+    });
     expect(invalid.status).toBe(400);
     expect(invalid.headers.get('x-ratelimit-remaining')).toBe('0');
 
-    const err = await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: 'one too many' }] }).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create({ model: 'a-4o', messages: [{ role: 'user', content: 'one too many' }] })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     const rateLimited = err as InstanceType<typeof OpenAI.RateLimitError>;
     expect(rateLimited.status).toBe(429);
@@ -137,7 +156,10 @@ describe('rate limiting across replicas', () => {
   it('a throttled request gets 429 whatever else it would have got: no cache hit (and none counted), no 400, no 404', async () => {
     const key = ORDER;
     const chat = (body: string) => get(gateway.baseUrl, '/v1/chat/completions', key, { method: 'POST', body });
-    const cacheable = JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'rate limit order probe' }] });
+    const cacheable = JSON.stringify({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'rate limit order probe' }],
+    });
     const first = await chat(cacheable);
     expect(first.headers.get('x-cache')).toBe('MISS');
     for (let i = 1; i < LIMIT; i++) {
@@ -174,7 +196,8 @@ describe('rate limiting across replicas', () => {
       expect(probe.headers.get('x-ratelimit-limit')).toBeNull();
       await get(replica.baseUrl, '/health', key);
     }
-    for (let i = 0; i < LIMIT + 1; i++) expect((await get(gateway.baseUrl, '/admin/reload-config', ADMIN, { method: 'POST' })).status).toBe(200);
+    for (let i = 0; i < LIMIT + 1; i++)
+      expect((await get(gateway.baseUrl, '/admin/reload-config', ADMIN, { method: 'POST' })).status).toBe(200);
     const first = await get(gateway.baseUrl, '/v1/models', key);
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT - 1));

@@ -148,7 +148,11 @@ describe('SlidingWindowLimiter', () => {
   });
 
   it('sendNow sends the script at once on a coalesced connection instead of at the end of the turn', async () => {
-    const settings = loadSettings({ REDIS_HOST: process.env.REDIS_HOST ?? '127.0.0.1', REDIS_PORT: process.env.REDIS_PORT ?? '6379', REDIS_KEY_PREFIX: prefix });
+    const settings = loadSettings({
+      REDIS_HOST: process.env.REDIS_HOST ?? '127.0.0.1',
+      REDIS_PORT: process.env.REDIS_PORT ?? '6379',
+      REDIS_KEY_PREFIX: prefix,
+    });
     const coalesced = createRedis(settings, 'command', 'limiter-send-now');
     try {
       expect(await waitForReady(coalesced, 2_000)).toBe(true);

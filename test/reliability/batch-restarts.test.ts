@@ -47,7 +47,16 @@ beforeAll(async () => {
     env,
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: [MODEL], concurrency: 4, queue_timeout_ms: 60_000, timeout_ms: 10_000, max_retries: 0 },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: [MODEL],
+          concurrency: 4,
+          queue_timeout_ms: 60_000,
+          timeout_ms: 10_000,
+          max_retries: 0,
+        },
       ],
     },
     providers: ['provider_a'],
@@ -96,7 +105,9 @@ async function repeatedCalls(tag: string, fault: () => Promise<void>): Promise<n
   expect(calls).toHaveLength(LINES);
   const repeated = calls.reduce((n, [, count]) => n + count - 1, 0);
   const most = Math.max(...calls.map(([, c]) => c));
-  console.log(`[batch-restarts] ${tag}: ${repeated} upstream calls repeated for ${LINES} lines (${IN_FLIGHT} in flight); most calls of one line: ${most}`);
+  console.log(
+    `[batch-restarts] ${tag}: ${repeated} upstream calls repeated for ${LINES} lines (${IN_FLIGHT} in flight); most calls of one line: ${most}`,
+  );
   expect(most).toBeLessThanOrEqual(2);
   return repeated;
 }
@@ -119,6 +130,10 @@ describe('a batch across process restarts, Redis and the database up', () => {
   });
 
   it('SIGKILL of the API and the worker together: only the lines in flight at the worker run again, once', async () => {
-    expect(await repeatedCalls('both-kill', () => Promise.all([restartApi('SIGKILL'), restartWorker('SIGKILL')]).then(() => {}))).toBeLessThanOrEqual(4);
+    expect(
+      await repeatedCalls('both-kill', () =>
+        Promise.all([restartApi('SIGKILL'), restartWorker('SIGKILL')]).then(() => {}),
+      ),
+    ).toBeLessThanOrEqual(4);
   });
 });

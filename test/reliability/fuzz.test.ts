@@ -118,12 +118,33 @@ function makeCase(): FuzzCase {
       return { kind: 'random bytes', method: 'POST', path, headers, body: bytes };
     }
     case 1:
-      return { kind: 'truncated json', method: 'POST', path, headers, body: JSON.stringify(validBody()).slice(0, int(40)) };
+      return {
+        kind: 'truncated json',
+        method: 'POST',
+        path,
+        headers,
+        body: JSON.stringify(validBody()).slice(0, int(40)),
+      };
     case 2:
       return { kind: 'wrong top-level type', method: 'POST', path, headers, body: JSON.stringify(nasty()) };
     case 3: {
       const body = validBody();
-      body[pick(['model', 'messages', 'max_tokens', 'temperature', 'top_p', 'n', 'stream', 'stop', 'stream_options', 'seed', 'user', 'service_tier'])] = nasty();
+      body[
+        pick([
+          'model',
+          'messages',
+          'max_tokens',
+          'temperature',
+          'top_p',
+          'n',
+          'stream',
+          'stop',
+          'stream_options',
+          'seed',
+          'user',
+          'service_tier',
+        ])
+      ] = nasty();
       return { kind: 'field mutation', method: 'POST', path, headers, body: JSON.stringify(body) };
     }
     case 4: {
@@ -137,11 +158,31 @@ function makeCase(): FuzzCase {
       return { kind: 'message count', method: 'POST', path, headers, body: JSON.stringify(body) };
     }
     case 6:
-      return { kind: 'proto pollution', method: 'POST', path, headers, body: `{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}},"model":"a-4o","messages":[{"role":"user","content":"p"}]}` };
+      return {
+        kind: 'proto pollution',
+        method: 'POST',
+        path,
+        headers,
+        body: `{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}},"model":"a-4o","messages":[{"role":"user","content":"p"}]}`,
+      };
     case 7:
-      return { kind: 'deep nesting', method: 'POST', path, headers, body: `{"model":"a-4o","messages":${deepNesting(pick([100, 5000, 100_000]))}}` };
+      return {
+        kind: 'deep nesting',
+        method: 'POST',
+        path,
+        headers,
+        body: `{"model":"a-4o","messages":${deepNesting(pick([100, 5000, 100_000]))}}`,
+      };
     case 8: {
-      const ct = pick(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/json; charset=utf-16', '', 'application/json, text/html']);
+      const ct = pick([
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        'application/json; charset=utf-16',
+        '',
+        'application/json, text/html',
+      ]);
       const h = { ...headers, 'content-type': ct };
       if (ct === '') delete (h as Record<string, string>)['content-type'];
       return { kind: 'content-type abuse', method: 'POST', path, headers: h, body: JSON.stringify(validBody()) };
@@ -155,16 +196,41 @@ function makeCase(): FuzzCase {
       if (variant === 3) h['x-api-key'] = `${KEY}, ${KEY}`;
       if (variant === 4) h['x-request-id'] = '../../' + 'r'.repeat(int(2000));
       if (variant === 5) h['content-encoding'] = pick(['gzip', 'br', 'deflate', 'identity, gzip']);
-      return { kind: 'header abuse', method: 'POST', path, headers: { ...headers, ...h }, body: JSON.stringify(validBody()) };
+      return {
+        kind: 'header abuse',
+        method: 'POST',
+        path,
+        headers: { ...headers, ...h },
+        body: JSON.stringify(validBody()),
+      };
     }
     case 10:
-      return { kind: 'wrong method or path', method: pick(['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']), path: pick([path, '/v1/chat', '/v1/chat/completions/jobs/%00', '/%2e%2e/%2e%2e/etc', '/v1/models/' + percentEncode(pick(NASTY_STRINGS).slice(0, 100))]), headers };
+      return {
+        kind: 'wrong method or path',
+        method: pick(['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']),
+        path: pick([
+          path,
+          '/v1/chat',
+          '/v1/chat/completions/jobs/%00',
+          '/%2e%2e/%2e%2e/etc',
+          '/v1/models/' + percentEncode(pick(NASTY_STRINGS).slice(0, 100)),
+        ]),
+        headers,
+      };
     case 11:
-      return { kind: 'oversized', method: 'POST', path, headers, body: JSON.stringify({ ...validBody(), user: 'u'.repeat(1_100_000) }) };
+      return {
+        kind: 'oversized',
+        method: 'POST',
+        path,
+        headers,
+        body: JSON.stringify({ ...validBody(), user: 'u'.repeat(1_100_000) }),
+      };
     case 12: {
       const garbage = pick([
         'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{"a":',
-        'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\nX-API-Key: ' + KEY + '\r\n\r\nzz\r\n',
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\nX-API-Key: ' +
+          KEY +
+          '\r\n\r\nzz\r\n',
         'GET / HTTP/1.1\r\nHost: x\r\nX-API-Key: \u00ff\u00fe\r\n\r\n',
         'BREW /coffee HTCPCP/1.0\r\n\r\n',
         'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
@@ -174,23 +240,75 @@ function makeCase(): FuzzCase {
     }
     case 13: {
       const body: Record<string, unknown> = { model: 'a-4o', input: `fuzz ${rand()}` };
-      body[pick(['model', 'input', 'instructions', 'tools', 'tool_choice', 'text', 'max_output_tokens', 'previous_response_id', 'reasoning', 'metadata', 'store', 'include', 'stream'])] = nasty();
-      return { kind: 'responses field mutation', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify(body) };
+      body[
+        pick([
+          'model',
+          'input',
+          'instructions',
+          'tools',
+          'tool_choice',
+          'text',
+          'max_output_tokens',
+          'previous_response_id',
+          'reasoning',
+          'metadata',
+          'store',
+          'include',
+          'stream',
+        ])
+      ] = nasty();
+      return {
+        kind: 'responses field mutation',
+        method: 'POST',
+        path: '/v1/responses',
+        headers,
+        body: JSON.stringify(body),
+      };
     }
     case 14: {
-      const item = { type: pick(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', nasty()]), role: nasty(), content: nasty(), call_id: nasty(), output: nasty(), [pick(NASTY_STRINGS)]: nasty() };
-      return { kind: 'responses item mutation', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify({ model: 'a-4o', input: [item] }) };
+      const item = {
+        type: pick(['message', 'function_call', 'function_call_output', 'reasoning', 'item_reference', nasty()]),
+        role: nasty(),
+        content: nasty(),
+        call_id: nasty(),
+        output: nasty(),
+        [pick(NASTY_STRINGS)]: nasty(),
+      };
+      return {
+        kind: 'responses item mutation',
+        method: 'POST',
+        path: '/v1/responses',
+        headers,
+        body: JSON.stringify({ model: 'a-4o', input: [item] }),
+      };
     }
     case 15: {
       const body: Record<string, unknown> = { model: 'a-embed', input: ['fuzz'] };
       body[pick(['model', 'input', 'dimensions', 'encoding_format', 'user'])] = nasty();
-      return { kind: 'embeddings mutation', method: 'POST', path: '/v1/embeddings', headers, body: JSON.stringify(body) };
+      return {
+        kind: 'embeddings mutation',
+        method: 'POST',
+        path: '/v1/embeddings',
+        headers,
+        body: JSON.stringify(body),
+      };
     }
     case 16:
-      return { kind: 'stored response lookup', method: pick(['GET', 'DELETE']), path: `/v1/responses/${percentEncode(String(pick(NASTY_STRINGS)).slice(0, 100))}${pick(['', '/input_items', '/input_items?limit=0', '/input_items?order=sideways&after=%00'])}`, headers };
+      return {
+        kind: 'stored response lookup',
+        method: pick(['GET', 'DELETE']),
+        path: `/v1/responses/${percentEncode(String(pick(NASTY_STRINGS)).slice(0, 100))}${pick(['', '/input_items', '/input_items?limit=0', '/input_items?order=sideways&after=%00'])}`,
+        headers,
+      };
     case 17:
       // A well-formed Responses request now and then: answered normally.
-      return { kind: 'valid', method: 'POST', path: '/v1/responses', headers, body: JSON.stringify({ model: 'a-4o', input: `fuzz ${rand()}`, stream: rand() < 0.5 }) };
+      return {
+        kind: 'valid',
+        method: 'POST',
+        path: '/v1/responses',
+        headers,
+        body: JSON.stringify({ model: 'a-4o', input: `fuzz ${rand()}`, stream: rand() < 0.5 }),
+      };
     default: {
       // A well-formed request now and then: must be answered normally.
       const body = validBody();
@@ -260,7 +378,17 @@ beforeAll(async () => {
       AUTH_FAILURE_LIMIT: '0',
       SEMANTIC_CACHE_ENABLED: 'false',
     },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], embedding_models: ['a-embed'] }] },
+    config: {
+      providers: [
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          embedding_models: ['a-embed'],
+        },
+      ],
+    },
     providers: ['provider_a'],
   });
 }, 60_000);
@@ -287,7 +415,8 @@ describe(`fuzz: ${COUNT} hostile requests (FUZZ_SEED=${SEED})`, () => {
     const byKind: Record<string, Record<number, number>> = {};
     for (const r of results) {
       byKind[r.kind] ??= {};
-      (byKind[r.kind] as Record<number, number>)[r.status] = ((byKind[r.kind] as Record<number, number>)[r.status] ?? 0) + 1;
+      (byKind[r.kind] as Record<number, number>)[r.status] =
+        ((byKind[r.kind] as Record<number, number>)[r.status] ?? 0) + 1;
     }
     console.log(`fuzz seed ${SEED}:`, JSON.stringify(byKind));
 
@@ -298,7 +427,11 @@ describe(`fuzz: ${COUNT} hostile requests (FUZZ_SEED=${SEED})`, () => {
     expect(serverErrors.map((r) => `${r.kind} ${r.status} ${r.body.slice(0, 200)}`)).toEqual([]);
     for (const r of results) {
       if (r.status >= 400 && r.contentType.startsWith('application/json')) {
-        const body = JSON.parse(r.body) as { error?: { code?: string; type?: string; message?: string }; request_id?: string; timestamp?: string };
+        const body = JSON.parse(r.body) as {
+          error?: { code?: string; type?: string; message?: string };
+          request_id?: string;
+          timestamp?: string;
+        };
         expect(typeof body.error?.code, r.body.slice(0, 200)).toBe('string');
         expect(typeof body.error?.type).toBe('string');
         expect(typeof body.error?.message).toBe('string');
@@ -311,7 +444,16 @@ describe(`fuzz: ${COUNT} hostile requests (FUZZ_SEED=${SEED})`, () => {
     expect(valid.length).toBeGreaterThan(COUNT / 20);
     expect(valid.every((r) => r.status === 200)).toBe(true);
     // The gateway is still healthy afterwards.
-    const after = await send({ kind: 'valid', method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify(validBody()) }, base);
+    const after = await send(
+      {
+        kind: 'valid',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+        body: JSON.stringify(validBody()),
+      },
+      base,
+    );
     expect(after.status).toBe(200);
   });
 });

@@ -26,7 +26,13 @@ const QUEUED = 6;
 const rig = useDurabilityRig('job_durability');
 
 function start(database: Record<string, string>, prefix: string, providers: string[]): Promise<Gateway> {
-  return startOnRig(rig, { key: KEY, prefix, database, provider: { timeout_ms: 5000, queue_timeout_ms: 10000 }, providers });
+  return startOnRig(rig, {
+    key: KEY,
+    prefix,
+    database,
+    provider: { timeout_ms: 5000, queue_timeout_ms: 10000 },
+    providers,
+  });
 }
 
 async function submit(gateway: Gateway, model: string, text: string): Promise<string> {
@@ -50,10 +56,15 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
     const finished = await submit(gateway, TRIO_MODELS.a, text('finished'));
     await waitForJobStatus(gateway.baseUrl, KEY, finished, 'completed');
     const queued: string[] = [];
-    for (let i = 0; i < QUEUED; i++) queued.push(await submit(gateway, i % 2 === 0 ? TRIO_MODELS.b : TRIO_MODELS.c, text(i)));
+    for (let i = 0; i < QUEUED; i++)
+      queued.push(await submit(gateway, i % 2 === 0 ? TRIO_MODELS.b : TRIO_MODELS.c, text(i)));
     const cancelled = await submit(gateway, TRIO_MODELS.b, text('cancelled'));
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${cancelled}/cancel`, { method: 'POST' })).body.status).toBe('cancelled');
-    for (const id of queued) expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
+    expect(
+      (await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${cancelled}/cancel`, { method: 'POST' })).body
+        .status,
+    ).toBe('cancelled');
+    for (const id of queued)
+      expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
 
     await killAll(gateway);
     await rig.redis.stop('SIGKILL');
@@ -68,10 +79,14 @@ describe.skipIf(!hasRedisServer).each(backends)('on $name', (backend) => {
       const done = await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${finished}`);
       expect(done.body.status).toBe('completed');
       expect(done.body.result?.choices[0]?.message.content).toContain(text('finished'));
-      expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${cancelled}`)).body.status).toBe('cancelled');
+      expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${cancelled}`)).body.status).toBe(
+        'cancelled',
+      );
 
       const calls = upstreamCallsByText(Object.values(rig.upstreams));
-      expect(Object.fromEntries(calls)).toEqual(Object.fromEntries([text('finished'), ...queued.map((_, i) => text(i))].map((t) => [t, 1])));
+      expect(Object.fromEntries(calls)).toEqual(
+        Object.fromEntries([text('finished'), ...queued.map((_, i) => text(i))].map((t) => [t, 1])),
+      );
     } finally {
       await gateway.stop();
     }

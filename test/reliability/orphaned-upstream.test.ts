@@ -61,7 +61,9 @@ function contentOf(sse: string): string {
   let out = '';
   for (const line of sse.split('\n')) {
     if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    out += (JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ?? '';
+    out +=
+      (JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content ??
+      '';
   }
   return out;
 }
@@ -88,7 +90,15 @@ beforeAll(async () => {
     env,
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], timeout_ms: 30_000, stream_idle_timeout_ms: 10_000, queue_timeout_ms: 10_000 },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          timeout_ms: 30_000,
+          stream_idle_timeout_ms: 10_000,
+          queue_timeout_ms: 10_000,
+        },
       ],
     },
     providers: ['provider_a'],
@@ -108,11 +118,17 @@ describe('an API process killed mid-stream', () => {
     upstream.reset();
     upstream.setBehavior({ chunkDelayMs: CHUNK_DELAY_MS });
     const api = await killedReplica();
-    const streams = await Promise.all(Array.from({ length: 10 }, (_, i) => startStream(api.baseUrl, prompt(`orphan ${i}`))));
+    const streams = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => startStream(api.baseUrl, prompt(`orphan ${i}`))),
+    );
     expect(upstream.requests).toHaveLength(10);
     const killedAt = Date.now();
     await api.process.kill('SIGKILL');
-    await waitFor(() => upstream.closedEarly === 10, CANCEL_WITHIN_MS, `10 upstream calls closed early (now ${upstream.closedEarly})`);
+    await waitFor(
+      () => upstream.closedEarly === 10,
+      CANCEL_WITHIN_MS,
+      `10 upstream calls closed early (now ${upstream.closedEarly})`,
+    );
     console.log(`10 orphaned upstream calls cancelled ${Date.now() - killedAt} ms after the API was killed`);
     await Promise.all(streams.map((s) => s.text));
   });
@@ -168,7 +184,9 @@ describe('a worker killed mid-job', () => {
     await gateway.addWorker('provider_a');
     const res = await reply;
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(`Echo: ${content}`);
+    expect(((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(
+      `Echo: ${content}`,
+    );
     expect(upstream.requests).toHaveLength(2);
     expect(upstream.requests[1]?.body).toEqual(upstream.requests[0]?.body);
     // None of the three upstream APIs documents an idempotency key for these calls, so none is sent.

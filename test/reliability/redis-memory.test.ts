@@ -36,7 +36,17 @@ function startGatewayOn(redis: RedisServer, prefix: string): Promise<Gateway> {
       RATE_LIMIT_REQUESTS: '1000000',
     },
     // No worker: the jobs wait in their queue, as a backlog does.
-    config: { providers: [{ name: 'provider_x', api_key_env: 'PROVIDER_X_API_KEY', format: 'openai', base_url: 'http://127.0.0.1:9', models: ['x-idle'] }] },
+    config: {
+      providers: [
+        {
+          name: 'provider_x',
+          api_key_env: 'PROVIDER_X_API_KEY',
+          format: 'openai',
+          base_url: 'http://127.0.0.1:9',
+          models: ['x-idle'],
+        },
+      ],
+    },
     providers: [],
   });
 }
@@ -57,7 +67,9 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with noeviction', () => {
   let client: Redis;
 
   beforeAll(async () => {
-    redis = await startRedisServer({ args: ['--appendonly', 'yes', '--maxmemory', MAXMEMORY, '--maxmemory-policy', 'noeviction'] });
+    redis = await startRedisServer({
+      args: ['--appendonly', 'yes', '--maxmemory', MAXMEMORY, '--maxmemory-policy', 'noeviction'],
+    });
     gateway = await startGatewayOn(redis, 'gwfull');
     client = new Redis({ port: redis.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
   }, 60_000);
@@ -75,7 +87,10 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with noeviction', () => {
     for (const size of [100_000, 1_000, 10]) {
       const full = await (async () => {
         for (; junk < 100_000; junk++) await client.set(`junk:${junk}`, JUNK.slice(0, size));
-      })().then(() => undefined, (err: Error) => err);
+      })().then(
+        () => undefined,
+        (err: Error) => err,
+      );
       expect(full?.message).toMatch(/^OOM /);
     }
     // Full stays full: a key expiring meanwhile (a worker heartbeat) must not make room for the small
@@ -91,7 +106,9 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with noeviction', () => {
     // Reading a job may still work; if a write on its way is refused, that is the same 503.
     const reads: JobAnswer[] = [];
     for (const id of ids) reads.push(await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`));
-    const outcomes = reads.map((a) => (a.status === 200 ? `200 ${a.body.status}` : `${a.status} ${a.body.error?.code}`));
+    const outcomes = reads.map((a) =>
+      a.status === 200 ? `200 ${a.body.status}` : `${a.status} ${a.body.error?.code}`,
+    );
     expect(outcomes.filter((o) => o !== '200 queued' && o !== '503 service_unavailable')).toEqual([]);
 
     await client.config('SET', 'maxmemory', MAXMEMORY);
@@ -111,7 +128,9 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with an evicting policy', (
   let client: Redis;
 
   beforeAll(async () => {
-    redis = await startRedisServer({ args: ['--appendonly', 'yes', '--maxmemory', MAXMEMORY, '--maxmemory-policy', 'allkeys-lru'] });
+    redis = await startRedisServer({
+      args: ['--appendonly', 'yes', '--maxmemory', MAXMEMORY, '--maxmemory-policy', 'allkeys-lru'],
+    });
     gateway = await startGatewayOn(redis, 'gwevict');
     client = new Redis({ port: redis.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
   }, 60_000);
@@ -123,7 +142,10 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with an evicting policy', (
   });
 
   it('was warned about at start', () => {
-    const lines = gateway.api.output().split('\n').filter((line) => line.includes('Redis may lose jobs'));
+    const lines = gateway.api
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('Redis may lose jobs'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('maxmemory-policy is allkeys-lru');
   });
@@ -135,7 +157,9 @@ describe.skipIf(!hasRedisServer)('Redis at maxmemory with an evicting policy', (
     const records = await Promise.all(ids.map((id) => client.exists(`gwevict:async:${id}`)));
     expect(records).toContain(0);
 
-    const answers = await Promise.all(ids.map((id) => callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)));
+    const answers = await Promise.all(
+      ids.map((id) => callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)),
+    );
     expect(answers.map((a) => `${a.status} ${a.body.status}`)).toEqual(ids.map(() => '200 queued'));
   });
 });

@@ -33,7 +33,9 @@ const JOBS_PER_PROVIDER = 25;
 
 /** The flags docker-compose.yml gives its Redis (`command` without the program name). */
 function composeRedisArgs(): string[] {
-  const compose = parse(readFileSync(resolve(import.meta.dirname, '../../docker-compose.yml'), 'utf8')) as { services: { redis: { command: string[] } } };
+  const compose = parse(readFileSync(resolve(import.meta.dirname, '../../docker-compose.yml'), 'utf8')) as {
+    services: { redis: { command: string[] } };
+  };
   const [program, ...args] = compose.services.redis.command;
   expect(program).toBe('redis-server');
   return args;
@@ -61,7 +63,13 @@ function startGatewayOn(redis: RedisServer, upstream: FakeUpstream, prefix: stri
     config: {
       providers: [
         { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'] },
-        { name: 'provider_x', api_key_env: 'PROVIDER_X_API_KEY', format: 'openai', base_url: upstream.url, models: ['x-idle'] },
+        {
+          name: 'provider_x',
+          api_key_env: 'PROVIDER_X_API_KEY',
+          format: 'openai',
+          base_url: upstream.url,
+          models: ['x-idle'],
+        },
       ],
     },
     providers: ['provider_a'],
@@ -76,10 +84,15 @@ async function submit(gateway: Gateway, model: string, text: string): Promise<st
 
 /** Jobs that finished and jobs that wait in their queue. */
 async function submitBatch(gateway: Gateway): Promise<{ finished: string[]; queued: string[] }> {
-  const finished = await Promise.all(Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => submit(gateway, 'a-4o', `finished ${i}`)));
-  const queued = await Promise.all(Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => submit(gateway, 'x-idle', `queued ${i}`)));
+  const finished = await Promise.all(
+    Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => submit(gateway, 'a-4o', `finished ${i}`)),
+  );
+  const queued = await Promise.all(
+    Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => submit(gateway, 'x-idle', `queued ${i}`)),
+  );
   for (const id of finished) await waitForJobStatus(gateway.baseUrl, KEY, id, 'completed');
-  for (const id of queued) expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
+  for (const id of queued)
+    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
   return { finished, queued };
 }
 
@@ -117,7 +130,9 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
 
   it('a job deleted by its owner answers 404, not job_lost', async () => {
     const id = await submit(gateway, 'a-4o', 'delete me');
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`, { method: 'DELETE' })).status).toBe(
+      200,
+    );
     const answer = await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`);
     expect(answer.status).toBe(404);
     expect(answer.body.error?.code).toBe('not_found');
@@ -135,13 +150,21 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
       expect(answer.body.status).toBe('completed');
       expect(answer.body.result?.choices[0]?.message.content).toMatch(/^Echo: finished \d+$/);
     }
-    for (const id of queued) expect((await readJobOnceRedisAnswers(gateway.baseUrl, KEY, id)).body.status).toBe('queued');
+    for (const id of queued)
+      expect((await readJobOnceRedisAnswers(gateway.baseUrl, KEY, id)).body.status).toBe('queued');
 
     // Their queue entries went with Redis; the runner queues them again, and a worker for provider_x runs each.
     await gateway.addWorker('provider_x');
     for (const id of queued) await waitForJobStatus(gateway.baseUrl, KEY, id, 'completed');
-    const prompts = upstream.requests.map((r) => JSON.stringify(r.body).match(/(finished|queued) \d+/)?.[0]).filter((p) => p !== undefined);
-    expect(prompts.sort()).toEqual([...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `finished ${i}`), ...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `queued ${i}`)].sort());
+    const prompts = upstream.requests
+      .map((r) => JSON.stringify(r.body).match(/(finished|queued) \d+/)?.[0])
+      .filter((p) => p !== undefined);
+    expect(prompts.sort()).toEqual(
+      [
+        ...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `finished ${i}`),
+        ...Array.from({ length: JOBS_PER_PROVIDER }, (_, i) => `queued ${i}`),
+      ].sort(),
+    );
 
     // Another API process on the same database answers the same.
     replica = await startApiReplica(gatewayEnv(redis, 'gwvolatile'), gateway.configPath);
@@ -169,7 +192,9 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
     // The job and its reply stream went with Redis. The worker still writes its answer (1.5 s upstream) to the new Redis before the
     // runner retries the line (2 x BATCH_POLL_MS), which then follows it; a runner that took BullMQ's remove of a missing job for
     // "withdrawn" sent all 10 again. Generous for a loaded machine.
-    console.log(`[redis-persistence] jobs in flight at a Redis restart without persistence: ${twice} of 10 sent upstream twice`);
+    console.log(
+      `[redis-persistence] jobs in flight at a Redis restart without persistence: ${twice} of 10 sent upstream twice`,
+    );
     expect(twice).toBeLessThan(5);
   });
 
@@ -188,8 +213,12 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and a Redis without persiste
       expect(answer.body.error?.message).toContain('resubmit');
     }
     // Cancel and delete say the same about a lost job.
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[1]}/cancel`, { method: 'POST' })).status).toBe(410);
-    expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[0]}`, { method: 'DELETE' })).status).toBe(410);
+    expect(
+      (await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[1]}/cancel`, { method: 'POST' })).status,
+    ).toBe(410);
+    expect(
+      (await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${ids[0]}`, { method: 'DELETE' })).status,
+    ).toBe(410);
 
     // Another owner cannot tell a lost job from one that never existed.
     const foreign = await callJobs(gateway.baseUrl, OTHER_KEY, `/v1/chat/completions/jobs/${ids[0]}`);
@@ -242,7 +271,8 @@ describe.skipIf(!hasRedisServer)('asynchronous jobs and the Redis of docker-comp
       expect(answer.body.status).toBe('completed');
       expect(answer.body.result?.choices[0]?.message.content).toMatch(/^Echo: finished \d+$/);
     }
-    for (const id of queued) expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
+    for (const id of queued)
+      expect((await callJobs(gateway.baseUrl, KEY, `/v1/chat/completions/jobs/${id}`)).body.status).toBe('queued');
 
     // The queue survived too: a worker for provider_x now runs every waiting job.
     await gateway.addWorker('provider_x');

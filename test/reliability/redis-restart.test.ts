@@ -32,7 +32,18 @@ describe.skipIf(!hasRedisServer)('Redis restart mid-traffic', () => {
         WORKER_LOCK_DURATION_MS: '2000',
         WORKER_STALLED_INTERVAL_MS: '500',
       },
-      config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], timeout_ms: 3000, queue_timeout_ms: 3000 }] },
+      config: {
+        providers: [
+          {
+            name: 'provider_a',
+            api_key_env: 'PROVIDER_A_API_KEY',
+            base_url: upstream.url,
+            models: ['a-4o'],
+            timeout_ms: 3000,
+            queue_timeout_ms: 3000,
+          },
+        ],
+      },
       providers: ['provider_a'],
     });
   }, 60_000);
@@ -53,11 +64,22 @@ describe.skipIf(!hasRedisServer)('Redis restart mid-traffic', () => {
       await redisServer.start();
       restarted = Date.now();
     })();
-    const outcomes = await trafficLoop(8, () => restarted > 0 && Date.now() - restarted > 4000, (i) =>
-      sendChat(gateway.baseUrl, KEY, { model: 'a-4o', stream: i % 2 === 0, messages: [{ role: 'user', content: `req ${i}` }] }, 15_000),
+    const outcomes = await trafficLoop(
+      8,
+      () => restarted > 0 && Date.now() - restarted > 4000,
+      (i) =>
+        sendChat(
+          gateway.baseUrl,
+          KEY,
+          { model: 'a-4o', stream: i % 2 === 0, messages: [{ role: 'user', content: `req ${i}` }] },
+          15_000,
+        ),
     );
     await chaos;
-    const summary = countBy(outcomes, (o) => `${o.status}${o.code ? ` ${o.code}` : ''}${o.streamEnd ? ` ${o.streamEnd}` : ''}`);
+    const summary = countBy(
+      outcomes,
+      (o) => `${o.status}${o.code ? ` ${o.code}` : ''}${o.streamEnd ? ` ${o.streamEnd}` : ''}`,
+    );
     console.log('redis restart outcomes:', summary, `in ${Date.now() - t0} ms`);
     // Nothing hung, nothing crashed with a 500.
     expect(outcomes.filter((o) => o.status === -1)).toHaveLength(0);

@@ -30,7 +30,16 @@ beforeAll(async () => {
     },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstream.url, models: ['a-4o'], timeout_ms: 1500, stream_idle_timeout_ms: 1000, queue_timeout_ms: 8000, max_retries: 2 },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstream.url,
+          models: ['a-4o'],
+          timeout_ms: 1500,
+          stream_idle_timeout_ms: 1000,
+          queue_timeout_ms: 8000,
+          max_retries: 2,
+        },
       ],
     },
     providers: ['provider_a'],
@@ -48,14 +57,29 @@ afterAll(async () => {
 function burst(count: number, label: string, stream: (i: number) => boolean): Promise<Outcome[]> {
   return Promise.all(
     Array.from({ length: count }, (_, i) =>
-      sendChat(gateway.baseUrl, KEY, { model: 'a-4o', stream: stream(i), messages: [{ role: 'user', content: `${label} ${i} ${Math.random()} alpha beta gamma delta` }] }, 20_000),
+      sendChat(
+        gateway.baseUrl,
+        KEY,
+        {
+          model: 'a-4o',
+          stream: stream(i),
+          messages: [{ role: 'user', content: `${label} ${i} ${Math.random()} alpha beta gamma delta` }],
+        },
+        20_000,
+      ),
     ),
   );
 }
 
 function expectNoHang(outcomes: Outcome[]): void {
-  expect(outcomes.filter((o) => o.status === -1 || o.status === 0), 'hung or dropped').toHaveLength(0);
-  expect(outcomes.filter((o) => o.streamEnd === 'cut'), 'stream ended without [DONE] or error').toHaveLength(0);
+  expect(
+    outcomes.filter((o) => o.status === -1 || o.status === 0),
+    'hung or dropped',
+  ).toHaveLength(0);
+  expect(
+    outcomes.filter((o) => o.streamEnd === 'cut'),
+    'stream ended without [DONE] or error',
+  ).toHaveLength(0);
 }
 
 describe('worker killed mid-job under load', () => {
@@ -68,7 +92,10 @@ describe('worker killed mid-job under load', () => {
     await victim?.kill('SIGKILL');
     await gateway.addWorker('provider_a');
     const outcomes = await traffic;
-    console.log('worker kill outcomes:', countBy(outcomes, (o) => `${o.status} ${o.code ?? ''}${o.streamEnd ?? ''}`));
+    console.log(
+      'worker kill outcomes:',
+      countBy(outcomes, (o) => `${o.status} ${o.code ?? ''}${o.streamEnd ?? ''}`),
+    );
     expectNoHang(outcomes);
     for (const o of outcomes) {
       if (o.status !== 200) expect(o.code).toBe('provider_error');
@@ -79,11 +106,31 @@ describe('worker killed mid-job under load', () => {
   });
 });
 
-const cases: { name: string; behavior: FakeUpstreamBehavior; expectStatus: number[]; expectCode?: string; streamEnd?: Outcome['streamEnd'] }[] = [
-  { name: '429 with Retry-After: 1 (honoured, retried)', behavior: { failNext: { count: 4, status: 429, retryAfter: 1 } }, expectStatus: [200] },
-  { name: '500 on every attempt', behavior: { failNext: { count: 1000, status: 500 } }, expectStatus: [502], expectCode: 'provider_error' },
+const cases: {
+  name: string;
+  behavior: FakeUpstreamBehavior;
+  expectStatus: number[];
+  expectCode?: string;
+  streamEnd?: Outcome['streamEnd'];
+}[] = [
+  {
+    name: '429 with Retry-After: 1 (honoured, retried)',
+    behavior: { failNext: { count: 4, status: 429, retryAfter: 1 } },
+    expectStatus: [200],
+  },
+  {
+    name: '500 on every attempt',
+    behavior: { failNext: { count: 1000, status: 500 } },
+    expectStatus: [502],
+    expectCode: 'provider_error',
+  },
   { name: 'upstream hangs', behavior: { hang: true }, expectStatus: [504], expectCode: 'provider_timeout' },
-  { name: 'connection reset on every attempt', behavior: { resetConnection: true }, expectStatus: [502], expectCode: 'provider_error' },
+  {
+    name: 'connection reset on every attempt',
+    behavior: { resetConnection: true },
+    expectStatus: [502],
+    expectCode: 'provider_error',
+  },
   { name: 'stream cut half-way', behavior: { cutStreamAfterChunks: 3 }, expectStatus: [200, 502], streamEnd: 'error' },
   { name: 'malformed chunk', behavior: { malformedChunkAt: 2 }, expectStatus: [200, 502], streamEnd: 'error' },
 ];

@@ -54,7 +54,8 @@ interface Phase {
 beforeAll(async () => {
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
-  for (const u of Object.values(upstreams)) u.setBehavior({ latencyMs: UPSTREAM_MS - UPSTREAM_SPREAD_MS / 2, latencyJitterMs: UPSTREAM_SPREAD_MS });
+  for (const u of Object.values(upstreams))
+    u.setBehavior({ latencyMs: UPSTREAM_MS - UPSTREAM_SPREAD_MS / 2, latencyJitterMs: UPSTREAM_SPREAD_MS });
   gateway = await startGateway({
     env: {
       ...trio.env,
@@ -131,10 +132,14 @@ describe('provider workers added while traffic runs', () => {
         }
         // The API counts them (what it checks before it queues), then the queue settles: the first
         // phase's backlog builds up (a job there waits about 4 s), a later one's drains.
-        await waitFor(async () => {
-          const text = await scrape();
-          return LETTERS.every((l) => series(text, 'gateway_live_workers', `provider_${l}`) === workers);
-        }, 15_000, `${workers} live workers per provider`);
+        await waitFor(
+          async () => {
+            const text = await scrape();
+            return LETTERS.every((l) => series(text, 'gateway_live_workers', `provider_${l}`) === workers);
+          },
+          15_000,
+          `${workers} live workers per provider`,
+        );
         await new Promise((r) => setTimeout(r, (workers === PHASES[0] ? 4 : 2) * UPSTREAM_MS));
 
         const before = await scrape();
@@ -147,11 +152,19 @@ describe('provider workers added while traffic runs', () => {
         }
         const to = Date.now();
         const after = await scrape();
-        const delta = (l: ProviderLetter, name: string) => series(after, name, `provider_${l}`) - series(before, name, `provider_${l}`);
+        const delta = (l: ProviderLetter, name: string) =>
+          series(after, name, `provider_${l}`) - series(before, name, `provider_${l}`);
         phases.push({
           workers,
-          rps: perLetter((l) => outcomes[l].filter((o) => o.status === 200 && o.startedAt + o.ms >= from && o.startedAt + o.ms < to).length / ((to - from) / 1000)),
-          waitMs: perLetter((l) => (1000 * delta(l, 'gateway_queue_wait_seconds_sum')) / delta(l, 'gateway_queue_wait_seconds_count')),
+          rps: perLetter(
+            (l) =>
+              outcomes[l].filter((o) => o.status === 200 && o.startedAt + o.ms >= from && o.startedAt + o.ms < to)
+                .length /
+              ((to - from) / 1000),
+          ),
+          waitMs: perLetter(
+            (l) => (1000 * delta(l, 'gateway_queue_wait_seconds_sum')) / delta(l, 'gateway_queue_wait_seconds_count'),
+          ),
           // A scrape that could not read Redis in time leaves the gauge out: such samples are skipped.
           waiting: perLetter((l) => mean(depthSamples.map((s) => s[l]).filter((v) => !Number.isNaN(v)))),
         });
@@ -163,7 +176,8 @@ describe('provider workers added while traffic runs', () => {
 
     const rows = phases.map((p) => {
       const model = predicted(p.workers);
-      const fmt = (r: Record<ProviderLetter, number>, digits: number) => LETTERS.map((l) => r[l].toFixed(digits)).join(' / ');
+      const fmt = (r: Record<ProviderLetter, number>, digits: number) =>
+        LETTERS.map((l) => r[l].toFixed(digits)).join(' / ');
       return `| ${p.workers} | ${model.rps.toFixed(0)} | ${fmt(p.rps, 1)} | ${(model.waitS * 1000).toFixed(0)} | ${fmt(p.waitMs, 0)} | ${model.waiting} | ${fmt(p.waiting, 1)} |`;
     });
     console.log(
@@ -176,7 +190,10 @@ describe('provider workers added while traffic runs', () => {
     );
 
     const all = Object.values(outcomes).flat();
-    expect(all.filter((o) => o.status !== 200), 'every request answered 200').toEqual([]);
+    expect(
+      all.filter((o) => o.status !== 200),
+      'every request answered 200',
+    ).toEqual([]);
     const total = (r: Record<ProviderLetter, number>) => r.a + r.b + r.c;
     const rps = phases.map((p) => total(p.rps));
     phases.forEach((p, i) => {
@@ -184,7 +201,9 @@ describe('provider workers added while traffic runs', () => {
       const workerBound = p.workers * CONCURRENCY < CLIENTS;
       // Where the workers are the limit, the model's figure (never above it); past that point the
       // clients are, and a job's time outside the upstream call (Redis, the API, the client) counts too.
-      expect(rps[i], `${p.workers} workers per provider: ${rps[i]} req/s, model ${model}`).toBeGreaterThan(model * (workerBound ? 0.8 : 0.65));
+      expect(rps[i], `${p.workers} workers per provider: ${rps[i]} req/s, model ${model}`).toBeGreaterThan(
+        model * (workerBound ? 0.8 : 0.65),
+      );
       expect(rps[i]).toBeLessThan(model * 1.1);
     });
     // Growth while the workers' slots are short of the clients, then the plateau the model puts at

@@ -51,14 +51,18 @@ function terminate(proc: GatewayProcess, limitMs: number): Promise<{ ms: number;
   const t0 = Date.now();
   const timeout = new Promise<'alive'>((r) => setTimeout(() => r('alive'), limitMs).unref());
   proc.child.kill('SIGTERM');
-  return Promise.race([proc.exited, timeout]).then((outcome) => (outcome === 'alive' ? { ms: Infinity, code: null } : { ms: Date.now() - t0, code: outcome }));
+  return Promise.race([proc.exited, timeout]).then((outcome) =>
+    outcome === 'alive' ? { ms: Infinity, code: null } : { ms: Date.now() - t0, code: outcome },
+  );
 }
 
 describe.skipIf(!hasRedisServer)('worker SIGTERM while Redis is down', () => {
   beforeAll(async () => {
     redisServer = await startRedisServer();
     configPath = writeConfig({
-      providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }],
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] },
+      ],
     });
   }, 30_000);
 
@@ -93,7 +97,9 @@ describe.skipIf(!hasRedisServer)('worker SIGTERM while Redis is down', () => {
     await redisServer.start();
     redisStopped = false;
     const { ms, code } = await exit;
-    console.log(`[worker-shutdown] Redis back 1.5 s after SIGTERM: the worker exited ${ms} ms after SIGTERM (code ${code})`);
+    console.log(
+      `[worker-shutdown] Redis back 1.5 s after SIGTERM: the worker exited ${ms} ms after SIGTERM (code ${code})`,
+    );
     // Nothing was in flight: once Redis answers, the close has nothing left to wait for. Generous for a loaded machine, far below the grace.
     expect(ms, worker.output()).toBeLessThan(longGraceMs / 2);
     expect(code, worker.output()).toBe(0);
@@ -105,7 +111,10 @@ describe.skipIf(!hasRedisServer)('worker SIGTERM while Redis is down', () => {
     const { ms, code } = await terminate(worker, GRACE_MS * 4);
     expect(ms, `still alive ${GRACE_MS * 4} ms after SIGTERM:\n${worker.output()}`).toBeLessThan(GRACE_MS + MARGIN_MS);
     expect(code).toBe(1);
-    const gaveUp = worker.output().split('\n').find((line) => line.includes('"unfinished"'));
+    const gaveUp = worker
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"unfinished"'));
     expect(gaveUp, worker.output()).toBeDefined();
     expect(JSON.parse(gaveUp ?? '{}').unfinished.length).toBeGreaterThan(0);
   });

@@ -79,7 +79,11 @@ describe('check-docs', () => {
     expect(problems).toEqual([
       { file: 'docs/guide.md', line: 3, message: "link target 'missing.md' does not exist" },
       { file: 'docs/guide.md', line: 4, message: "anchor '#no-such-heading' is not a heading of docs/api.md" },
-      { file: 'docs/guide.md', line: 5, message: "code reference 'src/does-not-exist.ts' names no file in the repository" },
+      {
+        file: 'docs/guide.md',
+        line: 5,
+        message: "code reference 'src/does-not-exist.ts' names no file in the repository",
+      },
       { file: 'docs/guide.md', line: 6, message: "npm script 'no-such-script' is not in package.json" },
       { file: 'docs/guide.md', line: 9, message: "npm script 'also-missing' is not in package.json" },
       { file: 'docs/guide.md', line: 9, message: "code reference 'scripts/gone.sh' names no file in the repository" },
@@ -92,12 +96,21 @@ describe('check-docs', () => {
       ...CLEAN,
       'docs/page.md': '# Page\n\n## Setup\n\n## Setup\n\n[first](#setup) [second](#setup-1) [third](#setup-2)\n',
     });
-    expect(checkDocs(root)).toEqual([{ file: 'docs/page.md', line: 7, message: "anchor '#setup-2' is not a heading of this page" }]);
+    expect(checkDocs(root)).toEqual([
+      { file: 'docs/page.md', line: 7, message: "anchor '#setup-2' is not a heading of this page" },
+    ]);
   });
 
   it('reports a folder of src/ that docs/architecture.md does not name', () => {
-    const root = repo({ ...CLEAN, 'src/cache/a.ts': '', 'src/queue/b.ts': '', 'docs/architecture.md': '# Architecture\n\n| `src/cache/` | caches |\n' });
-    expect(formatProblems(checkDocs(root))).toBe("docs/architecture.md:1: the folder 'src/queue/' is not named in the source layout");
+    const root = repo({
+      ...CLEAN,
+      'src/cache/a.ts': '',
+      'src/queue/b.ts': '',
+      'docs/architecture.md': '# Architecture\n\n| `src/cache/` | caches |\n',
+    });
+    expect(formatProblems(checkDocs(root))).toBe(
+      "docs/architecture.md:1: the folder 'src/queue/' is not named in the source layout",
+    );
   });
 
   it('makes GitHub slugs', () => {

@@ -67,10 +67,12 @@ describe('docker-compose.yml', () => {
   it('every service is built or pulled, and waits only for services it defines', () => {
     for (const [name, service] of Object.entries(compose.services)) {
       expect(service.image ?? service.build, name).toBeDefined();
-      for (const dependency of Object.keys(service.depends_on ?? {})) expect(Object.keys(compose.services), `${name} depends on ${dependency}`).toContain(dependency);
+      for (const dependency of Object.keys(service.depends_on ?? {}))
+        expect(Object.keys(compose.services), `${name} depends on ${dependency}`).toContain(dependency);
       for (const volume of service.volumes ?? []) {
         const source = volume.split(':')[0] ?? '';
-        if (!source.startsWith('.') && !source.startsWith('/')) expect(Object.keys(compose.volumes), `${name} mounts ${source}`).toContain(source);
+        if (!source.startsWith('.') && !source.startsWith('/'))
+          expect(Object.keys(compose.volumes), `${name} mounts ${source}`).toContain(source);
       }
     }
   });
@@ -78,7 +80,11 @@ describe('docker-compose.yml', () => {
 
 /** Instructions of a Dockerfile (continuation lines joined, comments dropped), per stage. */
 function stages(dockerfile: string): string[][] {
-  const lines = dockerfile.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = dockerfile
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const out: string[][] = [];
   for (const line of lines) {
     if (line.startsWith('FROM ')) out.push([]);
@@ -121,16 +127,29 @@ describe('Dockerfile and .dockerignore', () => {
     try {
       const run = spawnSync('sh', ['-c', (prune ?? '').replace(/^RUN /, '')], { cwd: dir, encoding: 'utf8' });
       expect(run.status, run.stderr).toBe(0);
-      for (const target of targets) expect(existsSync(join(bins, target)), target).toBe(target === `${process.platform}/${process.arch}`);
+      for (const target of targets)
+        expect(existsSync(join(bins, target)), target).toBe(target === `${process.platform}/${process.arch}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('sends the builder only what the Dockerfile copies', () => {
-    const rules = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const rules = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(rules[0]).toBe('*');
-    const copied = all.flatMap((stage) => stage.filter((l) => l.startsWith('COPY ') && !l.startsWith('COPY --from')).flatMap((l) => l.split(/\s+/).slice(1, -1).map((path) => path.replace(/\/$/, ''))));
+    const copied = all.flatMap((stage) =>
+      stage
+        .filter((l) => l.startsWith('COPY ') && !l.startsWith('COPY --from'))
+        .flatMap((l) =>
+          l
+            .split(/\s+/)
+            .slice(1, -1)
+            .map((path) => path.replace(/\/$/, '')),
+        ),
+    );
     expect(new Set(rules.slice(1).map((r) => r.replace(/^!/, '')))).toEqual(new Set(copied));
   });
 
@@ -148,7 +167,11 @@ describe('Dockerfile and .dockerignore', () => {
     expect(command[0]).toBe('node');
     // Not spawnSync: the server below answers from this very event loop.
     const run = async (port: number) => {
-      const child = spawn(process.execPath, command.slice(1), { env: { PORT: String(port) }, stdio: 'ignore', timeout: 10_000 });
+      const child = spawn(process.execPath, command.slice(1), {
+        env: { PORT: String(port) },
+        stdio: 'ignore',
+        timeout: 10_000,
+      });
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;
     };

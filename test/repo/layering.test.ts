@@ -16,8 +16,10 @@ function runtimeImports(entry: string): string[] {
     seen.add(file);
     const source = readFileSync(file, 'utf8');
     // `import type` is erased at run time and does not load the module.
-    for (const match of source.matchAll(/^import\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm)) stack.push(resolve(dirname(file), match[1] as string));
-    for (const match of source.matchAll(/^import\s+'(\.[^']+)'/gm)) stack.push(resolve(dirname(file), match[1] as string));
+    for (const match of source.matchAll(/^import\s+(?!type\b)[^'"]*?from\s+'(\.[^']+)'/gm))
+      stack.push(resolve(dirname(file), match[1] as string));
+    for (const match of source.matchAll(/^import\s+'(\.[^']+)'/gm))
+      stack.push(resolve(dirname(file), match[1] as string));
   }
   return [...seen].map((f) => relative(process.cwd(), f));
 }
@@ -33,7 +35,9 @@ describe('layering', () => {
 /** Every import of `src/` between two top-level folders, as `from -> to` with the importing files. */
 function folderEdges(): Map<string, string[]> {
   const edges = new Map<string, string[]>();
-  const files = execFileSync('git', ['ls-files', 'src'], { encoding: 'utf8' }).split('\n').filter((f) => f.endsWith('.ts'));
+  const files = execFileSync('git', ['ls-files', 'src'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((f) => f.endsWith('.ts'));
   for (const file of files) {
     const from = file.split('/')[1] as string;
     // The entry points at the top of src/ are above every folder.
@@ -52,10 +56,18 @@ describe('folders', () => {
   it('import the pipeline, the HTTP layer and the batches one way: no folder below reaches back up', () => {
     const edges = folderEdges();
     // The HTTP layer and the doors sit on top: only the composition roots import them.
-    const upward = [...edges.keys()].filter((edge) => /-> (http|doors|composition)$/.test(edge) && !edge.startsWith('composition ') && !edge.startsWith('http '));
+    const upward = [...edges.keys()].filter(
+      (edge) =>
+        /-> (http|doors|composition)$/.test(edge) && !edge.startsWith('composition ') && !edge.startsWith('http '),
+    );
     expect(upward).toEqual([]);
     // The pipeline runs on the queue, the caches and the rest; none of them imports it back, the batches aside (a line runs it).
-    expect([...edges.keys()].filter((edge) => edge.endsWith('-> pipeline') && !/^(http|doors|batches|composition|observability) /.test(edge))).toEqual([]);
-    for (const edge of ['queue -> batches', 'queue -> cache', 'queue -> pipeline', 'doors -> http']) expect(edges.get(edge), edge).toBeUndefined();
+    expect(
+      [...edges.keys()].filter(
+        (edge) => edge.endsWith('-> pipeline') && !/^(http|doors|batches|composition|observability) /.test(edge),
+      ),
+    ).toEqual([]);
+    for (const edge of ['queue -> batches', 'queue -> cache', 'queue -> pipeline', 'doors -> http'])
+      expect(edges.get(edge), edge).toBeUndefined();
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { longPairs } from '../../eval/semantic/generate-long.ts';
-import { CATEGORIES, GENERATED_CATEGORIES, parsePairs, readPairSet, SET_NAMES, type Pair, type SetName } from '../../eval/semantic/pair-set.ts';
+import {
+  CATEGORIES,
+  GENERATED_CATEGORIES,
+  parsePairs,
+  readPairSet,
+  SET_NAMES,
+  type Pair,
+  type SetName,
+} from '../../eval/semantic/pair-set.ts';
 
 /**
  * The labelled pairs of the semantic-cache evaluation (eval/semantic/): well
@@ -11,7 +19,8 @@ import { CATEGORIES, GENERATED_CATEGORIES, parsePairs, readPairSet, SET_NAMES, t
 const sets = Object.fromEntries(SET_NAMES.map((set) => [set, readPairSet(set)])) as Record<SetName, Pair[]>;
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 const texts = (pairs: readonly Pair[]) => pairs.flatMap((p) => [p.a, p.b]);
-const countBy = (pairs: readonly Pair[]) => pairs.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.category]: (acc[p.category] ?? 0) + 1 }), {});
+const countBy = (pairs: readonly Pair[]) =>
+  pairs.reduce<Record<string, number>>((acc, p) => ({ ...acc, [p.category]: (acc[p.category] ?? 0) + 1 }), {});
 
 describe('semantic evaluation pair sets', () => {
   it('parse against the schema, with ids unique across all files and naming their file', () => {
@@ -42,21 +51,31 @@ describe('semantic evaluation pair sets', () => {
     { set: 'holdout7', pairs: 240, perCategory: 10, pastWindow: 5, perLongCategory: true },
   ] as const;
 
-  it.each(handWritten)('hold at least $pairs $set pairs, about half near misses, every category at least $perCategory times', ({ set, pairs, perCategory }) => {
-    expect(sets[set].length).toBeGreaterThanOrEqual(pairs);
-    const nearMisses = sets[set].filter((p) => p.label === 'near_miss').length / sets[set].length;
-    expect(nearMisses).toBeGreaterThan(0.4);
-    expect(nearMisses).toBeLessThan(0.6);
-    const counts = countBy(sets[set]);
-    for (const category of Object.keys(CATEGORIES)) expect(counts[category] ?? 0, category).toBeGreaterThanOrEqual(perCategory);
-  });
+  it.each(handWritten)(
+    'hold at least $pairs $set pairs, about half near misses, every category at least $perCategory times',
+    ({ set, pairs, perCategory }) => {
+      expect(sets[set].length).toBeGreaterThanOrEqual(pairs);
+      const nearMisses = sets[set].filter((p) => p.label === 'near_miss').length / sets[set].length;
+      expect(nearMisses).toBeGreaterThan(0.4);
+      expect(nearMisses).toBeLessThan(0.6);
+      const counts = countBy(sets[set]);
+      for (const category of Object.keys(CATEGORIES))
+        expect(counts[category] ?? 0, category).toBeGreaterThanOrEqual(perCategory);
+    },
+  );
 
-  it.each(handWritten)('hold hand-written long pairs in $set, each prompt at least 150 words, some past the model window', ({ set, pastWindow, perLongCategory }) => {
-    const long = sets[set].filter((p) => GENERATED_CATEGORIES.includes(p.category));
-    for (const p of long) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
-    const groups = perLongCategory ? GENERATED_CATEGORIES.map((category) => long.filter((p) => p.category === category)) : [long];
-    for (const rows of groups) expect(rows.filter((p) => Math.min(words(p.a), words(p.b)) > 450).length).toBeGreaterThanOrEqual(pastWindow);
-  });
+  it.each(handWritten)(
+    'hold hand-written long pairs in $set, each prompt at least 150 words, some past the model window',
+    ({ set, pastWindow, perLongCategory }) => {
+      const long = sets[set].filter((p) => GENERATED_CATEGORIES.includes(p.category));
+      for (const p of long) expect(Math.min(words(p.a), words(p.b)), p.id).toBeGreaterThanOrEqual(150);
+      const groups = perLongCategory
+        ? GENERATED_CATEGORIES.map((category) => long.filter((p) => p.category === category))
+        : [long];
+      for (const rows of groups)
+        expect(rows.filter((p) => Math.min(words(p.a), words(p.b)) > 450).length).toBeGreaterThanOrEqual(pastWindow);
+    },
+  );
 
   it('rejects a line whose label contradicts its category, naming the line', () => {
     const good = JSON.stringify({ id: 'dev-p_case-01', category: 'p_case', label: 'paraphrase', a: 'Hi', b: 'hi' });
@@ -73,7 +92,10 @@ describe('semantic evaluation pair sets', () => {
     for (const [i, one] of SET_NAMES.entries()) {
       for (const other of SET_NAMES.slice(i + 1)) {
         const seen = new Set(texts(sets[one]).map(loose));
-        expect(texts(sets[other]).filter((t) => seen.has(loose(t))), `${one} / ${other}`).toEqual([]);
+        expect(
+          texts(sets[other]).filter((t) => seen.has(loose(t))),
+          `${one} / ${other}`,
+        ).toEqual([]);
       }
     }
     for (const set of SET_NAMES) expect(new Set(texts(sets[set])).size).toBe(texts(sets[set]).length);
@@ -85,12 +107,15 @@ describe('semantic evaluation pair sets', () => {
     }
   });
 
-  it.each(['holdout4', 'holdout5', 'holdout6', 'holdout7'] as const)('hold %s short prompts of 4 to 50 words', (set) => {
-    for (const p of sets[set].filter((q) => !GENERATED_CATEGORIES.includes(q.category))) {
-      for (const text of [p.a, p.b]) {
-        expect(words(text), p.id).toBeGreaterThanOrEqual(4);
-        expect(words(text), p.id).toBeLessThanOrEqual(50);
+  it.each(['holdout4', 'holdout5', 'holdout6', 'holdout7'] as const)(
+    'hold %s short prompts of 4 to 50 words',
+    (set) => {
+      for (const p of sets[set].filter((q) => !GENERATED_CATEGORIES.includes(q.category))) {
+        for (const text of [p.a, p.b]) {
+          expect(words(text), p.id).toBeGreaterThanOrEqual(4);
+          expect(words(text), p.id).toBeLessThanOrEqual(50);
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -42,7 +42,11 @@ function missingFromLock(packages: Record<string, LockEntry>): string[] {
   const missing: string[] = [];
   for (const [path, entry] of Object.entries(packages)) {
     if (entry.link) continue;
-    const names = [...Object.keys(entry.dependencies ?? {}), ...Object.keys(entry.optionalDependencies ?? {}), ...(path === '' ? Object.keys(entry.devDependencies ?? {}) : [])];
+    const names = [
+      ...Object.keys(entry.dependencies ?? {}),
+      ...Object.keys(entry.optionalDependencies ?? {}),
+      ...(path === '' ? Object.keys(entry.devDependencies ?? {}) : []),
+    ];
     for (const name of names) {
       if (!resolveInLock(packages, path, name)) missing.push(`${path || '(root)'} -> ${name}`);
     }
@@ -67,7 +71,11 @@ describe('the lock file', () => {
   it('is accepted by npm ci as it stands', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-npm-ci-'));
     for (const file of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(join(ROOT, file), join(dir, file));
-    const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).not.toContain('npm error');
     expect(run.status).toBe(0);
   });
@@ -122,32 +130,64 @@ describe('the audit verdict', () => {
   });
   const report = (entries: Array<{ name: string; severity: string; ghsa: string; fix?: boolean }>) => ({
     vulnerabilities: Object.fromEntries(
-      entries.map((e) => [e.name, { name: e.name, severity: e.severity, via: [advisory(e.name, e.severity, e.ghsa), 'some-parent'], fixAvailable: e.fix ?? true }]),
+      entries.map((e) => [
+        e.name,
+        {
+          name: e.name,
+          severity: e.severity,
+          via: [advisory(e.name, e.severity, e.ghsa), 'some-parent'],
+          fixAvailable: e.fix ?? true,
+        },
+      ]),
     ),
     metadata: { vulnerabilities: { high: entries.filter((e) => e.severity === 'high').length } },
   });
-  const exception: AuditException = { advisory: 'GHSA-aaaa-bbbb-cccc', package: 'nofix', reason: 'not reachable from the gateway', until: '2026-12-31' };
+  const exception: AuditException = {
+    advisory: 'GHSA-aaaa-bbbb-cccc',
+    package: 'nofix',
+    reason: 'not reachable from the gateway',
+    until: '2026-12-31',
+  };
 
   it('fails on a high or critical advisory, not on a moderate one', () => {
-    const verdict = judgeAudit(report([{ name: 'bad', severity: 'critical', ghsa: 'GHSA-1111-2222-3333' }, { name: 'meh', severity: 'moderate', ghsa: 'GHSA-4444-5555-6666' }]), [], '2026-11-01');
+    const verdict = judgeAudit(
+      report([
+        { name: 'bad', severity: 'critical', ghsa: 'GHSA-1111-2222-3333' },
+        { name: 'meh', severity: 'moderate', ghsa: 'GHSA-4444-5555-6666' },
+      ]),
+      [],
+      '2026-11-01',
+    );
     const { lines, exitCode } = reportVerdict(verdict, false);
     expect(exitCode).toBe(1);
-    expect(lines.filter((l) => l.includes('FAIL'))).toEqual(['audit: FAIL critical GHSA-1111-2222-3333 in bad: bad is vulnerable (a fix is available: npm audit fix)']);
-    expect(reportVerdict(judgeAudit(report([{ name: 'meh', severity: 'moderate', ghsa: 'GHSA-4444-5555-6666' }]), [], '2026-11-01'), false).exitCode).toBe(0);
+    expect(lines.filter((l) => l.includes('FAIL'))).toEqual([
+      'audit: FAIL critical GHSA-1111-2222-3333 in bad: bad is vulnerable (a fix is available: npm audit fix)',
+    ]);
+    expect(
+      reportVerdict(
+        judgeAudit(report([{ name: 'meh', severity: 'moderate', ghsa: 'GHSA-4444-5555-6666' }]), [], '2026-11-01'),
+        false,
+      ).exitCode,
+    ).toBe(0);
   });
 
   it('lets a listed advisory without a fix pass, printed on every run, until its date', () => {
     const found = report([{ name: 'nofix', severity: 'high', ghsa: 'GHSA-aaaa-bbbb-cccc', fix: false }]);
     const before = reportVerdict(judgeAudit(found, [exception], '2026-11-01'), false);
     expect(before.exitCode).toBe(0);
-    expect(before.lines.join('\n')).toContain('EXCEPTED until 2026-12-31: high GHSA-aaaa-bbbb-cccc in nofix: nofix is vulnerable (no fix available); reason: not reachable from the gateway');
+    expect(before.lines.join('\n')).toContain(
+      'EXCEPTED until 2026-12-31: high GHSA-aaaa-bbbb-cccc in nofix: nofix is vulnerable (no fix available); reason: not reachable from the gateway',
+    );
     const after = reportVerdict(judgeAudit(found, [exception], '2026-12-31'), false);
     expect(after.exitCode).toBe(1);
     expect(after.lines.join('\n')).toContain('EXPIRED exception GHSA-aaaa-bbbb-cccc');
   });
 
   it('says NOT AUDITED when the registry has no advisory database, and fails then only when required', () => {
-    const refused = { message: '405 Method Not Allowed - POST https://registry.npmjs.org/-/npm/v1/security/advisories/bulk', statusCode: 405 };
+    const refused = {
+      message: '405 Method Not Allowed - POST https://registry.npmjs.org/-/npm/v1/security/advisories/bulk',
+      statusCode: 405,
+    };
     const verdict = judgeAudit(refused, [], '2026-11-01');
     expect(verdict.kind).toBe('not_audited');
     const lenient = reportVerdict(verdict, false);

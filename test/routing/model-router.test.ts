@@ -38,12 +38,20 @@ routing:
 describe('config.yaml routing', () => {
   it('lets several provider entries serve one model, and derives which models and providers are routed', () => {
     const config = parseConfig(YAML);
-    expect(config.deployments.get('gpt')?.map((p) => [p.name, p.weight])).toEqual([['east', 3], ['west', 1]]);
+    expect(config.deployments.get('gpt')?.map((p) => [p.name, p.weight])).toEqual([
+      ['east', 3],
+      ['west', 1],
+    ]);
     expect(config.modelIndex.get('gpt')?.name).toBe('east');
     expect([...config.routing.routedModels].sort()).toEqual(['gpt']);
     // A fallback target's deployments are watched too; `other` serves nothing routed.
     expect([...config.routing.cooledProviders].sort()).toEqual(['claude', 'east', 'west']);
-    expect(config.routing.cooldown).toEqual({ cooldownMs: 2_000, failures: 2, windowMs: 60_000, maxCooldownMs: 300_000 });
+    expect(config.routing.cooldown).toEqual({
+      cooldownMs: 2_000,
+      failures: 2,
+      windowMs: 60_000,
+      maxCooldownMs: 300_000,
+    });
   });
 
   it('without a routing section nothing is routed or watched', () => {
@@ -54,14 +62,22 @@ describe('config.yaml routing', () => {
 
   it('names the bad field of a routing section', () => {
     const base = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m, n]}\n';
-    expect(() => parseConfig(`${base}routing: {fallbacks: {m: [nope]}}\n`)).toThrowError(/routing\.fallbacks\.m: no provider serves 'nope'/);
-    expect(() => parseConfig(`${base}routing: {fallbacks: {x: [m]}}\n`)).toThrowError(/routing\.fallbacks\.x: no provider serves 'x'/);
+    expect(() => parseConfig(`${base}routing: {fallbacks: {m: [nope]}}\n`)).toThrowError(
+      /routing\.fallbacks\.m: no provider serves 'nope'/,
+    );
+    expect(() => parseConfig(`${base}routing: {fallbacks: {x: [m]}}\n`)).toThrowError(
+      /routing\.fallbacks\.x: no provider serves 'x'/,
+    );
     expect(() => parseConfig(`${base}routing: {fallbacks: {m: [m]}}\n`)).toThrowError(/its own fallback/);
     expect(() => parseConfig(`${base}routing: {fallbacks: {m: [n, n]}}\n`)).toThrowError(/twice/);
     expect(() => parseConfig(`${base}routing: {cooldown: {seconds: 0}}\n`)).toThrowError(/routing\.cooldown\.seconds/);
     expect(() => parseConfig(`${base}routing: {retries: 3}\n`)).toThrowError(/routing/);
-    expect(() => parseConfig('providers:\n  - {name: provider_a, api_key_env: A, models: [m, m]}\n')).toThrowError(/lists 'm' twice/);
-    expect(() => parseConfig('providers:\n  - {name: provider_a, api_key_env: A, models: [m], weight: 0}\n')).toThrowError(/providers\.0\.weight/);
+    expect(() => parseConfig('providers:\n  - {name: provider_a, api_key_env: A, models: [m, m]}\n')).toThrowError(
+      /lists 'm' twice/,
+    );
+    expect(() =>
+      parseConfig('providers:\n  - {name: provider_a, api_key_env: A, models: [m], weight: 0}\n'),
+    ).toThrowError(/providers\.0\.weight/);
   });
 });
 
@@ -73,7 +89,10 @@ describe('cooldowns', () => {
 
   it('a 429 puts a watched provider out at once, for its Retry-After up to the maximum; the view hears of it', async () => {
     await expect.poll(() => bus.isSubscribed(cooldownChannel(prefix))).toBe(true);
-    const out = await recorder.note('west', new UpstreamFailure('HTTP 429', 'status', true, { status: 429, retryAfterMs: 5_000 }));
+    const out = await recorder.note(
+      'west',
+      new UpstreamFailure('HTTP 429', 'status', true, { status: 429, retryAfterMs: 5_000 }),
+    );
     expect(out).toBe(true);
     const ttl = await redis.pttl(cooldownKey(prefix, 'west'));
     expect(ttl).toBeGreaterThan(4_000);
@@ -83,7 +102,9 @@ describe('cooldowns', () => {
   });
 
   it('5xx and time-outs put it out only once the configured count is reached; 400s never', async () => {
-    expect(await recorder.note('claude', new UpstreamFailure('HTTP 400', 'status', false, { status: 400 }))).toBe(false);
+    expect(await recorder.note('claude', new UpstreamFailure('HTTP 400', 'status', false, { status: 400 }))).toBe(
+      false,
+    );
     expect(await recorder.note('claude', new UpstreamFailure('HTTP 500', 'status', true, { status: 500 }))).toBe(false);
     expect(await recorder.note('claude', new UpstreamFailure('no answer in time', 'timeout', true))).toBe(true);
     await view.refresh(['claude']);
@@ -112,7 +133,9 @@ describe('cooldowns', () => {
     const router = new ModelRouter({ config: () => config, cooldowns: view });
     // west and claude are out (above): only east is left for gpt, and its fallback sonnet is out too.
     expect(router.plan('gpt', undefined, undefined).map((c) => `${c.model}@${c.provider.name}`)).toEqual(['gpt@east']);
-    expect(() => router.plan('sonnet', undefined, undefined)).toThrowError(expect.objectContaining({ code: 'service_unavailable', headers: { 'Retry-After': '2' } }));
+    expect(() => router.plan('sonnet', undefined, undefined)).toThrowError(
+      expect.objectContaining({ code: 'service_unavailable', headers: { 'Retry-After': '2' } }),
+    );
   });
 });
 
@@ -137,14 +160,30 @@ describe('ModelRouter', () => {
   it("takes a client's fallbacks only among configured models the key may use", () => {
     const router = new ModelRouter({ config: () => config, cooldowns: noCooldowns });
     const models = (header: string, mayUseModel?: (m: string) => boolean) =>
-      router.plan('lonely', mayUseModel ? { keyHash: 'h', owner: 'o', maskedKey: 'k', admin: false, mayUseModel } : undefined, header).map((c) => c.model);
+      router
+        .plan(
+          'lonely',
+          mayUseModel ? { keyHash: 'h', owner: 'o', maskedKey: 'k', admin: false, mayUseModel } : undefined,
+          header,
+        )
+        .map((c) => c.model);
     expect(models('sonnet, gpt')).toEqual(['lonely', 'sonnet', 'gpt', 'gpt']);
     expect(models('none')).toEqual(['lonely']);
-    expect(() => models('https://evil.example/v1')).toThrowError(/'https:\/\/evil.example\/v1' is not a model this key may use/);
+    expect(() => models('https://evil.example/v1')).toThrowError(
+      /'https:\/\/evil.example\/v1' is not a model this key may use/,
+    );
     expect(() => models('sonnet', (m) => m !== 'sonnet')).toThrowError(/'sonnet' is not a model this key may use/);
     expect(() => models(Array.from({ length: 9 }, (_, i) => `m${i}`).join(','))).toThrowError(/at most 8/);
     expect(models(' sonnet ,sonnet, lonely')).toEqual(['lonely', 'sonnet']);
     // Configured fallbacks the key may not use are left out, not refused.
-    expect(router.plan('gpt', { keyHash: 'h', owner: 'o', maskedKey: 'k', admin: false, mayUseModel: (m) => m !== 'sonnet' }, undefined).map((c) => c.model)).toEqual(['gpt', 'gpt']);
+    expect(
+      router
+        .plan(
+          'gpt',
+          { keyHash: 'h', owner: 'o', maskedKey: 'k', admin: false, mayUseModel: (m) => m !== 'sonnet' },
+          undefined,
+        )
+        .map((c) => c.model),
+    ).toEqual(['gpt', 'gpt']);
   });
 });

@@ -36,7 +36,11 @@ beforeAll(async () => {
   };
   gateway = await startGateway({
     env,
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }] },
+    config: {
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] },
+      ],
+    },
     providers: [],
   });
   proxied = await startApiReplica({ ...env, TRUST_PROXY: '1' }, gateway.configPath);
@@ -51,7 +55,13 @@ afterAll(async () => {
 async function get(baseUrl: string, path: string, headers: Record<string, string>) {
   const res = await fetch(`${baseUrl}${path}`, { headers });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text.startsWith('{') ? JSON.parse(text) : {}) as { error?: { code: string; type: string; message: string } } & Record<string, unknown> };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: (text.startsWith('{') ? JSON.parse(text) : {}) as {
+      error?: { code: string; type: string; message: string };
+    } & Record<string, unknown>,
+  };
 }
 
 describe('failed authentication is throttled per client address', () => {
@@ -84,9 +94,12 @@ describe('failed authentication is throttled per client address', () => {
     expect(refused.body.request_id).toBe(refused.headers.get('x-request-id'));
 
     // A correct key from the blocked address is refused too, on both replicas: otherwise a 200 among the 429s would still tell a guess apart.
-    for (const base of bases) expect((await get(base, '/v1/models', { 'x-api-key': USER })).body.error?.code).toBe('too_many_failed_auth');
+    for (const base of bases)
+      expect((await get(base, '/v1/models', { 'x-api-key': USER })).body.error?.code).toBe('too_many_failed_auth');
     // A client-written X-Forwarded-For does not change the address where no proxy is trusted.
-    expect((await get(gateway.baseUrl, '/v1/models', { 'x-api-key': USER, 'x-forwarded-for': '192.0.2.77' })).status).toBe(429);
+    expect(
+      (await get(gateway.baseUrl, '/v1/models', { 'x-api-key': USER, 'x-forwarded-for': '192.0.2.77' })).status,
+    ).toBe(429);
     // The count lives in Redis, by address, expiring with the window.
     const ttl = await redis.pttl(`${prefix}:authfail:127.0.0.1`);
     expect(ttl).toBeGreaterThan(0);
@@ -99,7 +112,14 @@ describe('failed authentication is throttled per client address', () => {
     // Entries left of the trusted hop are the client's own words: a guesser cannot rotate them to escape.
     const statuses: number[] = [];
     for (let i = 0; i < LIMIT + 2; i++) {
-      statuses.push((await get(proxied.baseUrl, '/v1/models', { 'x-forwarded-for': `10.0.0.${i}, 198.51.100.20`, 'x-api-key': `gw_guess_b_${i}` })).status);
+      statuses.push(
+        (
+          await get(proxied.baseUrl, '/v1/models', {
+            'x-forwarded-for': `10.0.0.${i}, 198.51.100.20`,
+            'x-api-key': `gw_guess_b_${i}`,
+          })
+        ).status,
+      );
     }
     expect(statuses).toEqual([...Array<number>(LIMIT).fill(401), 429, 429]);
     expect((await get(proxied.baseUrl, '/v1/models', { ...other, 'x-api-key': USER })).status).toBe(200);
@@ -117,7 +137,10 @@ describe('failed authentication is throttled per client address', () => {
 
   it('the block ends with the window: the address is served again', async () => {
     const address = { 'x-forwarded-for': '198.51.100.50' };
-    for (let i = 0; i < LIMIT; i++) expect((await get(proxied.baseUrl, '/v1/models', { ...address, 'x-api-key': `gw_guess_c_${i}` })).status).toBe(401);
+    for (let i = 0; i < LIMIT; i++)
+      expect((await get(proxied.baseUrl, '/v1/models', { ...address, 'x-api-key': `gw_guess_c_${i}` })).status).toBe(
+        401,
+      );
     const refused = await get(proxied.baseUrl, '/v1/models', { ...address, 'x-api-key': USER });
     expect(refused.status).toBe(429);
     await new Promise((resolve) => setTimeout(resolve, Number(refused.headers.get('retry-after')) * 1000 + 300));
@@ -139,7 +162,9 @@ describe('/stats shows a non-admin key only its own entry, masked so that at lea
     const mine = (await get(proxied.baseUrl, '/stats', { ...fresh, 'x-api-key': OTHER })).body as unknown as Stats;
     expect(mine.rate_limit_stats.top_users).toEqual([{ api_key: maskApiKey(OTHER), requests: 2 }]);
     const all = (await get(proxied.baseUrl, '/stats', { ...fresh, 'x-api-key': ADMIN })).body as unknown as Stats;
-    expect(all.rate_limit_stats.top_users.map((u) => u.api_key).sort()).toEqual([maskApiKey(OTHER), maskApiKey(USER)].sort());
+    expect(all.rate_limit_stats.top_users.map((u) => u.api_key).sort()).toEqual(
+      [maskApiKey(OTHER), maskApiKey(USER)].sort(),
+    );
   });
 
   it('the short static key gw_user_key_1 shows at most half of its characters', async () => {

@@ -17,8 +17,18 @@ let gateway: Gateway;
 
 beforeAll(async () => {
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, PROVIDER_A_API_KEY: 'unused', SEMANTIC_CACHE_ENABLED: 'false', DLP_ENABLED: 'false' },
-    config: { providers: [{ name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] }] },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      PROVIDER_A_API_KEY: 'unused',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      DLP_ENABLED: 'false',
+    },
+    config: {
+      providers: [
+        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: 'http://127.0.0.1:9/v1', models: ['a-4o'] },
+      ],
+    },
     providers: [],
   });
 }, 60_000);
@@ -47,7 +57,9 @@ function raw(bytes: string): Promise<RawReply> {
       clearTimeout(timer);
       const [head = '', ...rest] = received.split('\r\n\r\n');
       const [statusLine = '', ...lines] = head.split('\r\n');
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       resolve({ statusLine, headers, body: rest.join('\r\n\r\n'), closed });
     };
     const timer = setTimeout(() => {
@@ -74,7 +86,11 @@ function expectEnvelope(reply: RawReply, status: string, code: string): void {
   expect(reply.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(Number(reply.headers['content-length'])).toBe(Buffer.byteLength(reply.body));
   expect(reply.headers.connection).toBe('close');
-  const envelope = JSON.parse(reply.body) as { error: { code: string; type: string; message: string }; timestamp: string; request_id: string };
+  const envelope = JSON.parse(reply.body) as {
+    error: { code: string; type: string; message: string };
+    timestamp: string;
+    request_id: string;
+  };
   expect(envelope.error.code).toBe(code);
   expect(envelope.error.type).toBe('invalid_request_error');
   expect(envelope.error.message.length).toBeGreaterThan(0);
@@ -106,16 +122,24 @@ describe('HTTP parser errors get the error envelope', () => {
   });
 
   it('a header with a character HTTP forbids: 400 invalid_request', async () => {
-    expectEnvelope(await raw('GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad Header: 1\r\n\r\n'), '400 Bad Request', 'invalid_request');
+    expectEnvelope(
+      await raw('GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Bad Header: 1\r\n\r\n'),
+      '400 Bad Request',
+      'invalid_request',
+    );
   });
 
   it('headers over the size limit: 431 headers_too_large', async () => {
-    const reply = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\nX-Padding: ${'a'.repeat(200_000)}\r\n\r\n`);
+    const reply = await raw(
+      `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\nX-Padding: ${'a'.repeat(200_000)}\r\n\r\n`,
+    );
     expectEnvelope(reply, '431 Request Header Fields Too Large', 'headers_too_large');
   });
 
   it('the connection still serves well-formed requests before the bad one', async () => {
-    const reply = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\n\r\nBREW /coffee HTCPCP/1.0\r\n\r\n`);
+    const reply = await raw(
+      `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-API-Key: ${KEY}\r\n\r\nBREW /coffee HTCPCP/1.0\r\n\r\n`,
+    );
     expect(reply.statusLine).toBe('HTTP/1.1 200 OK');
     // The second reply follows the first on the same connection, in the envelope.
     const second = reply.body.slice(reply.body.indexOf('HTTP/1.1 400'));

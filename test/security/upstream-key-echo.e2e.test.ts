@@ -26,12 +26,39 @@ beforeAll(async () => {
   secrets = Object.values(trio.env);
   const fast = { timeout_ms: 2000, stream_idle_timeout_ms: 2000, max_retries: 1 };
   gateway = await startGateway({
-    env: { REDIS_KEY_PREFIX: prefix, API_KEYS: KEY, ...trio.env, DLP_ENABLED: 'false', SEMANTIC_CACHE_ENABLED: 'false', CACHE_ENABLED: 'false', RATE_LIMIT_REQUESTS: '100000', LOG_LEVEL: 'debug' },
+    env: {
+      REDIS_KEY_PREFIX: prefix,
+      API_KEYS: KEY,
+      ...trio.env,
+      DLP_ENABLED: 'false',
+      SEMANTIC_CACHE_ENABLED: 'false',
+      CACHE_ENABLED: 'false',
+      RATE_LIMIT_REQUESTS: '100000',
+      LOG_LEVEL: 'debug',
+    },
     config: {
       providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a], ...fast },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b], ...fast },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c], ...fast },
+        {
+          name: 'provider_a',
+          api_key_env: 'PROVIDER_A_API_KEY',
+          base_url: upstreams.a.url,
+          models: [MODELS.a],
+          ...fast,
+        },
+        {
+          name: 'provider_b',
+          api_key_env: 'PROVIDER_B_API_KEY',
+          base_url: upstreams.b.url,
+          models: [MODELS.b],
+          ...fast,
+        },
+        {
+          name: 'provider_c',
+          api_key_env: 'PROVIDER_C_API_KEY',
+          base_url: upstreams.c.url,
+          models: [MODELS.c],
+          ...fast,
+        },
       ],
     },
     providers: ['provider_a', 'provider_b', 'provider_c'],
@@ -59,7 +86,9 @@ async function chat(model: string, stream: boolean): Promise<{ status: number; t
 
 /** The envelope of a JSON error reply, or of the SSE `error` event that ended a stream. */
 function errorOf(text: string): { code: string; message: string } {
-  const body = text.includes('event: error\ndata: ') ? (text.split('event: error\ndata: ')[1]?.split('\n')[0] ?? '') : text.slice(text.indexOf('\n\n') + 2);
+  const body = text.includes('event: error\ndata: ')
+    ? (text.split('event: error\ndata: ')[1]?.split('\n')[0] ?? '')
+    : text.slice(text.indexOf('\n\n') + 2);
   return (JSON.parse(body) as { error: { code: string; message: string } }).error;
 }
 
@@ -99,7 +128,10 @@ describe.each(Object.keys(MODELS) as ProviderLetter[])('provider_%s echoing its 
     const { status, text } = await chat(model, true);
     expect(status).toBe(502);
     expectNoSecret(text);
-    expect(errorOf(text)).toMatchObject({ code: 'provider_error', message: expect.stringMatching(/Malformed JSON in event 1 .*\(\d+ characters\)/) });
+    expect(errorOf(text)).toMatchObject({
+      code: 'provider_error',
+      message: expect.stringMatching(/Malformed JSON in event 1 .*\(\d+ characters\)/),
+    });
   });
 
   it('a malformed stream event after tokens were sent: an SSE error event without the key', async () => {
@@ -127,7 +159,13 @@ describe.each(Object.keys(MODELS) as ProviderLetter[])('provider_%s echoing its 
 describe('keys of other providers and what the processes keep', () => {
   it('an upstream quoting another provider key the worker knows: removed too', async () => {
     upstreams.a.reset();
-    upstreams.a.setBehavior({ failNext: { count: 1, status: 400, message: `copied from a neighbour: ${upstreams.c.apiKey} and ${upstreams.b.apiKey}` } });
+    upstreams.a.setBehavior({
+      failNext: {
+        count: 1,
+        status: 400,
+        message: `copied from a neighbour: ${upstreams.c.apiKey} and ${upstreams.b.apiKey}`,
+      },
+    });
     const { status, text } = await chat(MODELS.a, false);
     expect(status).toBe(400);
     expectNoSecret(text);
@@ -152,7 +190,8 @@ describe('keys of other providers and what the processes keep', () => {
       else if (type === 'hash') dump = JSON.stringify(await redis.hgetall(key));
       else if (type === 'stream') dump = JSON.stringify(await redis.xrange(key, '-', '+'));
       else if (type === 'list') dump = JSON.stringify(await redis.lrange(key, 0, -1));
-      else if (type === 'zset' || type === 'set') dump = JSON.stringify(type === 'set' ? await redis.smembers(key) : await redis.zrange(key, 0, -1));
+      else if (type === 'zset' || type === 'set')
+        dump = JSON.stringify(type === 'set' ? await redis.smembers(key) : await redis.zrange(key, 0, -1));
       for (const secret of secrets) expect(dump, `${key} holds an upstream key`).not.toContain(secret);
     }
   });

@@ -43,10 +43,20 @@ export async function callNonStreamed(
   signal?: AbortSignal,
 ): Promise<NonStreamedResult> {
   const upstream = adapter.buildRequest(req, endpoint, { stream: false });
-  const res = await fetch(upstream.url, { method: 'POST', headers: upstream.headers, body: upstream.body, signal: signal ?? null });
+  const res = await fetch(upstream.url, {
+    method: 'POST',
+    headers: upstream.headers,
+    body: upstream.body,
+    signal: signal ?? null,
+  });
   const body: unknown = await res.json();
   if (!res.ok) {
-    return { status: res.status, headers: res.headers, errorMessage: adapter.extractErrorMessage(body), errorBody: body };
+    return {
+      status: res.status,
+      headers: res.headers,
+      errorMessage: adapter.extractErrorMessage(body),
+      errorBody: body,
+    };
   }
   return { status: res.status, headers: res.headers, completion: adapter.parseResponse(body) };
 }
@@ -73,10 +83,21 @@ export async function callStreamed(
   signal?: AbortSignal,
 ): Promise<StreamedResult> {
   const upstream = adapter.buildRequest(req, endpoint, { stream: true });
-  const res = await fetch(upstream.url, { method: 'POST', headers: upstream.headers, body: upstream.body, signal: signal ?? null });
+  const res = await fetch(upstream.url, {
+    method: 'POST',
+    headers: upstream.headers,
+    body: upstream.body,
+    signal: signal ?? null,
+  });
   if (!res.ok || res.body === null) {
     const body: unknown = await res.json();
-    return { status: res.status, events: [], sse: [], finished: false, errorMessage: adapter.extractErrorMessage(body) };
+    return {
+      status: res.status,
+      events: [],
+      sse: [],
+      finished: false,
+      errorMessage: adapter.extractErrorMessage(body),
+    };
   }
   const decoder = adapter.createStreamDecoder();
   const result: StreamedResult = { status: res.status, events: [], sse: [], finished: false };

@@ -10,7 +10,14 @@ export interface ApiReplica {
 
 export async function startApiReplica(env: Record<string, string>, configPath: string): Promise<ApiReplica> {
   const port = await freePort();
-  const api = spawnGatewayProcess('src/server.ts', [], { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...env, CONFIG_PATH: configPath, PORT: String(port), HOST: '127.0.0.1' });
+  const api = spawnGatewayProcess('src/server.ts', [], {
+    LOG_LEVEL: 'warning',
+    KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'),
+    ...env,
+    CONFIG_PATH: configPath,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(
     async () => {

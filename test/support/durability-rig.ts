@@ -37,9 +37,14 @@ export function useDurabilityRig(database: string): DurabilityRig {
 }
 
 /** The two key-store databases a durability test runs on: a fresh SQLite file, and the rig's PostgreSQL (undefined when unreachable). */
-export function databaseBackends(rig: DurabilityRig): Array<{ name: string; env: () => Record<string, string> | undefined }> {
+export function databaseBackends(
+  rig: DurabilityRig,
+): Array<{ name: string; env: () => Record<string, string> | undefined }> {
   return [
-    { name: 'sqlite', env: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-durable-')), 'gateway.sqlite') }) },
+    {
+      name: 'sqlite',
+      env: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-durable-')), 'gateway.sqlite') }),
+    },
     { name: 'postgres', env: () => (rig.postgres ? { DATABASE_URL: rig.postgres.url } : undefined) },
   ];
 }
@@ -51,7 +56,14 @@ export function databaseBackends(rig: DurabilityRig): Array<{ name: string; env:
  */
 export function startOnRig(
   rig: DurabilityRig,
-  options: { key: string; prefix: string; database: Record<string, string>; provider: Record<string, unknown>; providers: string[]; env?: Record<string, string> },
+  options: {
+    key: string;
+    prefix: string;
+    database: Record<string, string>;
+    provider: Record<string, unknown>;
+    providers: string[];
+    env?: Record<string, string>;
+  },
 ): Promise<Gateway> {
   return startGateway({
     env: {

@@ -14,9 +14,23 @@
 export const FAKE_EMBEDDING_DIMS = 256;
 
 const STOP_WORDS = new Set(
-  'a an the is are was were be of to in on at for by with and or what whats which who how do does did me tell please its it this that i you your my can could would should will about give explain'.split(' '),
+  'a an the is are was were be of to in on at for by with and or what whats which who how do does did me tell please its it this that i you your my can could would should will about give explain'.split(
+    ' ',
+  ),
 );
-const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nothing', 'nobody', 'neither', 'nor', 'nowhere', 'cannot', 'without']);
+const NEGATIONS = new Set([
+  'not',
+  'no',
+  'never',
+  'none',
+  'nothing',
+  'nobody',
+  'neither',
+  'nor',
+  'nowhere',
+  'cannot',
+  'without',
+]);
 
 function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
@@ -63,7 +77,11 @@ export function embeddingsReply(body: unknown): object | string {
   return {
     object: 'list',
     model,
-    data: texts.map((text: string, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(text, typeof dimensions === 'number' ? dimensions : undefined) })),
+    data: texts.map((text: string, index) => ({
+      object: 'embedding',
+      index,
+      embedding: fakeEmbedding(text, typeof dimensions === 'number' ? dimensions : undefined),
+    })),
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   };
 }
@@ -73,11 +91,16 @@ export function embeddingsReply(body: unknown): object | string {
  * `:batchEmbedContents` (`requests`, each naming `models/{model}`) replies,
  * or a message for a 400; `outputDimensionality` sets the size.
  */
-export function geminiEmbeddingsReply(model: string, method: 'embedContent' | 'batchEmbedContents', body: unknown): object | string {
+export function geminiEmbeddingsReply(
+  model: string,
+  method: 'embedContent' | 'batchEmbedContents',
+  body: unknown,
+): object | string {
   if (typeof body !== 'object' || body === null) return 'The body is not JSON.';
   const textOf = (entry: unknown): string | undefined => {
     const parts = (entry as { content?: { parts?: Array<{ text?: unknown }> } } | null)?.content?.parts;
-    if (!Array.isArray(parts) || parts.length === 0 || !parts.every((p) => typeof p.text === 'string')) return undefined;
+    if (!Array.isArray(parts) || parts.length === 0 || !parts.every((p) => typeof p.text === 'string'))
+      return undefined;
     return parts.map((p) => p.text as string).join(' ');
   };
   const values = (entry: unknown, text: string) => {
@@ -86,15 +109,20 @@ export function geminiEmbeddingsReply(model: string, method: 'embedContent' | 'b
   };
   if (method === 'embedContent') {
     const text = textOf(body);
-    return text === undefined ? "* EmbedContentRequest.content: contents must have at least one part with text" : { embedding: values(body, text) };
+    return text === undefined
+      ? '* EmbedContentRequest.content: contents must have at least one part with text'
+      : { embedding: values(body, text) };
   }
   const requests = (body as { requests?: unknown }).requests;
-  if (!Array.isArray(requests) || requests.length === 0) return '* BatchEmbedContentsRequest.requests: at least one request is required';
+  if (!Array.isArray(requests) || requests.length === 0)
+    return '* BatchEmbedContentsRequest.requests: at least one request is required';
   const embeddings = [];
   for (const [i, entry] of requests.entries()) {
-    if ((entry as { model?: unknown }).model !== `models/${model}`) return `* BatchEmbedContentsRequest.requests[${i}].model: must be models/${model}`;
+    if ((entry as { model?: unknown }).model !== `models/${model}`)
+      return `* BatchEmbedContentsRequest.requests[${i}].model: must be models/${model}`;
     const text = textOf(entry);
-    if (text === undefined) return `* BatchEmbedContentsRequest.requests[${i}].content: contents must have at least one part with text`;
+    if (text === undefined)
+      return `* BatchEmbedContentsRequest.requests[${i}].content: contents must have at least one part with text`;
     embeddings.push(values(entry, text));
   }
   return { embeddings };

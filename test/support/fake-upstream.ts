@@ -6,7 +6,14 @@ import type { WireFormat } from '../../src/providers/types.ts';
 import { anthropicDialect } from './fake-upstream/anthropic-dialect.ts';
 import { embeddingsReply, geminiEmbeddingsReply } from './fake-embeddings.ts';
 import { readBody } from './read-body.ts';
-import { applyLimits, countWords, fakeAnswer, type FakeDialect, type FakePrompt, type FakeReply } from './fake-upstream/dialect.ts';
+import {
+  applyLimits,
+  countWords,
+  fakeAnswer,
+  type FakeDialect,
+  type FakePrompt,
+  type FakeReply,
+} from './fake-upstream/dialect.ts';
 import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
 import { FakeResponsesApi } from './fake-upstream/responses-api.ts';
@@ -158,20 +165,38 @@ function parseJson(text: string): unknown {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...headers,
+  });
   res.end(payload);
 }
 
-function buildReply(prompt: FakePrompt, replyText: string | undefined, honorLimits = false, reasoning = false): FakeReply {
+function buildReply(
+  prompt: FakePrompt,
+  replyText: string | undefined,
+  honorLimits = false,
+  reasoning = false,
+): FakeReply {
   const answer = fakeAnswer(prompt, replyText);
   const { toolCalls } = answer;
   // A text reply longer than the budget stops at it, as a model would; it stops at a stop sequence with honorLimits.
   const limited = toolCalls.length === 0 ? applyLimits(answer.text, prompt, honorLimits) : { text: answer.text };
   const text = limited.text;
   const n = prompt.n;
-  const texts = n > 1 && text !== '' ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`) : Array.from({ length: n }, () => text);
+  const texts =
+    n > 1 && text !== ''
+      ? Array.from({ length: n }, (_, i) => `[${i}] ${text}`)
+      : Array.from({ length: n }, () => text);
   const callWords = toolCalls.reduce((sum, call) => sum + countWords(call.arguments), 0);
-  const reply: FakeReply = { model: prompt.model, texts, toolCalls, promptTokens: prompt.inputWords, completionTokens: texts.map((t) => countWords(t) + callWords) };
+  const reply: FakeReply = {
+    model: prompt.model,
+    texts,
+    toolCalls,
+    promptTokens: prompt.inputWords,
+    completionTokens: texts.map((t) => countWords(t) + callWords),
+  };
   if (limited.finish !== undefined) reply.finish = limited.finish;
   if (limited.stopSequence !== undefined) reply.stopSequence = limited.stopSequence;
   if (prompt.thinking || reasoning) {
@@ -236,7 +261,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
     const body = parseJson(rawBody);
-    if (record) requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now() });
+    if (record)
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        receivedAt: Date.now(),
+      });
     // A snapshot, so a behaviour changed mid-request applies from the next request.
     const current = behavior;
     if (current.resetConnection) {
@@ -251,37 +283,72 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     }
     const failure = consumeFailure();
     if (failure !== undefined) {
-      const headers: Record<string, string> = failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {};
+      const headers: Record<string, string> =
+        failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {};
       if (failure.body !== undefined) {
         sendJson(res, failure.status, failure.body, headers);
       } else {
-        const message = failure.message ?? DEFAULT_STATUS_MESSAGES[failure.status] ?? `Fake upstream failure (${failure.status}).`;
-        sendError(res, failure.status, current.echoHeaders ? `${message} Request headers: ${echoOf(req.headers)}` : message, headers);
+        const message =
+          failure.message ?? DEFAULT_STATUS_MESSAGES[failure.status] ?? `Fake upstream failure (${failure.status}).`;
+        sendError(
+          res,
+          failure.status,
+          current.echoHeaders ? `${message} Request headers: ${echoOf(req.headers)}` : message,
+          headers,
+        );
       }
       return;
     }
 
     // --- embeddings (test/support/fake-embeddings.ts): OpenAI's POST /v1/embeddings, for the semantic cache ---
-    if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/embeddings') {
+    if (
+      options.format === 'openai' &&
+      req.method === 'POST' &&
+      new URL(req.url ?? '/', 'http://fake').pathname === '/v1/embeddings'
+    ) {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
       const embeddings = embeddingsReply(body);
       return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
     }
-    const geminiEmbed = options.format === 'gemini' && req.method === 'POST' ? /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(new URL(req.url ?? '/', 'http://fake').pathname) : null;
+    const geminiEmbed =
+      options.format === 'gemini' && req.method === 'POST'
+        ? /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(
+            new URL(req.url ?? '/', 'http://fake').pathname,
+          )
+        : null;
     if (geminiEmbed) {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
-      const embeddings = geminiEmbeddingsReply(decodeURIComponent(geminiEmbed[1]!), geminiEmbed[2] as 'embedContent' | 'batchEmbedContents', body);
+      const embeddings = geminiEmbeddingsReply(
+        decodeURIComponent(geminiEmbed[1]!),
+        geminiEmbed[2] as 'embedContent' | 'batchEmbedContents',
+        body,
+      );
       return typeof embeddings === 'string' ? sendError(res, 400, embeddings) : sendJson(res, 200, embeddings);
     }
     // --- /embeddings ---
     // --- OpenAI's Responses API (fake-upstream/responses-api.ts), for the gateway's native Responses mode ---
-    if (options.format === 'openai' && req.method === 'POST' && new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses') {
+    if (
+      options.format === 'openai' &&
+      req.method === 'POST' &&
+      new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses'
+    ) {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
       const outcome = responsesApi.create(body);
       if ('error' in outcome) return sendJson(res, outcome.status, outcome.error);
       if ((body as { stream?: unknown }).stream !== true) return sendJson(res, 200, outcome.response);
       const frames = responsesApi.events(outcome.response).map((frame, i) =>
-        i === current.errorEventAt ? serializeSseFrame({ event: 'error', data: JSON.stringify({ type: 'error', code: 'server_error', message: 'The server had an error.', param: null, sequence_number: i }) }) : serializeSseFrame(frame),
+        i === current.errorEventAt
+          ? serializeSseFrame({
+              event: 'error',
+              data: JSON.stringify({
+                type: 'error',
+                code: 'server_error',
+                message: 'The server had an error.',
+                param: null,
+                sequence_number: i,
+              }),
+            })
+          : serializeSseFrame(frame),
       );
       return writeStream(res, frames, current);
     }
@@ -368,7 +435,10 @@ export type ProviderLetter = 'a' | 'b' | 'c';
  * key `upstream-<letter>-secret`, and the environment that hands those keys
  * to the gateway (`PROVIDER_A_API_KEY`...).
  */
-export async function startUpstreamTrio(): Promise<{ upstreams: Record<ProviderLetter, FakeUpstream>; env: Record<string, string> }> {
+export async function startUpstreamTrio(): Promise<{
+  upstreams: Record<ProviderLetter, FakeUpstream>;
+  env: Record<string, string>;
+}> {
   const [a, b, c] = await Promise.all([
     startFakeUpstream({ format: 'openai', apiKey: 'upstream-a-secret' }),
     startFakeUpstream({ format: 'gemini', apiKey: 'upstream-b-secret' }),

@@ -12,11 +12,15 @@ export interface CliRun {
 /** Runs `bin/gateway.js` (the package's `gateway` command) as a real process. */
 export function runGatewayCli(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', resolve(ROOT, 'bin/gateway.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warning', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', resolve(ROOT, 'bin/gateway.js'), ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warning', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -27,7 +31,11 @@ export function runGatewayCli(args: readonly string[], env: Record<string, strin
 }
 
 /** `gateway keys create --owner <owner> [--admin] --json`, parsed. */
-export async function createKeyWithCli(env: Record<string, string>, owner: string, admin = false): Promise<{ key: string; id: string; owner: string; admin: boolean; created_at: string }> {
+export async function createKeyWithCli(
+  env: Record<string, string>,
+  owner: string,
+  admin = false,
+): Promise<{ key: string; id: string; owner: string; admin: boolean; created_at: string }> {
   const run = await runGatewayCli(['keys', 'create', '--owner', owner, ...(admin ? ['--admin'] : []), '--json'], env);
   if (run.code !== 0) throw new Error(`gateway keys create failed (${run.code}): ${run.stderr}`);
   return JSON.parse(run.stdout) as { key: string; id: string; owner: string; admin: boolean; created_at: string };

@@ -39,15 +39,20 @@ export function findTool(name: string, envName: string): string | undefined {
 
 /** `kubectl kustomize <dir>`: the overlay as the cluster would receive it, as text. */
 export function renderOverlay(kubectl: string, overlay: string): string {
-  return execFileSync(kubectl, ['kustomize', join(ROOT, KUBERNETES_DIR, overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(kubectl, ['kustomize', join(ROOT, KUBERNETES_DIR, overlay)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Parses a multi-document YAML stream, failing on the first syntax error. */
 export function parseObjects(text: string): K8sObject[] {
-  return parseAllDocuments(text).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`YAML error: ${doc.errors[0]?.message}`);
-    return doc.toJS() as K8sObject;
-  }).filter((o) => o !== null);
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`YAML error: ${doc.errors[0]?.message}`);
+      return doc.toJS() as K8sObject;
+    })
+    .filter((o) => o !== null);
 }
 
 /** Result of running kubernetes-validate over files. */

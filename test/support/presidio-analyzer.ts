@@ -41,14 +41,20 @@ export async function startPresidioAnalyzer(python: string, port?: number): Prom
   let log = '';
   let child: ChildProcess | undefined;
   const launch = async () => {
-    const started = spawn(python, [resolve(ROOT, 'analyzer/presidio_server.py'), '--port', String(listen)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const started = spawn(python, [resolve(ROOT, 'analyzer/presidio_server.py'), '--port', String(listen)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = started;
     started.stdout?.on('data', (d: Buffer) => (log += d.toString()));
     started.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     await waitFor(
       async () => {
         if (started.exitCode !== null) throw new Error(`presidio_server exited:\n${log}`);
-        return fetch(`${url}/health`).then((r) => r.ok, () => false);
+        return fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
       },
       120_000,
       'the Presidio analyzer to answer /health',

@@ -54,13 +54,22 @@ export interface SpawnOptions {
 }
 
 /** Runs `script` (relative to the repository, or to `options.root`) with Node's type stripping. */
-export function spawnNode(script: string, args: readonly string[], env: Record<string, string>, options: SpawnOptions = {}): GatewayProcess {
+export function spawnNode(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): GatewayProcess {
   const root = options.root ?? ROOT;
-  const child = spawn(process.execPath, ['--experimental-strip-types', ...(options.nodeFlags ?? []), join(root, script), ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--experimental-strip-types', ...(options.nodeFlags ?? []), join(root, script), ...args],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,7 +86,12 @@ export function spawnNode(script: string, args: readonly string[], env: Record<s
 }
 
 /** Runs one of the gateway's entry points (`src/server.ts`, `workers/provider-worker.ts`) with the Node flags its start commands use. */
-export function spawnGatewayProcess(script: string, args: readonly string[], env: Record<string, string>, root?: string): GatewayProcess {
+export function spawnGatewayProcess(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  root?: string,
+): GatewayProcess {
   return spawnNode(script, args, env, { nodeFlags: GATEWAY_NODE_FLAGS, ...(root ? { root } : {}) });
 }
 
@@ -132,16 +146,35 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const configPath = writeConfig(options.config);
   const port = await freePort();
   // Each gateway gets its own SQLite key store next to its config, unless the test names one.
-  const env = { LOG_LEVEL: 'warning', KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'), ...options.env, CONFIG_PATH: configPath };
-  const api = spawnGatewayProcess('src/server.ts', [], { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' }, options.root);
+  const env = {
+    LOG_LEVEL: 'warning',
+    KEY_DB_PATH: join(dirname(configPath), 'keys.sqlite'),
+    ...options.env,
+    CONFIG_PATH: configPath,
+  };
+  const api = spawnGatewayProcess(
+    'src/server.ts',
+    [],
+    { ...env, ...options.apiEnv, PORT: String(port), HOST: '127.0.0.1' },
+    options.root,
+  );
   const workers = new Map<string, GatewayProcess[]>();
 
   const addWorker = async (provider: string) => {
-    const worker = spawnGatewayProcess('workers/provider-worker.ts', [provider], { ...env, LOG_LEVEL: 'info' }, options.root);
+    const worker = spawnGatewayProcess(
+      'workers/provider-worker.ts',
+      [provider],
+      { ...env, LOG_LEVEL: 'info' },
+      options.root,
+    );
     const list = workers.get(provider) ?? [];
     list.push(worker);
     workers.set(provider, list);
-    await waitFor(() => worker.output().includes('worker started'), options.workerStartTimeoutMs ?? 20_000, `worker ${provider} to start:\n${worker.output()}`);
+    await waitFor(
+      () => worker.output().includes('worker started'),
+      options.workerStartTimeoutMs ?? 20_000,
+      `worker ${provider} to start:\n${worker.output()}`,
+    );
     return worker;
   };
 
@@ -159,7 +192,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
   };
   try {
-    await Promise.all(options.providers.flatMap((p) => Array.from({ length: options.workersPerProvider ?? 1 }, () => addWorker(p))));
+    await Promise.all(
+      options.providers.flatMap((p) => Array.from({ length: options.workersPerProvider ?? 1 }, () => addWorker(p))),
+    );
     await waitFor(
       async () => {
         if (api.child.exitCode !== null) throw new Error(`API exited:\n${api.output()}`);

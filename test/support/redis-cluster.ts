@@ -37,13 +37,32 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     ports.push(port);
     const nodeDir = mkdtempSync(join(dir, 'node-'));
     children.push(
-      spawn('redis-server', [
-        '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
-        '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no', '--dir', nodeDir,
-      ], { stdio: 'ignore' }),
+      spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--dir',
+          nodeDir,
+        ],
+        { stdio: 'ignore' },
+      ),
     );
   }
-  const plain = (port: number) => new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const plain = (port: number) =>
+    new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 0, retryStrategy: () => null });
   const stop = async () => {
     await Promise.all(
       children.map(async (child) => {
@@ -56,16 +75,27 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   };
   try {
     for (const port of ports) await waitFor(() => redisAnswers(port), 10_000, `redis-server on ${port}`);
-    await promisify(execFile)('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+    await promisify(execFile)('redis-cli', [
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
     for (const port of ports) {
-      await waitFor(async () => {
-        const conn = plain(port);
-        try {
-          return String(await conn.cluster('INFO')).includes('cluster_state:ok');
-        } finally {
-          conn.disconnect();
-        }
-      }, 15_000, `cluster_state:ok on ${port}`);
+      await waitFor(
+        async () => {
+          const conn = plain(port);
+          try {
+            return String(await conn.cluster('INFO')).includes('cluster_state:ok');
+          } finally {
+            conn.disconnect();
+          }
+        },
+        15_000,
+        `cluster_state:ok on ${port}`,
+      );
     }
   } catch (err) {
     await stop();
@@ -75,7 +105,11 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   return {
     ports,
     nodes,
-    client: () => new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), { redisOptions: { maxRetriesPerRequest: 1 } }),
+    client: () =>
+      new Cluster(
+        ports.map((port) => ({ host: '127.0.0.1', port })),
+        { redisOptions: { maxRetriesPerRequest: 1 } },
+      ),
     masters: () => ports.map(plain),
     stop,
   };

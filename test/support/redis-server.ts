@@ -28,7 +28,9 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const args = options.args ?? ['--save', '', '--appendonly', 'no'];
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--dir', dir], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...args, '--dir', dir], {
+      stdio: 'ignore',
+    });
     await waitFor(() => redisAnswers(port), 10_000, `redis-server on ${port}`);
   };
   const stop = async (signal: NodeJS.Signals = 'SIGKILL') => {
@@ -46,7 +48,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 
 /** True when a Redis on loopback `port` answers PING; false while it is not up yet. */
 export async function redisAnswers(port: number): Promise<boolean> {
-  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();

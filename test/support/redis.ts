@@ -7,7 +7,11 @@ export function uniquePrefix(name: string): string {
 }
 
 export function testRedis(): Redis {
-  return new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), maxRetriesPerRequest: 1 });
+  return new Redis({
+    host: process.env.REDIS_HOST ?? '127.0.0.1',
+    port: Number(process.env.REDIS_PORT ?? 6379),
+    maxRetriesPerRequest: 1,
+  });
 }
 
 /** Deletes every key under `prefix`. */

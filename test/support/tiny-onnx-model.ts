@@ -60,8 +60,23 @@ export function tinyEmbeddingTable(dims: number): Float32Array {
 
 function modelBytes(dims: number): Buffer {
   const table = tinyEmbeddingTable(dims);
-  const initializer = msg(5, int(1, VOCAB), int(1, dims), int(2, FLOAT), str(8, 'E'), bytes(9, new Uint8Array(table.buffer)));
-  const node = msg(1, str(1, 'E'), str(1, 'input_ids'), str(2, 'last_hidden_state'), str(3, 'lookup'), str(4, 'Gather'), msg(5, str(1, 'axis'), int(3, 0), int(20, 2)));
+  const initializer = msg(
+    5,
+    int(1, VOCAB),
+    int(1, dims),
+    int(2, FLOAT),
+    str(8, 'E'),
+    bytes(9, new Uint8Array(table.buffer)),
+  );
+  const node = msg(
+    1,
+    str(1, 'E'),
+    str(1, 'input_ids'),
+    str(2, 'last_hidden_state'),
+    str(3, 'lookup'),
+    str(4, 'Gather'),
+    msg(5, str(1, 'axis'), int(3, 0), int(20, 2)),
+  );
   const graph = msg(
     7,
     node,
@@ -78,7 +93,13 @@ function modelBytes(dims: number): Buffer {
 /** Where the real tokenizer files are (shared/models beside the repository). */
 export const SHARED_MODELS = process.env.EMBEDDING_TEST_MODELS ?? join(import.meta.dirname, '../../../shared/models');
 export const MINILM = 'Xenova/all-MiniLM-L6-v2';
-const TOKENIZER_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt'];
+const TOKENIZER_FILES = [
+  'config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'vocab.txt',
+];
 
 /** True when the real MiniLM ONNX weights are in shared/models. */
 export function realModelPresent(): boolean {

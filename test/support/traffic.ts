@@ -41,7 +41,11 @@ export async function sendChat(baseUrl: string, key: string, body: unknown, time
 }
 
 /** Runs `workers` loops sending requests until `until()` is true; returns every outcome. */
-export async function trafficLoop(workers: number, until: () => boolean, send: (i: number) => Promise<Outcome>): Promise<Outcome[]> {
+export async function trafficLoop(
+  workers: number,
+  until: () => boolean,
+  send: (i: number) => Promise<Outcome>,
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let i = 0;
   await Promise.all(

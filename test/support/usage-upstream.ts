@@ -24,7 +24,14 @@ export interface UsageUpstreamCounts {
   reasoning: number;
 }
 
-export const USAGE_COUNTS: UsageUpstreamCounts = { prompt: 1000, completion: 300, cachedRead: 800, cacheWrite5m: 60, cacheWrite1h: 40, reasoning: 200 };
+export const USAGE_COUNTS: UsageUpstreamCounts = {
+  prompt: 1000,
+  completion: 300,
+  cachedRead: 800,
+  cacheWrite5m: 60,
+  cacheWrite1h: 40,
+  reasoning: 200,
+};
 
 export interface UsageUpstream {
   url: string;
@@ -36,7 +43,12 @@ export interface UsageUpstream {
 const TEXT = 'cached answer';
 
 function sse(events: ReadonlyArray<{ event?: string; data: unknown }>): string {
-  return events.map((e) => `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`).join('');
+  return events
+    .map(
+      (e) =>
+        `${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`,
+    )
+    .join('');
 }
 
 function openAi(model: string, stream: boolean, c: UsageUpstreamCounts): string {
@@ -45,13 +57,25 @@ function openAi(model: string, stream: boolean, c: UsageUpstreamCounts): string 
     completion_tokens: c.completion,
     total_tokens: c.prompt + c.completion,
     prompt_tokens_details: { cached_tokens: c.cachedRead, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: c.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: c.reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
   const base = { id: 'chatcmpl-usage', created: 1, model };
   if (!stream) {
-    return JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }], usage });
+    return JSON.stringify({
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }],
+      usage,
+    });
   }
-  const chunk = (choices: unknown[], u: unknown = null) => ({ data: { ...base, object: 'chat.completion.chunk', choices, usage: u } });
+  const chunk = (choices: unknown[], u: unknown = null) => ({
+    data: { ...base, object: 'chat.completion.chunk', choices, usage: u },
+  });
   return sse([
     chunk([{ index: 0, delta: { role: 'assistant', content: TEXT }, finish_reason: null }]),
     chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
@@ -70,15 +94,39 @@ function anthropic(model: string, stream: boolean, c: UsageUpstreamCounts): stri
   };
   const message = { id: 'msg_usage', type: 'message', role: 'assistant', model };
   if (!stream) {
-    return JSON.stringify({ ...message, content: [{ type: 'text', text: TEXT }], stop_reason: 'end_turn', usage: { ...input, output_tokens: c.completion } });
+    return JSON.stringify({
+      ...message,
+      content: [{ type: 'text', text: TEXT }],
+      stop_reason: 'end_turn',
+      usage: { ...input, output_tokens: c.completion },
+    });
   }
   return sse([
-    { event: 'message_start', data: { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...input, output_tokens: 1 } } } },
-    { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
-    { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: TEXT } } },
+    {
+      event: 'message_start',
+      data: {
+        type: 'message_start',
+        message: { ...message, content: [], stop_reason: null, usage: { ...input, output_tokens: 1 } },
+      },
+    },
+    {
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    },
+    {
+      event: 'content_block_delta',
+      data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: TEXT } },
+    },
     { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
     // Cumulative counts, the cache ones repeated as newer API versions do.
-    { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { ...input, output_tokens: c.completion } } },
+    {
+      event: 'message_delta',
+      data: {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn' },
+        usage: { ...input, output_tokens: c.completion },
+      },
+    },
     { event: 'message_stop', data: { type: 'message_stop' } },
   ]);
 }
@@ -91,14 +139,23 @@ function gemini(stream: boolean, c: UsageUpstreamCounts): string {
     cachedContentTokenCount: c.cachedRead,
     totalTokenCount: c.prompt + c.completion,
   };
-  const answer = { candidates: [{ content: { role: 'model', parts: [{ text: TEXT }] }, finishReason: 'STOP', index: 0 }], usageMetadata };
+  const answer = {
+    candidates: [{ content: { role: 'model', parts: [{ text: TEXT }] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata,
+  };
   if (!stream) return JSON.stringify(answer);
-  const early = { candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, index: 0 }], usageMetadata: { promptTokenCount: c.prompt, cachedContentTokenCount: c.cachedRead } };
+  const early = {
+    candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, index: 0 }],
+    usageMetadata: { promptTokenCount: c.prompt, cachedContentTokenCount: c.cachedRead },
+  };
   return sse([{ data: early }, { data: answer }]);
 }
 
 /** Starts the upstream on a free loopback port. */
-export async function startUsageUpstream(format: WireFormat, counts: UsageUpstreamCounts = USAGE_COUNTS): Promise<UsageUpstream> {
+export async function startUsageUpstream(
+  format: WireFormat,
+  counts: UsageUpstreamCounts = USAGE_COUNTS,
+): Promise<UsageUpstream> {
   const bodies: Array<Record<string, unknown>> = [];
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -108,7 +165,12 @@ export async function startUsageUpstream(format: WireFormat, counts: UsageUpstre
       const model = typeof body.model === 'string' ? body.model : (/models\/([^:]+):/.exec(url)?.[1] ?? 'model');
       const c = model.includes('nocache') ? { ...counts, cachedRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 } : counts;
       const stream = format === 'gemini' ? url.includes('streamGenerateContent') : body.stream === true;
-      const text = format === 'openai' ? openAi(model, stream, c) : format === 'anthropic' ? anthropic(model, stream, c) : gemini(stream, c);
+      const text =
+        format === 'openai'
+          ? openAi(model, stream, c)
+          : format === 'anthropic'
+            ? anthropic(model, stream, c)
+            : gemini(stream, c);
       res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
       res.end(text);
     })().catch((err: unknown) => {

@@ -34,6 +34,11 @@ describe('asynchronous job ids', () => {
     const open = new AsyncJobIds(undefined);
     const id = open.mint('o', at);
     expect(open.createdAt(id, 'o')).toBe(at / 1000);
-    expect(open.createdAt(id.replace(/.$/, (c) => (c === '0' ? '1' : '0')), 'o')).toBeUndefined();
+    expect(
+      open.createdAt(
+        id.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+        'o',
+      ),
+    ).toBeUndefined();
   });
 });

@@ -18,7 +18,11 @@ const db = openBatchDb({ KEY_DB_PATH: ':memory:', DATABASE_URL: undefined });
 const TTL = 3600;
 const ids = new AsyncJobIds('store test secret');
 const store = new AsyncJobStore({ rows: new JobRows(db), redis, prefix, ttlSeconds: TTL, ids });
-const request = { model: 'a-4o', json: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] }), priority: 1000 };
+const request = {
+  model: 'a-4o',
+  json: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] }),
+  priority: 1000,
+};
 
 afterAll(async () => {
   await deletePrefix(redis, prefix);
@@ -27,7 +31,10 @@ afterAll(async () => {
 });
 
 async function failure(read: Promise<unknown>): Promise<{ code: string; status: number; message: string }> {
-  const err = await read.then(() => undefined, (e: unknown) => e);
+  const err = await read.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(GatewayError);
   const { code, status, message } = err as GatewayError;
   return { code, status, message };
@@ -80,7 +87,9 @@ describe('AsyncJobStore', () => {
     await store.create(id, 'owner', request);
     await store.delete(id, 'owner');
     expect(await failure(store.get(id, 'owner'))).toMatchObject({ code: 'not_found', status: 404 });
-    expect(await db.all('SELECT body, output FROM gateway_batch_lines WHERE batch_id = ?', [id])).toEqual([{ body: '', output: null }]);
+    expect(await db.all('SELECT body, output FROM gateway_batch_lines WHERE batch_id = ?', [id])).toEqual([
+      { body: '', output: null },
+    ]);
     expect(await redis.exists(store.key(id))).toBe(0);
   });
 

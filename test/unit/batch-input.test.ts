@@ -19,7 +19,13 @@ const rules: BatchInputRules = {
 
 describe('disallowedModelLines', () => {
   it('names each line whose model the key may not call, and leaves unparsable lines to validation', async () => {
-    const content = [batchLine('a', 'a-4o', 'hi'), batchLine('b', 'c-opus', 'hi'), '{not json', '', batchLine('c', 'c-opus', 'again')].join('\n');
+    const content = [
+      batchLine('a', 'a-4o', 'hi'),
+      batchLine('b', 'c-opus', 'hi'),
+      '{not json',
+      '',
+      batchLine('c', 'c-opus', 'again'),
+    ].join('\n');
     const errors = await disallowedModelLines(content, (model) => model.startsWith('a-'));
     expect(errors).toEqual([
       { code: 'model_not_allowed', message: "This key may not use the model 'c-opus'.", param: 'body.model', line: 2 },
@@ -31,11 +37,17 @@ describe('disallowedModelLines', () => {
 
 describe('validateBatchInput', () => {
   it('accepts good lines, skipping blank ones, and keeps each body as JSON text', async () => {
-    const result = await validateBatchInput(`${batchLine('x', 'a-4o', 'hi')}\n\n${batchLine('y', 'a-4o', 'there', { temperature: 0 })}\r\n`, rules);
+    const result = await validateBatchInput(
+      `${batchLine('x', 'a-4o', 'hi')}\n\n${batchLine('y', 'a-4o', 'there', { temperature: 0 })}\r\n`,
+      rules,
+    );
     expect(result).toEqual({
       lines: [
         { customId: 'x', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }] }) },
-        { customId: 'y', body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'there' }], temperature: 0 }) },
+        {
+          customId: 'y',
+          body: JSON.stringify({ model: 'a-4o', messages: [{ role: 'user', content: 'there' }], temperature: 0 }),
+        },
       ],
     });
   });
@@ -61,7 +73,12 @@ describe('validateBatchInput', () => {
     const content = [
       JSON.stringify({ custom_id: 'm', method: 'GET', url: '/v1/chat/completions', body: {} }),
       JSON.stringify({ custom_id: 'u', method: 'POST', url: '/v1/responses', body: {} }),
-      JSON.stringify({ custom_id: 'b', method: 'POST', url: '/v1/chat/completions', body: { model: 'a-4o', messages: [] } }),
+      JSON.stringify({
+        custom_id: 'b',
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'a-4o', messages: [] },
+      }),
       batchLine('s', 'a-4o', 'x', { stream: true }),
       batchLine('k', 'other-model', 'x'),
     ].join('\n');
@@ -79,8 +96,12 @@ describe('validateBatchInput', () => {
 
   it('refuses more lines than allowed, and a file without any', async () => {
     const many = Array.from({ length: 6 }, (_, i) => batchLine(`n${i}`, 'a-4o', 'x')).join('\n');
-    expect(await validateBatchInput(many, rules)).toEqual({ errors: [expect.objectContaining({ code: 'too_many_requests_in_file', line: 6 })] });
-    expect(await validateBatchInput('\n \n', rules)).toEqual({ errors: [expect.objectContaining({ code: 'empty_file', line: null })] });
+    expect(await validateBatchInput(many, rules)).toEqual({
+      errors: [expect.objectContaining({ code: 'too_many_requests_in_file', line: 6 })],
+    });
+    expect(await validateBatchInput('\n \n', rules)).toEqual({
+      errors: [expect.objectContaining({ code: 'empty_file', line: null })],
+    });
   });
 });
 
@@ -96,7 +117,10 @@ describe('readMultipart', () => {
     form.append('purpose', 'batch');
     form.append('file', new Blob(['{"a":1}\n{"b":"é"}\n']), 'in.jsonl');
     const built = new Response(form);
-    const parsed = await readMultipart(request(Buffer.from(await built.arrayBuffer()), built.headers.get('content-type')!), 10_000);
+    const parsed = await readMultipart(
+      request(Buffer.from(await built.arrayBuffer()), built.headers.get('content-type')!),
+      10_000,
+    );
     expect(parsed.fields.get('purpose')).toBe('batch');
     expect(parsed.files.get('file')?.filename).toBe('in.jsonl');
     expect(parsed.files.get('file')?.data.toString('utf8')).toBe('{"a":1}\n{"b":"é"}\n');
@@ -104,9 +128,17 @@ describe('readMultipart', () => {
 
   it('refuses a body over the limit, a missing boundary and a cut body', async () => {
     const body = '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b--\r\n';
-    await expect(readMultipart(request(body, 'multipart/form-data; boundary=b'), 10)).rejects.toMatchObject({ code: 'request_too_large' });
-    await expect(readMultipart(request(body, 'application/json'), 10_000)).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(readMultipart(request(body.slice(0, 40), 'multipart/form-data; boundary=b'), 10_000)).rejects.toMatchObject({ code: 'invalid_request' });
-    expect((await readMultipart(request(body, 'multipart/form-data; boundary="b"'), 10_000)).fields.get('purpose')).toBe('batch');
+    await expect(readMultipart(request(body, 'multipart/form-data; boundary=b'), 10)).rejects.toMatchObject({
+      code: 'request_too_large',
+    });
+    await expect(readMultipart(request(body, 'application/json'), 10_000)).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(
+      readMultipart(request(body.slice(0, 40), 'multipart/form-data; boundary=b'), 10_000),
+    ).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(
+      (await readMultipart(request(body, 'multipart/form-data; boundary="b"'), 10_000)).fields.get('purpose'),
+    ).toBe('batch');
   });
 });

@@ -22,7 +22,13 @@ afterAll(async () => {
 });
 
 const backends = [
-  { name: 'sqlite', settings: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-batch-store-')), 'db.sqlite'), DATABASE_URL: undefined }) },
+  {
+    name: 'sqlite',
+    settings: () => ({
+      KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-batch-store-')), 'db.sqlite'),
+      DATABASE_URL: undefined,
+    }),
+  },
   { name: 'postgres', settings: () => (postgres ? { KEY_DB_PATH: '', DATABASE_URL: postgres.url } : undefined) },
 ];
 
@@ -45,7 +51,16 @@ describe.each(backends)('on $name', (backend) => {
   it('keeps files and batches per owner, visible to an admin, paged newest first', async (ctx) => {
     if (!settings) return ctx.skip();
     const files = [];
-    for (let i = 0; i < 3; i++) files.push(await store.createFile({ owner: 'alice', filename: `f${i}.jsonl`, purpose: 'batch', content: `{"n":${i}}\n`, bytes: 8 }));
+    for (let i = 0; i < 3; i++)
+      files.push(
+        await store.createFile({
+          owner: 'alice',
+          filename: `f${i}.jsonl`,
+          purpose: 'batch',
+          content: `{"n":${i}}\n`,
+          bytes: 8,
+        }),
+      );
     await store.createFile({ owner: 'bob', filename: 'b.jsonl', purpose: 'batch', content: '', bytes: 0 });
     await expect(store.file(files[0]!.id, bob)).rejects.toMatchObject({ code: 'not_found' });
     expect(await store.fileContent(files[1]!.id, admin)).toBe('{"n":1}\n');
@@ -62,18 +77,51 @@ describe.each(backends)('on $name', (backend) => {
 
   it('creates a batch already failed when the creating key found errors', async (ctx) => {
     if (!settings) return ctx.skip();
-    const file = await store.createFile({ owner: 'alice', filename: 'in.jsonl', purpose: 'batch', content: 'x', bytes: 1 });
-    const errors = [{ code: 'model_not_allowed', message: "This key may not use the model 'm'.", param: 'body.model', line: 1 }];
-    const batch = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: null, errors });
+    const file = await store.createFile({
+      owner: 'alice',
+      filename: 'in.jsonl',
+      purpose: 'batch',
+      content: 'x',
+      bytes: 1,
+    });
+    const errors = [
+      { code: 'model_not_allowed', message: "This key may not use the model 'm'.", param: 'body.model', line: 1 },
+    ];
+    const batch = await store.createBatch({
+      owner: 'alice',
+      inputFileId: file.id,
+      endpoint: '/v1/chat/completions',
+      completionWindow: '24h',
+      windowSeconds: 86_400,
+      metadata: null,
+      errors,
+    });
     expect(batch).toMatchObject({ status: 'failed', errors: { object: 'list', data: errors } });
     expect(batch.failed_at).toBeGreaterThan(0);
   });
 
   it('lets one runner hold a batch until its lease lapses, and records each line once', async (ctx) => {
     if (!settings) return ctx.skip();
-    const file = await store.createFile({ owner: 'alice', filename: 'in.jsonl', purpose: 'batch', content: 'x', bytes: 1 });
-    const batch = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '24h', windowSeconds: 86_400, metadata: { k: 'v' } });
-    expect(batch).toMatchObject({ status: 'validating', metadata: { k: 'v' }, request_counts: { total: 0, completed: 0, failed: 0 } });
+    const file = await store.createFile({
+      owner: 'alice',
+      filename: 'in.jsonl',
+      purpose: 'batch',
+      content: 'x',
+      bytes: 1,
+    });
+    const batch = await store.createBatch({
+      owner: 'alice',
+      inputFileId: file.id,
+      endpoint: '/v1/chat/completions',
+      completionWindow: '24h',
+      windowSeconds: 86_400,
+      metadata: { k: 'v' },
+    });
+    expect(batch).toMatchObject({
+      status: 'validating',
+      metadata: { k: 'v' },
+      request_counts: { total: 0, completed: 0, failed: 0 },
+    });
     expect(await store.claimAll('one', 300)).toContain(batch.id);
     expect(await store.claimAll('two', 300)).not.toContain(batch.id);
     expect(await store.claim(batch.id, 'one', 300)).toBe(true);
@@ -84,7 +132,10 @@ describe.each(backends)('on $name', (backend) => {
     await store.release(batch.id, 'two');
     expect(await store.claim(batch.id, 'one', 300)).toBe(true);
 
-    await store.start(batch.id, [0, 1, 2].map((i) => ({ customId: `c${i}`, body: '{}' })));
+    await store.start(
+      batch.id,
+      [0, 1, 2].map((i) => ({ customId: `c${i}`, body: '{}' })),
+    );
     expect((await store.batch(batch.id, alice)).status).toBe('in_progress');
     expect((await store.openLines(batch.id, 10, new Set([1]))).map((l) => l.custom_id)).toEqual(['c0', 'c2']);
     await store.markDispatched(batch.id, 0, 'job-0');
@@ -110,7 +161,14 @@ describe.each(backends)('on $name', (backend) => {
     await expect(store.requestCancel(batch.id, alice)).rejects.toMatchObject({ code: 'invalid_request' });
 
     // A reply arriving once the batch stopped is not recorded.
-    const other = await store.createBatch({ owner: 'alice', inputFileId: file.id, endpoint: '/v1/chat/completions', completionWindow: '1h', windowSeconds: 3600, metadata: null });
+    const other = await store.createBatch({
+      owner: 'alice',
+      inputFileId: file.id,
+      endpoint: '/v1/chat/completions',
+      completionWindow: '1h',
+      windowSeconds: 3600,
+      metadata: null,
+    });
     await store.start(other.id, [{ customId: 'late', body: '{}' }]);
     expect(await store.markDispatched(other.id, 0, 'job-running')).toBe(true);
     expect((await store.requestCancel(other.id, alice)).status).toBe('cancelling');
@@ -118,7 +176,11 @@ describe.each(backends)('on $name', (backend) => {
     expect(await store.markDispatched(other.id, 0, 'job-late')).toBe(false);
     expect(await store.finishLine(other.id, 0, 'succeeded', '{}')).toBe(false);
     await store.finish(other.id, 'cancelling', 'cancelled', 'cancelled_at');
-    expect(await store.batch(other.id, alice)).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 1, completed: 0, failed: 0 } });
+    expect(await store.batch(other.id, alice)).toMatchObject({
+      status: 'cancelled',
+      output_file_id: null,
+      request_counts: { total: 1, completed: 0, failed: 0 },
+    });
   });
 });
 

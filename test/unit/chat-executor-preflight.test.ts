@@ -17,7 +17,9 @@ let n = 0;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream({ format: 'openai', apiKey: 'pf-upstream-key' });
-  const config = validateConfig({ providers: [{ name: 'p', format: 'openai', api_key_env: 'PF_KEY', base_url: upstream.url, models: ['m'] }] });
+  const config = validateConfig({
+    providers: [{ name: 'p', format: 'openai', api_key_env: 'PF_KEY', base_url: upstream.url, models: ['m'] }],
+  });
   executor = new ChatExecutor({
     redis,
     prefix,
@@ -87,7 +89,10 @@ describe('ChatExecutor pre-flight', () => {
   });
 
   it('on a re-delivery or for an asynchronous job, a cancelled job is skipped before any upstream call', async () => {
-    for (const [first, record] of [[false, false], [true, true]] as const) {
+    for (const [first, record] of [
+      [false, false],
+      [true, true],
+    ] as const) {
       const j = { ...job(false), ...(record ? { record: { key: `${prefix}:async:${n}`, ttlSeconds: 60 } } : {}) };
       await redis.set(cancelKey(prefix, j.jobId), '1', 'EX', 60);
       upstream.reset();

@@ -8,7 +8,15 @@ describe('chat request validation (the documented bounds)', () => {
   it('normalizes content parts, stop, max_completion_tokens and defaults', () => {
     const req = parseChatRequest({
       ...base,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      ],
       stop: 'END',
       max_completion_tokens: 12,
       stream: true,
@@ -36,13 +44,35 @@ describe('chat request validation (the documented bounds)', () => {
     [{ stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
     [{ model: '' }, 'model'],
     [{ tools: [{ type: 'function', function: { name: 'has space' } }] }, 'tools.0.function.name'],
-    [{ tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'f' } }] }, 'duplicate tool name'],
+    [
+      {
+        tools: [
+          { type: 'function', function: { name: 'f' } },
+          { type: 'function', function: { name: 'f' } },
+        ],
+      },
+      'duplicate tool name',
+    ],
     [{ tool_choice: 'required' }, 'tool_choice'],
-    [{ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'g' } } }, "names 'g'"],
+    [
+      {
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: { type: 'function', function: { name: 'g' } },
+      },
+      "names 'g'",
+    ],
     [{ response_format: { type: 'xml' } }, 'response_format'],
     [{ top_logprobs: 3 }, "needs 'logprobs'"],
-    [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://example.com/a.png' } }] }] }, 'https: URL'],
-    [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }] }, 'https: URL'],
+    [
+      {
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://example.com/a.png' } }] }],
+      },
+      'https: URL',
+    ],
+    [
+      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'file:///etc/passwd' } }] }] },
+      'https: URL',
+    ],
     [{ messages: [{ role: 'assistant' }] }, "needs 'content' or 'tool_calls'"],
     [{ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
     [{ messages: [{ role: 'user' }] }, 'content'],
@@ -72,11 +102,20 @@ describe('chat request validation (the documented bounds)', () => {
       reasoning_effort: null,
       max_completion_tokens: null,
     });
-    expect(req).toEqual({ model: 'a-4o', messages: [{ role: 'user', content: 'hi' }], n: 1, stream: false, include_usage: false });
+    expect(req).toEqual({
+      model: 'a-4o',
+      messages: [{ role: 'user', content: 'hi' }],
+      n: 1,
+      stream: false,
+      include_usage: false,
+    });
   });
 
   it('normalizes a tool round trip, images and structured outputs', () => {
-    const tool = { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: true } };
+    const tool = {
+      type: 'function',
+      function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: true },
+    };
     const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
     const image = { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'low' } };
     const req = parseChatRequest({
@@ -105,8 +144,17 @@ describe('chat request validation (the documented bounds)', () => {
     expect(req.tools).toEqual([tool]);
     expect(req.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
     expect(req.parallel_tool_calls).toBe(false);
-    expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' }, strict: true } });
-    expect([req.logprobs, req.top_logprobs, req.store, req.reasoning_effort, req.user]).toEqual([true, 2, true, 'high', 'u']);
+    expect(req.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'w', schema: { type: 'object' }, strict: true },
+    });
+    expect([req.logprobs, req.top_logprobs, req.store, req.reasoning_effort, req.user]).toEqual([
+      true,
+      2,
+      true,
+      'high',
+      'u',
+    ]);
     expect(req.metadata).toEqual({ team: 'a' });
   });
 

@@ -12,10 +12,40 @@ describe('CompletionAccumulator', () => {
   it('joins tool-call argument fragments per call index, as OpenAI streams them', () => {
     const acc = new CompletionAccumulator();
     acc.push(chunk([{ index: 0, delta: { role: 'assistant', content: null as never } }]));
-    acc.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] } }]));
-    acc.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'time', arguments: '{"c' } }] } }]));
+    acc.push(
+      chunk([
+        {
+          index: 0,
+          delta: {
+            tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }],
+          },
+        },
+      ]),
+    );
+    acc.push(
+      chunk([
+        {
+          index: 0,
+          delta: {
+            tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'time', arguments: '{"c' } }],
+          },
+        },
+      ]),
+    );
     acc.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }]));
-    acc.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }, { index: 1, function: { arguments: '":1}' } }] } }]));
+    acc.push(
+      chunk([
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              { index: 0, function: { arguments: '"Paris"}' } },
+              { index: 1, function: { arguments: '":1}' } },
+            ],
+          },
+        },
+      ]),
+    );
     acc.push(chunk([{ index: 0, finish_reason: 'tool_calls' }]));
     expect(acc.isComplete(1)).toBe(true);
     expect(acc.completion().choices[0]).toEqual({
@@ -35,8 +65,19 @@ describe('CompletionAccumulator', () => {
 
   it('keeps refusals apart from content and concatenates logprobs', () => {
     const acc = new CompletionAccumulator();
-    acc.push(chunk([{ index: 0, delta: { refusal: 'I can' }, logprobs: { content: null, refusal: [{ token: 'I' }] } }]));
-    acc.push(chunk([{ index: 0, delta: { refusal: 'not.' }, logprobs: { content: null, refusal: [{ token: 'not' }] }, finish_reason: 'stop' }]));
+    acc.push(
+      chunk([{ index: 0, delta: { refusal: 'I can' }, logprobs: { content: null, refusal: [{ token: 'I' }] } }]),
+    );
+    acc.push(
+      chunk([
+        {
+          index: 0,
+          delta: { refusal: 'not.' },
+          logprobs: { content: null, refusal: [{ token: 'not' }] },
+          finish_reason: 'stop',
+        },
+      ]),
+    );
     const choice = acc.completion().choices[0];
     expect(choice?.message).toEqual({ role: 'assistant', content: null, refusal: 'I cannot.' });
     expect(choice?.logprobs).toEqual({ content: [], refusal: [{ token: 'I' }, { token: 'not' }] });
@@ -44,7 +85,12 @@ describe('CompletionAccumulator', () => {
 
   it('is incomplete while a choice lacks its finish reason or never started', () => {
     const acc = new CompletionAccumulator();
-    acc.push(chunk([{ index: 0, delta: { content: 'a' }, finish_reason: 'stop' }, { index: 1, delta: { content: 'b' } }]));
+    acc.push(
+      chunk([
+        { index: 0, delta: { content: 'a' }, finish_reason: 'stop' },
+        { index: 1, delta: { content: 'b' } },
+      ]),
+    );
     expect(acc.isComplete(2)).toBe(false);
     expect(acc.isComplete(3)).toBe(false);
     acc.push(chunk([{ index: 1, finish_reason: 'length' }]));
@@ -62,7 +108,11 @@ describe('completionChunks', () => {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }],
+          },
           finish_reason: 'tool_calls',
           logprobs: null,
         },

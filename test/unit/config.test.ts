@@ -6,7 +6,18 @@ import { readFileSync } from 'node:fs';
 describe('config.yaml', () => {
   it('loads the shipped file: every spec model is routable, c-haiku included', () => {
     const config = parseConfig(readFileSync('config.yaml', 'utf8'));
-    for (const model of ['a-4o', 'a-3.5-turbo', 'a-4-turbo', 'a-4', 'b-2.5-flash', 'b-2.5-pro', 'b-1.5-pro', 'c-sonnet-4-20250514', 'c-opus-4-20250514', 'c-haiku-4-20250514']) {
+    for (const model of [
+      'a-4o',
+      'a-3.5-turbo',
+      'a-4-turbo',
+      'a-4',
+      'b-2.5-flash',
+      'b-2.5-pro',
+      'b-1.5-pro',
+      'c-sonnet-4-20250514',
+      'c-opus-4-20250514',
+      'c-haiku-4-20250514',
+    ]) {
       expect(config.modelIndex.get(model), model).toBeDefined();
     }
     expect(config.providerIndex.get('provider_b')?.format).toBe('gemini');
@@ -15,25 +26,43 @@ describe('config.yaml', () => {
   });
 
   it('names the bad field', () => {
-    expect(() => parseConfig('providers:\n  - name: provider_a\n    models: [x]\n')).toThrowError(/providers\.0\.api_key_env/);
-    expect(() => parseConfig('providers:\n  - name: provider_a\n    api_key_env: K\n    models: []\n')).toThrowError(/providers\.0\.models/);
-    expect(() => parseConfig('providers:\n  - name: p\n    api_key_env: K\n    models: [x]\n')).toThrowError(/providers\.0\.format/);
-    expect(() => parseConfig('providers:\n  - name: provider_a\n    api_key_env: K\n    models: [x]\n    base_url: ftp://x\n')).toThrowError(/base_url/);
+    expect(() => parseConfig('providers:\n  - name: provider_a\n    models: [x]\n')).toThrowError(
+      /providers\.0\.api_key_env/,
+    );
+    expect(() => parseConfig('providers:\n  - name: provider_a\n    api_key_env: K\n    models: []\n')).toThrowError(
+      /providers\.0\.models/,
+    );
+    expect(() => parseConfig('providers:\n  - name: p\n    api_key_env: K\n    models: [x]\n')).toThrowError(
+      /providers\.0\.format/,
+    );
+    expect(() =>
+      parseConfig('providers:\n  - name: provider_a\n    api_key_env: K\n    models: [x]\n    base_url: ftp://x\n'),
+    ).toThrowError(/base_url/);
     expect(() => parseConfig('providers: [')).toThrowError(ConfigError);
   });
 
   it('takes a model served by two providers as two deployments, and rejects a duplicate provider', () => {
-    const doc = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_b, api_key_env: B, models: [m]}\n';
-    expect(parseConfig(doc).deployments.get('m')?.map((p) => p.name)).toEqual(['provider_a', 'provider_b']);
-    const dup = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_a, api_key_env: B, models: [n]}\n';
+    const doc =
+      'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_b, api_key_env: B, models: [m]}\n';
+    expect(
+      parseConfig(doc)
+        .deployments.get('m')
+        ?.map((p) => p.name),
+    ).toEqual(['provider_a', 'provider_b']);
+    const dup =
+      'providers:\n  - {name: provider_a, api_key_env: A, models: [m]}\n  - {name: provider_a, api_key_env: B, models: [n]}\n';
     expect(() => parseConfig(dup)).toThrowError(/duplicate provider/);
   });
 
-  it('takes a per-model semantic cache switch only for the provider\'s own models', () => {
-    const doc = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m, n], semantic_cache_by_model: {n: false}}\n';
+  it("takes a per-model semantic cache switch only for the provider's own models", () => {
+    const doc =
+      'providers:\n  - {name: provider_a, api_key_env: A, models: [m, n], semantic_cache_by_model: {n: false}}\n';
     expect(parseConfig(doc).providerIndex.get('provider_a')?.semantic_cache_by_model).toEqual({ n: false });
-    const foreign = 'providers:\n  - {name: provider_a, api_key_env: A, models: [m], semantic_cache_by_model: {x: false}}\n';
-    expect(() => parseConfig(foreign)).toThrowError(/semantic_cache_by_model: 'x' is not one of this provider's models/);
+    const foreign =
+      'providers:\n  - {name: provider_a, api_key_env: A, models: [m], semantic_cache_by_model: {x: false}}\n';
+    expect(() => parseConfig(foreign)).toThrowError(
+      /semantic_cache_by_model: 'x' is not one of this provider's models/,
+    );
   });
 });
 

@@ -60,8 +60,17 @@ afterAll(async () => {
 });
 
 async function post(url: string, body: string, headers: Record<string, string> = { 'x-api-key': KEY }) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(5000) });
-  return { status: res.status, json: (await res.json()) as Record<string, Untyped>, requestId: res.headers.get('x-request-id') };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    signal: AbortSignal.timeout(5000),
+  });
+  return {
+    status: res.status,
+    json: (await res.json()) as Record<string, Untyped>,
+    requestId: res.headers.get('x-request-id'),
+  };
 }
 
 function lastServed(url: string) {
@@ -72,7 +81,13 @@ describe('direct routes', () => {
   it('serve the exact URL through the app middleware, in order, without the router', async () => {
     const res = await post(`${base}/v1/direct`, '{"n":1}');
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ body: { n: 1 }, path: '/v1/direct', guarded: true, requestId: res.requestId, appPrototypes: true });
+    expect(res.json).toEqual({
+      body: { n: 1 },
+      path: '/v1/direct',
+      guarded: true,
+      requestId: res.requestId,
+      appPrototypes: true,
+    });
     expect(res.requestId).toMatch(/^req_[0-9a-f]{32}$/);
     expect(lastServed('/v1/direct')).toEqual({ url: '/v1/direct', routed: false });
   });
@@ -99,7 +114,10 @@ describe('direct routes', () => {
     expect(unauthenticated.json.error.code).toBe('invalid_api_key');
     const badJson = await post(`${base}/v1/direct`, '{"n":');
     expect(badJson.status).toBe(400);
-    expect(badJson.json.error).toMatchObject({ code: 'invalid_request', message: 'The request body is not valid JSON.' });
+    expect(badJson.json.error).toMatchObject({
+      code: 'invalid_request',
+      message: 'The request body is not valid JSON.',
+    });
     const tooLarge = await post(`${base}/v1/direct`, JSON.stringify({ pad: 'x'.repeat(2000) }));
     expect(tooLarge.status).toBe(413);
   });

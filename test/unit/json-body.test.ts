@@ -21,7 +21,10 @@ const port = (server.address() as { port: number }).port;
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-function post(body: Buffer | string, headers: Record<string, string | number>): Promise<{ status: number; json: { body?: unknown; error?: { code: string; message: string } } }> {
+function post(
+  body: Buffer | string,
+  headers: Record<string, string | number>,
+): Promise<{ status: number; json: { body?: unknown; error?: { code: string; message: string } } }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/echo', headers }, (res) => {
       let text = '';
@@ -67,7 +70,9 @@ describe('jsonBody: the plain application/json path', () => {
     // Raw socket: Node's client would not send a body shorter than its header says.
     const reply = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":1}');
+        socket.write(
+          'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":1}',
+        );
         socket.end();
       });
       let text = '';
@@ -82,18 +87,27 @@ describe('jsonBody: the plain application/json path', () => {
 describe('jsonBody: everything else goes through express.json, with the same results', () => {
   it('gzip-compressed bodies are inflated', async () => {
     const zipped = gzipSync('{"zipped":true}');
-    const res = await post(zipped, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': zipped.length });
+    const res = await post(zipped, {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+      'content-length': zipped.length,
+    });
     expect(res.json.body).toEqual({ zipped: true });
   });
 
   it('application/*+json and chunked bodies are parsed', async () => {
-    expect((await json('{"plus":1}', { 'content-type': 'application/merge-patch+json' })).json.body).toEqual({ plus: 1 });
+    expect((await json('{"plus":1}', { 'content-type': 'application/merge-patch+json' })).json.body).toEqual({
+      plus: 1,
+    });
     const chunked = await post('{"chunked":1}', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     expect(chunked.json.body).toEqual({ chunked: 1 });
   });
 
   it('413 over the limit and 400 for bad JSON on the general path too', async () => {
-    const big = await post(`{"x":"${'a'.repeat(LIMIT)}"}`, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const big = await post(`{"x":"${'a'.repeat(LIMIT)}"}`, {
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+    });
     expect(big.status).toBe(413);
     const bad = await post('{"a":', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     expect(bad.status).toBe(400);

@@ -6,7 +6,8 @@ describe('Lifecycle', () => {
   it('starts nothing while building, then every part in building order; closes in reverse', async () => {
     const events: string[] = [];
     const lifecycle = new Lifecycle();
-    for (const name of ['redis', 'cache', 'runner']) lifecycle.add({ name, start: () => events.push(`start ${name}`), close: () => events.push(`close ${name}`) });
+    for (const name of ['redis', 'cache', 'runner'])
+      lifecycle.add({ name, start: () => events.push(`start ${name}`), close: () => events.push(`close ${name}`) });
     lifecycle.add({ name: 'no-op' });
     expect(events).toEqual([]);
     lifecycle.start();
@@ -25,7 +26,11 @@ describe('Lifecycle', () => {
     const closed: string[] = [];
     const lifecycle = new Lifecycle();
     lifecycle.add({ name: 'redis', close: () => closed.push('redis') });
-    lifecycle.add({ name: 'jobs', close: () => new Promise(() => {}), closeUntil: (deadline) => deadline.endsAt - 1_800 });
+    lifecycle.add({
+      name: 'jobs',
+      close: () => new Promise(() => {}),
+      closeUntil: (deadline) => deadline.endsAt - 1_800,
+    });
     const started = Date.now();
     const unfinished = await lifecycle.close(new ShutdownDeadline(2_000));
     expect(unfinished).toEqual(['jobs']);

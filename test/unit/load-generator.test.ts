@@ -81,14 +81,21 @@ describe('HttpResponseReader', () => {
 
   it('reads two responses in a row on one connection', () => {
     const reader = new HttpResponseReader();
-    const keepAlive = Buffer.from(json.toString('latin1').replace('Connection: close', 'Connection: keep-alive'), 'latin1');
+    const keepAlive = Buffer.from(
+      json.toString('latin1').replace('Connection: close', 'Connection: keep-alive'),
+      'latin1',
+    );
     expect(reader.feed(keepAlive, 1)).toEqual({ status: 429, firstByteAt: 1, closes: false });
     expect(reader.feed(sse, 2)?.status).toBe(200);
   });
 
   it('refuses bytes after a complete response and responses without framing', () => {
-    expect(() => new HttpResponseReader().feed(Buffer.concat([json, Buffer.from('x')]), 1)).toThrow(/after a complete response/);
-    expect(() => new HttpResponseReader().feed(Buffer.from('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello'), 1)).toThrow(/without Content-Length/);
+    expect(() => new HttpResponseReader().feed(Buffer.concat([json, Buffer.from('x')]), 1)).toThrow(
+      /after a complete response/,
+    );
+    expect(() =>
+      new HttpResponseReader().feed(Buffer.from('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello'), 1),
+    ).toThrow(/without Content-Length/);
   });
 });
 
@@ -125,7 +132,13 @@ describe('runLoad against a real server', () => {
     seen = 0;
     const sockets = new Set<string>();
     server.on('connection', (s) => sockets.add(`${s.remotePort}`));
-    const result = await runLoad({ url, body: (i) => JSON.stringify({ i }), connections: 4, durationMs: 300, warmupMs: 100 });
+    const result = await runLoad({
+      url,
+      body: (i) => JSON.stringify({ i }),
+      connections: 4,
+      durationMs: 300,
+      warmupMs: 100,
+    });
     expect(result.errors).toBe(0);
     expect(result.finished).toBe(seen);
     expect(result.requests).toBeGreaterThan(10);
@@ -135,17 +148,35 @@ describe('runLoad against a real server', () => {
   });
 
   it('times the first streamed chunk apart from the end of the stream', async () => {
-    const result = await runLoad({ url, body: JSON.stringify({ stream: true }), connections: 2, durationMs: 300, warmupMs: 50 });
+    const result = await runLoad({
+      url,
+      body: JSON.stringify({ stream: true }),
+      connections: 2,
+      durationMs: 300,
+      warmupMs: 50,
+    });
     expect(result.errors).toBe(0);
     expect(result.latency.p50).toBeGreaterThanOrEqual(19);
     expect(result.ttfb.p50).toBeLessThan(result.latency.p50 - 10);
   });
 
   it('reports non-2xx statuses, and a dead server as errors, without hanging', async () => {
-    const failing = await runLoad({ url, body: JSON.stringify({ fail: true }), connections: 2, durationMs: 200, warmupMs: 0 });
+    const failing = await runLoad({
+      url,
+      body: JSON.stringify({ fail: true }),
+      connections: 2,
+      durationMs: 200,
+      warmupMs: 0,
+    });
     expect(failing.statuses[503]).toBe(failing.requests);
     expect(failing.requests).toBeGreaterThan(0);
-    const dead = await runLoad({ url: 'http://127.0.0.1:1/chat', body: '{}', connections: 2, durationMs: 100, warmupMs: 0 });
+    const dead = await runLoad({
+      url: 'http://127.0.0.1:1/chat',
+      body: '{}',
+      connections: 2,
+      durationMs: 100,
+      warmupMs: 0,
+    });
     expect(dead.requests).toBe(0);
     expect(dead.errors).toBeGreaterThan(0);
   });
@@ -154,7 +185,14 @@ describe('runLoad against a real server', () => {
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const started = performance.now();
-    const result = await runLoad({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, body: '{}', connections: 2, durationMs: 100, warmupMs: 0, replyTimeoutMs: 300 });
+    const result = await runLoad({
+      url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`,
+      body: '{}',
+      connections: 2,
+      durationMs: 100,
+      warmupMs: 0,
+      replyTimeoutMs: 300,
+    });
     silent.closeAllConnections();
     await new Promise((resolve) => silent.close(resolve));
     expect(result.errors).toBe(2);

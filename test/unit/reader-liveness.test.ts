@@ -22,7 +22,14 @@ afterAll(async () => {
 
 describe('ReaderLiveness (API side)', () => {
   it('touch() sets the key at once, then adds no command within the refresh period', async () => {
-    const liveness = new ReaderLiveness({ redis, prefix, id: 'api-touch', reading: () => false, ttlMs: 2_000, refreshMs: 300 });
+    const liveness = new ReaderLiveness({
+      redis,
+      prefix,
+      id: 'api-touch',
+      reading: () => false,
+      ttlMs: 2_000,
+      refreshMs: 300,
+    });
     const key = readerLivenessKey(prefix, 'api-touch');
     liveness.touch();
     await waitFor(async () => (await redis.exists(key)) === 1, 1_000, 'the liveness key');
@@ -44,7 +51,14 @@ describe('ReaderLiveness (API side)', () => {
 
   it('keeps the key alive while the process reads, and lets it lapse while it does not', async () => {
     let reading = true;
-    const liveness = new ReaderLiveness({ redis, prefix, id: 'api-timer', reading: () => reading, ttlMs: 300, refreshMs: 60 });
+    const liveness = new ReaderLiveness({
+      redis,
+      prefix,
+      id: 'api-timer',
+      reading: () => reading,
+      ttlMs: 300,
+      refreshMs: 60,
+    });
     const key = readerLivenessKey(prefix, 'api-timer');
     liveness.start();
     try {

@@ -19,19 +19,31 @@ function capturingLogger(level = 'info'): { logger: pino.Logger; lines: () => Ar
       done();
     },
   });
-  return { logger: pino({ level }, sink), lines: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }) };
+  return {
+    logger: pino({ level }, sink),
+    lines: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }),
+  };
 }
 
 describe('durabilityProblems', () => {
-  const durable = { readable: true as const, appendonly: 'yes', save: '3600 1 300 100 60 10000', maxmemoryPolicy: 'noeviction' };
+  const durable = {
+    readable: true as const,
+    appendonly: 'yes',
+    save: '3600 1 300 100 60 10000',
+    maxmemoryPolicy: 'noeviction',
+  };
 
   it('finds nothing wrong with AOF and noeviction', () => {
     expect(durabilityProblems(durable)).toEqual([]);
   });
 
   it('names each way to lose jobs in its own sentence', () => {
-    expect(durabilityProblems({ ...durable, appendonly: 'no', save: '' })).toEqual([expect.stringContaining('persistence is off')]);
-    expect(durabilityProblems({ ...durable, appendonly: 'no' })).toEqual([expect.stringContaining('only RDB snapshots are on (save "3600 1 300 100 60 10000"')]);
+    expect(durabilityProblems({ ...durable, appendonly: 'no', save: '' })).toEqual([
+      expect.stringContaining('persistence is off'),
+    ]);
+    expect(durabilityProblems({ ...durable, appendonly: 'no' })).toEqual([
+      expect.stringContaining('only RDB snapshots are on (save "3600 1 300 100 60 10000"'),
+    ]);
     const both = durabilityProblems({ ...durable, appendonly: 'no', save: '', maxmemoryPolicy: 'volatile-lru' });
     expect(both).toHaveLength(2);
     expect(both[1]).toContain('maxmemory-policy is volatile-lru');
@@ -39,7 +51,9 @@ describe('durabilityProblems', () => {
   });
 
   it('says so when CONFIG cannot be read', () => {
-    expect(durabilityProblems({ readable: false, reason: 'NOPERM no permissions' })).toEqual([expect.stringContaining('cannot read its persistence settings (CONFIG GET refused: NOPERM no permissions)')]);
+    expect(durabilityProblems({ readable: false, reason: 'NOPERM no permissions' })).toEqual([
+      expect.stringContaining('cannot read its persistence settings (CONFIG GET refused: NOPERM no permissions)'),
+    ]);
   });
 });
 
@@ -79,7 +93,11 @@ describe.skipIf(!hasRedisServer)('the check against a running Redis', () => {
   it('is silent once Redis runs with AOF and noeviction', async () => {
     await admin.config('SET', 'appendonly', 'yes');
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
-    expect(await readRedisDurability(admin)).toMatchObject({ readable: true, appendonly: 'yes', maxmemoryPolicy: 'noeviction' });
+    expect(await readRedisDurability(admin)).toMatchObject({
+      readable: true,
+      appendonly: 'yes',
+      maxmemoryPolicy: 'noeviction',
+    });
     const { logger, lines } = capturingLogger();
     await warnIfRedisMayLoseJobs(admin, logger);
     expect(lines()).toEqual([]);
@@ -93,7 +111,9 @@ describe.skipIf(!hasRedisServer)('the check against a running Redis', () => {
       await warnIfRedisMayLoseJobs(limited, logger);
       // Not ready yet at the call: the check runs once the connection is.
       await expect.poll(() => lines().length).toBe(1);
-      expect(lines()[0]?.msg).toMatch(/^Redis may lose jobs: cannot read its persistence settings \(CONFIG GET refused: NOPERM/);
+      expect(lines()[0]?.msg).toMatch(
+        /^Redis may lose jobs: cannot read its persistence settings \(CONFIG GET refused: NOPERM/,
+      );
     } finally {
       limited.disconnect();
     }

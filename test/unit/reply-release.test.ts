@@ -31,7 +31,11 @@ describe('ReplyRelease', () => {
   });
 
   it('keeps a coalesced stream until the leader and every follower are done, in whatever order', async () => {
-    for (const order of [['leader', 'f', 'f'], ['f', 'leader', 'f'], ['f', 'f', 'leader']]) {
+    for (const order of [
+      ['leader', 'f', 'f'],
+      ['f', 'leader', 'f'],
+      ['f', 'f', 'leader'],
+    ]) {
       const key = await stream(`co-${order.join('')}`, 'result');
       for (const [i, who] of order.entries()) {
         expect(await redis.exists(key)).toBe(1);

@@ -29,7 +29,13 @@ afterAll(async () => {
 });
 
 const backends = [
-  { name: 'sqlite', settings: () => ({ KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-response-store-')), 'db.sqlite'), DATABASE_URL: undefined }) },
+  {
+    name: 'sqlite',
+    settings: () => ({
+      KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-response-store-')), 'db.sqlite'),
+      DATABASE_URL: undefined,
+    }),
+  },
   { name: 'postgres', settings: () => (postgres ? { KEY_DB_PATH: '', DATABASE_URL: postgres.url } : undefined) },
 ];
 
@@ -61,7 +67,11 @@ describe.each(backends)('on $name', (backend) => {
   });
 
   /** One request through the door as the pipeline runs it: decode, encode the reply, settle. */
-  async function turn(owner: string, body: Record<string, unknown>, reply: string): Promise<{ id: string; messages: unknown[] }> {
+  async function turn(
+    owner: string,
+    body: Record<string, unknown>,
+    reply: string,
+  ): Promise<{ id: string; messages: unknown[] }> {
     const from: DoorRequest = { body: { model: 'a-4o', ...body }, headers: {}, owner };
     const request = await door.decode(from);
     const codec = door.reply(request, from);
@@ -72,25 +82,48 @@ describe.each(backends)('on $name', (backend) => {
 
   it('replays earlier turns, tool calls included, for previous_response_id, without earlier instructions', async (ctx) => {
     if (!settings) return ctx.skip();
-    const first = await turn('alice', { input: 'weather in Paris?', instructions: 'Use tools.', tools: [{ type: 'function', name: 'weather' }] }, completionJson(null, [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }]));
+    const first = await turn(
+      'alice',
+      { input: 'weather in Paris?', instructions: 'Use tools.', tools: [{ type: 'function', name: 'weather' }] },
+      completionJson(null, [
+        { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+      ]),
+    );
     const second = await turn(
       'alice',
-      { input: [{ type: 'function_call_output', call_id: 'call_1', output: '18C' }], previous_response_id: first.id, tools: [{ type: 'function', name: 'weather' }] },
+      {
+        input: [{ type: 'function_call_output', call_id: 'call_1', output: '18C' }],
+        previous_response_id: first.id,
+        tools: [{ type: 'function', name: 'weather' }],
+      },
       completionJson('It is 18C.'),
     );
     expect(second.messages).toEqual([
       { role: 'user', content: 'weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '18C' },
     ]);
-    const third = await turn('alice', { input: 'and tomorrow?', previous_response_id: second.id, instructions: 'Answer in French.' }, completionJson('Demain...'));
+    const third = await turn(
+      'alice',
+      { input: 'and tomorrow?', previous_response_id: second.id, instructions: 'Answer in French.' },
+      completionJson('Demain...'),
+    );
     expect(third.messages).toEqual([
       { role: 'system', content: 'Answer in French.' },
       ...second.messages,
       { role: 'assistant', content: 'It is 18C.' },
       { role: 'user', content: 'and tomorrow?' },
     ]);
-    expect(await store.get(third.id, 'alice')).toMatchObject({ id: third.id, object: 'response', output_text: 'Demain...', previous_response_id: second.id });
+    expect(await store.get(third.id, 'alice')).toMatchObject({
+      id: third.id,
+      object: 'response',
+      output_text: 'Demain...',
+      previous_response_id: second.id,
+    });
   });
 
   it('scopes responses to their owner: another owner reads, deletes and continues them as unknown', async (ctx) => {
@@ -99,7 +132,9 @@ describe.each(backends)('on $name', (backend) => {
     await expect(store.get(id, 'bob')).rejects.toMatchObject({ status: 404, code: 'not_found' });
     await expect(store.delete(id, 'bob')).rejects.toMatchObject({ status: 404 });
     await expect(store.inputItems(id, 'bob', { limit: 20, order: 'desc' })).rejects.toMatchObject({ status: 404 });
-    await expect(door.decode({ body: { model: 'a-4o', input: 'x', previous_response_id: id }, headers: {}, owner: 'bob' })).rejects.toMatchObject({ status: 404, message: `Previous response with id '${id}' not found.` });
+    await expect(
+      door.decode({ body: { model: 'a-4o', input: 'x', previous_response_id: id }, headers: {}, owner: 'bob' }),
+    ).rejects.toMatchObject({ status: 404, message: `Previous response with id '${id}' not found.` });
     expect(await store.get(id, 'alice')).toMatchObject({ id });
   });
 
@@ -115,14 +150,23 @@ describe.each(backends)('on $name', (backend) => {
 
   it('stores the input as the pipeline sent it (after DLP), not as the client wrote it', async (ctx) => {
     if (!settings) return ctx.skip();
-    const from: DoorRequest = { body: { model: 'a-4o', input: 'my card is 4111 1111 1111 1111', instructions: 'Be brief.' }, headers: {}, owner: 'alice' };
+    const from: DoorRequest = {
+      body: { model: 'a-4o', input: 'my card is 4111 1111 1111 1111', instructions: 'Be brief.' },
+      headers: {},
+      owner: 'alice',
+    };
     const request = await door.decode(from);
     const codec = door.reply(request, from);
     const { id } = JSON.parse(codec.completion(completionJson('noted'))) as { id: string };
-    const screened = { ...request, messages: [request.messages[0]!, { role: 'user' as const, content: 'my card is <CREDIT_CARD>' }] };
+    const screened = {
+      ...request,
+      messages: [request.messages[0]!, { role: 'user' as const, content: 'my card is <CREDIT_CARD>' }],
+    };
     await codec.settled?.(screened);
     const items = await store.inputItems(id, 'alice', { limit: 20, order: 'asc' });
-    expect(items.data).toMatchObject([{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'my card is <CREDIT_CARD>' }] }]);
+    expect(items.data).toMatchObject([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'my card is <CREDIT_CARD>' }] },
+    ]);
     expect(JSON.stringify(await store.conversation(id, 'alice'))).not.toContain('4111');
   });
 
@@ -132,12 +176,19 @@ describe.each(backends)('on $name', (backend) => {
     let previous: string | undefined;
     const ids: string[] = [];
     for (const text of ['one', 'two', 'three', 'four']) {
-      const { id } = await turn('carol', previous ? { input: text, previous_response_id: previous } : { input: text }, completionJson(text.toUpperCase()));
+      const { id } = await turn(
+        'carol',
+        previous ? { input: text, previous_response_id: previous } : { input: text },
+        completionJson(text.toUpperCase()),
+      );
       ids.push(id);
       previous = id;
     }
     expect(await short.conversation(ids[2]!, 'carol')).toHaveLength(6);
-    await expect(short.conversation(ids[3]!, 'carol')).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/longer than 2/) });
+    await expect(short.conversation(ids[3]!, 'carol')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/longer than 2/),
+    });
     expect(await store.conversation(ids[3]!, 'carol')).toHaveLength(8);
   });
 
@@ -162,7 +213,13 @@ describe.each(backends)('on $name', (backend) => {
     if (!settings) return ctx.skip();
     const input = [
       { role: 'developer', content: 'be terse' },
-      { role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'look' },
+          { type: 'input_image', image_url: 'https://example.com/a.png' },
+        ],
+      },
       { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
       { type: 'function_call_output', call_id: 'c1', output: 'done' },
     ];
@@ -170,17 +227,31 @@ describe.each(backends)('on $name', (backend) => {
     const all = await store.inputItems(id, 'alice', { limit: 20, order: 'asc' });
     expect(all.data).toMatchObject([
       { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'be terse' }] },
-      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'look' }, { type: 'input_image', image_url: 'https://example.com/a.png' }] },
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'look' },
+          { type: 'input_image', image_url: 'https://example.com/a.png' },
+        ],
+      },
       { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
       { type: 'function_call_output', call_id: 'c1', output: 'done' },
     ]);
     expect(all).toMatchObject({ object: 'list', has_more: false, first_id: all.data[0]!.id, last_id: all.data[3]!.id });
     const page1 = await store.inputItems(id, 'alice', { limit: 3, order: 'desc' });
-    expect(page1.data.map((i) => i.id)).toEqual(all.data.map((i) => i.id).reverse().slice(0, 3));
+    expect(page1.data.map((i) => i.id)).toEqual(
+      all.data
+        .map((i) => i.id)
+        .reverse()
+        .slice(0, 3),
+    );
     expect(page1.has_more).toBe(true);
     const page2 = await store.inputItems(id, 'alice', { limit: 3, order: 'desc', after: page1.last_id! });
     expect(page2.data.map((i) => i.id)).toEqual([all.data[0]!.id]);
     expect(page2.has_more).toBe(false);
-    await expect(store.inputItems(id, 'alice', { limit: 3, order: 'desc', after: 'msg_nope' })).rejects.toMatchObject({ status: 400 });
+    await expect(store.inputItems(id, 'alice', { limit: 3, order: 'desc', after: 'msg_nope' })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 });

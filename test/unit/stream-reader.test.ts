@@ -12,7 +12,13 @@ const redis = testRedis();
 const proxy = await startTcpProxy(Number(process.env.REDIS_PORT ?? 6379), process.env.REDIS_HOST ?? '127.0.0.1');
 const connections: Redis[] = [];
 const connect = () => {
-  const conn = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => 50 });
+  const conn = new Redis({
+    host: '127.0.0.1',
+    port: proxy.port,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => 50,
+  });
   connections.push(conn);
   return conn;
 };
@@ -146,7 +152,13 @@ describe('StreamReader on a server that refuses CLIENT (ACL)', () => {
     await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-client');
     const limited = new StreamReader({
       connect: () => {
-        const conn = new Redis({ host: process.env.REDIS_HOST ?? '127.0.0.1', port: Number(process.env.REDIS_PORT ?? 6379), username: user, password: 'pw', maxRetriesPerRequest: 0 });
+        const conn = new Redis({
+          host: process.env.REDIS_HOST ?? '127.0.0.1',
+          port: Number(process.env.REDIS_PORT ?? 6379),
+          username: user,
+          password: 'pw',
+          maxRetriesPerRequest: 0,
+        });
         connections.push(conn);
         return conn;
       },

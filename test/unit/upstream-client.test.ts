@@ -24,7 +24,11 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const post = (path: string, signal: AbortSignal) => client.send({ url: `${base}${path}`, headers: { 'content-type': 'application/json' }, body: '{"hello":"wörld"}' }, signal);
+const post = (path: string, signal: AbortSignal) =>
+  client.send(
+    { url: `${base}${path}`, headers: { 'content-type': 'application/json' }, body: '{"hello":"wörld"}' },
+    signal,
+  );
 
 describe('upstream HTTP client', () => {
   it('sends the body and reads status, headers and a body that arrives in pieces', async () => {

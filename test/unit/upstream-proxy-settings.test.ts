@@ -4,7 +4,11 @@ import { proxyAuthorization, proxyFor, proxySettingsFrom } from '../../src/execu
 describe('proxy settings', () => {
   it('reads HTTPS_PROXY, HTTP_PROXY and NO_PROXY in either case, and nothing when none is set', () => {
     expect(proxySettingsFrom({})).toBeUndefined();
-    const settings = proxySettingsFrom({ https_proxy: 'proxy.corp:3128', HTTP_PROXY: 'http://web.corp:8080', NO_PROXY: ' .internal, localhost:8000 ,*.svc,10.0.0.5' });
+    const settings = proxySettingsFrom({
+      https_proxy: 'proxy.corp:3128',
+      HTTP_PROXY: 'http://web.corp:8080',
+      NO_PROXY: ' .internal, localhost:8000 ,*.svc,10.0.0.5',
+    });
     expect(settings?.https?.href).toBe('http://proxy.corp:3128/');
     expect(settings?.http?.href).toBe('http://web.corp:8080/');
     expect(settings?.noProxy).toEqual(['.internal', 'localhost:8000', '*.svc', '10.0.0.5']);
@@ -13,7 +17,10 @@ describe('proxy settings', () => {
   });
 
   it('picks the proxy by scheme and lets NO_PROXY hosts, domains and ports go directly', () => {
-    const settings = proxySettingsFrom({ HTTPS_PROXY: 'http://p:1', NO_PROXY: '.internal,localhost:8000,*.svc,10.0.0.5' })!;
+    const settings = proxySettingsFrom({
+      HTTPS_PROXY: 'http://p:1',
+      NO_PROXY: '.internal,localhost:8000,*.svc,10.0.0.5',
+    })!;
     expect(proxyFor(settings, new URL('https://api.openai.com/v1'))?.host).toBe('p:1');
     // No HTTP_PROXY: http upstreams go directly.
     expect(proxyFor(settings, new URL('http://api.openai.com/v1'))).toBeUndefined();
@@ -24,11 +31,15 @@ describe('proxy settings', () => {
     expect(proxyFor(settings, new URL('https://localhost:9000/v1'))?.host).toBe('p:1');
     expect(proxyFor(settings, new URL('https://gw.svc/v1'))).toBeUndefined();
     expect(proxyFor(settings, new URL('https://10.0.0.5/v1'))).toBeUndefined();
-    expect(proxyFor(proxySettingsFrom({ HTTPS_PROXY: 'http://p:1', NO_PROXY: '*' })!, new URL('https://any.where'))).toBeUndefined();
+    expect(
+      proxyFor(proxySettingsFrom({ HTTPS_PROXY: 'http://p:1', NO_PROXY: '*' })!, new URL('https://any.where')),
+    ).toBeUndefined();
   });
 
   it('sends the proxy credentials as Basic, decoded', () => {
-    expect(proxyAuthorization(new URL('http://corp%40user:p%3Ass@proxy:3128'))).toBe(`Basic ${Buffer.from('corp@user:p:ss').toString('base64')}`);
+    expect(proxyAuthorization(new URL('http://corp%40user:p%3Ass@proxy:3128'))).toBe(
+      `Basic ${Buffer.from('corp@user:p:ss').toString('base64')}`,
+    );
     expect(proxyAuthorization(new URL('http://proxy:3128'))).toBeUndefined();
   });
 });

@@ -12,7 +12,11 @@ const KEY = 'plain-looking-upstream-key';
 
 describe('scrubUpstreamText', () => {
   it('removes every configured key, also URL-encoded', () => {
-    const out = scrubUpstreamText(`a ${KEY} b ${encodeURIComponent('k+y/=secret')} c other-key-value`, [KEY, 'k+y/=secret', 'other-key-value']);
+    const out = scrubUpstreamText(`a ${KEY} b ${encodeURIComponent('k+y/=secret')} c other-key-value`, [
+      KEY,
+      'k+y/=secret',
+      'other-key-value',
+    ]);
     expect(out).toBe('a [redacted] b [redacted] c [redacted]');
   });
 
@@ -54,7 +58,10 @@ describe('scrubUpstreamText', () => {
 
 describe('UpstreamFailure.scrubbed and clientErrorFor', () => {
   it('scrubs the message and the upstream message; the client error carries only scrubbed text', () => {
-    const raw = new UpstreamFailure(`HTTP 500 ${KEY}`, 'status', true, { status: 500, upstreamMessage: `echo authorization=Bearer ${KEY}` });
+    const raw = new UpstreamFailure(`HTTP 500 ${KEY}`, 'status', true, {
+      status: 500,
+      upstreamMessage: `echo authorization=Bearer ${KEY}`,
+    });
     const failure = raw.scrubbed([KEY]);
     expect(failure.retryable).toBe(true);
     expect(failure.options.status).toBe(500);
@@ -79,7 +86,9 @@ describe('stream decoders name a malformed event, never quote it', () => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(UpstreamProtocolError);
-    expect((thrown as Error).message).toMatch(/^Malformed JSON in event 1 of the \w+ upstream stream \(\d+ characters\)\.$/);
+    expect((thrown as Error).message).toMatch(
+      /^Malformed JSON in event 1 of the \w+ upstream stream \(\d+ characters\)\.$/,
+    );
     expect((thrown as Error).message).not.toContain(KEY.slice(0, 8));
   });
 });

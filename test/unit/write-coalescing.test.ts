@@ -27,7 +27,11 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 async function roundTrip(tag: string): Promise<void> {
   // Commands issued in one turn: the socket stays corked until the turn ends, then all leave at once.
-  const replies = Promise.all([redis.set(`${prefix}:${tag}`, 'v'), redis.incr(`${prefix}:${tag}:n`), redis.get(`${prefix}:${tag}`)]);
+  const replies = Promise.all([
+    redis.set(`${prefix}:${tag}`, 'v'),
+    redis.incr(`${prefix}:${tag}:n`),
+    redis.get(`${prefix}:${tag}`),
+  ]);
   expect(socket().writableCorked).toBe(1);
   expect(socket().writableLength).toBeGreaterThan(0);
   await nextTurn();

@@ -24,12 +24,28 @@ import type { Untyped } from '../support/untyped.ts';
 describe('price table by token type', () => {
   const prices = priceTableSchema.parse({
     old: { input_per_million: 3, output_per_million: 15 },
-    full: { input_per_million: 3, output_per_million: 15, cached_input_per_million: 0.3, cache_write_per_million: 3.75, cache_write_1h_per_million: 6, reasoning_per_million: 20 },
+    full: {
+      input_per_million: 3,
+      output_per_million: 15,
+      cached_input_per_million: 0.3,
+      cache_write_per_million: 3.75,
+      cache_write_1h_per_million: 6,
+      reasoning_per_million: 20,
+    },
   });
-  const counts = { prompt: 1_000_000, completion: 100_000, cachedRead: 600_000, cacheWrite: 300_000, cacheWrite1h: 100_000, reasoning: 40_000 };
+  const counts = {
+    prompt: 1_000_000,
+    completion: 100_000,
+    cachedRead: 600_000,
+    cacheWrite: 300_000,
+    cacheWrite1h: 100_000,
+    reasoning: 40_000,
+  };
 
   it('bills an old two-price entry exactly as before, whatever the details', () => {
-    expect(costNanoUsd(prices, 'old', counts)).toBe(costNanoUsd(prices, 'old', { prompt: 1_000_000, completion: 100_000 }));
+    expect(costNanoUsd(prices, 'old', counts)).toBe(
+      costNanoUsd(prices, 'old', { prompt: 1_000_000, completion: 100_000 }),
+    );
     expect(costNanoUsd(prices, 'old', counts)).toBe(4.5e9);
   });
 
@@ -49,14 +65,26 @@ describe('price table by token type', () => {
   });
 
   it('clamps details larger than their totals instead of billing negative lines', () => {
-    const lines = billLines(prices.full!, { prompt: 10, completion: 5, cachedRead: 50, cacheWrite: 50, cacheWrite1h: 50, reasoning: 50 });
+    const lines = billLines(prices.full!, {
+      prompt: 10,
+      completion: 5,
+      cachedRead: 50,
+      cacheWrite: 50,
+      cacheWrite1h: 50,
+      reasoning: 50,
+    });
     expect(lines.every((l) => l.tokens >= 0)).toBe(true);
     expect(lines.reduce((sum, l) => sum + l.tokens, 0)).toBe(15);
   });
 
   it('rejects unknown and negative prices', () => {
-    expect(priceTableSchema.safeParse({ m: { input_per_million: 1, output_per_million: 1, cached_per_million: 1 } }).success).toBe(false);
-    expect(priceTableSchema.safeParse({ m: { input_per_million: 1, output_per_million: 1, cached_input_per_million: -1 } }).success).toBe(false);
+    expect(
+      priceTableSchema.safeParse({ m: { input_per_million: 1, output_per_million: 1, cached_per_million: 1 } }).success,
+    ).toBe(false);
+    expect(
+      priceTableSchema.safeParse({ m: { input_per_million: 1, output_per_million: 1, cached_input_per_million: -1 } })
+        .success,
+    ).toBe(false);
   });
 });
 
@@ -75,36 +103,115 @@ describe('usage objects', () => {
   });
 
   it('cross the reply stream as pt/ct and the non-zero cr, cw, ch, rt', () => {
-    const usage = usageOf({ prompt: 100, completion: 50, cachedRead: 70, cacheWrite: 20, cacheWrite1h: 0, reasoning: 9 });
+    const usage = usageOf({
+      prompt: 100,
+      completion: 50,
+      cachedRead: 70,
+      cacheWrite: 20,
+      cacheWrite1h: 0,
+      reasoning: 9,
+    });
     const fields = entryFields('end', '{}', undefined, usage);
     expect(fields).toEqual(['t', 'end', 'd', '{}', 'pt', '100', 'ct', '50', 'cr', '70', 'cw', '20', 'rt', '9']);
     expect(parseEntry('1-0', fields)).toEqual({ id: '1-0', t: 'end', d: '{}', pt: 100, ct: 50, cr: 70, cw: 20, rt: 9 });
-    expect(entryFields('end', '{}', undefined, { prompt_tokens: 1, completion_tokens: 2 })).toEqual(['t', 'end', 'd', '{}', 'pt', '1', 'ct', '2']);
+    expect(entryFields('end', '{}', undefined, { prompt_tokens: 1, completion_tokens: 2 })).toEqual([
+      't',
+      'end',
+      'd',
+      '{}',
+      'pt',
+      '1',
+      'ct',
+      '2',
+    ]);
   });
 });
 
 describe('decoders report every token type', () => {
   it('Anthropic: cache reads and writes with the 1-hour split, from message_start through message_delta', () => {
     const decoder = new AnthropicStreamDecoder();
-    const start = decoder.push({ data: JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1, cache_read_input_tokens: 90, cache_creation_input_tokens: 30, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 } } } }) });
-    expect(start).toEqual([{ kind: 'usage', usage: { prompt_tokens: 125, completion_tokens: 1, total_tokens: 126, prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 30, cache_write_1h_tokens: 20 } } }]);
+    const start = decoder.push({
+      data: JSON.stringify({
+        type: 'message_start',
+        message: {
+          usage: {
+            input_tokens: 5,
+            output_tokens: 1,
+            cache_read_input_tokens: 90,
+            cache_creation_input_tokens: 30,
+            cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 },
+          },
+        },
+      }),
+    });
+    expect(start).toEqual([
+      {
+        kind: 'usage',
+        usage: {
+          prompt_tokens: 125,
+          completion_tokens: 1,
+          total_tokens: 126,
+          prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 30, cache_write_1h_tokens: 20 },
+        },
+      },
+    ]);
     // message_delta of the 2023-06-01 version carries output tokens only: the cache counts stay.
-    const end = decoder.push({ data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 42 } }) });
-    expect(end.at(-1)).toEqual({ kind: 'usage', usage: { prompt_tokens: 125, completion_tokens: 42, total_tokens: 167, prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 30, cache_write_1h_tokens: 20 } } });
+    const end = decoder.push({
+      data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 42 } }),
+    });
+    expect(end.at(-1)).toEqual({
+      kind: 'usage',
+      usage: {
+        prompt_tokens: 125,
+        completion_tokens: 42,
+        total_tokens: 167,
+        prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 30, cache_write_1h_tokens: 20 },
+      },
+    });
   });
 
   it('OpenAI: cached and reasoning details of the last chunk; null details are not reported', () => {
     const decoder = new OpenAiStreamDecoder();
-    const usage = { prompt_tokens: 50, completion_tokens: 30, total_tokens: 80, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 12 } };
+    const usage = {
+      prompt_tokens: 50,
+      completion_tokens: 30,
+      total_tokens: 80,
+      prompt_tokens_details: { cached_tokens: 32 },
+      completion_tokens_details: { reasoning_tokens: 12 },
+    };
     expect(decoder.push({ data: JSON.stringify({ choices: [], usage }) })).toEqual([{ kind: 'usage', usage }]);
-    const bare = decoder.push({ data: JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: null } }) });
+    const bare = decoder.push({
+      data: JSON.stringify({
+        choices: [],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: null },
+      }),
+    });
     expect(bare).toEqual([{ kind: 'usage', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }]);
   });
 
   it('Gemini: cachedContentTokenCount and thoughtsTokenCount', () => {
     const decoder = new GeminiStreamDecoder();
-    const out = decoder.push({ data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 40, cachedContentTokenCount: 25, candidatesTokenCount: 3, thoughtsTokenCount: 7 } }) });
-    expect(out.at(-1)).toEqual({ kind: 'usage', usage: { prompt_tokens: 40, completion_tokens: 10, total_tokens: 50, prompt_tokens_details: { cached_tokens: 25 }, completion_tokens_details: { reasoning_tokens: 7 } } });
+    const out = decoder.push({
+      data: JSON.stringify({
+        candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }],
+        usageMetadata: {
+          promptTokenCount: 40,
+          cachedContentTokenCount: 25,
+          candidatesTokenCount: 3,
+          thoughtsTokenCount: 7,
+        },
+      }),
+    });
+    expect(out.at(-1)).toEqual({
+      kind: 'usage',
+      usage: {
+        prompt_tokens: 40,
+        completion_tokens: 10,
+        total_tokens: 50,
+        prompt_tokens_details: { cached_tokens: 25 },
+        completion_tokens_details: { reasoning_tokens: 7 },
+      },
+    });
   });
 });
 
@@ -115,10 +222,22 @@ describe('cache_control from the request to the upstream body', () => {
       cache_control: { type: 'ephemeral', ttl: '1h' },
       messages: [
         { role: 'system', content: 'plain system' },
-        { role: 'developer', content: [{ type: 'text', text: 'cached rules', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'after the breakpoint' }] },
+        {
+          role: 'developer',
+          content: [
+            { type: 'text', text: 'cached rules', cache_control: { type: 'ephemeral', ttl: '1h' } },
+            { type: 'text', text: 'after the breakpoint' },
+          ],
+        },
         { role: 'user', content: [{ type: 'text', text: 'doc', cache_control: { type: 'ephemeral' } }] },
         { role: 'assistant', content: 'earlier answer' },
-        { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
       ],
     });
 
@@ -126,22 +245,33 @@ describe('cache_control from the request to the upstream body', () => {
     const req = request();
     expect(req.cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
     expect(req.messages[0]!.content).toBe('plain system');
-    expect(req.messages[1]!.content).toEqual([{ type: 'text', text: 'cached rules', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'after the breakpoint' }]);
+    expect(req.messages[1]!.content).toEqual([
+      { type: 'text', text: 'cached rules', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'text', text: 'after the breakpoint' },
+    ]);
     expect(req.messages[4]!.content).toBe('a\nb');
     expect(messageText(req.messages[1]!)).toBe('cached rules\nafter the breakpoint');
   });
 
   it('refuses a mark where the canonical model could not keep it (assistant and tool text), naming the field', () => {
     const marked = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral' } }];
-    for (const message of [{ role: 'assistant', content: marked }, { role: 'tool', tool_call_id: 'c1', content: marked }]) {
-      expect(() => parseChatRequest({ model: 'c', messages: [{ role: 'user', content: 'q' }, message] })).toThrow(/unrecognized field\(s\) 'cache_control'/);
+    for (const message of [
+      { role: 'assistant', content: marked },
+      { role: 'tool', tool_call_id: 'c1', content: marked },
+    ]) {
+      expect(() => parseChatRequest({ model: 'c', messages: [{ role: 'user', content: 'q' }, message] })).toThrow(
+        /unrecognized field\(s\) 'cache_control'/,
+      );
     }
   });
 
   it('DLP redaction rewrites the text and keeps the breakpoint; prompt_cache_key is client text too', () => {
     const req = { ...request(), prompt_cache_key: 'user-42' };
     const upper = mapRequestTexts(req, (t) => t.toUpperCase());
-    expect(upper.messages[1]!.content).toEqual([{ type: 'text', text: 'CACHED RULES', cache_control: { type: 'ephemeral', ttl: '1h' } }, { type: 'text', text: 'AFTER THE BREAKPOINT' }]);
+    expect(upper.messages[1]!.content).toEqual([
+      { type: 'text', text: 'CACHED RULES', cache_control: { type: 'ephemeral', ttl: '1h' } },
+      { type: 'text', text: 'AFTER THE BREAKPOINT' },
+    ]);
     expect(upper.prompt_cache_key).toBe('USER-42');
     expect(requestTexts(req)).toContain('user-42');
   });
@@ -162,7 +292,22 @@ describe('cache_control from the request to the upstream body', () => {
   });
 
   it('Anthropic: a request without breakpoints keeps its string system prompt', () => {
-    const body = buildAnthropicBody(parseChatRequest({ model: 'c', messages: [{ role: 'system', content: [{ type: 'text', text: 's1' }, { type: 'text', text: 's2' }] }, { role: 'user', content: 'q' }] }), false);
+    const body = buildAnthropicBody(
+      parseChatRequest({
+        model: 'c',
+        messages: [
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 's1' },
+              { type: 'text', text: 's2' },
+            ],
+          },
+          { role: 'user', content: 'q' },
+        ],
+      }),
+      false,
+    );
     expect(body.system).toBe('s1\ns2');
     expect(body).not.toHaveProperty('cache_control');
   });
@@ -172,16 +317,32 @@ describe('cache_control from the request to the upstream body', () => {
     expect(body.prompt_cache_key).toBe('k');
     expect(body.prompt_cache_retention).toBe('in_memory');
     expect(JSON.stringify(body)).not.toContain('cache_control');
-    expect((body.messages as Untyped[])[1]).toEqual({ role: 'system', content: [{ type: 'text', text: 'cached rules' }, { type: 'text', text: 'after the breakpoint' }] });
+    expect((body.messages as Untyped[])[1]).toEqual({
+      role: 'system',
+      content: [
+        { type: 'text', text: 'cached rules' },
+        { type: 'text', text: 'after the breakpoint' },
+      ],
+    });
   });
 });
 
 describe('a gateway cache hit marks the usage it replays', () => {
   const mark = { hit: true, type: 'exact' } as const;
-  const usage = { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13, prompt_tokens_details: { cached_tokens: 4 } };
+  const usage = {
+    prompt_tokens: 10,
+    completion_tokens: 3,
+    total_tokens: 13,
+    prompt_tokens_details: { cached_tokens: 4 },
+  };
 
   it('rewrites only the usage at the end, whatever the content says', () => {
-    const stored = JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'say "usage":{"prompt_tokens":99}' } }], usage });
+    const stored = JSON.stringify({
+      id: 'x',
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'say "usage":{"prompt_tokens":99}' } }],
+      usage,
+    });
     const marked = withUsageMark(stored, mark);
     expect(JSON.parse(marked.json)).toEqual({ ...JSON.parse(stored), usage: { ...usage, gateway_cache: mark } });
     expect(marked.usage).toEqual({ ...usage, gateway_cache: mark });
@@ -190,7 +351,11 @@ describe('a gateway cache hit marks the usage it replays', () => {
   it('parses a reply whose usage is not its last field whole', () => {
     const stored = JSON.stringify({ id: 'x', usage, choices: [] });
     const marked = withUsageMark(stored, { hit: true, type: 'semantic' });
-    expect(JSON.parse(marked.json)).toEqual({ id: 'x', usage: { ...usage, gateway_cache: { hit: true, type: 'semantic' } }, choices: [] });
+    expect(JSON.parse(marked.json)).toEqual({
+      id: 'x',
+      usage: { ...usage, gateway_cache: { hit: true, type: 'semantic' } },
+      choices: [],
+    });
   });
 });
 
@@ -206,10 +371,24 @@ describe('the access-log line', () => {
       aborted: false,
       model: 'c-cache',
       provider: 'provider_c',
-      reply: { streamed: false, coalesced: false, terminal: 'result', promptTokens: 1000, completionTokens: 300, cachedReadTokens: 800, cacheWriteTokens: 100, cacheWrite1hTokens: 40 },
+      reply: {
+        streamed: false,
+        coalesced: false,
+        terminal: 'result',
+        promptTokens: 1000,
+        completionTokens: 300,
+        cachedReadTokens: 800,
+        cacheWriteTokens: 100,
+        cacheWrite1hTokens: 40,
+      },
     };
     const fields = requestLogFields(summary);
-    expect(fields).toMatchObject({ promptTokens: 1000, completionTokens: 300, cachedTokens: 800, cacheWriteTokens: 100 });
+    expect(fields).toMatchObject({
+      promptTokens: 1000,
+      completionTokens: 300,
+      cachedTokens: 800,
+      cacheWriteTokens: 100,
+    });
     expect(fields).not.toHaveProperty('reasoningTokens');
   });
 });

@@ -22,6 +22,6 @@ export function bloomPositions(word: string, bits: number, hashes: number): numb
   const a = fnv1a(word, 0x811c9dc5);
   const b = fnv1a(word, 0x9747b28c) | 1;
   const out: number[] = [];
-  for (let i = 0; i < hashes; i++) out.push((a + Math.imul(i, b)) >>> 0) ;
+  for (let i = 0; i < hashes; i++) out.push((a + Math.imul(i, b)) >>> 0);
   return out.map((h) => h % bits);
 }

@@ -51,7 +51,12 @@ export class EmbeddingBatcher {
       this.embedder
         .embed(batch.map((w) => w.text))
         .then(
-          (vectors) => batch.forEach((w, i) => (vectors[i] ? w.resolve(vectors[i]) : w.reject(new Error('the embedder returned fewer vectors than texts')))),
+          (vectors) =>
+            batch.forEach((w, i) =>
+              vectors[i]
+                ? w.resolve(vectors[i])
+                : w.reject(new Error('the embedder returned fewer vectors than texts')),
+            ),
           (err: unknown) => batch.forEach((w) => w.reject(err)),
         )
         .finally(() => {

@@ -54,7 +54,9 @@ export class EndpointEmbedder implements Embedder {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new EmbeddingError(`the embeddings endpoint of ${name} is unreachable: ${(err as Error).name}`, { cause: err });
+      throw new EmbeddingError(`the embeddings endpoint of ${name} is unreachable: ${(err as Error).name}`, {
+        cause: err,
+      });
     }
     if (!response.ok) {
       await response.body?.cancel();
@@ -67,7 +69,10 @@ export class EndpointEmbedder implements Embedder {
       throw new EmbeddingError(`the embeddings endpoint of ${name} sent a body that is not JSON`, { cause: err });
     }
     const data = Array.isArray(body.data) ? [...body.data] : [];
-    if (data.length !== texts.length) throw new EmbeddingError(`the embeddings endpoint of ${name} returned ${data.length} vectors for ${texts.length} texts`);
+    if (data.length !== texts.length)
+      throw new EmbeddingError(
+        `the embeddings endpoint of ${name} returned ${data.length} vectors for ${texts.length} texts`,
+      );
     data.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     return data.map((item) => {
       const values = item.embedding;

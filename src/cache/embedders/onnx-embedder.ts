@@ -65,7 +65,10 @@ export class OnnxEmbedder implements Embedder {
   private start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       // A small young generation: the thread embeds rarely (a verified candidate), and a large one is resident memory.
-      const worker = new Worker(new URL('./onnx-embedder-thread.ts', import.meta.url), { workerData: this.config, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+      const worker = new Worker(new URL('./onnx-embedder-thread.ts', import.meta.url), {
+        workerData: this.config,
+        resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      });
       worker.unref();
       this.worker = worker;
       let loaded = false;
@@ -77,7 +80,11 @@ export class OnnxEmbedder implements Embedder {
           } else {
             // Say how to get the model: the gateway never fetches it by itself unless allowed to.
             const hint = `build it with 'bash scripts/export-minilm-onnx.sh ${this.config.localModelPath}' (./scripts/start.sh does this on first start), or set EMBEDDING_ALLOW_REMOTE=true where the Hugging Face hub is reachable`;
-            reject(new EmbeddingError(`the ONNX model ${this.config.model} could not be loaded: ${message.message}; ${hint}`));
+            reject(
+              new EmbeddingError(
+                `the ONNX model ${this.config.model} could not be loaded: ${message.message}; ${hint}`,
+              ),
+            );
             void worker.terminate();
           }
           return;
@@ -100,7 +107,8 @@ export class OnnxEmbedder implements Embedder {
       });
       worker.on('exit', () => {
         this.worker = undefined;
-        for (const waiting of this.pending.values()) waiting.reject(new EmbeddingError('the ONNX embedder thread stopped'));
+        for (const waiting of this.pending.values())
+          waiting.reject(new EmbeddingError('the ONNX embedder thread stopped'));
         this.pending.clear();
         // A model that loaded once may be started again on the next call; one that never loaded stays failed.
         if (loaded && !this.closed) this.starting = undefined;

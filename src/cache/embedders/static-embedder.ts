@@ -56,13 +56,19 @@ export class StaticEmbedder {
       const { dims, rows } = JSON.parse(meta) as { dims: number; rows: number };
       const lines = vocab.split('\n');
       if (lines.at(-1) === '') lines.pop();
-      if (lines.length !== rows || table.byteLength !== rows * dims * 4) throw new Error(`the table holds ${table.byteLength} bytes, not ${rows} x ${dims} floats for ${lines.length} tokens`);
+      if (lines.length !== rows || table.byteLength !== rows * dims * 4)
+        throw new Error(
+          `the table holds ${table.byteLength} bytes, not ${rows} x ${dims} floats for ${lines.length} tokens`,
+        );
       // A copy: the Buffer may sit at an offset that is not a multiple of 4 in a shared pool.
       this.table = new Float32Array(new Uint8Array(table).buffer);
       this.dimensions = dims;
       this.tokenizer = new WordPieceTokenizer(lines, { typoTolerant: true });
     } catch (err) {
-      throw new EmbeddingError(`the static embedding table in ${dir} could not be loaded: ${(err as Error).message}; ${hint}`, { cause: err });
+      throw new EmbeddingError(
+        `the static embedding table in ${dir} could not be loaded: ${(err as Error).message}; ${hint}`,
+        { cause: err },
+      );
     }
   }
 

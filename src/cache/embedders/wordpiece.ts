@@ -16,7 +16,13 @@ const MAX_WORD_CHARS = 100;
 const MEMO_WORDS = 50_000;
 
 function isPunctuation(code: number): boolean {
-  if ((code >= 33 && code <= 47) || (code >= 58 && code <= 64) || (code >= 91 && code <= 96) || (code >= 123 && code <= 126)) return true;
+  if (
+    (code >= 33 && code <= 47) ||
+    (code >= 58 && code <= 64) ||
+    (code >= 91 && code <= 96) ||
+    (code >= 123 && code <= 126)
+  )
+    return true;
   return code > 127 && /\p{P}/u.test(String.fromCodePoint(code));
 }
 
@@ -87,7 +93,13 @@ export class WordPieceTokenizer {
     let word = '';
     for (const char of lowered) {
       const code = char.codePointAt(0) as number;
-      if (code === 0 || code === 0xfffd || (code < 32 && code !== 9 && code !== 10 && code !== 13) || (code >= 127 && code < 160)) continue;
+      if (
+        code === 0 ||
+        code === 0xfffd ||
+        (code < 32 && code !== 9 && code !== 10 && code !== 13) ||
+        (code >= 127 && code < 160)
+      )
+        continue;
       if (code === 32 || code === 9 || code === 10 || code === 13 || (code > 127 && /\s/.test(char))) {
         if (word) yield word;
         word = '';

@@ -20,12 +20,18 @@ export function cloudAccessKeyRecognizer(): PatternRecognizer {
       },
       {
         name: 'aws-secret-access-key',
-        regex: /(?:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)["']?\s*[:=]\s*["']?(?<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
+        regex:
+          /(?:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)["']?\s*[:=]\s*["']?(?<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
         score: 1,
         requires: ['secret', 'SECRET', 'Secret'],
       },
       { name: 'google-api-key', regex: /(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])/g, score: 1, requires: ['AIza'] },
-      { name: 'azure-storage-key', regex: /AccountKey=(?<value>[A-Za-z0-9+/]{86}==)/dg, score: 1, requires: ['AccountKey='] },
+      {
+        name: 'azure-storage-key',
+        regex: /AccountKey=(?<value>[A-Za-z0-9+/]{86}==)/dg,
+        score: 1,
+        requires: ['AccountKey='],
+      },
     ],
   });
 }

@@ -23,7 +23,10 @@ export function creditCardRecognizer(): PatternRecognizer {
       {
         // One pass for all layouts; the digit count and the checksum decide, not the grouping.
         name: 'card-layouts',
-        regex: new RegExp(`${BEFORE}(?:\\d{13,19}|\\d{2,8}( - | {1,2}|[.-]|\\r?\\n)\\d{2,8}(?:\\1\\d{1,8}){0,5})${AFTER}`, 'g'),
+        regex: new RegExp(
+          `${BEFORE}(?:\\d{13,19}|\\d{2,8}( - | {1,2}|[.-]|\\r?\\n)\\d{2,8}(?:\\1\\d{1,8}){0,5})${AFTER}`,
+          'g',
+        ),
         score: 0.3,
       },
     ],

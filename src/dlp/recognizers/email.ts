@@ -13,17 +13,69 @@ import type { Candidate, Recognizer } from '../recognizer.ts';
  */
 
 const MAX_LOCAL = 64;
-const DOMAIN = /(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}-]{0,61}[\p{L}\p{N}\p{M}])?\.)+(\p{L}[\p{L}\p{M}]{1,23})(?![\p{L}\p{N}\p{M}-])/uy;
+const DOMAIN =
+  /(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}-]{0,61}[\p{L}\p{N}\p{M}])?\.)+(\p{L}[\p{L}\p{M}]{1,23})(?![\p{L}\p{N}\p{M}-])/uy;
 const NON_ASCII_LOCAL = /[\p{L}\p{N}\p{M}]/u;
 /** A URL's `scheme://user:` right before the local part: what follows is a password, not an address. */
 const URL_USERINFO = /[a-z][a-z0-9+.-]*:\/\/[^\s/@]*:?$/i;
 
 /** Suffixes that end file names far more often than addresses (`logo@2x.png`, `pkg@1.0.tgz`). */
 const FILE_EXTENSIONS = new Set([
-  'png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'ico', 'bmp', 'tif', 'tiff', 'avif', 'heic',
-  'js', 'mjs', 'cjs', 'ts', 'tsx', 'jsx', 'css', 'scss', 'less', 'html', 'htm', 'json', 'yaml', 'yml', 'toml',
-  'txt', 'pdf', 'zip', 'gz', 'tgz', 'tar', 'bz', 'xz', 'exe', 'dll', 'map', 'lock', 'xml', 'csv', 'log', 'php', 'vue',
-  'mp3', 'mp4', 'wav', 'mov', 'avi', 'woff', 'woff2', 'ttf', 'otf', 'eot', 'wasm',
+  'png',
+  'jpg',
+  'jpeg',
+  'gif',
+  'svg',
+  'webp',
+  'ico',
+  'bmp',
+  'tif',
+  'tiff',
+  'avif',
+  'heic',
+  'js',
+  'mjs',
+  'cjs',
+  'ts',
+  'tsx',
+  'jsx',
+  'css',
+  'scss',
+  'less',
+  'html',
+  'htm',
+  'json',
+  'yaml',
+  'yml',
+  'toml',
+  'txt',
+  'pdf',
+  'zip',
+  'gz',
+  'tgz',
+  'tar',
+  'bz',
+  'xz',
+  'exe',
+  'dll',
+  'map',
+  'lock',
+  'xml',
+  'csv',
+  'log',
+  'php',
+  'vue',
+  'mp3',
+  'mp4',
+  'wav',
+  'mov',
+  'avi',
+  'woff',
+  'woff2',
+  'ttf',
+  'otf',
+  'eot',
+  'wasm',
 ]);
 
 function isLocalChar(code: number): boolean {
@@ -31,7 +83,11 @@ function isLocalChar(code: number): boolean {
     (code >= 97 && code <= 122) || // a-z
     (code >= 65 && code <= 90) || // A-Z
     (code >= 48 && code <= 57) || // 0-9
-    code === 46 || code === 95 || code === 37 || code === 43 || code === 45 || // . _ % + -
+    code === 46 ||
+    code === 95 ||
+    code === 37 ||
+    code === 43 ||
+    code === 45 || // . _ % + -
     (code > 127 && !(code >= 0xd800 && code <= 0xdfff) && NON_ASCII_LOCAL.test(String.fromCharCode(code)))
   );
 }
@@ -56,7 +112,14 @@ export class EmailRecognizer implements Recognizer {
         const end = at + 1 + domain[0].length;
         const inUrl = URL_USERINFO.test(text.slice(Math.max(0, start - 80), start));
         if (!local.endsWith('.') && !local.includes('..') && !FILE_EXTENSIONS.has(tld) && !inUrl) {
-          out.push({ entity: 'EMAIL_ADDRESS', start, end, score: 1, key: text.slice(start, end).toLowerCase(), recognizer: this.name });
+          out.push({
+            entity: 'EMAIL_ADDRESS',
+            start,
+            end,
+            score: 1,
+            key: text.slice(start, end).toLowerCase(),
+            recognizer: this.name,
+          });
         }
       }
       at = text.indexOf('@', at + 1);

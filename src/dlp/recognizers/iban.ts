@@ -20,7 +20,24 @@ const MIN_DIGIT_SHARE = 0.4;
 export class IbanRecognizer implements Recognizer {
   readonly name = 'iban';
   readonly entities = ['IBAN_CODE'] as const;
-  readonly context = { positive: ['iban', 'bank', 'account', 'acct', 'transfer', 'wire', 'sepa', 'bic', 'swift', 'konto', 'bankverbindung', 'compte', 'cuenta', 'conto'] };
+  readonly context = {
+    positive: [
+      'iban',
+      'bank',
+      'account',
+      'acct',
+      'transfer',
+      'wire',
+      'sepa',
+      'bic',
+      'swift',
+      'konto',
+      'bankverbindung',
+      'compte',
+      'cuenta',
+      'conto',
+    ],
+  };
 
   analyze(text: string, out: Candidate[]): void {
     CANDIDATE.lastIndex = 0;
@@ -40,8 +57,20 @@ export class IbanRecognizer implements Recognizer {
       const atBoundary = Number.isNaN(next) || !isAlnum(next);
       const bbanDigits = compact.slice(4).replace(/\D/g, '').length;
       // One case throughout: "is 5442-1589-1118-1411. Answer in" is a sentence, not an IBAN.
-      if (atBoundary && sameCase(written) && bbanDigits >= MIN_DIGIT_SHARE * (compact.length - 4) && ibanChecksumValid(compact)) {
-        out.push({ entity: 'IBAN_CODE', start: match.index, end: match.index + end, score: 1, key: compact, recognizer: this.name });
+      if (
+        atBoundary &&
+        sameCase(written) &&
+        bbanDigits >= MIN_DIGIT_SHARE * (compact.length - 4) &&
+        ibanChecksumValid(compact)
+      ) {
+        out.push({
+          entity: 'IBAN_CODE',
+          start: match.index,
+          end: match.index + end,
+          score: 1,
+          key: compact,
+          recognizer: this.name,
+        });
         CANDIDATE.lastIndex = match.index + end;
       } else {
         CANDIDATE.lastIndex = match.index + 1;

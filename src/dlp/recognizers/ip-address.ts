@@ -24,7 +24,13 @@ function isHexOrColon(code: number): boolean {
 }
 
 function isWordOrDot(code: number): boolean {
-  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 46;
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 95 ||
+    code === 46
+  );
 }
 
 export class IpAddressRecognizer implements Recognizer {
@@ -32,7 +38,21 @@ export class IpAddressRecognizer implements Recognizer {
   readonly entities = ['IP_ADDRESS'] as const;
   readonly context: ContextRule = {
     positive: ['ip', 'ips', 'ipv4', 'ipv6', 'address*', 'host*', 'server', 'client', 'login', 'from'],
-    negative: ['version*', 'v', 'ver', 'release*', 'build', 'section', 'chapter', 'figure', 'table', 'step', 'rule', 'clause', 'paragraph'],
+    negative: [
+      'version*',
+      'v',
+      'ver',
+      'release*',
+      'build',
+      'section',
+      'chapter',
+      'figure',
+      'table',
+      'step',
+      'rule',
+      'clause',
+      'paragraph',
+    ],
   };
 
   analyze(text: string, out: Candidate[]): void {
@@ -80,6 +100,13 @@ export class IpAddressRecognizer implements Recognizer {
   }
 
   private candidate(start: number, value: string, score: number): Candidate {
-    return { entity: 'IP_ADDRESS', start, end: start + value.length, score, key: value.toLowerCase(), recognizer: this.name };
+    return {
+      entity: 'IP_ADDRESS',
+      start,
+      end: start + value.length,
+      score,
+      key: value.toLowerCase(),
+      recognizer: this.name,
+    };
   }
 }

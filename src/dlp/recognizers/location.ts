@@ -44,8 +44,56 @@ export class LocationRecognizer implements Recognizer {
   readonly entities = ['LOCATION'] as const;
   readonly context: ContextRule = {
     positive: [
-      'in', 'from', 'to', 'near', 'via', 'at', 'lives', 'live', 'living', 'lived', 'born', 'moved', 'moving', 'based', 'located', 'resident', 'residence', 'visit*', 'travel*', 'flight', 'city', 'town', 'country', 'office',
-      'à', 'en', 'au', 'aux', 'ville', 'pays', 'habite', 'née', 'né', 'aus', 'nach', 'bei', 'wohnhaft', 'wohnt', 'geboren', 'stadt', 'land', 'desde', 'vive', 'ciudad', 'país', 'nacido', 'nacida', 'dal', 'vicino', 'città',
+      'in',
+      'from',
+      'to',
+      'near',
+      'via',
+      'at',
+      'lives',
+      'live',
+      'living',
+      'lived',
+      'born',
+      'moved',
+      'moving',
+      'based',
+      'located',
+      'resident',
+      'residence',
+      'visit*',
+      'travel*',
+      'flight',
+      'city',
+      'town',
+      'country',
+      'office',
+      'à',
+      'en',
+      'au',
+      'aux',
+      'ville',
+      'pays',
+      'habite',
+      'née',
+      'né',
+      'aus',
+      'nach',
+      'bei',
+      'wohnhaft',
+      'wohnt',
+      'geboren',
+      'stadt',
+      'land',
+      'desde',
+      'vive',
+      'ciudad',
+      'país',
+      'nacido',
+      'nacida',
+      'dal',
+      'vicino',
+      'città',
     ],
   };
   private readonly places = new Map<string, { name: string; score: number }[]>();
@@ -59,15 +107,28 @@ export class LocationRecognizer implements Recognizer {
     CAPITALISED.lastIndex = 0;
     let match: RegExpExecArray | null;
     while ((match = CAPITALISED.exec(text)) !== null) {
-      const candidates = this.places.get(match[0].replace(/[,'’-]+$/, '')) ?? this.places.get(match[0].split(/[-'’]/, 1)[0]!);
+      const candidates =
+        this.places.get(match[0].replace(/[,'’-]+$/, '')) ?? this.places.get(match[0].split(/[-'’]/, 1)[0]!);
       if (!candidates) continue;
       const start = match.index;
-      const place = candidates.find((p) => text.startsWith(p.name, start) && !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? ''));
+      const place = candidates.find(
+        (p) => text.startsWith(p.name, start) && !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? ''),
+      );
       if (!place) continue;
       const end = start + place.name.length;
       // "the Netherlands", "the Philippines": the article belongs to the name.
-      const from = place.score === COUNTRY_SCORE && /(?:^|[^\p{L}])the $/iu.test(text.slice(Math.max(0, start - 5), start)) ? start - 4 : start;
-      out.push({ entity: 'LOCATION', start: from, end, score: place.score, key: place.name.toLowerCase(), recognizer: this.name });
+      const from =
+        place.score === COUNTRY_SCORE && /(?:^|[^\p{L}])the $/iu.test(text.slice(Math.max(0, start - 5), start))
+          ? start - 4
+          : start;
+      out.push({
+        entity: 'LOCATION',
+        start: from,
+        end,
+        score: place.score,
+        key: place.name.toLowerCase(),
+        recognizer: this.name,
+      });
       CAPITALISED.lastIndex = end;
     }
   }

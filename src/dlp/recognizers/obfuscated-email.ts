@@ -24,7 +24,22 @@ export class ObfuscatedEmailRecognizer implements Recognizer {
   readonly name = 'obfuscated-email';
   readonly entities = ['EMAIL_ADDRESS'] as const;
   readonly context: ContextRule = {
-    positive: ['email*', 'e', 'mail*', 'write', 'writing', 'contact*', 'reach', 'correo', 'escribe*', 'schreib*', 'courriel', 'écrivez', 'adresse', 'address'],
+    positive: [
+      'email*',
+      'e',
+      'mail*',
+      'write',
+      'writing',
+      'contact*',
+      'reach',
+      'correo',
+      'escribe*',
+      'schreib*',
+      'courriel',
+      'écrivez',
+      'adresse',
+      'address',
+    ],
   };
 
   analyze(text: string, out: Candidate[]): void {
@@ -40,7 +55,14 @@ export class ObfuscatedEmailRecognizer implements Recognizer {
       const end = DOMAIN.lastIndex;
       const bracketed = /[[({<]/.test(at[0]);
       const key = `${undot(local[0])}@${undot(domain[0])}`.toLowerCase();
-      out.push({ entity: 'EMAIL_ADDRESS', start, end, score: bracketed ? BRACKETED_SCORE : SPELLED_SCORE, key, recognizer: this.name });
+      out.push({
+        entity: 'EMAIL_ADDRESS',
+        start,
+        end,
+        score: bracketed ? BRACKETED_SCORE : SPELLED_SCORE,
+        key,
+        recognizer: this.name,
+      });
       AT.lastIndex = end;
     }
   }

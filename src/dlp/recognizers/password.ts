@@ -19,14 +19,24 @@ export function passwordRecognizer(): PatternRecognizer {
     entity: 'PASSWORD',
     patterns: [
       // Starts at the literal "://", which the engine finds fast; the scheme before it does not matter.
-      { name: 'url-userinfo', regex: /:\/\/[^\s:/@]{1,64}:(?<value>[^\s@/]{1,128})@[\w.-]/dg, score: 1, requires: ['://'] },
+      {
+        name: 'url-userinfo',
+        regex: /:\/\/[^\s:/@]{1,64}:(?<value>[^\s@/]{1,128})@[\w.-]/dg,
+        score: 1,
+        requires: ['://'],
+      },
       {
         name: 'keyword',
         regex: /(?:passw(?:or)?[dt]|pwd|pass_?phrase)["']?\s*[:=]\s*["']?(?<value>[^\s"',;`]{3,128})/dgi,
         score: 1,
         requires: ['assw', 'ASSW', 'Assw', 'wd', 'WD', 'hrase', 'HRASE'],
       },
-      { name: 'curl-user', regex: /(?<!\S)(?:-u|--user)\s+["']?[^\s:"']{1,64}:(?<value>[^\s"']{1,128})/dg, score: 1, requires: ['-u'] },
+      {
+        name: 'curl-user',
+        regex: /(?<!\S)(?:-u|--user)\s+["']?[^\s:"']{1,64}:(?<value>[^\s"']{1,128})/dg,
+        score: 1,
+        requires: ['-u'],
+      },
     ],
     validate(value, pattern) {
       if (REFERENCE.test(value)) return 0;

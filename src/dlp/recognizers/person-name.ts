@@ -5,7 +5,27 @@ import { COMMON_CAPITALISED } from './person-stopwords.ts';
 /** A capitalised word: `Müller`, `O'Brien`, `Jean-Luc`, `McDonald`. */
 const WORD = /\p{Lu}[\p{Ll}\p{M}]*(?:['’]\p{Lu}?[\p{Ll}\p{M}]+|-\p{Lu}[\p{Ll}\p{M}]+|\p{Lu}[\p{Ll}\p{M}]+)*/gu;
 /** Lower-case name particles kept inside a name: `de Vries`, `van der Berg`, `da Silva`. */
-const PARTICLES = new Set(['de', 'da', 'das', 'do', 'dos', 'del', 'della', 'di', 'van', 'von', 'der', 'den', 'ter', 'le', 'la', 'bin', 'binti', 'al', 'el']);
+const PARTICLES = new Set([
+  'de',
+  'da',
+  'das',
+  'do',
+  'dos',
+  'del',
+  'della',
+  'di',
+  'van',
+  'von',
+  'der',
+  'den',
+  'ter',
+  'le',
+  'la',
+  'bin',
+  'binti',
+  'al',
+  'el',
+]);
 const MAX_TOKENS = 4;
 
 /**
@@ -13,7 +33,8 @@ const MAX_TOKENS = 4;
  * "this is", "my name is". Unknown capitalised words after one are a name
  * candidate too (the dictionaries cannot hold every name).
  */
-const ANNOUNCED = /(?:^|[^\p{L}])(?:mr|mrs|ms|miss|mx|dr|prof|sir|herr|frau|sr|sra|señor|señora|mme|mlle|monsieur|madame|sig|signor|signora|gentile|dear|hi|hello|hey|hallo|bonjour|hola|ciao|liebe|lieber|caro|cara|estimad[oa]|regards|thanks|cheers|best|gruß|grüße|saludo|cordialement|name:|name is|named|called|this is|i am|i'm|its|it's|patient|speaker|colleague|holder)\.?[:,]?\s{1,3}$/iu;
+const ANNOUNCED =
+  /(?:^|[^\p{L}])(?:mr|mrs|ms|miss|mx|dr|prof|sir|herr|frau|sr|sra|señor|señora|mme|mlle|monsieur|madame|sig|signor|signora|gentile|dear|hi|hello|hey|hallo|bonjour|hola|ciao|liebe|lieber|caro|cara|estimad[oa]|regards|thanks|cheers|best|gruß|grüße|saludo|cordialement|name:|name is|named|called|this is|i am|i'm|its|it's|patient|speaker|colleague|holder)\.?[:,]?\s{1,3}$/iu;
 
 const FULL_SCORE = 0.85;
 const PARTIAL_SCORE = 0.7;
@@ -24,7 +45,8 @@ const DATA = new URL('../data/', import.meta.url);
 
 function loadNames(file: string): Set<string> {
   const names = new Set<string>();
-  for (const line of readFileSync(new URL(file, DATA), 'utf8').split('\n')) if (line && !COMMON_CAPITALISED.has(line)) names.add(line);
+  for (const line of readFileSync(new URL(file, DATA), 'utf8').split('\n'))
+    if (line && !COMMON_CAPITALISED.has(line)) names.add(line);
   return names;
 }
 
@@ -52,10 +74,72 @@ export class PersonNameRecognizer implements Recognizer {
   readonly entities = ['PERSON'] as const;
   readonly context: ContextRule = {
     positive: [
-      'mr', 'mrs', 'ms', 'miss', 'mx', 'dr', 'prof', 'sir', 'madam', 'herr', 'frau', 'sr', 'sra', 'señor', 'señora', 'mme', 'mlle', 'monsieur', 'madame', 'sig', 'signor', 'signora', 'gentile',
-      'dear', 'hi', 'hello', 'hey', 'hallo', 'bonjour', 'hola', 'ciao', 'liebe', 'lieber', 'caro', 'cara', 'estimado', 'estimada',
-      'name', 'named', 'called', 'patient', 'customer', 'client', 'colleague', 'manager', 'employee', 'holder', 'signed', 'regards', 'sincerely', 'cheers', 'thanks', 'best', 'gruß', 'grüße', 'saludo', 'cordialement',
-      'met', 'speaker', 'author', 'contact', 'cc', 'from', 'attn', 'its', 'this',
+      'mr',
+      'mrs',
+      'ms',
+      'miss',
+      'mx',
+      'dr',
+      'prof',
+      'sir',
+      'madam',
+      'herr',
+      'frau',
+      'sr',
+      'sra',
+      'señor',
+      'señora',
+      'mme',
+      'mlle',
+      'monsieur',
+      'madame',
+      'sig',
+      'signor',
+      'signora',
+      'gentile',
+      'dear',
+      'hi',
+      'hello',
+      'hey',
+      'hallo',
+      'bonjour',
+      'hola',
+      'ciao',
+      'liebe',
+      'lieber',
+      'caro',
+      'cara',
+      'estimado',
+      'estimada',
+      'name',
+      'named',
+      'called',
+      'patient',
+      'customer',
+      'client',
+      'colleague',
+      'manager',
+      'employee',
+      'holder',
+      'signed',
+      'regards',
+      'sincerely',
+      'cheers',
+      'thanks',
+      'best',
+      'gruß',
+      'grüße',
+      'saludo',
+      'cordialement',
+      'met',
+      'speaker',
+      'author',
+      'contact',
+      'cc',
+      'from',
+      'attn',
+      'its',
+      'this',
     ],
   };
   private readonly first: Set<string>;
@@ -73,7 +157,10 @@ export class PersonNameRecognizer implements Recognizer {
     while ((match = WORD.exec(text)) !== null) {
       const token = { start: match.index, end: match.index + match[0].length, word: match[0] };
       const previous = run.at(-1);
-      if (previous && (!this.joins(run, text.slice(previous.end, token.start), token.word) || run.length >= MAX_TOKENS)) {
+      if (
+        previous &&
+        (!this.joins(run, text.slice(previous.end, token.start), token.word) || run.length >= MAX_TOKENS)
+      ) {
         this.score(text, run, out);
         run = [];
       }
@@ -87,9 +174,19 @@ export class PersonNameRecognizer implements Recognizer {
     let from = 0;
     let to = run.length;
     // One unknown word may come before a known last name: a first name the dictionary lacks.
-    while (from < to && !this.known(run[from]!.word) && !(from + 2 === to && this.last.has(run[from + 1]!.word) && !COMMON_CAPITALISED.has(run[from]!.word))) from++;
+    while (
+      from < to &&
+      !this.known(run[from]!.word) &&
+      !(from + 2 === to && this.last.has(run[from + 1]!.word) && !COMMON_CAPITALISED.has(run[from]!.word))
+    )
+      from++;
     // One unknown word may follow a known first name: a surname the dictionary lacks.
-    while (to > from && !this.known(run[to - 1]!.word) && !(to - 2 >= from && this.first.has(run[to - 2]!.word) && !COMMON_CAPITALISED.has(run[to - 1]!.word))) to--;
+    while (
+      to > from &&
+      !this.known(run[to - 1]!.word) &&
+      !(to - 2 >= from && this.first.has(run[to - 2]!.word) && !COMMON_CAPITALISED.has(run[to - 1]!.word))
+    )
+      to--;
     if (from >= to) {
       // Nothing known: a name only if something announces it, and never a common word.
       const before = text.slice(Math.max(0, run[0]!.start - 24), run[0]!.start);

@@ -15,13 +15,84 @@ export interface PhoneNumberRecognizerOptions {
 }
 
 /** North American Numbering Plan regions: their numbers never start with a trunk 0. */
-const NANP = new Set(['US', 'CA', 'AG', 'AI', 'AS', 'BB', 'BM', 'BS', 'DM', 'DO', 'GD', 'GU', 'JM', 'KN', 'KY', 'LC', 'MP', 'MS', 'PR', 'SX', 'TC', 'TT', 'VC', 'VG', 'VI']);
+const NANP = new Set([
+  'US',
+  'CA',
+  'AG',
+  'AI',
+  'AS',
+  'BB',
+  'BM',
+  'BS',
+  'DM',
+  'DO',
+  'GD',
+  'GU',
+  'JM',
+  'KN',
+  'KY',
+  'LC',
+  'MP',
+  'MS',
+  'PR',
+  'SX',
+  'TC',
+  'TT',
+  'VC',
+  'VG',
+  'VI',
+]);
 
 /** The 20 most populous countries, the EU members, the United Kingdom and Canada (which shares the US layout). */
 export const DEFAULT_PHONE_REGIONS: readonly string[] = [
-  'US', 'IN', 'CN', 'ID', 'PK', 'NG', 'BR', 'BD', 'RU', 'ET', 'MX', 'JP', 'EG', 'PH', 'CD', 'VN', 'IR', 'TR', 'DE', 'TH',
-  'GB', 'FR', 'IT', 'ES', 'PL', 'RO', 'NL', 'BE', 'CZ', 'GR', 'PT', 'SE', 'HU', 'AT', 'BG', 'DK', 'FI', 'SK', 'IE', 'HR',
-  'LT', 'SI', 'LV', 'EE', 'CY', 'LU', 'MT', 'CA',
+  'US',
+  'IN',
+  'CN',
+  'ID',
+  'PK',
+  'NG',
+  'BR',
+  'BD',
+  'RU',
+  'ET',
+  'MX',
+  'JP',
+  'EG',
+  'PH',
+  'CD',
+  'VN',
+  'IR',
+  'TR',
+  'DE',
+  'TH',
+  'GB',
+  'FR',
+  'IT',
+  'ES',
+  'PL',
+  'RO',
+  'NL',
+  'BE',
+  'CZ',
+  'GR',
+  'PT',
+  'SE',
+  'HU',
+  'AT',
+  'BG',
+  'DK',
+  'FI',
+  'SK',
+  'IE',
+  'HR',
+  'LT',
+  'SI',
+  'LV',
+  'EE',
+  'CY',
+  'LU',
+  'MT',
+  'CA',
 ];
 
 /**
@@ -89,9 +160,12 @@ export class PhoneNumberRecognizer implements Recognizer {
   private readonly memo = new Map<string, string | null>();
 
   constructor(options: PhoneNumberRecognizerOptions = {}) {
-    const regions = (options.regions && options.regions.length > 0 ? options.regions : DEFAULT_PHONE_REGIONS).map((r) => r.toUpperCase());
+    const regions = (options.regions && options.regions.length > 0 ? options.regions : DEFAULT_PHONE_REGIONS).map((r) =>
+      r.toUpperCase(),
+    );
     const unsupported = regions.filter((r) => !phonePlan(r));
-    if (unsupported.length > 0) throw new RangeError(`phone regions not known to libphonenumber: ${unsupported.join(', ')}`);
+    if (unsupported.length > 0)
+      throw new RangeError(`phone regions not known to libphonenumber: ${unsupported.join(', ')}`);
     this.plans = regions.map((r) => phonePlan(r)!);
     this.phoneWords = new Set(PHONE_HEADER_WORDS);
   }
@@ -116,20 +190,29 @@ export class PhoneNumberRecognizer implements Recognizer {
       const ext = EXTENSION.exec(text);
       if (ext) end += ext[0].length;
       // A column header is context the engine's word window cannot see: it counts like a phone word.
-      const score = found.score < FORMATTED_SCORE && columnHeaderHas(text, start, this.phoneWords) ? found.score + CONTEXT_BOOST : found.score;
+      const score =
+        found.score < FORMATTED_SCORE && columnHeaderHas(text, start, this.phoneWords)
+          ? found.score + CONTEXT_BOOST
+          : found.score;
       out.push({ entity: 'PHONE_NUMBER', start, end, score, key: found.e164, recognizer: this.name });
       CHUNK.lastIndex = end;
     }
   }
 
   /** The longest prefix of `chunk` (dropping up to {@link MAX_TRIMS} trailing groups) that is a valid number. */
-  private longestValid(text: string, start: number, chunk: string): { length: number; score: number; e164: string } | undefined {
+  private longestValid(
+    text: string,
+    start: number,
+    chunk: string,
+  ): { length: number; score: number; e164: string } | undefined {
     let value = trimSeparators(chunk);
     while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
     let context: boolean | undefined;
     // Reading the words around costs more than the rest; asked at most once per chunk. A table's column header counts as a word nearby.
     const phoneWordNearby = () =>
-      (context ??= this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE || columnHeaderHas(text, start, this.phoneWords));
+      (context ??=
+        this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE ||
+        columnHeaderHas(text, start, this.phoneWords));
     // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
     EXTENSION.lastIndex = start + value.length;
     const extended = EXTENSION.test(text);
@@ -143,14 +226,23 @@ export class PhoneNumberRecognizer implements Recognizer {
         const found = this.validate(value, trims === 0 || extended, phoneWordNearby);
         if (found) return { length: value.length, ...found };
       }
-      const cut = Math.max(value.lastIndexOf(' '), value.lastIndexOf('-'), value.lastIndexOf('.'), value.lastIndexOf('/'));
+      const cut = Math.max(
+        value.lastIndexOf(' '),
+        value.lastIndexOf('-'),
+        value.lastIndexOf('.'),
+        value.lastIndexOf('/'),
+      );
       if (cut <= 0) return undefined;
       value = trimSeparators(value.slice(0, cut));
     }
     return undefined;
   }
 
-  private validate(value: string, layoutChecked: boolean, phoneWordNearby: () => boolean): { score: number; e164: string } | undefined {
+  private validate(
+    value: string,
+    layoutChecked: boolean,
+    phoneWordNearby: () => boolean,
+  ): { score: number; e164: string } | undefined {
     const digits = digitsOf(value);
     if (digits.length < 7 || digits.length > 17) return undefined;
     if (count(value, '(') !== count(value, ')')) return undefined;
@@ -163,7 +255,8 @@ export class PhoneNumberRecognizer implements Recognizer {
     if (bare) {
       // A bare national number needs a full length to be told from an ID ("041363567").
       if (digits.length < 10 || digits.length > 15) return undefined;
-      const national = digits.length <= 11 ? this.national(digits, digits.startsWith('0') ? 'trunk' : 'any') : undefined;
+      const national =
+        digits.length <= 11 ? this.national(digits, digits.startsWith('0') ? 'trunk' : 'any') : undefined;
       if (national) return { score: BARE_SCORE, e164: national };
       // Typed without its `+` (`447911123456`): valid for the region its calling code names.
       const international = digits.length >= 11 && !digits.startsWith('0') ? this.international(digits) : undefined;
@@ -214,7 +307,11 @@ export class PhoneNumberRecognizer implements Recognizer {
       if (kind === 'trunk' && nanp) continue;
       if (kind === 'nanp' && !nanp) continue;
       // Read as written, or (`8 (912) 345-67-89`) with a trunk prefix other than 0.
-      const e164 = nationalE164(plan, digits, kind === 'trunk') ?? (kind === 'any' && plan.trunk !== undefined && digits.startsWith(plan.trunk) ? nationalE164(plan, digits, true) : undefined);
+      const e164 =
+        nationalE164(plan, digits, kind === 'trunk') ??
+        (kind === 'any' && plan.trunk !== undefined && digits.startsWith(plan.trunk)
+          ? nationalE164(plan, digits, true)
+          : undefined);
       if (e164) return e164;
     }
     return undefined;
@@ -222,7 +319,30 @@ export class PhoneNumberRecognizer implements Recognizer {
 }
 
 /** Column headers that announce phone numbers in a table (`| Phone |`, `mobile,`), compared as lower-cased words. */
-const PHONE_HEADER_WORDS = ['phone', 'phones', 'tel', 'telephone', 'mobile', 'cell', 'fax', 'telefon', 'telefono', 'teléfono', 'téléphone', 'telefone', 'handy', 'mobil', 'portable', 'celular', 'contact', 'whatsapp', 'number', 'nummer', 'numéro', 'número'];
+const PHONE_HEADER_WORDS = [
+  'phone',
+  'phones',
+  'tel',
+  'telephone',
+  'mobile',
+  'cell',
+  'fax',
+  'telefon',
+  'telefono',
+  'teléfono',
+  'téléphone',
+  'telefone',
+  'handy',
+  'mobil',
+  'portable',
+  'celular',
+  'contact',
+  'whatsapp',
+  'number',
+  'nummer',
+  'numéro',
+  'número',
+];
 
 /**
  * Whether a number may start at `start`: not inside a word or a longer number

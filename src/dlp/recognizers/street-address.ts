@@ -9,7 +9,10 @@ const TOWN = String.raw`(?:, (?:${CAP}(?: ${CAP}){0,2},? (?:[A-Z]{2} (?:\d{5}(?:
 
 const EN_TYPES = String.raw`(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Lane|Ln\.?|Boulevard|Blvd\.?|Drive|Dr\.?|Court|Ct\.?|Way|Place|Pl\.?|Terrace|Close|Crescent|Square|Sq\.?|Parkway|Pkwy\.?|Highway|Hwy\.?|Circle|Row|Walk|Gardens|Grove|Mews)`;
 /** `1234 N Maple Avenue, Apt 5B, Springfield, IL 62704`, `221B Baker Street`. */
-const ENGLISH = new RegExp(String.raw`(?<![\p{L}\p{N}.,])${HOUSE} (?:[NSEW]\.? )?(?:${CAP} ){1,3}${EN_TYPES}(?![\p{L}])${UNIT}?${TOWN}?`, 'gu');
+const ENGLISH = new RegExp(
+  String.raw`(?<![\p{L}\p{N}.,])${HOUSE} (?:[NSEW]\.? )?(?:${CAP} ){1,3}${EN_TYPES}(?![\p{L}])${UNIT}?${TOWN}?`,
+  'gu',
+);
 
 const GLUED = String.raw`(?:straße|strasse|str\.|weg|allee|gasse|platz|damm|chaussee|pfad|steig|straat|laan|gracht|plein|kade|dijk|singel|gatan|vägen|gade|vej)`;
 /** `Lindenweg 3a, 10115 Berlin`, `Berliner Straße 12`, `Am Markt 5`, `Kerkstraat 25, 3511 AB Utrecht`, `Storgatan 4`. */
@@ -21,7 +24,10 @@ const GERMANIC = new RegExp(
 const FR_TYPES = String.raw`(?:[Rr]ue|[Aa]venue|[Aa]v\.|[Bb]oulevard|[Bb]d|[Pp]lace|[Cc]hemin|[Aa]llée|[Ii]mpasse|[Qq]uai|[Cc]ours|[Rr]oute|[Ss]quare|[Pp]assage)`;
 const FR_LINK = String.raw`(?:(?:de|du|des|de la|la|le|les) |[dl][’'])`;
 /** `12 rue de la Paix, 75002 Paris`, `3 bis avenue Victor Hugo`. */
-const FRENCH = new RegExp(String.raw`(?<![\p{L}\p{N}.,])\d{1,4}(?: ?(?:bis|ter)| ?[a-zA-Z](?![\p{L}]))?,? ${FR_TYPES} ${FR_LINK}*${CAP}(?: ${FR_LINK}*${CAP}){0,3}${TOWN}?`, 'gu');
+const FRENCH = new RegExp(
+  String.raw`(?<![\p{L}\p{N}.,])\d{1,4}(?: ?(?:bis|ter)| ?[a-zA-Z](?![\p{L}]))?,? ${FR_TYPES} ${FR_LINK}*${CAP}(?: ${FR_LINK}*${CAP}){0,3}${TOWN}?`,
+  'gu',
+);
 
 const ROMANCE_TYPES = String.raw`(?:Calle|C/|Avenida|Avda\.|Av\.|Paseo|Plaza|Pza\.|Camino|Carrera|Ronda|Travesía|Via|Viale|Corso|Piazza|Piazzale|Largo|Vicolo|Rua|Travessa|Praça|Estrada|Alameda)`;
 const ROMANCE_LINK = String.raw`(?:(?:de|del|de la|de los|la|las|los|da|das|do|dos|di|della|delle|dei|degli) )`;

@@ -20,7 +20,9 @@ export function usSsnRecognizer(): PatternRecognizer {
   return new PatternRecognizer({
     name: 'us-ssn',
     entity: 'US_SSN',
-    patterns: [{ name: 'ssn-layouts', regex: new RegExp(`${BEFORE}\\d{3}([- ]?)\\d{2}\\1\\d{4}${AFTER}`, 'g'), score: DASHED }],
+    patterns: [
+      { name: 'ssn-layouts', regex: new RegExp(`${BEFORE}\\d{3}([- ]?)\\d{2}\\1\\d{4}${AFTER}`, 'g'), score: DASHED },
+    ],
     validate(value) {
       if (!ssnValid(value.replace(/\D/g, ''))) return 0;
       return value.includes('-') ? DASHED : value.includes(' ') ? SPACED : BARE;
@@ -28,7 +30,23 @@ export function usSsnRecognizer(): PatternRecognizer {
     normalize: (value) => value.replace(/\D/g, ''),
     context: {
       positive: ['ssn*', 'social', 'ss', 'tin', 'taxpayer'],
-      negative: ['order*', 'invoice*', 'part', 'sku', 'serial', 'tracking', 'ticket*', 'ref*', 'isbn', 'model', 'zip*', 'routing', 'aba', 'account*', 'acct'],
+      negative: [
+        'order*',
+        'invoice*',
+        'part',
+        'sku',
+        'serial',
+        'tracking',
+        'ticket*',
+        'ref*',
+        'isbn',
+        'model',
+        'zip*',
+        'routing',
+        'aba',
+        'account*',
+        'acct',
+      ],
     },
   });
 }

@@ -30,7 +30,18 @@ interface MetadataView {
   numberingPlan: PlanView;
 }
 
-const NUMBER_TYPES = ['FIXED_LINE', 'MOBILE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL'];
+const NUMBER_TYPES = [
+  'FIXED_LINE',
+  'MOBILE',
+  'TOLL_FREE',
+  'PREMIUM_RATE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+];
 
 /** One region's rules. */
 export interface PhonePlan {
@@ -45,7 +56,10 @@ export interface PhonePlan {
   readonly valid: RegExp;
 }
 
-const metadata = metadataJson as unknown as MetadataJson & { countries: Record<string, unknown>; country_calling_codes: Record<string, string[]> };
+const metadata = metadataJson as unknown as MetadataJson & {
+  countries: Record<string, unknown>;
+  country_calling_codes: Record<string, string[]>;
+};
 let view: MetadataView | undefined;
 const plans = new Map<string, PhonePlan | null>();
 
@@ -99,7 +113,10 @@ export function nationalE164(plan: PhonePlan, digits: string, withTrunk: boolean
   if (withTrunk) {
     const match = plan.prefix?.exec(digits);
     if (!match || match[0] === '') return undefined;
-    nsn = plan.transform !== undefined && match.length > 1 && match[1] !== undefined ? digits.replace(plan.prefix!, plan.transform) : digits.slice(match[0].length);
+    nsn =
+      plan.transform !== undefined && match.length > 1 && match[1] !== undefined
+        ? digits.replace(plan.prefix!, plan.transform)
+        : digits.slice(match[0].length);
   }
   return isValidFor(plan, nsn) ? `+${plan.callingCode}${nsn}` : undefined;
 }

@@ -18,7 +18,13 @@ import type {
   ToolMessage,
 } from '../../chat/types.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
-import { MESSAGES_FIELDS, messagesRequestSchema, type AssistantBlock, type MessagesRequestBody, type UserBlock } from './request-schema.ts';
+import {
+  MESSAGES_FIELDS,
+  messagesRequestSchema,
+  type AssistantBlock,
+  type MessagesRequestBody,
+  type UserBlock,
+} from './request-schema.ts';
 
 /**
  * Anthropic Messages request -> the canonical {@link ChatRequest}. Blocks map
@@ -30,16 +36,25 @@ import { MESSAGES_FIELDS, messagesRequestSchema, type AssistantBlock, type Messa
 
 type CacheControlIn = { type: 'ephemeral'; ttl?: '5m' | '1h' | undefined } | null | undefined;
 
-function withCacheControl<T extends object>(target: T, cacheControl: CacheControlIn): T & { cache_control?: { type: 'ephemeral'; ttl?: '5m' | '1h' } } {
+function withCacheControl<T extends object>(
+  target: T,
+  cacheControl: CacheControlIn,
+): T & { cache_control?: { type: 'ephemeral'; ttl?: '5m' | '1h' } } {
   if (cacheControl == null) return target;
-  return { ...target, cache_control: cacheControl.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cacheControl.ttl } };
+  return {
+    ...target,
+    cache_control:
+      cacheControl.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: cacheControl.ttl },
+  };
 }
 
 function systemMessages(system: MessagesRequestBody['system']): SystemMessage[] {
   if (system == null) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ role: 'system', content: system }];
   // One instruction per block, so a block's cache_control keeps its place.
-  return system.map((block) => withCacheControl<SystemMessage>({ role: 'system', content: block.text }, block.cache_control));
+  return system.map((block) =>
+    withCacheControl<SystemMessage>({ role: 'system', content: block.text }, block.cache_control),
+  );
 }
 
 function documentPart(block: Extract<UserBlock, { type: 'document' }>): DocumentPart {
@@ -63,7 +78,10 @@ function contentPart(block: Exclude<UserBlock, { type: 'tool_result' }>): Conten
     case 'text':
       return withCacheControl<TextPart>({ type: 'text', text: block.text }, block.cache_control);
     case 'image': {
-      const url = block.source.type === 'url' ? block.source.url : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
+      const url =
+        block.source.type === 'url'
+          ? block.source.url
+          : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
       return { type: 'image_url', image_url: { url } };
     }
     case 'document':
@@ -73,12 +91,18 @@ function contentPart(block: Exclude<UserBlock, { type: 'tool_result' }>): Conten
 
 /** A text-only list without cache marks is one string, the form the caches and the chat door share. */
 function userContent(parts: ContentPart[]): string | ContentPart[] {
-  if (parts.every((part) => part.type === 'text' && part.cache_control === undefined)) return parts.map((part) => (part as TextPart).text).join('\n');
+  if (parts.every((part) => part.type === 'text' && part.cache_control === undefined))
+    return parts.map((part) => (part as TextPart).text).join('\n');
   return parts;
 }
 
 function toolMessage(block: Extract<UserBlock, { type: 'tool_result' }>): ToolMessage {
-  const content = block.content === undefined ? '' : typeof block.content === 'string' ? block.content : block.content.map((b) => b.text).join('\n');
+  const content =
+    block.content === undefined
+      ? ''
+      : typeof block.content === 'string'
+        ? block.content
+        : block.content.map((b) => b.text).join('\n');
   const out: ToolMessage = { role: 'tool', content, tool_call_id: block.tool_use_id };
   if (block.is_error === true) out.is_error = true;
   return withCacheControl(out, block.cache_control);
@@ -103,14 +127,25 @@ function assistantMessage(content: string | AssistantBlock[], index: number): As
   const thinking: ThinkingBlock[] = [];
   for (const block of content) {
     if (block.type === 'text') texts.push(block.text);
-    else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
-    else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+    else if (block.type === 'tool_use')
+      calls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input) },
+      });
+    else if (block.type === 'thinking')
+      thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else thinking.push({ type: 'redacted_thinking', data: block.data });
   }
   if (texts.length === 0 && calls.length === 0 && thinking.length === 0) {
-    throw new InvalidRequestError(`Invalid request: messages.${index}.content: an assistant message needs at least one block.`);
+    throw new InvalidRequestError(
+      `Invalid request: messages.${index}.content: an assistant message needs at least one block.`,
+    );
   }
-  const out: AssistantMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n') : calls.length > 0 ? null : '' };
+  const out: AssistantMessage = {
+    role: 'assistant',
+    content: texts.length > 0 ? texts.join('\n') : calls.length > 0 ? null : '',
+  };
   if (calls.length > 0) out.tool_calls = calls;
   if (thinking.length > 0) out.thinking = thinking;
   return out;
@@ -131,7 +166,8 @@ function toolChoiceOf(choice: NonNullable<MessagesRequestBody['tool_choice']>): 
 
 function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): ThinkingConfig {
   if (thinking.type === 'disabled') return { type: 'disabled' };
-  const out: ThinkingConfig = thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: thinking.budget_tokens } : { type: 'adaptive' };
+  const out: ThinkingConfig =
+    thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: thinking.budget_tokens } : { type: 'adaptive' };
   if (thinking.display != null) out.display = thinking.display;
   return out;
 }
@@ -139,7 +175,9 @@ function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): Thi
 /** What of a tool only an Anthropic-format upstream reads; undefined when the tool has none of it. */
 function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[number]): AnthropicToolFields | undefined {
   const out: AnthropicToolFields = {};
-  if (tool.cache_control != null) out.cache_control = tool.cache_control.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: tool.cache_control.ttl };
+  if (tool.cache_control != null)
+    out.cache_control =
+      tool.cache_control.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: tool.cache_control.ttl };
   if (tool.strict != null) out.strict = tool.strict;
   if (tool.defer_loading != null) out.defer_loading = tool.defer_loading;
   if (tool.eager_input_streaming != null) out.eager_input_streaming = tool.eager_input_streaming;
@@ -161,7 +199,8 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
   const raw = headers[name];
   const value = Array.isArray(raw) ? raw.join(',') : raw;
   if (value === undefined || value === '') return undefined;
-  if (value.length > MAX_ANTHROPIC_HEADER) throw new InvalidRequestError(`The ${name} header is longer than ${MAX_ANTHROPIC_HEADER} characters.`);
+  if (value.length > MAX_ANTHROPIC_HEADER)
+    throw new InvalidRequestError(`The ${name} header is longer than ${MAX_ANTHROPIC_HEADER} characters.`);
   return value;
 }
 
@@ -200,7 +239,8 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   const effort = body.output_config?.effort;
   if (effort != null) req.effort = effort;
   const format = body.output_config?.format;
-  if (format != null) req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  if (format != null)
+    req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   if (body.context_management != null) req.context_management = body.context_management;
   const extra = extraFields(body);
   if (extra !== undefined) req.extra_body = extra;

@@ -52,7 +52,11 @@ export interface AnthropicErrorBody {
 }
 
 export function errorBodyOf(err: GatewayError, requestId: string): AnthropicErrorBody {
-  return { type: 'error', error: { type: ANTHROPIC_ERRORS[err.code].type, message: err.message }, request_id: requestId };
+  return {
+    type: 'error',
+    error: { type: ANTHROPIC_ERRORS[err.code].type, message: err.message },
+    request_id: requestId,
+  };
 }
 
 export function messagesError(err: GatewayError, requestId: string): { status: number; body: AnthropicErrorBody } {

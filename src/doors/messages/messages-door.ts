@@ -38,7 +38,10 @@ export function messagesDoor(options: MessagesDoorOptions): MessagesDoor {
     name: 'messages',
     decode(request: DoorRequest): ChatRequest {
       const body = parseMessagesBody(request.body);
-      return withAnthropicHeaders(normalizeMessagesRequest(body, resolveModel(options.config(), body.model)), request.headers);
+      return withAnthropicHeaders(
+        normalizeMessagesRequest(body, resolveModel(options.config(), body.model)),
+        request.headers,
+      );
     },
     reply: () => messagesReplyCodec(),
     error: messagesError,

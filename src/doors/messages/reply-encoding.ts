@@ -1,4 +1,11 @@
-import type { ChatCompletion, FinishReason, GatewayCacheMark, PromptTokensDetails, ThinkingBlock, Usage } from '../../chat/types.ts';
+import type {
+  ChatCompletion,
+  FinishReason,
+  GatewayCacheMark,
+  PromptTokensDetails,
+  ThinkingBlock,
+  Usage,
+} from '../../chat/types.ts';
 
 /**
  * The pipeline's OpenAI-shaped reply as Anthropic's `Message`: content blocks
@@ -42,7 +49,12 @@ export interface AnthropicUsage {
  * (`cache_write_tokens`, of which `cache_write_1h_tokens` for an hour) are
  * moved to `cache_read_input_tokens` and `cache_creation_input_tokens`.
  */
-export function usageOf(usage: (Usage & { prompt_tokens_details?: Partial<PromptTokensDetails> | null; gateway_cache?: GatewayCacheMark }) | null | undefined): AnthropicUsage {
+export function usageOf(
+  usage:
+    | (Usage & { prompt_tokens_details?: Partial<PromptTokensDetails> | null; gateway_cache?: GatewayCacheMark })
+    | null
+    | undefined,
+): AnthropicUsage {
   const details = usage?.prompt_tokens_details;
   const cached = details?.cached_tokens ?? 0;
   const written = details?.cache_write_tokens ?? 0;
@@ -93,7 +105,12 @@ export function messageOf(completion: ChatCompletion, requestedModel: string | u
   const text = (message?.content ?? '') + (message?.refusal ?? '');
   if (text !== '') content.push({ type: 'text', text });
   for (const call of message?.tool_calls ?? []) {
-    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInputOf(call.function.arguments) });
+    content.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: toolInputOf(call.function.arguments),
+    });
   }
   return {
     id: messageIdOf(completion.id),

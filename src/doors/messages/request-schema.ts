@@ -30,7 +30,11 @@ const textBlock = z.strictObject({ type: z.literal('text'), text: z.string(), ca
 const imageBlock = z.strictObject({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('base64'), media_type: z.enum(IMAGE_MEDIA_TYPES), data: z.string().max(20_000_000).regex(BASE64, 'must be base64') }),
+    z.strictObject({
+      type: z.literal('base64'),
+      media_type: z.enum(IMAGE_MEDIA_TYPES),
+      data: z.string().max(20_000_000).regex(BASE64, 'must be base64'),
+    }),
     z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
   ]),
   cache_control: cacheControl,
@@ -39,7 +43,11 @@ const imageBlock = z.strictObject({
 const documentBlock = z.strictObject({
   type: z.literal('document'),
   source: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('base64'), media_type: z.literal('application/pdf'), data: z.string().max(40_000_000).regex(BASE64, 'must be base64') }),
+    z.strictObject({
+      type: z.literal('base64'),
+      media_type: z.literal('application/pdf'),
+      data: z.string().max(40_000_000).regex(BASE64, 'must be base64'),
+    }),
     z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }),
     z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
   ]),
@@ -144,7 +152,8 @@ export const messagesRequestSchema = z
   .superRefine((body, ctx) => {
     const names = new Set<string>();
     for (const [i, t] of (body.tools ?? []).entries()) {
-      if (names.has(t.name)) ctx.addIssue({ code: 'custom', path: ['tools', i, 'name'], message: 'duplicate tool name' });
+      if (names.has(t.name))
+        ctx.addIssue({ code: 'custom', path: ['tools', i, 'name'], message: 'duplicate tool name' });
       names.add(t.name);
     }
     const choice = body.tool_choice;
@@ -152,7 +161,11 @@ export const messagesRequestSchema = z
       ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: "needs a non-empty 'tools' list" });
     }
     if (choice?.type === 'tool' && !names.has(choice.name)) {
-      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'name'], message: `names '${choice.name}', which is not in 'tools'` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tool_choice', 'name'],
+        message: `names '${choice.name}', which is not in 'tools'`,
+      });
     }
     if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) {
       ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: "must be less than 'max_tokens'" });

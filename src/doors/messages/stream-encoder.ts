@@ -90,7 +90,11 @@ export class MessagesStreamEncoder {
     this.#ended = true;
     let out = this.#start('', '');
     out += this.#closeBlock();
-    out += frame('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null }, usage: usageOf(this.#usage) });
+    out += frame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null },
+      usage: usageOf(this.#usage),
+    });
     out += MESSAGE_STOP;
     return out;
   }
@@ -124,14 +128,27 @@ export class MessagesStreamEncoder {
     let out = '';
     let index = this.#thinkingBlocks.get(piece.index);
     if (index === undefined) {
-      const block = piece.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: piece.data ?? '' } : { type: 'thinking', thinking: '', signature: '' };
+      const block =
+        piece.type === 'redacted_thinking'
+          ? { type: 'redacted_thinking', data: piece.data ?? '' }
+          : { type: 'thinking', thinking: '', signature: '' };
       out += this.#openBlock({ kind: 'thinking', index: piece.index }, block);
       index = this.#blockCount - 1;
       this.#thinkingBlocks.set(piece.index, index);
       if (piece.type === 'redacted_thinking') return out;
     }
-    if (piece.thinking) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece.thinking } });
-    if (piece.signature) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: piece.signature } });
+    if (piece.thinking)
+      out += frame('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'thinking_delta', thinking: piece.thinking },
+      });
+    if (piece.signature)
+      out += frame('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'signature_delta', signature: piece.signature },
+      });
     return out;
   }
 
@@ -139,12 +156,20 @@ export class MessagesStreamEncoder {
     let out = '';
     let index = this.#toolBlocks.get(piece.index);
     if (index === undefined) {
-      out += this.#openBlock({ kind: 'tool', index: piece.index }, { type: 'tool_use', id: piece.id ?? `toolu_${piece.index}`, name: piece.function?.name ?? '', input: {} });
+      out += this.#openBlock(
+        { kind: 'tool', index: piece.index },
+        { type: 'tool_use', id: piece.id ?? `toolu_${piece.index}`, name: piece.function?.name ?? '', input: {} },
+      );
       index = this.#blockCount - 1;
       this.#toolBlocks.set(piece.index, index);
     }
     const args = piece.function?.arguments;
-    if (args) out += frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } });
+    if (args)
+      out += frame('content_block_delta', {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: args },
+      });
     return out;
   }
 }

@@ -40,7 +40,10 @@ function blockTokens(block: Block): { chars: number; tokens: number } {
     case 'document': {
       const source = block.source as Block;
       if (source.type === 'text') return { chars: String(source.data ?? '').length, tokens: 0 };
-      return { chars: 0, tokens: PDF_PAGE_TOKENS * (source.type === 'base64' ? pdfPages(String(source.data ?? '')) : 1) };
+      return {
+        chars: 0,
+        tokens: PDF_PAGE_TOKENS * (source.type === 'base64' ? pdfPages(String(source.data ?? '')) : 1),
+      };
     }
     case 'tool_use':
       return { chars: String(block.name ?? '').length + JSON.stringify(block.input ?? {}).length, tokens: 0 };

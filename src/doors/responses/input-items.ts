@@ -27,7 +27,8 @@ function textOfParts(parts: readonly ContentPartBody[], where: string): string {
 
 function userContent(content: string | readonly ContentPartBody[], where: string): string | ContentPart[] {
   if (typeof content === 'string') return content;
-  if (content.every((part) => part.type === 'input_text' || part.type === 'output_text')) return textOfParts(content, where);
+  if (content.every((part) => part.type === 'input_text' || part.type === 'output_text'))
+    return textOfParts(content, where);
   return content.map((part, i): ContentPart => {
     switch (part.type) {
       case 'input_text':
@@ -35,7 +36,9 @@ function userContent(content: string | readonly ContentPartBody[], where: string
         return { type: 'text', text: part.text };
       case 'input_image': {
         if (part.image_url == null) {
-          throw new InvalidRequestError(`${where}.content.${i}: input_image needs an 'image_url' (https: or data:); file ids are not served by this gateway.`);
+          throw new InvalidRequestError(
+            `${where}.content.${i}: input_image needs an 'image_url' (https: or data:); file ids are not served by this gateway.`,
+          );
         }
         const image: ContentPart = { type: 'image_url', image_url: { url: part.image_url } };
         if (part.detail != null) image.image_url.detail = part.detail;
@@ -43,7 +46,9 @@ function userContent(content: string | readonly ContentPartBody[], where: string
       }
       case 'input_file': {
         if (part.file_data == null) {
-          throw new InvalidRequestError(`${where}.content.${i}: input_file needs 'file_data' (a base64 data:application/pdf URL); file ids and URLs are not served by this gateway.`);
+          throw new InvalidRequestError(
+            `${where}.content.${i}: input_file needs 'file_data' (a base64 data:application/pdf URL); file ids and URLs are not served by this gateway.`,
+          );
         }
         const file: ContentPart = { type: 'file', file: { file_data: part.file_data } };
         if (part.filename != null) file.file.filename = part.filename;
@@ -75,10 +80,18 @@ export function inputToMessages(input: string | readonly InputItemBody[]): ChatM
       else if (m.role === 'assistant') {
         const text = typeof m.content === 'string' ? m.content : textOfParts(m.content, where);
         messages.push({ role: 'assistant', content: text });
-      } else messages.push({ role: m.role, content: typeof m.content === 'string' ? m.content : textOfParts(m.content, where) });
+      } else
+        messages.push({
+          role: m.role,
+          content: typeof m.content === 'string' ? m.content : textOfParts(m.content, where),
+        });
     } else if (type === 'function_call') {
       const call = item as Extract<InputItemBody, { type: 'function_call' }>;
-      const toolCall: ToolCall = { id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+      const toolCall: ToolCall = {
+        id: call.call_id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      };
       const last = messages.at(-1);
       // Parallel calls of one turn, or the calls after the turn's text, are one assistant message.
       if (last?.role === 'assistant') (last.tool_calls ??= []).push(toolCall);
@@ -91,7 +104,9 @@ export function inputToMessages(input: string | readonly InputItemBody[]): ChatM
       if (block) pendingThinking.push(block);
       continue;
     } else {
-      throw new InvalidRequestError(`${where}: items of type '${String(type).slice(0, 64)}' are not supported by this gateway (message, function_call, function_call_output and reasoning are).`);
+      throw new InvalidRequestError(
+        `${where}: items of type '${String(type).slice(0, 64)}' are not supported by this gateway (message, function_call, function_call_output and reasoning are).`,
+      );
     }
     // The reasoning comes before the turn's text and calls, so it opens the assistant message the next item starts.
     const added = messages[count];
@@ -101,7 +116,8 @@ export function inputToMessages(input: string | readonly InputItemBody[]): ChatM
     } else if (added !== undefined) pendingThinking = [];
   }
   // An empty text beside tool calls is no text: some upstream formats reject an empty text block.
-  for (const m of messages) if (m.role === 'assistant' && m.content === '' && m.tool_calls) (m as AssistantMessage).content = null;
+  for (const m of messages)
+    if (m.role === 'assistant' && m.content === '' && m.tool_calls) (m as AssistantMessage).content = null;
   return messages;
 }
 
@@ -116,15 +132,34 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
   const items: StoredInputItem[] = [];
   for (const m of messages) {
     if (m.role === 'tool') {
-      items.push({ id: newItemId('fco'), type: 'function_call_output', call_id: m.tool_call_id, output: m.content, status: 'completed' });
+      items.push({
+        id: newItemId('fco'),
+        type: 'function_call_output',
+        call_id: m.tool_call_id,
+        output: m.content,
+        status: 'completed',
+      });
       continue;
     }
     if (m.role === 'assistant') {
       if (m.content !== null && m.content !== '') {
-        items.push({ id: newItemId('msg'), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: m.content, annotations: [] }] });
+        items.push({
+          id: newItemId('msg'),
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: m.content, annotations: [] }],
+        });
       }
       for (const call of m.tool_calls ?? []) {
-        items.push({ id: newItemId('fc'), type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' });
+        items.push({
+          id: newItemId('fc'),
+          type: 'function_call',
+          call_id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+          status: 'completed',
+        });
       }
       continue;
     }
@@ -133,11 +168,19 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
         ? [{ type: 'input_text', text: m.content }]
         : m.content.map((part) => {
             if (part.type === 'text') return { type: 'input_text', text: part.text };
-            if (part.type === 'file') return { type: 'input_file', file_data: part.file.file_data, ...(part.file.filename !== undefined ? { filename: part.file.filename } : {}) };
+            if (part.type === 'file')
+              return {
+                type: 'input_file',
+                file_data: part.file.file_data,
+                ...(part.file.filename !== undefined ? { filename: part.file.filename } : {}),
+              };
             if (part.type === 'document') {
               const { source } = part;
               if (source.type === 'text') return { type: 'input_text', text: source.data };
-              const file = source.type === 'base64' ? { file_data: `data:${source.media_type};base64,${source.data}` } : { file_url: source.url };
+              const file =
+                source.type === 'base64'
+                  ? { file_data: `data:${source.media_type};base64,${source.data}` }
+                  : { file_url: source.url };
               return { type: 'input_file', ...file, ...(part.title !== undefined ? { filename: part.title } : {}) };
             }
             return { type: 'input_image', image_url: part.image_url.url, detail: part.image_url.detail ?? 'auto' };

@@ -70,7 +70,8 @@ export class ResponsesReplyCodec implements ReplyCodec {
     // The request's last messages are its own input, as DLP left them: what is stored is what the upstream saw.
     const input = (sent ?? this.storage.request).messages.slice(-inputCount);
     const reply: ChatMessage = { role: 'assistant', content: this.sent.reply.content };
-    if (this.sent.reply.tool_calls && this.sent.reply.tool_calls.length > 0) reply.tool_calls = this.sent.reply.tool_calls;
+    if (this.sent.reply.tool_calls && this.sent.reply.tool_calls.length > 0)
+      reply.tool_calls = this.sent.reply.tool_calls;
     // Kept for the upstream that signed it: a later previous_response_id turn gives it back.
     if (this.sent.reply.thinking && this.sent.reply.thinking.length > 0) reply.thinking = this.sent.reply.thinking;
     const saving = store.save({

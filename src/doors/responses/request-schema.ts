@@ -23,7 +23,11 @@ const callId = z.string().min(1).max(256);
 const inputText = z.strictObject({ type: z.literal('input_text'), text: z.string() });
 const inputImage = z.strictObject({
   type: z.literal('input_image'),
-  image_url: z.string().max(20_000_000).regex(IMAGE_URL, 'must be an https: URL or a base64 data:image/(png|jpeg|gif|webp) URL').nullish(),
+  image_url: z
+    .string()
+    .max(20_000_000)
+    .regex(IMAGE_URL, 'must be an https: URL or a base64 data:image/(png|jpeg|gif|webp) URL')
+    .nullish(),
   file_id: z.string().max(256).nullish(),
   detail: z.enum(['auto', 'low', 'high']).nullish(),
 });
@@ -88,9 +92,11 @@ const reasoning = z.strictObject({
  * kept loose here so the decoder can name it in a clear 400 rather than zod
  * listing every union member it did not match.
  */
-const otherItem = z.looseObject({ type: z.string() }).refine((item) => !['message', 'function_call', 'function_call_output', 'reasoning'].includes(item.type), {
-  message: 'malformed item',
-});
+const otherItem = z
+  .looseObject({ type: z.string() })
+  .refine((item) => !['message', 'function_call', 'function_call_output', 'reasoning'].includes(item.type), {
+    message: 'malformed item',
+  });
 
 const inputItemSchema = z.union([functionCall, functionCallOutput, reasoning, message, otherItem]);
 
@@ -103,7 +109,9 @@ const functionTool = z.strictObject({
 });
 
 /** Hosted tools (web search, file search, computer use, ...) by type: the decoder answers them with a 400 naming the tool. */
-const otherTool = z.looseObject({ type: z.string() }).refine((tool) => tool.type !== 'function', { message: 'malformed function tool' });
+const otherTool = z
+  .looseObject({ type: z.string() })
+  .refine((tool) => tool.type !== 'function', { message: 'malformed function tool' });
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
@@ -128,10 +136,15 @@ export const responsesRequestSchema = z
     model: z.string().min(1).max(256),
     input: z.union([z.string().min(1), z.array(inputItemSchema).max(MAX_INPUT_ITEMS)]),
     instructions: z.string().nullish(),
-    tools: z.array(z.union([functionTool, otherTool])).max(MAX_TOOLS).nullish(),
+    tools: z
+      .array(z.union([functionTool, otherTool]))
+      .max(MAX_TOOLS)
+      .nullish(),
     tool_choice: toolChoice.nullish(),
     parallel_tool_calls: z.boolean().nullish(),
-    text: z.strictObject({ format: textFormat.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() }).nullish(),
+    text: z
+      .strictObject({ format: textFormat.nullish(), verbosity: z.enum(['low', 'medium', 'high']).nullish() })
+      .nullish(),
     max_output_tokens: z.int().positive().max(1_000_000).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().min(0).max(1).nullish(),

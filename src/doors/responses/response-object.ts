@@ -97,14 +97,24 @@ export function responseUsage(usage: ChatUsageJson): ResponseUsage {
 }
 
 /** `completed`, or `incomplete` with OpenAI's reason for a reply cut by the token budget or a content filter. */
-export function statusOf(finish: FinishReason | null): { status: ResponseStatus; incomplete_details: { reason: string } | null } {
+export function statusOf(finish: FinishReason | null): {
+  status: ResponseStatus;
+  incomplete_details: { reason: string } | null;
+} {
   if (finish === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (finish === 'content_filter') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
 }
 
 function functionCallItem(call: ToolCall, status: FunctionCallItem['status']): FunctionCallItem {
-  return { type: 'function_call', id: newItemId('fc'), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status };
+  return {
+    type: 'function_call',
+    id: newItemId('fc'),
+    call_id: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+    status,
+  };
 }
 
 /** The output items of one reply message. */
@@ -112,7 +122,8 @@ function outputItems(message: ReplyMessage, status: 'completed' | 'incomplete'):
   // The upstream's reasoning comes first, as it did in the reply.
   const items: OutputItem[] = (message.thinking ?? []).map(reasoningItem);
   const content: MessageItem['content'] = [];
-  if (message.content !== null && message.content !== '') content.push({ type: 'output_text', text: message.content, annotations: [], logprobs: [] });
+  if (message.content !== null && message.content !== '')
+    content.push({ type: 'output_text', text: message.content, annotations: [], logprobs: [] });
   if (message.refusal != null && message.refusal !== '') content.push({ type: 'refusal', refusal: message.refusal });
   if (content.length > 0) items.push({ type: 'message', id: newItemId('msg'), status, role: 'assistant', content });
   for (const call of message.tool_calls ?? []) items.push(functionCallItem(call, status));
@@ -172,10 +183,16 @@ export function responseObject(facts: ResponseFacts, state: ResponseState): Reco
 }
 
 /** The response of a non-streamed chat completion. */
-export function responseFromCompletion(facts: ResponseFacts, completion: ChatCompletion & { usage: ChatUsageJson }): Record<string, unknown> {
+export function responseFromCompletion(
+  facts: ResponseFacts,
+  completion: ChatCompletion & { usage: ChatUsageJson },
+): Record<string, unknown> {
   const choice = completion.choices[0];
   const { status, incomplete_details } = statusOf(choice?.finish_reason ?? 'stop');
   const output = choice ? outputItems(choice.message, status === 'completed' ? 'completed' : 'incomplete') : [];
   // The model that answered: a fallback's when the requested one's deployments failed.
-  return responseObject({ ...facts, model: completion.model || facts.model }, { status, incomplete_details, output, usage: responseUsage(completion.usage) });
+  return responseObject(
+    { ...facts, model: completion.model || facts.model },
+    { status, incomplete_details, output, usage: responseUsage(completion.usage) },
+  );
 }

@@ -114,13 +114,21 @@ export class ResponseStore {
   }
 
   async delete(id: string, owner: string): Promise<{ id: string; object: 'response'; deleted: true }> {
-    const changed = await this.db.run('DELETE FROM gateway_responses WHERE id = ? AND owner = ? AND expires_at > ?', [id, owner, this.seconds()]);
+    const changed = await this.db.run('DELETE FROM gateway_responses WHERE id = ? AND owner = ? AND expires_at > ?', [
+      id,
+      owner,
+      this.seconds(),
+    ]);
     if (changed === 0) throw new NotFoundError(`No response with id '${id.slice(0, 64)}'.`);
     return { id, object: 'response', deleted: true };
   }
 
   /** A page of the response's input items, in OpenAI's list shape; `order` `desc` (newest first) by default, as at OpenAI. */
-  async inputItems(id: string, owner: string, page: { after?: string; before?: string; limit: number; order: 'asc' | 'desc' }): Promise<InputItemsPage> {
+  async inputItems(
+    id: string,
+    owner: string,
+    page: { after?: string; before?: string; limit: number; order: 'asc' | 'desc' },
+  ): Promise<InputItemsPage> {
     const items = JSON.parse((await this.found(id, owner)).input_items) as StoredInputItem[];
     if (page.order === 'desc') items.reverse();
     let start = 0;
@@ -132,11 +140,18 @@ export class ResponseStore {
     }
     if (page.before !== undefined) {
       const at = items.findIndex((item) => item.id === page.before);
-      if (at < 0) throw new InvalidRequestError(`before: no input item '${page.before.slice(0, 64)}' in this response.`);
+      if (at < 0)
+        throw new InvalidRequestError(`before: no input item '${page.before.slice(0, 64)}' in this response.`);
       end = at;
     }
     const data = items.slice(start, Math.max(start, end)).slice(0, page.limit);
-    return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: start + data.length < end };
+    return {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: start + data.length < end,
+    };
   }
 
   /**
@@ -147,7 +162,12 @@ export class ResponseStore {
   async conversation(id: string, owner: string): Promise<ChatMessage[]> {
     const now = this.seconds();
     // One recursive query walks the chain (SQLite and PostgreSQL alike), newest first, each link the owner's and unexpired.
-    const rows = await this.db.all<{ id: string; previous_response_id: string | null; turn: string; depth: number | string }>(
+    const rows = await this.db.all<{
+      id: string;
+      previous_response_id: string | null;
+      turn: string;
+      depth: number | string;
+    }>(
       `WITH RECURSIVE chain (id, previous_response_id, turn, depth) AS (
          SELECT id, previous_response_id, turn, 0 FROM gateway_responses WHERE id = ? AND owner = ? AND expires_at > ?
          UNION ALL
@@ -161,7 +181,10 @@ export class ResponseStore {
     const oldest = rows.at(-1)!;
     if (oldest.previous_response_id !== null) {
       // The walk stopped early: a link is gone (deleted, expired, another owner's), or the chain is too long (or loops).
-      if (rows.length > this.maxChain) throw new InvalidRequestError(`previous_response_id: the conversation is longer than ${this.maxChain} responses.`);
+      if (rows.length > this.maxChain)
+        throw new InvalidRequestError(
+          `previous_response_id: the conversation is longer than ${this.maxChain} responses.`,
+        );
       throw new NotFoundError(`Previous response with id '${oldest.previous_response_id.slice(0, 64)}' not found.`);
     }
     return rows.reverse().flatMap((row) => JSON.parse(row.turn) as ChatMessage[]);

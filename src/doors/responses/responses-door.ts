@@ -1,4 +1,11 @@
-import type { ChatMessage, ChatRequest, FunctionTool, ReasoningEffort, ThinkingConfig, ToolChoice } from '../../chat/types.ts';
+import type {
+  ChatMessage,
+  ChatRequest,
+  FunctionTool,
+  ReasoningEffort,
+  ThinkingConfig,
+  ToolChoice,
+} from '../../chat/types.ts';
 import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
 import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
 import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
@@ -51,14 +58,21 @@ function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
   const tools: FunctionTool[] = [];
   for (const [i, tool] of (body.tools ?? []).entries()) {
     if (tool.type !== 'function' || !('name' in tool)) {
-      throw new InvalidRequestError(`tools.${i}: the built-in tool '${String(tool.type).slice(0, 64)}' is not served by this gateway; only function tools are.`);
+      throw new InvalidRequestError(
+        `tools.${i}: the built-in tool '${String(tool.type).slice(0, 64)}' is not served by this gateway; only function tools are.`,
+      );
     }
     const fn: FunctionTool['function'] = { name: tool.name as string };
-    const t = tool as { description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null };
+    const t = tool as {
+      description?: string | null;
+      parameters?: Record<string, unknown> | null;
+      strict?: boolean | null;
+    };
     if (t.description != null) fn.description = t.description;
     if (t.parameters != null) fn.parameters = t.parameters;
     if (t.strict != null) fn.strict = t.strict;
-    if (tools.some((other) => other.function.name === fn.name)) throw new InvalidRequestError(`tools.${i}.name: duplicate tool name.`);
+    if (tools.some((other) => other.function.name === fn.name))
+      throw new InvalidRequestError(`tools.${i}.name: duplicate tool name.`);
     tools.push({ type: 'function', function: fn });
   }
   return tools;
@@ -68,15 +82,20 @@ function toolChoiceOf(body: ResponsesRequestBody, tools: readonly FunctionTool[]
   const choice = body.tool_choice;
   if (choice == null) return undefined;
   if (typeof choice === 'string') {
-    if (choice === 'required' && tools.length === 0) throw new InvalidRequestError("tool_choice: 'required' needs a non-empty 'tools' list.");
+    if (choice === 'required' && tools.length === 0)
+      throw new InvalidRequestError("tool_choice: 'required' needs a non-empty 'tools' list.");
     return choice;
   }
-  if (choice.type === 'function' && typeof choice.name !== 'string') throw new InvalidRequestError("tool_choice: a function choice needs its 'name'.");
+  if (choice.type === 'function' && typeof choice.name !== 'string')
+    throw new InvalidRequestError("tool_choice: a function choice needs its 'name'.");
   if (choice.type !== 'function' || typeof choice.name !== 'string') {
-    throw new InvalidRequestError(`tool_choice: '${String(choice.type).slice(0, 64)}' is not served by this gateway; use 'none', 'auto', 'required' or a function.`);
+    throw new InvalidRequestError(
+      `tool_choice: '${String(choice.type).slice(0, 64)}' is not served by this gateway; use 'none', 'auto', 'required' or a function.`,
+    );
   }
   const name = choice.name;
-  if (!tools.some((t) => t.function.name === name)) throw new InvalidRequestError(`tool_choice: names '${name.slice(0, 64)}', which is not in 'tools'.`);
+  if (!tools.some((t) => t.function.name === name))
+    throw new InvalidRequestError(`tool_choice: names '${name.slice(0, 64)}', which is not in 'tools'.`);
   return { type: 'function', function: { name } };
 }
 
@@ -87,7 +106,13 @@ function effortOf(effort: string | null | undefined): ReasoningEffort | undefine
 }
 
 /** Thinking budgets by `reasoning.effort` (1024 is Anthropic's least). */
-const THINKING_BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
+const THINKING_BUDGETS: Record<string, number> = {
+  minimal: 1024,
+  low: 1024,
+  medium: 4096,
+  high: 16_384,
+  xhigh: 32_768,
+};
 
 /** Output tokens left for the answer beside the thinking budget when the client set no `max_output_tokens`. */
 const ANSWER_TOKENS = 4096;
@@ -101,7 +126,10 @@ const ANSWER_TOKENS = 4096;
  * when that leaves less than the least budget, or when `temperature` or
  * `top_p` is set (the API refuses them with thinking).
  */
-function thinkingOf(body: ResponsesRequestBody, format: 'anthropic' | 'gemini'): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
+function thinkingOf(
+  body: ResponsesRequestBody,
+  format: 'anthropic' | 'gemini',
+): Extract<ThinkingConfig, { type: 'enabled' }> | undefined {
   const reasoning = body.reasoning;
   if (reasoning?.summary == null && reasoning?.generate_summary == null) return undefined;
   if (reasoning.effort === 'none') return undefined;
@@ -143,7 +171,8 @@ export class ResponsesDoor implements Door {
     const tools = toolsOf(body);
     const toolChoice = toolChoiceOf(body, tools);
     const input = inputToMessages(body.input);
-    if (input.length === 0) throw new InvalidRequestError('input: needs at least one message or item the upstream can read.');
+    if (input.length === 0)
+      throw new InvalidRequestError('input: needs at least one message or item the upstream can read.');
     let earlier: ChatMessage[] = [];
     const previous = body.previous_response_id ?? null;
     if (previous !== null) {
@@ -151,9 +180,16 @@ export class ResponsesDoor implements Door {
       earlier = await this.store.conversation(previous, from.owner);
     }
     // Instructions apply to this request only: an earlier response's instructions are not carried over, as at OpenAI.
-    const system: ChatMessage[] = body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
+    const system: ChatMessage[] =
+      body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
     const stream = body.stream ?? false;
-    const request: ChatRequest = { model: body.model, messages: [...system, ...earlier, ...input], n: 1, stream, include_usage: stream };
+    const request: ChatRequest = {
+      model: body.model,
+      messages: [...system, ...earlier, ...input],
+      n: 1,
+      stream,
+      include_usage: stream,
+    };
     if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens;
     if (body.temperature != null) request.temperature = body.temperature;
     if (body.top_p != null) request.top_p = body.top_p;
@@ -166,7 +202,10 @@ export class ResponsesDoor implements Door {
     const textFormat = body.text?.format;
     if (textFormat?.type === 'json_object') request.response_format = { type: 'json_object' };
     if (textFormat?.type === 'json_schema') {
-      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = { name: textFormat.name, schema: textFormat.schema };
+      const spec: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean } = {
+        name: textFormat.name,
+        schema: textFormat.schema,
+      };
       if (textFormat.description != null) spec.description = textFormat.description;
       if (textFormat.strict != null) spec.strict = textFormat.strict;
       request.response_format = { type: 'json_schema', json_schema: spec };
@@ -178,7 +217,8 @@ export class ResponsesDoor implements Door {
     if (thinking) {
       request.thinking = thinking;
       // Anthropic counts the thinking in max_tokens: the answer's room comes on top of the budget when the client set no limit.
-      if (format === 'anthropic' && body.max_output_tokens == null) request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
+      if (format === 'anthropic' && body.max_output_tokens == null)
+        request.max_completion_tokens = thinking.budget_tokens + ANSWER_TOKENS;
     }
 
     const facts: ResponseFacts = {
@@ -196,7 +236,10 @@ export class ResponsesDoor implements Door {
       user: body.user ?? undefined,
       store: body.store ?? true,
       previous_response_id: previous,
-      text: body.text?.verbosity != null ? { format: body.text.format ?? { type: 'text' }, verbosity: body.text.verbosity } : { format: body.text?.format ?? { type: 'text' } },
+      text:
+        body.text?.verbosity != null
+          ? { format: body.text.format ?? { type: 'text' }, verbosity: body.text.verbosity }
+          : { format: body.text?.format ?? { type: 'text' } },
       reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
       service_tier: body.service_tier ?? 'default',
       truncation: body.truncation ?? 'disabled',
@@ -217,7 +260,13 @@ export class ResponsesDoor implements Door {
     const paths = textPaths(raw);
     this.decoded.set(from, { native: { type: 'responses', body: raw, paths } });
     const stream = body.stream ?? false;
-    const request: ChatRequest = { model: body.model, messages: textsAt(raw, paths).map((text) => ({ role: 'user', content: text })), n: 1, stream, include_usage: stream };
+    const request: ChatRequest = {
+      model: body.model,
+      messages: textsAt(raw, paths).map((text) => ({ role: 'user', content: text })),
+      n: 1,
+      stream,
+      include_usage: stream,
+    };
     if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens;
     if (body.service_tier != null) request.service_tier = body.service_tier;
     return request;
@@ -235,7 +284,13 @@ export class ResponsesDoor implements Door {
     if ('native' in decoded) return new NativeResponsesCodec();
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
-    return new ResponsesReplyCodec(facts, { store: this.store, owner, inputCount, request, ...(this.onStoreError ? { onError: this.onStoreError } : {}) });
+    return new ResponsesReplyCodec(facts, {
+      store: this.store,
+      owner,
+      inputCount,
+      request,
+      ...(this.onStoreError ? { onError: this.onStoreError } : {}),
+    });
   }
 
   error(err: GatewayError, requestId: string): { status: number; body: unknown } {

@@ -1,5 +1,12 @@
 import { textLiteralOf } from '../../chat/chunk-text.ts';
-import type { ChatCompletionChunk, FinishReason, ReplyMessage, ThinkingBlock, ThinkingDelta, ToolCall } from '../../chat/types.ts';
+import type {
+  ChatCompletionChunk,
+  FinishReason,
+  ReplyMessage,
+  ThinkingBlock,
+  ThinkingDelta,
+  ToolCall,
+} from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
 import { encryptedContentOf, newReasoningId, type ReasoningItem } from './reasoning-items.ts';
@@ -30,9 +37,11 @@ export class ResponseStreamEncoder {
   private started = false;
   private readonly output: OutputItem[] = [];
   /** The open message item: its output index and which part (text or refusal) is open. */
-  private message: { index: number; item: MessageItem; part: 'output_text' | 'refusal' | undefined; text: string } | undefined;
+  private message:
+    { index: number; item: MessageItem; part: 'output_text' | 'refusal' | undefined; text: string } | undefined;
   /** The open reasoning item: the chat stream's block index, its output index, the block so far, whether its summary part is open. */
-  private reasoning: { block: number; index: number; item: ReasoningItem; sent: ThinkingBlock; part: boolean } | undefined;
+  private reasoning:
+    { block: number; index: number; item: ReasoningItem; sent: ThinkingBlock; part: boolean } | undefined;
   /** Reasoning blocks of the reply, in order, for the stored turn. */
   private readonly thinking: ThinkingBlock[] = [];
   /** Open function calls by the chat stream's tool-call index. */
@@ -55,10 +64,17 @@ export class ResponseStreamEncoder {
     let content: string | null = null;
     const tool_calls: ToolCall[] = [];
     for (const item of this.output) {
-      if (item.type === 'function_call') tool_calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
-      else if (item.type === 'message') for (const part of item.content) if (part.type === 'output_text') content = (content ?? '') + part.text;
+      if (item.type === 'function_call')
+        tool_calls.push({
+          id: item.call_id,
+          type: 'function',
+          function: { name: item.name, arguments: item.arguments },
+        });
+      else if (item.type === 'message')
+        for (const part of item.content) if (part.type === 'output_text') content = (content ?? '') + part.text;
     }
-    const message: ReplyMessage = tool_calls.length > 0 ? { role: 'assistant', content, tool_calls } : { role: 'assistant', content };
+    const message: ReplyMessage =
+      tool_calls.length > 0 ? { role: 'assistant', content, tool_calls } : { role: 'assistant', content };
     if (this.thinking.length > 0) message.thinking = this.thinking;
     return message;
   }
@@ -76,14 +92,18 @@ export class ResponseStreamEncoder {
     if (this.started) return '';
     this.started = true;
     const response = JSON.stringify(responseObject(this.facts, { status: 'in_progress', output: [] }));
-    return this.eventOfJson('response.created', 'response', response) + this.eventOfJson('response.in_progress', 'response', response);
+    return (
+      this.eventOfJson('response.created', 'response', response) +
+      this.eventOfJson('response.in_progress', 'response', response)
+    );
   }
 
   chunk(json: string): string {
     // Most chunks of a reply carry text for the output_text part already open: only their text is parsed.
     if (this.message?.part === 'output_text') {
       const literal = textLiteralOf(json);
-      if (literal !== undefined) return literal === '""' ? '' : this.text('output_text', JSON.parse(literal) as string, literal);
+      if (literal !== undefined)
+        return literal === '""' ? '' : this.text('output_text', JSON.parse(literal) as string, literal);
     }
     const chunk = JSON.parse(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
     // The model that answered: a fallback's when the requested one's deployments failed.
@@ -116,7 +136,11 @@ export class ResponseStreamEncoder {
       const args = piece.function?.arguments;
       if (args) {
         call.item.arguments += args;
-        frames += this.event('response.function_call_arguments.delta', { item_id: call.item.id, output_index: call.index, delta: args });
+        frames += this.event('response.function_call_arguments.delta', {
+          item_id: call.item.id,
+          output_index: call.index,
+          delta: args,
+        });
       }
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -133,10 +157,16 @@ export class ResponseStreamEncoder {
     if (this.reasoning?.block !== piece.index) {
       frames += this.closeReasoning() + this.closeMessage() + this.closeCalls();
       const item: ReasoningItem = { type: 'reasoning', id: newReasoningId(), summary: [] };
-      const sent: ThinkingBlock = piece.type === 'redacted_thinking' ? { type: 'redacted_thinking', data: '' } : { type: 'thinking', thinking: '', signature: '' };
+      const sent: ThinkingBlock =
+        piece.type === 'redacted_thinking'
+          ? { type: 'redacted_thinking', data: '' }
+          : { type: 'thinking', thinking: '', signature: '' };
       this.reasoning = { block: piece.index, index: this.output.length, item, sent, part: false };
       this.output.push(item);
-      frames += this.event('response.output_item.added', { output_index: this.reasoning.index, item: { ...item, summary: [] } });
+      frames += this.event('response.output_item.added', {
+        output_index: this.reasoning.index,
+        item: { ...item, summary: [] },
+      });
     }
     const r = this.reasoning as NonNullable<typeof this.reasoning>;
     if (r.sent.type === 'redacted_thinking') {
@@ -148,7 +178,10 @@ export class ResponseStreamEncoder {
       const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
       if (!r.part) {
         r.part = true;
-        frames += this.event('response.reasoning_summary_part.added', { ...ids, part: { type: 'summary_text', text: '' } });
+        frames += this.event('response.reasoning_summary_part.added', {
+          ...ids,
+          part: { type: 'summary_text', text: '' },
+        });
       }
       r.sent.thinking += piece.thinking;
       frames += this.event('response.reasoning_summary_text.delta', { ...ids, delta: piece.thinking });
@@ -179,18 +212,35 @@ export class ResponseStreamEncoder {
     let frames = '';
     if (!this.message) {
       frames += this.closeReasoning() + this.closeCalls();
-      const item: MessageItem = { type: 'message', id: newItemId('msg'), status: 'in_progress', role: 'assistant', content: [] };
+      const item: MessageItem = {
+        type: 'message',
+        id: newItemId('msg'),
+        status: 'in_progress',
+        role: 'assistant',
+        content: [],
+      };
       this.message = { index: this.output.length, item, part: undefined, text: '' };
       this.output.push(item);
-      frames += this.event('response.output_item.added', { output_index: this.message.index, item: { ...item, content: [] } });
+      frames += this.event('response.output_item.added', {
+        output_index: this.message.index,
+        item: { ...item, content: [] },
+      });
     }
     const m = this.message;
     if (m.part !== kind) {
       frames += this.closePart();
       m.part = kind;
       m.text = '';
-      const part = kind === 'output_text' ? { type: 'output_text', text: '', annotations: [], logprobs: [] } : { type: 'refusal', refusal: '' };
-      frames += this.event('response.content_part.added', { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length, part });
+      const part =
+        kind === 'output_text'
+          ? { type: 'output_text', text: '', annotations: [], logprobs: [] }
+          : { type: 'refusal', refusal: '' };
+      frames += this.event('response.content_part.added', {
+        item_id: m.item.id,
+        output_index: m.index,
+        content_index: m.item.content.length,
+        part,
+      });
     }
     m.text += delta;
     const contentIndex = m.item.content.length;
@@ -199,7 +249,15 @@ export class ResponseStreamEncoder {
       const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${literal},"logprobs":[],"sequence_number":${this.seq++}}`;
       return `${frames}event: response.output_text.delta\ndata: ${data}\n\n`;
     }
-    return frames + this.event('response.refusal.delta', { item_id: m.item.id, output_index: m.index, content_index: contentIndex, delta });
+    return (
+      frames +
+      this.event('response.refusal.delta', {
+        item_id: m.item.id,
+        output_index: m.index,
+        content_index: contentIndex,
+        delta,
+      })
+    );
   }
 
   /** Ends the open content part of the message: its `.done` events, and the part joins the item. */
@@ -212,11 +270,15 @@ export class ResponseStreamEncoder {
     if (m.part === 'output_text') {
       const part = { type: 'output_text' as const, text: m.text, annotations: [], logprobs: [] };
       m.item.content.push(part);
-      frames = this.event('response.output_text.done', { ...ids, text: m.text, logprobs: [] }) + this.event('response.content_part.done', { ...ids, part });
+      frames =
+        this.event('response.output_text.done', { ...ids, text: m.text, logprobs: [] }) +
+        this.event('response.content_part.done', { ...ids, part });
     } else {
       const part = { type: 'refusal' as const, refusal: m.text };
       m.item.content.push(part);
-      frames = this.event('response.refusal.done', { ...ids, refusal: m.text }) + this.event('response.content_part.done', { ...ids, part });
+      frames =
+        this.event('response.refusal.done', { ...ids, refusal: m.text }) +
+        this.event('response.content_part.done', { ...ids, part });
     }
     m.part = undefined;
     return frames;
@@ -241,7 +303,12 @@ export class ResponseStreamEncoder {
       if (call.done) continue;
       call.done = true;
       call.item.status = this.itemStatus();
-      frames += this.event('response.function_call_arguments.done', { item_id: call.item.id, output_index: call.index, name: call.item.name, arguments: call.item.arguments });
+      frames += this.event('response.function_call_arguments.done', {
+        item_id: call.item.id,
+        output_index: call.index,
+        name: call.item.name,
+        arguments: call.item.arguments,
+      });
       frames += this.event('response.output_item.done', { output_index: call.index, item: call.item });
     }
     return frames;

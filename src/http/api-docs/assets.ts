@@ -63,7 +63,9 @@ export function resolveDocAssets(): AssetTable {
  * empty inline SVG keeps the page identical and the browser offline.
  */
 export const ASSET_REWRITES: Readonly<Record<string, ReadonlyArray<readonly [string, string]>>> = {
-  'redoc.standalone.js': [['https://cdn.redoc.ly/redoc/logo-mini.svg', "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"]],
+  'redoc.standalone.js': [
+    ['https://cdn.redoc.ly/redoc/logo-mini.svg', "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"],
+  ],
 };
 
 /** URL path of an asset: `/<page>/assets/<file>`. */

@@ -5,11 +5,22 @@ import { clearBodySchema } from '../routes/admin-cache.ts';
 import { createBatchSchema } from '../routes/batches.ts';
 import { batchPaths } from './batch-paths.ts';
 import { responsesPaths } from './responses-paths.ts';
-import { embeddingListSchema, inputItemListSchema, responseDeletedSchema, responseSchema } from './responses-records.ts';
+import {
+  embeddingListSchema,
+  inputItemListSchema,
+  responseDeletedSchema,
+  responseSchema,
+} from './responses-records.ts';
 import { responsesRequestSchema } from '../../doors/responses/request-schema.ts';
 import { embeddingsRequestSchema } from '../../embeddings/request-schema.ts';
 import { batchListSchema, batchSchema, fileDeletedSchema, fileListSchema, fileSchema } from './batch-records.ts';
-import { cacheLookupStatsSchema, keySpendSchema, providerStatsSchema, statsRecordSchema, topUserSchema } from '../../observability/stats-schema.ts';
+import {
+  cacheLookupStatsSchema,
+  keySpendSchema,
+  providerStatsSchema,
+  statsRecordSchema,
+  topUserSchema,
+} from '../../observability/stats-schema.ts';
 import { KEY_INPUT_SCHEMAS, KEY_OUTPUT_SCHEMAS, keyPaths } from './openapi-keys.ts';
 import {
   asyncJobDeletedSchema,
@@ -98,7 +109,10 @@ type JsonObject = Record<string, unknown>;
  * schema with a `.meta({ id })` that a component nests must be listed too,
  * or zod would park it in a `__shared` entry the document cannot reference.
  */
-function convert(schemas: ReadonlyArray<readonly [string, z.ZodType]>, io: 'input' | 'output'): Record<string, JsonObject> {
+function convert(
+  schemas: ReadonlyArray<readonly [string, z.ZodType]>,
+  io: 'input' | 'output',
+): Record<string, JsonObject> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of schemas) registry.add(schema, { id });
   const converted = z.toJSONSchema(registry, {
@@ -109,7 +123,10 @@ function convert(schemas: ReadonlyArray<readonly [string, z.ZodType]>, io: 'inpu
   }).schemas as Record<string, JsonObject>;
   const out: Record<string, JsonObject> = {};
   for (const [id, schema] of Object.entries(converted)) {
-    if (id === '__shared') throw new Error(`a named schema nested in a component is not listed: ${Object.keys((schema.$defs as JsonObject) ?? {}).join(', ')}`);
+    if (id === '__shared')
+      throw new Error(
+        `a named schema nested in a component is not listed: ${Object.keys((schema.$defs as JsonObject) ?? {}).join(', ')}`,
+      );
     // `$id`/`$schema` inside components would re-base references; OpenAPI 3.1 sets the dialect once.
     const { $id: _id, $schema: _schema, ...rest } = schema;
     out[id] = io === 'output' ? openEnded(rest) : rest;
@@ -126,7 +143,8 @@ function openEnded(schema: JsonObject): JsonObject {
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'additionalProperties' && value === false) continue;
-    if (Array.isArray(value)) out[key] = value.map((v) => (v && typeof v === 'object' ? openEnded(v as JsonObject) : v));
+    if (Array.isArray(value))
+      out[key] = value.map((v) => (v && typeof v === 'object' ? openEnded(v as JsonObject) : v));
     else if (value && typeof value === 'object') out[key] = openEnded(value as JsonObject);
     else out[key] = value;
   }
@@ -190,7 +208,8 @@ function paths(): JsonObject {
             name: 'X-Gateway-Fallbacks',
             in: 'header',
             required: false,
-            description: 'Comma-separated model ids of config.yaml (that this key may use) to fall back to, in order, instead of the configured fallbacks; `none` for no fallback. Anything else is a 400.',
+            description:
+              'Comma-separated model ids of config.yaml (that this key may use) to fall back to, in order, instead of the configured fallbacks; `none` for no fallback. Anything else is a 400.',
             schema: { type: 'string', examples: ['c-sonnet-4-20250514, b-2.5-flash'] },
           },
         ],
@@ -198,11 +217,20 @@ function paths(): JsonObject {
         responses: {
           '200': {
             description: 'The completion (JSON), or the stream (SSE) when `stream` is true.',
-            headers: { ...RATE_LIMIT_HEADERS, 'X-Gateway-Model': { description: 'The model that answered: the requested one, or a fallback.', schema: { type: 'string' } } },
+            headers: {
+              ...RATE_LIMIT_HEADERS,
+              'X-Gateway-Model': {
+                description: 'The model that answered: the requested one, or a fallback.',
+                schema: { type: 'string' },
+              },
+            },
             content: {
               'application/json': { schema: ref('ChatCompletion') },
               'text/event-stream': {
-                schema: { type: 'string', description: 'SSE: `data: <ChatCompletionChunk JSON>` lines, then `data: [DONE]`.' },
+                schema: {
+                  type: 'string',
+                  description: 'SSE: `data: <ChatCompletionChunk JSON>` lines, then `data: [DONE]`.',
+                },
                 // `itemSchema` is OpenAPI 3.2; this 3.1 document names the chunk schema in an extension instead.
                 'x-item-schema': ref('ChatCompletionChunk'),
               },
@@ -217,10 +245,15 @@ function paths(): JsonObject {
         operationId: 'createChatCompletionJob',
         tags: ['chat'],
         summary: 'Queue an asynchronous chat completion',
-        description: 'Body of a chat completion (not streamed). Answers 202 with the job once it is stored in the key-store database (normally already on its queue); poll it for the result. Runs at batch priority, and survives Redis and process restarts.',
+        description:
+          'Body of a chat completion (not streamed). Answers 202 with the job once it is stored in the key-store database (normally already on its queue); poll it for the result. Runs at batch priority, and survives Redis and process restarts.',
         requestBody: { required: true, content: json('ChatCompletionRequest') },
         responses: {
-          '202': { description: 'Queued; `Location` names the job.', headers: RATE_LIMIT_HEADERS, content: json('ChatCompletionJob') },
+          '202': {
+            description: 'Queued; `Location` names the job.',
+            headers: RATE_LIMIT_HEADERS,
+            content: json('ChatCompletionJob'),
+          },
           ...errors(400, 401, 403, 413, 429, 502, 503),
         },
       },
@@ -231,13 +264,19 @@ function paths(): JsonObject {
         operationId: 'retrieveChatCompletionJob',
         tags: ['chat'],
         summary: 'Status of an asynchronous job, with its result once completed',
-        responses: { '200': { description: 'The job.', content: json('ChatCompletionJob') }, ...errors(401, 404, 410, 429) },
+        responses: {
+          '200': { description: 'The job.', content: json('ChatCompletionJob') },
+          ...errors(401, 404, 410, 429),
+        },
       },
       delete: {
         operationId: 'deleteChatCompletionJob',
         tags: ['chat'],
         summary: 'Forget a job and its result (cancels it if still queued or running)',
-        responses: { '200': { description: 'Deleted.', content: json('ChatCompletionJobDeleted') }, ...errors(401, 404, 410, 429) },
+        responses: {
+          '200': { description: 'Deleted.', content: json('ChatCompletionJobDeleted') },
+          ...errors(401, 404, 410, 429),
+        },
       },
     },
     '/v1/chat/completions/jobs/{id}/cancel': {
@@ -246,7 +285,10 @@ function paths(): JsonObject {
         operationId: 'cancelChatCompletionJob',
         tags: ['chat'],
         summary: 'Cancel a queued or running job',
-        responses: { '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') }, ...errors(400, 401, 404, 410, 429) },
+        responses: {
+          '200': { description: 'The cancelled job.', content: json('ChatCompletionJob') },
+          ...errors(400, 401, 404, 410, 429),
+        },
       },
     },
     '/v1/messages': {
@@ -261,7 +303,10 @@ function paths(): JsonObject {
           '200': {
             description: 'The `Message` (JSON), or the event stream (SSE) when `stream` is true.',
             headers: RATE_LIMIT_HEADERS,
-            content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
+            content: {
+              'application/json': { schema: { type: 'object' } },
+              'text/event-stream': { schema: { type: 'string' } },
+            },
           },
           ...errors(400, 401, 403, 404, 413, 429, 500, 502, 503, 504),
         },
@@ -272,10 +317,22 @@ function paths(): JsonObject {
         operationId: 'countMessageTokens',
         tags: ['messages'],
         summary: 'Estimate the input tokens of a message request',
-        description: 'An estimate made by the gateway for every model (docs/messages.md#count_tokens), `{input_tokens}`.',
+        description:
+          'An estimate made by the gateway for every model (docs/messages.md#count_tokens), `{input_tokens}`.',
         requestBody: { required: true, content: json('MessagesCountTokensRequest') },
         responses: {
-          '200': { description: 'The estimate.', content: { 'application/json': { schema: { type: 'object', properties: { input_tokens: { type: 'integer' } }, required: ['input_tokens'] } } } },
+          '200': {
+            description: 'The estimate.',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { input_tokens: { type: 'integer' } },
+                  required: ['input_tokens'],
+                },
+              },
+            },
+          },
           ...errors(400, 401, 404, 429),
         },
       },
@@ -287,7 +344,10 @@ function paths(): JsonObject {
         operationId: 'listModels',
         tags: ['chat'],
         summary: "List the routable models (in Anthropic's shape when the request carries `anthropic-version`)",
-        responses: { '200': { description: 'Every model of config.yaml.', content: json('ModelList') }, ...errors(401, 429) },
+        responses: {
+          '200': { description: 'Every model of config.yaml.', content: json('ModelList') },
+          ...errors(401, 429),
+        },
       },
     },
     '/v1/models/{model}': {
@@ -332,7 +392,8 @@ function paths(): JsonObject {
         operationId: 'metrics',
         tags: ['observability'],
         summary: 'Prometheus metrics',
-        description: 'Text exposition format. 404 when PROMETHEUS_METRICS_ENABLED=false. Also served on METRICS_PORT when it differs from the API port.',
+        description:
+          'Text exposition format. 404 when PROMETHEUS_METRICS_ENABLED=false. Also served on METRICS_PORT when it differs from the API port.',
         responses: {
           '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
           ...errors(401, 404),
@@ -363,7 +424,10 @@ function paths(): JsonObject {
         operationId: 'cacheStats',
         tags: ['admin'],
         summary: 'Cache store and semantic index statistics (admin key)',
-        responses: { '200': { description: 'Cache statistics record.', content: json('CacheStatsRecord') }, ...errors(401, 403, 503) },
+        responses: {
+          '200': { description: 'Cache statistics record.', content: json('CacheStatsRecord') },
+          ...errors(401, 403, 503),
+        },
       },
     },
     '/admin/cache/clear': {
@@ -372,7 +436,10 @@ function paths(): JsonObject {
         tags: ['admin'],
         summary: 'Clear the exact and/or semantic cache (admin key)',
         requestBody: { required: false, content: json('CacheClearRequest') },
-        responses: { '200': { description: 'Cleared.', content: json('CacheClearResult') }, ...errors(400, 401, 403, 503) },
+        responses: {
+          '200': { description: 'Cleared.', content: json('CacheClearResult') },
+          ...errors(400, 401, 403, 503),
+        },
       },
     },
     ...keyPaths(errors),
@@ -381,13 +448,35 @@ function paths(): JsonObject {
         operationId: 'openapi',
         tags: ['docs'],
         summary: 'This OpenAPI 3.1 document',
-        responses: { '200': { description: 'OpenAPI document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...errors(401) },
+        responses: {
+          '200': { description: 'OpenAPI document.', content: { 'application/json': { schema: { type: 'object' } } } },
+          ...errors(401),
+        },
       },
     },
-    '/docs': { get: { operationId: 'swaggerUi', tags: ['docs'], summary: 'Interactive API description (Swagger UI)', responses: { '200': html('HTML page.'), ...errors(401) } } },
-    '/redoc': { get: { operationId: 'redoc', tags: ['docs'], summary: 'API reference (ReDoc)', responses: { '200': html('HTML page.'), ...errors(401) } } },
+    '/docs': {
+      get: {
+        operationId: 'swaggerUi',
+        tags: ['docs'],
+        summary: 'Interactive API description (Swagger UI)',
+        responses: { '200': html('HTML page.'), ...errors(401) },
+      },
+    },
+    '/redoc': {
+      get: {
+        operationId: 'redoc',
+        tags: ['docs'],
+        summary: 'API reference (ReDoc)',
+        responses: { '200': html('HTML page.'), ...errors(401) },
+      },
+    },
     '/dashboard': {
-      get: { operationId: 'dashboard', tags: ['observability'], summary: 'Live dashboard of /stats', responses: { '200': html('HTML page.'), ...errors(401) } },
+      get: {
+        operationId: 'dashboard',
+        tags: ['observability'],
+        summary: 'Live dashboard of /stats',
+        responses: { '200': html('HTML page.'), ...errors(401) },
+      },
     },
   };
 }
@@ -398,7 +487,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): JsonObject {
   for (const [status, description] of Object.entries(ERROR_RESPONSES)) {
     responses[`Error${status}`] = { description, content: json('ErrorEnvelope') };
   }
-  responses.Error429 = { ...(responses.Error429 as JsonObject), headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS } };
+  responses.Error429 = {
+    ...(responses.Error429 as JsonObject),
+    headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } }, ...RATE_LIMIT_HEADERS },
+  };
 
   return {
     // No jsonSchemaDialect: OpenAPI 3.1's default (JSON Schema 2020-12) is what zod emits, and Swagger UI rejects any explicit value.
@@ -413,7 +505,10 @@ export function buildOpenApiDocument(options: OpenApiOptions): JsonObject {
     security: [{ ApiKeyHeader: [] }, { BearerAuth: [] }],
     tags: [
       { name: 'chat', description: 'OpenAI-compatible endpoints under /v1.' },
-      { name: 'batch', description: "OpenAI's Files and Batch APIs, run over the provider queues at the lowest priority." },
+      {
+        name: 'batch',
+        description: "OpenAI's Files and Batch APIs, run over the provider queues at the lowest priority.",
+      },
       { name: 'health', description: 'Probes.' },
       { name: 'observability', description: 'Metrics, statistics and dashboard.' },
       { name: 'admin', description: 'Admin key required (403 admin_required otherwise).' },
@@ -423,7 +518,11 @@ export function buildOpenApiDocument(options: OpenApiOptions): JsonObject {
     components: {
       securitySchemes: {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Gateway key.' },
-        BearerAuth: { type: 'http', scheme: 'bearer', description: 'Gateway key as a bearer token (what OpenAI SDKs send).' },
+        BearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Gateway key as a bearer token (what OpenAI SDKs send).',
+        },
       },
       schemas: componentSchemas(),
       responses,

@@ -25,14 +25,25 @@ export const errorEnvelopeSchema = z
 
 export const usageSchema = z
   .object({
-    prompt_tokens: z.int().min(0).describe('Every prompt token, cached and cache-written ones included (as OpenAI counts them).'),
+    prompt_tokens: z
+      .int()
+      .min(0)
+      .describe('Every prompt token, cached and cache-written ones included (as OpenAI counts them).'),
     completion_tokens: z.int().min(0).describe('Every completion token, reasoning included.'),
     total_tokens: z.int().min(0),
     prompt_tokens_details: z
       .object({
         cached_tokens: z.int().min(0).describe("Of prompt_tokens, read from the upstream's prompt cache."),
-        cache_write_tokens: z.int().min(0).optional().describe("Of prompt_tokens, written to the upstream's prompt cache (Anthropic-format providers)."),
-        cache_write_1h_tokens: z.int().min(0).optional().describe('Of cache_write_tokens, written with the 1-hour retention.'),
+        cache_write_tokens: z
+          .int()
+          .min(0)
+          .optional()
+          .describe("Of prompt_tokens, written to the upstream's prompt cache (Anthropic-format providers)."),
+        cache_write_1h_tokens: z
+          .int()
+          .min(0)
+          .optional()
+          .describe('Of cache_write_tokens, written with the 1-hour retention.'),
       })
       .optional()
       .describe('Present when the provider reported prompt caching.'),
@@ -43,7 +54,9 @@ export const usageSchema = z
     gateway_cache: z
       .object({ hit: z.literal(true), type: z.enum(['exact', 'semantic']) })
       .optional()
-      .describe("Present only on a reply served from the gateway's response cache: the counts are those of the reply when first produced; nothing was charged."),
+      .describe(
+        "Present only on a reply served from the gateway's response cache: the counts are those of the reply when first produced; nothing was charged.",
+      ),
   })
   .meta({ id: 'Usage' });
 
@@ -55,7 +68,10 @@ const toolCall = z.object({
   function: z.object({ name: z.string(), arguments: z.string().describe('JSON text, as the model wrote it.') }),
 });
 
-const logprobs = z.unknown().nullable().describe("OpenAI's logprobs object when `logprobs` was asked of an OpenAI-format provider, else null.");
+const logprobs = z
+  .unknown()
+  .nullable()
+  .describe("OpenAI's logprobs object when `logprobs` was asked of an OpenAI-format provider, else null.");
 
 export const chatCompletionSchema = z
   .object({
@@ -109,11 +125,15 @@ export const chatCompletionChunkSchema = z
         logprobs,
       }),
     ),
-    usage: usageSchema.nullable().optional().describe('Only in the last chunk, when stream_options.include_usage is true.'),
+    usage: usageSchema
+      .nullable()
+      .optional()
+      .describe('Only in the last chunk, when stream_options.include_usage is true.'),
   })
   .meta({
     id: 'ChatCompletionChunk',
-    description: 'One `data:` line of the SSE stream. The stream ends with `data: [DONE]`; a failure after the stream started ends with an `event: error` whose data is an ErrorEnvelope, and no [DONE].',
+    description:
+      'One `data:` line of the SSE stream. The stream ends with `data: [DONE]`; a failure after the stream started ends with an `event: error` whose data is an ErrorEnvelope, and no [DONE].',
   });
 
 export const modelSchema = z
@@ -125,7 +145,9 @@ export const modelSchema = z
   })
   .meta({ id: 'Model' });
 
-export const modelListSchema = z.object({ object: z.literal('list'), data: z.array(modelSchema) }).meta({ id: 'ModelList' });
+export const modelListSchema = z
+  .object({ object: z.literal('list'), data: z.array(modelSchema) })
+  .meta({ id: 'ModelList' });
 
 const connection = z.enum(['connected', 'disconnected']);
 
@@ -151,8 +173,16 @@ export const healthRecordSchema = z
             status: providerState,
             key_configured: z.boolean().describe('Whether its api_key_env variable is set in the API process.'),
             live_workers: z.int().min(0).describe('Worker processes heart-beating for its queue.'),
-            waiting_jobs: z.int().min(0).nullable().describe('Jobs waiting in its queue; null when Redis could not say.'),
-            cooldown_seconds: z.int().min(1).optional().describe('Present while it is out after upstream failures (config.yaml `routing`): seconds left.'),
+            waiting_jobs: z
+              .int()
+              .min(0)
+              .nullable()
+              .describe('Jobs waiting in its queue; null when Redis could not say.'),
+            cooldown_seconds: z
+              .int()
+              .min(1)
+              .optional()
+              .describe('Present while it is out after upstream failures (config.yaml `routing`): seconds left.'),
           }),
         ),
       })
@@ -168,7 +198,7 @@ export const readinessSchema = z
       cache_store: connection,
       config: z.enum(['loaded', 'failed']),
       database: connection,
-      queues: z.enum(['ready', 'failed']).describe('Whether a job can be added to every provider\'s queue.'),
+      queues: z.enum(['ready', 'failed']).describe("Whether a job can be added to every provider's queue."),
     }),
     config_error: z.string().optional().describe('Why the configuration is not loaded.'),
   })
@@ -199,7 +229,11 @@ export const cacheStatsRecordSchema = z
       status: z.string().optional().describe('disabled | starting | ready | unavailable.'),
       error: z.string().optional(),
       embedder: z.string().nullable().optional(),
-      retriever: z.string().nullable().optional().describe('First-stage retriever (the static table) once loaded; null when the embedder embeds every lookup.'),
+      retriever: z
+        .string()
+        .nullable()
+        .optional()
+        .describe('First-stage retriever (the static table) once loaded; null when the embedder embeds every lookup.'),
       threshold: z.number().optional().describe('SEMANTIC_CACHE_THRESHOLD.'),
     }),
     exact_cache: lookupCounts.optional().describe('Exact-cache lookups (beyond the base record).'),
@@ -225,7 +259,9 @@ export const reloadResultSchema = z
     providers_without_workers: z
       .array(z.string())
       .optional()
-      .describe('Providers of the new configuration that no live worker serves; their requests answer 503 until one starts.'),
+      .describe(
+        'Providers of the new configuration that no live worker serves; their requests answer 503 until one starts.',
+      ),
   })
   .meta({ id: 'ReloadResult' });
 
@@ -242,7 +278,10 @@ export const asyncJobSchema = z
     error: z.object({ code: z.string(), message: z.string() }).nullable().describe('Once `failed`.'),
     expires_at: z.int().describe('Unix time after which the record is deleted.'),
   })
-  .meta({ id: 'ChatCompletionJob', description: 'An asynchronous chat completion (batch priority, behind interactive requests).' });
+  .meta({
+    id: 'ChatCompletionJob',
+    description: 'An asynchronous chat completion (batch priority, behind interactive requests).',
+  });
 
 export const asyncJobDeletedSchema = z
   .object({ id: z.string(), object: z.literal('chat.completion.job.deleted'), deleted: z.literal(true) })

@@ -8,12 +8,22 @@ const outputItem = z
     id: z.string().describe('`msg_` or `fc_` followed by hex digits.'),
     status: z.enum(['in_progress', 'completed', 'incomplete']),
     role: z.literal('assistant').optional(),
-    content: z.array(z.object({ type: z.enum(['output_text', 'refusal']), text: z.string().optional(), refusal: z.string().optional() })).optional(),
+    content: z
+      .array(
+        z.object({
+          type: z.enum(['output_text', 'refusal']),
+          text: z.string().optional(),
+          refusal: z.string().optional(),
+        }),
+      )
+      .optional(),
     call_id: z.string().optional(),
     name: z.string().optional(),
     arguments: z.string().optional(),
   })
-  .describe('A `message` item (its `output_text` or `refusal` parts) or a `function_call` item (`call_id`, `name`, `arguments`).');
+  .describe(
+    'A `message` item (its `output_text` or `refusal` parts) or a `function_call` item (`call_id`, `name`, `arguments`).',
+  );
 
 export const responseSchema = z
   .object({
@@ -40,9 +50,15 @@ export const responseSchema = z
       })
       .nullable(),
   })
-  .meta({ id: 'Response', description: 'A response of the Responses API; the request fields it echoes (tools, text, temperature...) are left out here.' });
+  .meta({
+    id: 'Response',
+    description:
+      'A response of the Responses API; the request fields it echoes (tools, text, temperature...) are left out here.',
+  });
 
-export const responseDeletedSchema = z.object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) }).meta({ id: 'ResponseDeleted' });
+export const responseDeletedSchema = z
+  .object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) })
+  .meta({ id: 'ResponseDeleted' });
 
 export const inputItemListSchema = z
   .object({
@@ -52,12 +68,23 @@ export const inputItemListSchema = z
     last_id: z.string().nullable(),
     has_more: z.boolean(),
   })
-  .meta({ id: 'ResponseInputItemList', description: "A page of a response's input items, as the upstream saw them (after DLP)." });
+  .meta({
+    id: 'ResponseInputItemList',
+    description: "A page of a response's input items, as the upstream saw them (after DLP).",
+  });
 
 export const embeddingListSchema = z
   .object({
     object: z.literal('list'),
-    data: z.array(z.object({ object: z.literal('embedding'), index: z.int(), embedding: z.union([z.array(z.number()), z.string()]).describe('Floats, or base64 of little-endian float32 with `encoding_format: base64`.') })),
+    data: z.array(
+      z.object({
+        object: z.literal('embedding'),
+        index: z.int(),
+        embedding: z
+          .union([z.array(z.number()), z.string()])
+          .describe('Floats, or base64 of little-endian float32 with `encoding_format: base64`.'),
+      }),
+    ),
     model: z.string(),
     usage: z.object({ prompt_tokens: z.int(), total_tokens: z.int() }),
   })

@@ -43,7 +43,11 @@ export interface FailedAuthOptions {
  * guess and is not counted. A valid key's request only pays a `Map` size
  * check unless some address is blocked right now.
  */
-export function authenticate(authenticator: KeyAuthenticator, publicPaths: readonly string[], failedAuth?: FailedAuthOptions) {
+export function authenticate(
+  authenticator: KeyAuthenticator,
+  publicPaths: readonly string[],
+  failedAuth?: FailedAuthOptions,
+) {
   const open = new Set(publicPaths);
   const throttle = failedAuth?.throttle;
   const trustedProxies = failedAuth?.trustedProxies ?? 0;
@@ -57,7 +61,10 @@ export function authenticate(authenticator: KeyAuthenticator, publicPaths: reado
     if (!key) throw new InvalidApiKeyError();
     const context = contextOf(res);
     const span = context.span.child('auth');
-    const principal = key.length > MAX_KEY_LENGTH ? undefined : await traced(span, authenticator.authenticate(key), (found) => (found ? undefined : 'invalid_api_key'));
+    const principal =
+      key.length > MAX_KEY_LENGTH
+        ? undefined
+        : await traced(span, authenticator.authenticate(key), (found) => (found ? undefined : 'invalid_api_key'));
     if (!principal) {
       if (!throttle) throw new InvalidApiKeyError();
       const verdict = await throttle.recordFailure(clientAddress(req, trustedProxies));

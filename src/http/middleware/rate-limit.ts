@@ -53,17 +53,19 @@ export function rateLimit(options: RateLimitMiddlewareOptions) {
     const span = context.span.child('rate limit');
     const own = principal.policy?.rate_limit;
     const rule = own ? { limit: own.requests, windowMs: own.window_seconds * 1000 } : options.rule();
-    const deciding = options.limiter.consume(principal.keyHash, rule, principal.maskedKey, { sendNow }).then((decision) => {
-      const resetSeconds = Math.ceil(decision.resetMs / 1000);
-      const headers = {
-        'X-RateLimit-Limit': String(decision.limit),
-        'X-RateLimit-Remaining': String(decision.remaining),
-        'X-RateLimit-Reset': String(resetSeconds),
-      };
-      if (!decision.allowed) throw new RateLimitExceededError(Math.max(1, resetSeconds), headers);
-      if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-      return admit();
-    });
+    const deciding = options.limiter
+      .consume(principal.keyHash, rule, principal.maskedKey, { sendNow })
+      .then((decision) => {
+        const resetSeconds = Math.ceil(decision.resetMs / 1000);
+        const headers = {
+          'X-RateLimit-Limit': String(decision.limit),
+          'X-RateLimit-Remaining': String(decision.remaining),
+          'X-RateLimit-Reset': String(resetSeconds),
+        };
+        if (!decision.allowed) throw new RateLimitExceededError(Math.max(1, resetSeconds), headers);
+        if (!res.headersSent) for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+        return admit();
+      });
     const decided = traced(span, deciding);
     // Whoever settles it sees the rejection; it must never count as unhandled meanwhile.
     decided.catch(() => {});

@@ -11,7 +11,9 @@ export function requireConfig(configError: () => string | undefined, pathPrefix 
   return (req: Request, _res: Response, next: NextFunction): void => {
     const error = configError();
     if (error !== undefined && (req.path === pathPrefix || req.path.startsWith(`${pathPrefix}/`))) {
-      throw new ServiceUnavailableError(`The gateway has no valid configuration: ${error}. Fix it and reload (SIGHUP or POST /admin/reload-config).`);
+      throw new ServiceUnavailableError(
+        `The gateway has no valid configuration: ${error}. Fix it and reload (SIGHUP or POST /admin/reload-config).`,
+      );
     }
     next();
   };

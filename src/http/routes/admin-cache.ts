@@ -64,7 +64,9 @@ export function adminCacheRouter(deps: AdminCacheDeps): Router {
     const body: unknown = req.body ?? {};
     const parsed = clearBodySchema.safeParse(body);
     if (!parsed.success) {
-      throw new InvalidRequestError(`Invalid request: ${describeIssues(parsed.error)}. Send {"cache":"exact"|"semantic"|"all"} or no body.`);
+      throw new InvalidRequestError(
+        `Invalid request: ${describeIssues(parsed.error)}. Send {"cache":"exact"|"semantic"|"all"} or no body.`,
+      );
     }
     const which = parsed.data.cache;
     const cleared = await deps.cache.clear(which);

@@ -70,8 +70,16 @@ export function adminKeysRouter(deps: AdminKeysDeps): Router {
     const record = await found(store, req.params.id);
     const from = dayParam(req.query.from, 'from');
     const to = dayParam(req.query.to, 'to');
-    const rows = await guard(store.usage({ keyId: record.id, ...(from ? { fromDay: from } : {}), ...(to ? { toDay: to } : {}) }));
-    res.json({ id: record.id, key: record.maskedKey, owner: record.owner, metadata: record.policy.metadata ?? {}, ...usageReport(rows) });
+    const rows = await guard(
+      store.usage({ keyId: record.id, ...(from ? { fromDay: from } : {}), ...(to ? { toDay: to } : {}) }),
+    );
+    res.json({
+      id: record.id,
+      key: record.maskedKey,
+      owner: record.owner,
+      metadata: record.policy.metadata ?? {},
+      ...usageReport(rows),
+    });
   });
   return router;
 }
@@ -94,7 +102,8 @@ async function found(store: KeyStore, param: string | string[] | undefined): Pro
 
 function dayParam(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !DAY.test(value)) throw new InvalidRequestError(`'${name}' must be a day as YYYY-MM-DD.`);
+  if (typeof value !== 'string' || !DAY.test(value))
+    throw new InvalidRequestError(`'${name}' must be a day as YYYY-MM-DD.`);
   return value;
 }
 

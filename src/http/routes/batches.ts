@@ -21,7 +21,9 @@ export const createBatchSchema = z.object({
   completion_window: z
     .string()
     .regex(/^[1-9]\d{0,6}[smh]$/, 'must be a duration like "24h", "90m" or "30s"')
-    .describe('Time the batch has to finish, "24h" as at OpenAI; unanswered lines then end in the error file with batch_expired.'),
+    .describe(
+      'Time the batch has to finish, "24h" as at OpenAI; unanswered lines then end in the error file with batch_expired.',
+    ),
   metadata: z
     .record(z.string().max(64), z.string().max(512))
     .refine((m) => Object.keys(m).length <= 16, 'at most 16 pairs')
@@ -33,7 +35,8 @@ export const createBatchSchema = z.object({
 function windowSeconds(window: string): number {
   const value = Number(window.slice(0, -1));
   const seconds = value * { s: 1, m: 60, h: 3_600 }[window.at(-1) as 's' | 'm' | 'h'];
-  if (seconds > MAX_WINDOW_SECONDS) throw new InvalidRequestError(`completion_window: at most ${MAX_WINDOW_SECONDS / 3_600}h.`);
+  if (seconds > MAX_WINDOW_SECONDS)
+    throw new InvalidRequestError(`completion_window: at most ${MAX_WINDOW_SECONDS / 3_600}h.`);
   return seconds;
 }
 
@@ -52,10 +55,15 @@ export function batchesRouter(deps: { store: BatchStore }): Router {
     const seconds = windowSeconds(body.completion_window);
     const viewer = viewerOf(res);
     const file = await deps.store.file(body.input_file_id, viewer);
-    if (file.purpose !== 'batch') throw new InvalidRequestError(`input_file_id: '${file.id}' was not uploaded with purpose "batch".`);
+    if (file.purpose !== 'batch')
+      throw new InvalidRequestError(`input_file_id: '${file.id}' was not uploaded with purpose "batch".`);
     // The runner validates later without the key; a key restricted to some models is checked now.
     const principal = contextOf(res).principal;
-    const errors = principal?.policy?.allowed_models ? await disallowedModelLines(await deps.store.fileContent(file.id, viewer), (model) => principal.mayUseModel(model)) : [];
+    const errors = principal?.policy?.allowed_models
+      ? await disallowedModelLines(await deps.store.fileContent(file.id, viewer), (model) =>
+          principal.mayUseModel(model),
+        )
+      : [];
     res.json(
       await deps.store.createBatch({
         owner: viewer.owner,

@@ -47,7 +47,8 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
 
   router.post('/v1/chat/completions/jobs', async (req: Request, res: Response) => {
     const parsed = parseChatRequest(req.body);
-    if (parsed.stream) throw new InvalidRequestError('stream: asynchronous jobs cannot be streamed; poll the job for its result.');
+    if (parsed.stream)
+      throw new InvalidRequestError('stream: asynchronous jobs cannot be streamed; poll the job for its result.');
     const context = contextOf(res);
     const principal = context.principal;
     // Refused now rather than when it runs: an unknown model, a model the key may not use.
@@ -66,7 +67,12 @@ export function chatJobsRouter(deps: ChatJobsDeps): Router {
     const id = deps.store.newId(owner(res));
     // Stored as a request body (include_usage is internal, and false for a job that is not streamed).
     const { include_usage: _internal, ...body } = request;
-    const job = await deps.store.create(id, owner(res), { model: request.model, json: JSON.stringify(body), priority: PRIORITIES.batch, keyId: principal?.keyId });
+    const job = await deps.store.create(id, owner(res), {
+      model: request.model,
+      json: JSON.stringify(body),
+      priority: PRIORITIES.batch,
+      keyId: principal?.keyId,
+    });
     // Stored: it runs even if starting it now fails (the runner's next poll takes it). Its worker spans join this request's trace.
     await deps.start(id, context.span.carrier()).catch(() => {});
     res.status(202).setHeader('Location', `/v1/chat/completions/jobs/${id}`).json(job);

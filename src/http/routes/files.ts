@@ -24,14 +24,24 @@ export interface FilesDeps {
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
 /** The `file` part of an upload as text, checked: purpose, size, filename length, UTF-8. */
-async function readUpload(req: Request, maxFileBytes: number, maxFilenameLength: number): Promise<{ filename: string; content: string; bytes: number }> {
+async function readUpload(
+  req: Request,
+  maxFileBytes: number,
+  maxFilenameLength: number,
+): Promise<{ filename: string; content: string; bytes: number }> {
   const form = await readMultipart(req, maxFileBytes + FORM_OVERHEAD_BYTES);
   const purpose = form.fields.get('purpose');
-  if (purpose !== 'batch') throw new InvalidRequestError(`purpose: the gateway stores files for batches only; send purpose "batch"${purpose === undefined ? '' : `, not "${purpose.slice(0, 40)}"`}.`);
+  if (purpose !== 'batch')
+    throw new InvalidRequestError(
+      `purpose: the gateway stores files for batches only; send purpose "batch"${purpose === undefined ? '' : `, not "${purpose.slice(0, 40)}"`}.`,
+    );
   const file = form.files.get('file');
   if (!file) throw new InvalidRequestError('file: the multipart body has no "file" part.');
   if (file.data.length > maxFileBytes) throw new RequestTooLargeError(maxFileBytes);
-  if (file.filename.length > maxFilenameLength) throw new InvalidRequestError(`file: the filename is ${file.filename.length} characters long; at most ${maxFilenameLength} are accepted (FILES_MAX_FILENAME_LENGTH).`);
+  if (file.filename.length > maxFilenameLength)
+    throw new InvalidRequestError(
+      `file: the filename is ${file.filename.length} characters long; at most ${maxFilenameLength} are accepted (FILES_MAX_FILENAME_LENGTH).`,
+    );
   if (!isUtf8(file.data)) throw new InvalidRequestError('file: a batch input file must be UTF-8 JSONL.');
   return { filename: file.filename || 'upload.jsonl', content: file.data.toString('utf8'), bytes: file.data.length };
 }
@@ -57,13 +67,24 @@ export function filesRouter(deps: FilesDeps): Router {
     // Each upload is held whole while it is read: the cap bounds what uploads can take of the process's memory.
     if (uploading >= (deps.maxConcurrentUploads ?? Infinity)) {
       req.resume();
-      throw new RateLimitExceededError(1, {}, `Uploads in progress on this server (FILES_MAX_CONCURRENT_UPLOADS, ${deps.maxConcurrentUploads})`);
+      throw new RateLimitExceededError(
+        1,
+        {},
+        `Uploads in progress on this server (FILES_MAX_CONCURRENT_UPLOADS, ${deps.maxConcurrentUploads})`,
+      );
     }
     uploading += 1;
     try {
       // The request's bytes are unreachable once read, so they can go while the text is stored.
       const upload = await readUpload(req, deps.maxFileBytes, maxFilenameLength);
-      res.json(await deps.store.createFile({ owner: viewerOf(res).owner, purpose: 'batch', ...upload, ...(deps.quotaBytes !== undefined ? { quotaBytes: deps.quotaBytes } : {}) }));
+      res.json(
+        await deps.store.createFile({
+          owner: viewerOf(res).owner,
+          purpose: 'batch',
+          ...upload,
+          ...(deps.quotaBytes !== undefined ? { quotaBytes: deps.quotaBytes } : {}),
+        }),
+      );
     } finally {
       uploading -= 1;
     }

@@ -21,9 +21,11 @@ export function messagesCountTokensRouter(config: () => GatewayConfig): Router {
       throw new InvalidRequestError('The request body must be a JSON object sent with Content-Type: application/json.');
     }
     const parsed = countTokensRequestSchema.safeParse(body);
-    if (!parsed.success) throw new InvalidRequestError(`Invalid request: ${describeMessagesIssues(parsed.error as z.ZodError)}`);
+    if (!parsed.success)
+      throw new InvalidRequestError(`Invalid request: ${describeMessagesIssues(parsed.error as z.ZodError)}`);
     const current = config();
-    if (!current.modelIndex.has(resolveModel(current, parsed.data.model))) throw new ModelNotFoundError(parsed.data.model);
+    if (!current.modelIndex.has(resolveModel(current, parsed.data.model)))
+      throw new ModelNotFoundError(parsed.data.model);
     res.json({ input_tokens: estimateInputTokens(parsed.data) });
   });
   return router;

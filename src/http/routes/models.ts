@@ -32,7 +32,12 @@ function anthropicList(req: Request, res: Response, ids: string[], created: Date
     start = Math.max(start, end - limit);
   }
   const page = ids.slice(start, Math.min(end, start + limit));
-  res.json({ data: page.map((id) => anthropicModel(id, created)), has_more: start + page.length < end, first_id: page[0] ?? null, last_id: page.at(-1) ?? null });
+  res.json({
+    data: page.map((id) => anthropicModel(id, created)),
+    has_more: start + page.length < end,
+    first_id: page[0] ?? null,
+    last_id: page.at(-1) ?? null,
+  });
 }
 
 /**
@@ -50,7 +55,12 @@ export function modelsRouter(config: () => GatewayConfig): Router {
     res.json({
       object: 'list',
       // A model with several deployments is listed once, owned by its first provider entry.
-      data: [...current.modelIndex, ...current.embeddingIndex].map(([id, p]) => ({ id, object: 'model', created, owned_by: p.name })),
+      data: [...current.modelIndex, ...current.embeddingIndex].map(([id, p]) => ({
+        id,
+        object: 'model',
+        created,
+        owned_by: p.name,
+      })),
     });
   });
   router.get('/v1/models/:model', (req, res, next) => {

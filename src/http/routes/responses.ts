@@ -31,7 +31,13 @@ export function responsesRouter(deps: { store: ResponseStore }): Router {
   router.get('/v1/responses/:id/input_items', async (req: Request<{ id: string }>, res: Response) => {
     const page = pageQuery(req, { defaultLimit: 20, maxLimit: 100 });
     const before = typeof req.query.before === 'string' && req.query.before !== '' ? req.query.before : undefined;
-    res.json(await deps.store.inputItems(req.params.id, viewerOf(res).owner, { ...page, ...(before !== undefined ? { before } : {}), order: orderOf(req) }));
+    res.json(
+      await deps.store.inputItems(req.params.id, viewerOf(res).owner, {
+        ...page,
+        ...(before !== undefined ? { before } : {}),
+        order: orderOf(req),
+      }),
+    );
   });
 
   return router;

@@ -24,9 +24,19 @@ export function statsRouter(options: StatsRouterOptions): Router {
   const router = Router();
   router.get('/stats', async (_req, res) => {
     const principal = contextOf(res).principal;
-    const view: TopUsersView = !principal ? { none: true } : principal.admin ? { all: true } : { keyHash: principal.keyHash };
+    const view: TopUsersView = !principal
+      ? { none: true }
+      : principal.admin
+        ? { all: true }
+        : { keyHash: principal.keyHash };
     const record: StatsRecord = await options.stats.read(options.providers(), view);
-    const spendView = !principal ? undefined : principal.admin ? { all: true as const } : principal.keyId ? { keyId: principal.keyId } : undefined;
+    const spendView = !principal
+      ? undefined
+      : principal.admin
+        ? { all: true as const }
+        : principal.keyId
+          ? { keyId: principal.keyId }
+          : undefined;
     // The key store being down must not take the Redis counters with it.
     const spend = spendView && options.keySpend ? await options.keySpend(spendView).catch(() => undefined) : undefined;
     if (spend) record.key_spend = spend;

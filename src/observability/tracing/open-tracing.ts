@@ -23,7 +23,9 @@ export type TracingSettings = Pick<
 export function tracingWanted(settings: TracingSettings): boolean {
   if (settings.OTEL_SDK_DISABLED) return false;
   if (settings.OTEL_TRACES_EXPORTER !== undefined) return settings.OTEL_TRACES_EXPORTER === 'otlp';
-  return settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  return (
+    settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined
+  );
 }
 
 /**

@@ -1,9 +1,33 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, defaultTextMapSetter, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Settings } from '../../config/settings.ts';
 import type { TraceIds } from '../logger.ts';
@@ -50,7 +74,9 @@ export class OtelTracing implements Tracing {
     this.provider = new TracerProvider({
       resource,
       sampler: samplerFor(options.sampler, options.samplerRatio),
-      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: options.scheduledDelayMs })],
+      spanProcessors: [
+        new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: options.scheduledDelayMs }),
+      ],
     });
     this.tracer = this.provider.getTracer('llm-gateway');
   }
@@ -62,7 +88,11 @@ export class OtelTracing implements Tracing {
   startIn(context: Context, name: string, options: SpanOptions): TraceSpan {
     const span = this.tracer.startSpan(
       name,
-      { kind: KINDS[options.kind ?? 'internal'], ...(options.startTime !== undefined ? { startTime: options.startTime } : {}), ...(options.attributes ? { attributes: options.attributes } : {}) },
+      {
+        kind: KINDS[options.kind ?? 'internal'],
+        ...(options.startTime !== undefined ? { startTime: options.startTime } : {}),
+        ...(options.attributes ? { attributes: options.attributes } : {}),
+      },
       context,
     );
     return new OtelSpan(this, span);
@@ -81,7 +111,9 @@ export class OtelTracing implements Tracing {
     const carrier: Record<string, string> = {};
     this.propagator.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter);
     if (!carrier.traceparent) return undefined;
-    return carrier.tracestate ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate } : { traceparent: carrier.traceparent };
+    return carrier.tracestate
+      ? { traceparent: carrier.traceparent, tracestate: carrier.tracestate }
+      : { traceparent: carrier.traceparent };
   }
 
   shutdown(): Promise<void> {

@@ -1,5 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+} from '@opentelemetry/semantic-conventions';
 import { contextOf } from '../../pipeline/request-context.ts';
 import type { EndpointLabeler } from '../endpoint-label.ts';
 import type { TraceCarrier, Tracing } from './trace-span.ts';

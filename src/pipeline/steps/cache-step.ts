@@ -14,7 +14,11 @@ import { cacheHeaders } from '../gateway-headers.ts';
  * cache may answer (never for embeddings). A detached request that resumes an enqueued job skips the
  * caches: its reply is already on the way. So does a native Responses request.
  */
-export async function cacheStep(exchange: Exchange, cache: ResponseCache | undefined, answerer: Answerer): Promise<boolean> {
+export async function cacheStep(
+  exchange: Exchange,
+  cache: ResponseCache | undefined,
+  answerer: Answerer,
+): Promise<boolean> {
   const { context } = exchange;
   // A native Responses reply is the upstream's (its ids, its stored state): never replayed.
   if (!cache || exchange.detached?.resumeJobId || exchange.kind?.type === 'responses') {
@@ -27,7 +31,10 @@ export async function cacheStep(exchange: Exchange, cache: ResponseCache | undef
   // Two texts that mean the same have different vectors: only the exact cache answers embeddings.
   const control = embeddings ? SEMANTIC_OFF : semanticControl(exchange);
   // Its span includes the wait for the rate-limit decision: the lookup settles with it.
-  const lookup = await traced(context.span.child('cache lookup'), cache.lookup(exchange.request, owner, exchange.hints.cacheControl, exchange.gate, control, embeddings));
+  const lookup = await traced(
+    context.span.child('cache lookup'),
+    cache.lookup(exchange.request, owner, exchange.hints.cacheControl, exchange.gate, control, embeddings),
+  );
   exchange.admission = lookup.admission;
   context.cacheStatus = lookup.status;
   context.span.set('gateway.cache.status', lookup.status);
@@ -44,7 +51,11 @@ const SEMANTIC_OFF: SemanticControl = { semantic: 'off' };
 
 function semanticControl(exchange: Exchange): SemanticControl {
   const provider = exchange.provider;
-  if ((provider && !semanticCacheOn(provider, exchange.request.model)) || exchange.principal?.policy?.semantic_cache === false) return { semantic: 'off' };
+  if (
+    (provider && !semanticCacheOn(provider, exchange.request.model)) ||
+    exchange.principal?.policy?.semantic_cache === false
+  )
+    return { semantic: 'off' };
   const control = semanticControlOf(exchange.hints.semantic);
   if ('error' in control) throw new InvalidRequestError(control.error);
   return control;

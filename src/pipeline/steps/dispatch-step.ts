@@ -21,9 +21,17 @@ import type { Routing } from './route-step.ts';
  * request whose earlier run enqueued a job that still runs follows that job,
  * so a restart does not call the provider again.
  */
-export async function dispatchStep(exchange: Exchange, dispatcher: ChatDispatcher, routing: Routing | undefined): Promise<Dispatch> {
+export async function dispatchStep(
+  exchange: Exchange,
+  dispatcher: ChatDispatcher,
+  routing: Routing | undefined,
+): Promise<Dispatch> {
   const resumed = await resume(exchange, dispatcher);
-  const dispatch = resumed ?? (exchange.candidates && routing ? await dispatchRouted(exchange, dispatcher, routing) : await dispatchOne(exchange, dispatcher));
+  const dispatch =
+    resumed ??
+    (exchange.candidates && routing
+      ? await dispatchRouted(exchange, dispatcher, routing)
+      : await dispatchOne(exchange, dispatcher));
   exchange.detached?.onEnqueued?.();
   return dispatch;
 }
@@ -31,7 +39,9 @@ export async function dispatchStep(exchange: Exchange, dispatcher: ChatDispatche
 async function resume(exchange: Exchange, dispatcher: ChatDispatcher): Promise<Dispatch | undefined> {
   const jobId = exchange.detached?.resumeJobId;
   if (!jobId) return undefined;
-  const providers: ProviderConfig[] = exchange.candidates ? exchange.candidates.map((c) => c.provider) : [exchange.provider as ProviderConfig];
+  const providers: ProviderConfig[] = exchange.candidates
+    ? exchange.candidates.map((c) => c.provider)
+    : [exchange.provider as ProviderConfig];
   for (const provider of new Set(providers)) {
     const state = await dispatcher.reclaim(provider.name, jobId);
     if (state === 'withdrawn') return undefined;
@@ -56,7 +66,14 @@ async function dispatchOne(exchange: Exchange, dispatcher: ChatDispatcher): Prom
     span: context.span,
     ...jobOf(exchange),
     ...(detached
-      ? { jobId, waitMs: detached.waitMs, requireWorker: false, detached: true, ...(detached.record ? { record: detached.record } : {}), ...(detached.trace ? { trace: detached.trace } : {}) }
+      ? {
+          jobId,
+          waitMs: detached.waitMs,
+          requireWorker: false,
+          detached: true,
+          ...(detached.record ? { record: detached.record } : {}),
+          ...(detached.trace ? { trace: detached.trace } : {}),
+        }
       : {}),
   });
   startReplyFacts(context, { streamed: exchange.request.stream, coalesced: lookup?.coalesced ?? false });
@@ -67,7 +84,14 @@ async function dispatchOne(exchange: Exchange, dispatcher: ChatDispatcher): Prom
 function jobOf(exchange: Exchange): Pick<Miss, 'embeddings' | 'responses'> {
   const kind = exchange.kind;
   if (kind?.type === 'embeddings') return { embeddings: embeddingsOfChat(exchange.request, kind.shape) };
-  if (kind?.type === 'responses') return { responses: withTexts(kind.body, kind.paths, exchange.request.messages.map((m) => m.content as string)) };
+  if (kind?.type === 'responses')
+    return {
+      responses: withTexts(
+        kind.body,
+        kind.paths,
+        exchange.request.messages.map((m) => m.content as string),
+      ),
+    };
   return {};
 }
 
@@ -75,7 +99,10 @@ async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, ro
   const { context, detached, lookup } = exchange;
   const requested = exchange.request.model;
   // Every attempt's job carries this span's context to its worker.
-  const publish = context.span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': exchange.provider?.name ?? '' } });
+  const publish = context.span.child('queue publish', {
+    kind: 'producer',
+    attributes: { 'gateway.provider': exchange.provider?.name ?? '' },
+  });
   const trace = publish.carrier() ?? detached?.trace;
   let answered;
   try {
@@ -88,7 +115,14 @@ async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, ro
       priority: exchange.priority,
       ...(trace ? { trace } : {}),
       ...(detached
-        ? { detached: { jobId: detached.jobId, beforeEnqueue: detached.beforeEnqueue, waitMs: detached.waitMs, ...(detached.record ? { record: detached.record } : {}) } }
+        ? {
+            detached: {
+              jobId: detached.jobId,
+              beforeEnqueue: detached.beforeEnqueue,
+              waitMs: detached.waitMs,
+              ...(detached.record ? { record: detached.record } : {}),
+            },
+          }
         : {}),
     });
   } catch (err) {

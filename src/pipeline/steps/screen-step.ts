@@ -17,7 +17,11 @@ export async function screenStep(exchange: Exchange, dlp: DlpGuard): Promise<voi
     exchange.request = screened.request;
     // The reply filter reads chat replies: vectors hold no text, native Responses events are passed through as the upstream wrote them.
     exchange.replyFilter = exchange.kind === undefined || exchange.kind.type === 'chat' ? screened.reply : undefined;
-    if (span.recording) span.set('gateway.dlp.findings', Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0));
+    if (span.recording)
+      span.set(
+        'gateway.dlp.findings',
+        Object.values(context.dlpFindings ?? {}).reduce((sum, n) => sum + n, 0),
+      );
   } catch (err) {
     span.fail(errorCodeOf(err));
     throw err;

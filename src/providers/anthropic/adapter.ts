@@ -1,4 +1,10 @@
-import { maxOutputTokens, type ChatRequest, type ReplyMessage, type ThinkingBlock, type ToolCall } from '../../chat/types.ts';
+import {
+  maxOutputTokens,
+  type ChatRequest,
+  type ReplyMessage,
+  type ThinkingBlock,
+  type ToolCall,
+} from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns } from '../conversation-turns.ts';
 import {
   UpstreamProtocolError,
@@ -9,9 +15,23 @@ import {
 } from '../types.ts';
 import { breakpointProblem, conversationProblem, toAnthropicMessages, toAnthropicSystem } from './messages.ts';
 import { AnthropicStreamDecoder } from './stream-decoder.ts';
-import { JSON_MODE_TOOL, structuredOutputFields, structuredOutputOf, structuredOutputProblem } from './structured-output.ts';
+import {
+  JSON_MODE_TOOL,
+  structuredOutputFields,
+  structuredOutputOf,
+  structuredOutputProblem,
+} from './structured-output.ts';
 import { toolFields, toolsProblem } from './tools.ts';
-import { anthropicErrorSchema, cacheCountsOf, inputJson, mapAnthropicStopReason, messageSchema, promptTokensOf, toolUseOf, toUsage } from './wire.ts';
+import {
+  anthropicErrorSchema,
+  cacheCountsOf,
+  inputJson,
+  mapAnthropicStopReason,
+  messageSchema,
+  promptTokensOf,
+  toolUseOf,
+  toUsage,
+} from './wire.ts';
 
 /**
  * Adapter for the Anthropic Messages API (provider_c). Messages and tools are
@@ -77,7 +97,8 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   Object.assign(body, toolFields(req));
   const output = structuredOutputOf(req);
   if (output !== undefined) Object.assign(body, structuredOutputFields(output));
-  if (req.effort !== undefined) body.output_config = { ...(body.output_config as Record<string, unknown> | undefined), effort: req.effort };
+  if (req.effort !== undefined)
+    body.output_config = { ...(body.output_config as Record<string, unknown> | undefined), effort: req.effort };
   // `metadata.user_id` is the API's only metadata: an opaque end-user id, as OpenAI's `user` is.
   if (req.user !== undefined) body.metadata = { user_id: req.user };
   if (req.context_management !== undefined) body.context_management = req.context_management;
@@ -103,7 +124,15 @@ export const anthropicAdapter: ProviderAdapter = {
     }
     const conversation = toAlternatingTurns(req.messages);
     if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
-    return conversationProblem(conversation) ?? breakpointProblem(conversation, req.tools?.filter((tool) => tool.anthropic?.cache_control !== undefined).length) ?? toolsProblem(req) ?? structuredOutputProblem(req);
+    return (
+      conversationProblem(conversation) ??
+      breakpointProblem(
+        conversation,
+        req.tools?.filter((tool) => tool.anthropic?.cache_control !== undefined).length,
+      ) ??
+      toolsProblem(req) ??
+      structuredOutputProblem(req)
+    );
   },
 
   unsupportedParams(req: ChatRequest): Array<keyof ChatRequest> {
@@ -122,7 +151,11 @@ export const anthropicAdapter: ProviderAdapter = {
       accept: options.stream ? 'text/event-stream' : 'application/json',
     };
     if (req.anthropic_beta !== undefined) headers['anthropic-beta'] = req.anthropic_beta;
-    return { url: `${endpoint.baseUrl}/v1/messages`, headers, body: JSON.stringify(buildAnthropicBody(req, options.stream)) };
+    return {
+      url: `${endpoint.baseUrl}/v1/messages`,
+      headers,
+      body: JSON.stringify(buildAnthropicBody(req, options.stream)),
+    };
   },
 
   parseResponse(body: unknown): ParsedCompletion {
@@ -136,13 +169,19 @@ export const anthropicAdapter: ProviderAdapter = {
     const thinking: ThinkingBlock[] = [];
     for (const block of content) {
       if (block.type === 'text' && typeof block.text === 'string') text += block.text;
-      else if (block.type === 'thinking') thinking.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
+      else if (block.type === 'thinking')
+        thinking.push({ type: 'thinking', thinking: block.thinking ?? '', signature: block.signature ?? '' });
       else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data ?? '' });
       else if (block.type === 'tool_use') {
         const call = toolUseOf(block);
         // The JSON-mode tool's input is the answer (structured-output.ts).
         if (call.name === JSON_MODE_TOOL) text += inputJson(call.input);
-        else toolCalls.push({ id: call.id, type: 'function', function: { name: call.name, arguments: inputJson(call.input) } });
+        else
+          toolCalls.push({
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: inputJson(call.input) },
+          });
       }
     }
     let finish = mapAnthropicStopReason(stopReason);

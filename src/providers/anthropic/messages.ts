@@ -1,5 +1,11 @@
 import type { CacheControl, DocumentPart, ThinkingBlock, ToolCall } from '../../chat/types.ts';
-import { toolResultProblem, type AlternatingConversation, type ImageSource, type Turn, type TurnPart } from '../conversation-turns.ts';
+import {
+  toolResultProblem,
+  type AlternatingConversation,
+  type ImageSource,
+  type Turn,
+  type TurnPart,
+} from '../conversation-turns.ts';
 
 /**
  * Conversation turns as Anthropic Messages API `messages`. Block shapes are the
@@ -57,7 +63,9 @@ function imageBlock(source: ImageSource): AnthropicBlock {
 function toBlock(part: TurnPart): AnthropicBlock {
   switch (part.kind) {
     case 'text':
-      return part.cacheControl ? { type: 'text', text: part.text, cache_control: part.cacheControl } : { type: 'text', text: part.text };
+      return part.cacheControl
+        ? { type: 'text', text: part.text, cache_control: part.cacheControl }
+        : { type: 'text', text: part.text };
     case 'image':
       return imageBlock(part.source);
     case 'tool_call': {
@@ -102,7 +110,8 @@ export function toAnthropicMessages(turns: readonly Turn[]): AnthropicMessage[] 
     const parts = [...results, ...rest];
     const only = parts[0];
     // A string has nowhere to carry a breakpoint.
-    if (parts.length === 1 && only?.kind === 'text' && only.cacheControl === undefined) return { role: turn.role, content: only.text };
+    if (parts.length === 1 && only?.kind === 'text' && only.cacheControl === undefined)
+      return { role: turn.role, content: only.text };
     return { role: turn.role, content: parts.map(toBlock) };
   });
   const last = messages.at(-1);
@@ -125,14 +134,20 @@ const MAX_CACHE_BREAKPOINTS = 4;
  */
 export function toAnthropicSystem(conversation: AlternatingConversation): string | AnthropicBlock[] | undefined {
   if (!conversation.systemBlocks.some((block) => block.cacheControl)) return conversation.system;
-  return conversation.systemBlocks.map((block): AnthropicBlock => (block.cacheControl ? { type: 'text', text: block.text, cache_control: block.cacheControl } : { type: 'text', text: block.text }));
+  return conversation.systemBlocks.map((block): AnthropicBlock =>
+    block.cacheControl
+      ? { type: 'text', text: block.text, cache_control: block.cacheControl }
+      : { type: 'text', text: block.text },
+  );
 }
 
 /** A `validate()` message when the request marks more breakpoints than the API takes. */
 export function breakpointProblem(conversation: AlternatingConversation, toolMarks = 0): string | undefined {
   let count = toolMarks + conversation.systemBlocks.filter((block) => block.cacheControl).length;
   for (const turn of conversation.turns) {
-    for (const part of turn.parts) if ((part.kind === 'text' && part.cacheControl) || (part.kind === 'document' && part.document.cache_control)) count++;
+    for (const part of turn.parts)
+      if ((part.kind === 'text' && part.cacheControl) || (part.kind === 'document' && part.document.cache_control))
+        count++;
   }
   if (count <= MAX_CACHE_BREAKPOINTS) return undefined;
   return `${count} parts and tools carry 'cache_control'; provider_c takes at most ${MAX_CACHE_BREAKPOINTS} prompt-cache breakpoints in one request.`;
@@ -163,14 +178,19 @@ export function conversationProblem(conversation: AlternatingConversation): stri
           );
         }
       } else if (part.kind === 'tool_result') {
-        const calledJustBefore = previous?.parts.some((p) => p.kind === 'tool_call' && p.call.id === part.toolCallId) ?? false;
+        const calledJustBefore =
+          previous?.parts.some((p) => p.kind === 'tool_call' && p.call.id === part.toolCallId) ?? false;
         if (!calledJustBefore) {
           return (
             `the 'tool' message answering tool_call_id '${part.toolCallId.slice(0, 64)}' must come after the assistant message that made the call ` +
             'and before any later assistant message, for provider_c.'
           );
         }
-      } else if (part.kind === 'image' && part.source.type === 'base64' && !IMAGE_MEDIA_TYPES.has(part.source.mediaType)) {
+      } else if (
+        part.kind === 'image' &&
+        part.source.type === 'base64' &&
+        !IMAGE_MEDIA_TYPES.has(part.source.mediaType)
+      ) {
         return `image type '${part.source.mediaType}' is not supported by provider_c; send image/jpeg, image/png, image/gif or image/webp.`;
       }
     }

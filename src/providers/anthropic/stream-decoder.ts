@@ -38,7 +38,9 @@ const messageDeltaSchema = z.object({
 function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
-    throw new UpstreamProtocolError(`Unexpected '${type}' event in the Anthropic upstream stream: ${parsed.error.message}`);
+    throw new UpstreamProtocolError(
+      `Unexpected '${type}' event in the Anthropic upstream stream: ${parsed.error.message}`,
+    );
   }
   return parsed.data;
 }
@@ -100,8 +102,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         const { index, delta } = parseAs(blockDeltaSchema, json, type);
         if (delta.type === 'text_delta') return delta.text ? [{ kind: 'delta', choice: 0, content: delta.text }] : [];
         if (delta.type === 'input_json_delta') return this.#inputDelta(index, delta.partial_json ?? '');
-        if (delta.type === 'thinking_delta' && delta.thinking) return this.#thinkingDelta(index, { thinking: delta.thinking });
-        if (delta.type === 'signature_delta' && delta.signature) return this.#thinkingDelta(index, { signature: delta.signature });
+        if (delta.type === 'thinking_delta' && delta.thinking)
+          return this.#thinkingDelta(index, { thinking: delta.thinking });
+        if (delta.type === 'signature_delta' && delta.signature)
+          return this.#thinkingDelta(index, { signature: delta.signature });
         return [];
       }
       case 'message_delta': {
@@ -112,7 +116,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
           // Only the JSON-mode tool was called: for the client that is a finished answer.
           if (finish === 'tool_calls' && this.#toolCalls === 0) finish = 'stop';
           const stop = data.delta.stop_reason === 'stop_sequence' ? data.delta.stop_sequence : undefined;
-          out.push(stop != null ? { kind: 'delta', choice: 0, finish_reason: finish, stop_sequence: stop } : { kind: 'delta', choice: 0, finish_reason: finish });
+          out.push(
+            stop != null
+              ? { kind: 'delta', choice: 0, finish_reason: finish, stop_sequence: stop }
+              : { kind: 'delta', choice: 0, finish_reason: finish },
+          );
         }
         if (data.usage) out.push(...this.#updateUsage(data.usage));
         return out;
@@ -131,7 +139,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   }
 
   #startToolUse(index: number | undefined, block: z.infer<typeof contentBlockSchema>): StreamEvent[] {
-    if (index === undefined) throw new UpstreamProtocolError("A tool_use 'content_block_start' event of the Anthropic upstream has no index.");
+    if (index === undefined)
+      throw new UpstreamProtocolError("A tool_use 'content_block_start' event of the Anthropic upstream has no index.");
     const call = toolUseOf(block);
     // The start event carries `input: {}` and the input follows as fragments; a non-empty one is kept all the same.
     const hasInput = typeof call.input === 'object' && call.input !== null && Object.keys(call.input).length > 0;
@@ -145,7 +154,14 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       {
         kind: 'delta',
         choice: 0,
-        tool_calls: [{ index: toolIndex, id: call.id, type: 'function', function: { name: call.name, arguments: hasInput ? inputJson(call.input) : '' } }],
+        tool_calls: [
+          {
+            index: toolIndex,
+            id: call.id,
+            type: 'function',
+            function: { name: call.name, arguments: hasInput ? inputJson(call.input) : '' },
+          },
+        ],
       },
     ];
   }
@@ -155,7 +171,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (index === undefined) return [];
     const ordinal = this.#thinkingBlocks++;
     this.#blocks.set(index, { kind: 'thinking', index: ordinal });
-    if (block.type === 'redacted_thinking') return [{ kind: 'delta', choice: 0, thinking: { index: ordinal, type: 'redacted_thinking', data: block.data ?? '' } }];
+    if (block.type === 'redacted_thinking')
+      return [
+        { kind: 'delta', choice: 0, thinking: { index: ordinal, type: 'redacted_thinking', data: block.data ?? '' } },
+      ];
     const start: ThinkingDelta = { index: ordinal, type: 'thinking' };
     if (block.thinking) start.thinking = block.thinking;
     if (block.signature) start.signature = block.signature;
@@ -182,7 +201,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (prompt !== undefined) this.#promptTokens = prompt;
     if (usage.output_tokens != null) this.#completionTokens = usage.output_tokens;
     const cache = cacheCountsOf(usage);
-    for (const key of Object.keys(cache) as Array<keyof AnthropicCacheCounts>) if (cache[key] !== undefined) this.#cache[key] = cache[key];
+    for (const key of Object.keys(cache) as Array<keyof AnthropicCacheCounts>)
+      if (cache[key] !== undefined) this.#cache[key] = cache[key];
     return [{ kind: 'usage', usage: toUsage(this.#promptTokens, this.#completionTokens, this.#cache) }];
   }
 }

@@ -37,7 +37,9 @@ export const anthropicUsageSchema = z.object({
   cache_creation_input_tokens: z.number().nullish(),
   cache_read_input_tokens: z.number().nullish(),
   // The split of cache_creation_input_tokens by retention.
-  cache_creation: z.object({ ephemeral_5m_input_tokens: z.number().nullish(), ephemeral_1h_input_tokens: z.number().nullish() }).nullish(),
+  cache_creation: z
+    .object({ ephemeral_5m_input_tokens: z.number().nullish(), ephemeral_1h_input_tokens: z.number().nullish() })
+    .nullish(),
 });
 
 export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
@@ -49,7 +51,11 @@ export type AnthropicUsage = z.infer<typeof anthropicUsageSchema>;
  * counts at all.
  */
 export function promptTokensOf(usage: AnthropicUsage): number | undefined {
-  if (usage.input_tokens == null && usage.cache_creation_input_tokens == null && usage.cache_read_input_tokens == null) {
+  if (
+    usage.input_tokens == null &&
+    usage.cache_creation_input_tokens == null &&
+    usage.cache_read_input_tokens == null
+  ) {
     return undefined;
   }
   return (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0);

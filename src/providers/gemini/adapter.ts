@@ -1,4 +1,10 @@
-import { maxOutputTokens, type ChatRequest, type FunctionTool, type JsonSchema, type ReplyMessage } from '../../chat/types.ts';
+import {
+  maxOutputTokens,
+  type ChatRequest,
+  type FunctionTool,
+  type JsonSchema,
+  type ReplyMessage,
+} from '../../chat/types.ts';
 import { NO_TURNS_MESSAGE, toAlternatingTurns, toolResultProblem } from '../conversation-turns.ts';
 import { anthropicOnlyParams } from '../inert-params.ts';
 import {
@@ -97,7 +103,8 @@ function structuredOutput(format: NonNullable<ChatRequest['response_format']>, c
   const schema = 'schema' in translated ? translated.schema : format.json_schema.schema;
   // The format's description guides the model like a root description would; `name` has no counterpart.
   const description = format.json_schema.description;
-  config.responseJsonSchema = description !== undefined && schema.description === undefined ? { ...schema, description } : schema;
+  config.responseJsonSchema =
+    description !== undefined && schema.description === undefined ? { ...schema, description } : schema;
 }
 
 /**
@@ -145,7 +152,8 @@ function buildGeminiBody(req: ChatRequest): Record<string, unknown> {
 function schemaProblem(req: ChatRequest): string | undefined {
   for (const [index, tool] of (req.tools ?? []).entries()) {
     const { name, parameters } = tool.function;
-    if (!FUNCTION_NAME_START.test(name)) return `tool name '${name}' must start with a letter or an underscore for provider_b.`;
+    if (!FUNCTION_NAME_START.test(name))
+      return `tool name '${name}' must start with a letter or an underscore for provider_b.`;
     if (parameters === undefined) continue;
     const translated = parametersOf(parameters, index);
     if ('problem' in translated) return translated.problem;
@@ -238,7 +246,9 @@ export const geminiAdapter: ProviderAdapter = {
   parseResponse(body: unknown): ParsedCompletion {
     const parsed = generateContentResponseSchema.safeParse(body);
     if (!parsed.success) {
-      throw new UpstreamProtocolError(`Unexpected generateContent body from the Gemini upstream: ${parsed.error.message}`);
+      throw new UpstreamProtocolError(
+        `Unexpected generateContent body from the Gemini upstream: ${parsed.error.message}`,
+      );
     }
     const response = parsed.data;
     const usage = toUsage(response.usageMetadata);
@@ -246,7 +256,10 @@ export const geminiAdapter: ProviderAdapter = {
       // A blocked prompt is answered, not failed: one empty choice flagged
       // `content_filter`, the way OpenAI reports filtered output. The client
       // learns why without the gateway counting an upstream failure.
-      return { choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }], usage };
+      return {
+        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' }],
+        usage,
+      };
     }
     const candidates = response.candidates ?? [];
     if (candidates.length === 0) {

@@ -130,7 +130,9 @@ function toContent(turn: Turn): GeminiContent {
         parts.push(imagePart(part.source));
         break;
       case 'tool_call': {
-        const call: FunctionCallPart = { functionCall: { name: part.call.function.name, args: callArguments(part.call) ?? {} } };
+        const call: FunctionCallPart = {
+          functionCall: { name: part.call.function.name, args: callArguments(part.call) ?? {} },
+        };
         if (!signed) call.thoughtSignature = SKIPPED_THOUGHT_SIGNATURE;
         signed = true;
         parts.push(call);
@@ -139,7 +141,12 @@ function toContent(turn: Turn): GeminiContent {
       case 'tool_result':
         // `name` is known: validate() refuses results that answer no call.
         // A failed call's text goes under `error`, the key FunctionResponse.response names for error details.
-        parts.push({ functionResponse: { name: part.name ?? '', response: part.isError === true ? { error: part.content } : functionResponseOf(part.content) } });
+        parts.push({
+          functionResponse: {
+            name: part.name ?? '',
+            response: part.isError === true ? { error: part.content } : functionResponseOf(part.content),
+          },
+        });
         break;
       case 'document':
         parts.push(documentPart(part.document));
@@ -205,7 +212,8 @@ export function contentsProblem(conversation: AlternatingConversation): string |
       const previous = turns[i - 1];
       for (const part of turn.parts) {
         if (part.kind !== 'tool_result') continue;
-        const madeJustBefore = previous?.parts.some((p) => p.kind === 'tool_call' && p.call.id === part.toolCallId) ?? false;
+        const madeJustBefore =
+          previous?.parts.some((p) => p.kind === 'tool_call' && p.call.id === part.toolCallId) ?? false;
         if (!madeJustBefore) {
           return `the 'tool' message for tool_call_id '${clip(part.toolCallId)}' must directly follow the assistant message that made the call; provider_b pairs results with the calls of the turn just before.`;
         }

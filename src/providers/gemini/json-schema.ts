@@ -69,13 +69,33 @@ const INEXPRESSIBLE: ReadonlySet<string> = new Set([
 ]);
 
 /** Constraints of Gemini's `Schema` object, sent as they are in tool parameters. */
-const PARAMETER_CONSTRAINTS: ReadonlySet<string> = new Set(['minLength', 'maxLength', 'pattern', 'minProperties', 'maxProperties']);
+const PARAMETER_CONSTRAINTS: ReadonlySet<string> = new Set([
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minProperties',
+  'maxProperties',
+]);
 
 /** What changes the shape of tool parameters rather than narrowing it: refused in them too. */
-const PARAMETER_INEXPRESSIBLE: ReadonlySet<string> = new Set(['allOf', '$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
+const PARAMETER_INEXPRESSIBLE: ReadonlySet<string> = new Set([
+  'allOf',
+  '$dynamicRef',
+  '$dynamicAnchor',
+  '$recursiveRef',
+  '$recursiveAnchor',
+]);
 
 /** Annotations without effect on valid output, outside the documented subset: dropped rather than sent. */
-const DROPPED: ReadonlySet<string> = new Set(['$schema', '$comment', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
+const DROPPED: ReadonlySet<string> = new Set([
+  '$schema',
+  '$comment',
+  'default',
+  'examples',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+]);
 
 /** Keywords whose value maps names to subschemas. */
 const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs']);
@@ -122,7 +142,8 @@ export function toGeminiJsonSchema(schema: JsonSchema, where: string, use: Schem
     const translated = translate(schema, [], walk);
     return { schema: isRecord(translated) ? translated : schema, leftOut: [...walk.leftOut] };
   } catch (error) {
-    if (error instanceof Inexpressible) return { problem: `${where} ${error.message}, which provider_b cannot express.` };
+    if (error instanceof Inexpressible)
+      return { problem: `${where} ${error.message}, which provider_b cannot express.` };
     throw error;
   }
 }
@@ -132,14 +153,23 @@ function refuse(keyword: string, path: readonly string[], detail = ''): never {
 }
 
 /** An integer's exclusive bound as the inclusive one it equals, when it is an integer too. */
-function inclusiveBound(node: Record<string, unknown>, key: 'exclusiveMinimum' | 'exclusiveMaximum'): number | undefined {
+function inclusiveBound(
+  node: Record<string, unknown>,
+  key: 'exclusiveMinimum' | 'exclusiveMaximum',
+): number | undefined {
   const bound = node[key];
   if (node.type !== 'integer' || typeof bound !== 'number' || !Number.isInteger(bound)) return undefined;
   return key === 'exclusiveMinimum' ? bound + 1 : bound - 1;
 }
 
 /** Whether a keyword the response route refuses goes into tool parameters (true), or is left out of them (false). */
-function keepInParameters(key: string, node: Record<string, unknown>, out: Record<string, unknown>, path: readonly string[], walk: Walk): boolean {
+function keepInParameters(
+  key: string,
+  node: Record<string, unknown>,
+  out: Record<string, unknown>,
+  path: readonly string[],
+  walk: Walk,
+): boolean {
   if (PARAMETER_INEXPRESSIBLE.has(key)) refuse(key, path);
   if (PARAMETER_CONSTRAINTS.has(key)) return true;
   if (key === 'exclusiveMinimum' || key === 'exclusiveMaximum') {
@@ -147,7 +177,12 @@ function keepInParameters(key: string, node: Record<string, unknown>, out: Recor
     if (bound !== undefined) {
       const inclusive = key === 'exclusiveMinimum' ? 'minimum' : 'maximum';
       const other = node[inclusive];
-      const tighter = typeof other !== 'number' ? bound : key === 'exclusiveMinimum' ? Math.max(bound, other) : Math.min(bound, other);
+      const tighter =
+        typeof other !== 'number'
+          ? bound
+          : key === 'exclusiveMinimum'
+            ? Math.max(bound, other)
+            : Math.min(bound, other);
       out[inclusive] = tighter;
       return false;
     }
@@ -179,7 +214,8 @@ function translate(node: unknown, path: string[], walk: Walk): unknown {
       out[key] = value.map((subschema, i) => translate(subschema, [...at, String(i)], walk));
     } else if (key === 'items') {
       // Draft-07 tuples (`items: [...]`) are 2020-12 `prefixItems`.
-      if (Array.isArray(value)) out.prefixItems = value.map((subschema, i) => translate(subschema, [...at, String(i)], walk));
+      if (Array.isArray(value))
+        out.prefixItems = value.map((subschema, i) => translate(subschema, [...at, String(i)], walk));
       else out.items = translate(value, at, walk);
     } else if (key === 'additionalProperties') {
       out[key] = typeof value === 'boolean' ? value : translate(value, at, walk);
@@ -190,7 +226,8 @@ function translate(node: unknown, path: string[], walk: Walk): unknown {
       out[key] = typeof value === 'string' ? value.replace(/^#\/definitions\//, '#/$defs/') : value;
     } else if (key === 'const') {
       // A constant string or number is a one-value `enum`; other constants have no documented counterpart.
-      if (typeof value !== 'string' && typeof value !== 'number') refuse('const', path, ' with a value that is not a string or a number');
+      if (typeof value !== 'string' && typeof value !== 'number')
+        refuse('const', path, ' with a value that is not a string or a number');
       out.enum = [value];
     } else {
       out[key] = value;
@@ -203,7 +240,8 @@ function translate(node: unknown, path: string[], walk: Walk): unknown {
 function finish(node: Record<string, unknown>, path: readonly string[]): Record<string, unknown> {
   // Gemini 2.5+ keeps the schema's key order, earlier models follow only an
   // explicit `propertyOrdering` (structured-output doc): spell it out.
-  if (isRecord(node.properties) && node.propertyOrdering === undefined) node.propertyOrdering = Object.keys(node.properties);
+  if (isRecord(node.properties) && node.propertyOrdering === undefined)
+    node.propertyOrdering = Object.keys(node.properties);
 
   // "If `$ref` is set on a sub-schema, no other properties, except for those
   // starting as a `$`, may be set": a one-branch `anyOf` holds the reference
@@ -225,7 +263,11 @@ function finish(node: Record<string, unknown>, path: readonly string[]): Record<
  * nullable enum) becomes `anyOf: [<enum without null>, {type: "null"}]`;
  * booleans and objects are refused.
  */
-function finishEnum(node: Record<string, unknown>, values: readonly unknown[], path: readonly string[]): Record<string, unknown> {
+function finishEnum(
+  node: Record<string, unknown>,
+  values: readonly unknown[],
+  path: readonly string[],
+): Record<string, unknown> {
   const present = values.filter((value) => value !== null);
   if (present.some((value) => typeof value !== 'string' && typeof value !== 'number')) {
     refuse('enum', path, ' with values that are not strings or numbers');

@@ -1,4 +1,10 @@
-import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
+import {
+  UpstreamProtocolError,
+  type SseEvent,
+  type StreamDecoder,
+  type StreamDelta,
+  type StreamEvent,
+} from '../types.ts';
 import {
   candidateIndices,
   candidateText,
@@ -76,7 +82,12 @@ export class GeminiStreamDecoder implements StreamDecoder {
       if (text !== '') delta.content = text;
       const calls = candidateToolCalls(candidate);
       if (calls.length > 0) {
-        delta.tool_calls = calls.map((call, k) => ({ index: state.calls + k, id: call.id, type: 'function', function: call.function }));
+        delta.tool_calls = calls.map((call, k) => ({
+          index: state.calls + k,
+          id: call.id,
+          type: 'function',
+          function: call.function,
+        }));
         state.calls += calls.length;
       }
       const finishReason = finishReasonOf(candidate);
@@ -84,7 +95,13 @@ export class GeminiStreamDecoder implements StreamDecoder {
         state.finished = true;
         delta.finish_reason = finalFinishReason(finishReason, state.calls > 0);
       }
-      if (delta.thinking !== undefined || delta.content !== undefined || delta.tool_calls !== undefined || delta.finish_reason !== undefined) out.push(delta);
+      if (
+        delta.thinking !== undefined ||
+        delta.content !== undefined ||
+        delta.tool_calls !== undefined ||
+        delta.finish_reason !== undefined
+      )
+        out.push(delta);
     });
     // Every chunk carries the usage so far; the last one is the total.
     if (response.usageMetadata) out.push({ kind: 'usage', usage: toUsage(response.usageMetadata) });

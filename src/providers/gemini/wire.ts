@@ -114,7 +114,8 @@ export function candidateText(candidate: GeminiCandidate): string {
 /** The text of the candidate's thought parts (thought summaries, sent with `includeThoughts`). */
 export function candidateThoughts(candidate: GeminiCandidate): string {
   let text = '';
-  for (const part of candidate.content?.parts ?? []) if (part.thought === true && typeof part.text === 'string') text += part.text;
+  for (const part of candidate.content?.parts ?? [])
+    if (part.thought === true && typeof part.text === 'string') text += part.text;
   return text;
 }
 
@@ -159,7 +160,12 @@ export function finalFinishReason(reason: FinishReason, calledTools: boolean): F
 export function toUsage(metadata: GenerateContentResponse['usageMetadata']): Usage {
   const prompt = metadata?.promptTokenCount ?? 0;
   const completion = (metadata?.candidatesTokenCount ?? 0) + (metadata?.thoughtsTokenCount ?? 0);
-  return usageOf({ prompt, completion, cachedRead: metadata?.cachedContentTokenCount ?? undefined, reasoning: metadata?.thoughtsTokenCount ?? undefined });
+  return usageOf({
+    prompt,
+    completion,
+    cachedRead: metadata?.cachedContentTokenCount ?? undefined,
+    reasoning: metadata?.thoughtsTokenCount ?? undefined,
+  });
 }
 
 /** True when the prompt was blocked: a block reason and no candidates. */

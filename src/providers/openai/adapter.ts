@@ -10,7 +10,15 @@ import {
   type UpstreamHttpRequest,
 } from '../types.ts';
 import { OpenAiStreamDecoder } from './stream-decoder.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsage, openAiUsageSchema, toolCallSchema, toToolCall } from './wire.ts';
+import {
+  mapOpenAiFinishReason,
+  openAiErrorMessage,
+  openAiErrorSchema,
+  openAiUsage,
+  openAiUsageSchema,
+  toolCallSchema,
+  toToolCall,
+} from './wire.ts';
 
 /**
  * Adapter for the OpenAI chat-completions wire format (provider_a). The
@@ -30,7 +38,9 @@ function toOpenAiMessage(message: ChatMessage): object {
     case 'system':
     case 'developer': {
       const { cache_control: _cache, ...rest } = message;
-      return typeof rest.content === 'string' ? { ...rest, role: 'system' as const } : { ...rest, role: 'system' as const, content: rest.content.map(toOpenAiPart) };
+      return typeof rest.content === 'string'
+        ? { ...rest, role: 'system' as const }
+        : { ...rest, role: 'system' as const, content: rest.content.map(toOpenAiPart) };
     }
     case 'user':
       return typeof message.content === 'string' ? message : { ...message, content: message.content.map(toOpenAiPart) };
@@ -55,8 +65,13 @@ function toOpenAiPart(part: ContentPart): object {
   if (part.type === 'text') return { type: 'text', text: part.text };
   if (part.type === 'image_url' || part.type === 'file') return part;
   const { source, title } = part;
-  if (source.type === 'text') return { type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` };
-  if (source.type === 'base64') return { type: 'file', file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` } };
+  if (source.type === 'text')
+    return { type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` };
+  if (source.type === 'base64')
+    return {
+      type: 'file',
+      file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` },
+    };
   // validate() refuses document URLs before this is reached.
   throw new Error('document URL reached the OpenAI adapter');
 }
@@ -93,7 +108,8 @@ export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<strin
   if (req.n !== 1) body.n = req.n;
   for (const field of FORWARDED) if (req[field] !== undefined) body[field] = req[field];
   // A Messages tool's Anthropic fields have no place here.
-  if (req.tools?.some((tool) => tool.anthropic !== undefined)) body.tools = req.tools.map(({ type, function: fn }) => ({ type, function: fn }));
+  if (req.tools?.some((tool) => tool.anthropic !== undefined))
+    body.tools = req.tools.map(({ type, function: fn }) => ({ type, function: fn }));
   if (req.stop !== undefined && req.stop.length > 0) body.stop = req.stop;
   // `service_tier` is deliberately not forwarded: for the gateway it is a
   // queuing hint, and upstream `flex` is only accepted by some models.
@@ -175,19 +191,28 @@ export const openAiAdapter: ProviderAdapter = {
   parseResponse(body: unknown): ParsedCompletion {
     const parsed = completionSchema.safeParse(body);
     if (!parsed.success) {
-      throw new UpstreamProtocolError(`Unexpected chat completion body from the OpenAI upstream: ${parsed.error.message}`);
+      throw new UpstreamProtocolError(
+        `Unexpected chat completion body from the OpenAI upstream: ${parsed.error.message}`,
+      );
     }
     const { choices, usage } = parsed.data;
     return {
       choices: choices.map((choice) => {
         const message: ReplyMessage = { role: 'assistant', content: choice.message.content ?? null };
         if (choice.message.refusal != null) message.refusal = choice.message.refusal;
-        if (choice.message.tool_calls != null && choice.message.tool_calls.length > 0) message.tool_calls = choice.message.tool_calls.map(toToolCall);
+        if (choice.message.tool_calls != null && choice.message.tool_calls.length > 0)
+          message.tool_calls = choice.message.tool_calls.map(toToolCall);
         // OpenAI-compatible reasoning servers' reasoning: an unsigned block, which no upstream is given back.
-        if (choice.message.reasoning_content) message.thinking = [{ type: 'thinking', thinking: choice.message.reasoning_content, signature: '' }];
+        if (choice.message.reasoning_content)
+          message.thinking = [{ type: 'thinking', thinking: choice.message.reasoning_content, signature: '' }];
         // A reply that is neither text, refusal nor calls still reads as text for the client.
-        if (message.content === null && message.refusal === undefined && message.tool_calls === undefined) message.content = '';
-        const parsedChoice: ParsedChoice = { index: choice.index, message, finish_reason: mapOpenAiFinishReason(choice.finish_reason) };
+        if (message.content === null && message.refusal === undefined && message.tool_calls === undefined)
+          message.content = '';
+        const parsedChoice: ParsedChoice = {
+          index: choice.index,
+          message,
+          finish_reason: mapOpenAiFinishReason(choice.finish_reason),
+        };
         if (choice.logprobs != null) parsedChoice.logprobs = choice.logprobs;
         return parsedChoice;
       }),

@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import type { ToolCallDelta } from '../../chat/types.ts';
-import { UpstreamProtocolError, type SseEvent, type StreamDecoder, type StreamDelta, type StreamEvent } from '../types.ts';
-import { mapOpenAiFinishReason, openAiErrorMessage, openAiErrorSchema, openAiUsage, openAiUsageSchema, toolCallDeltaSchema } from './wire.ts';
+import {
+  UpstreamProtocolError,
+  type SseEvent,
+  type StreamDecoder,
+  type StreamDelta,
+  type StreamEvent,
+} from '../types.ts';
+import {
+  mapOpenAiFinishReason,
+  openAiErrorMessage,
+  openAiErrorSchema,
+  openAiUsage,
+  openAiUsageSchema,
+  toolCallDeltaSchema,
+} from './wire.ts';
 import { parseEventJson } from '../stream-event-json.ts';
 
 const chunkSchema = z.object({
@@ -78,10 +91,16 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       if (toolCalls != null && toolCalls.length > 0) delta.tool_calls = toolCalls.map(toToolCallDelta);
       const reasoning = choice.delta?.reasoning_content;
       // One unsigned reasoning block per choice (OpenAI-compatible reasoning servers), before the answer.
-      if (typeof reasoning === 'string' && reasoning.length > 0) delta.thinking = { index: 0, type: 'thinking', thinking: reasoning };
+      if (typeof reasoning === 'string' && reasoning.length > 0)
+        delta.thinking = { index: 0, type: 'thinking', thinking: reasoning };
       if (choice.logprobs != null) delta.logprobs = choice.logprobs;
       if (choice.finish_reason != null) delta.finish_reason = mapOpenAiFinishReason(choice.finish_reason);
-      const empty = delta.content === undefined && delta.refusal === undefined && delta.tool_calls === undefined && delta.thinking === undefined && delta.finish_reason === undefined;
+      const empty =
+        delta.content === undefined &&
+        delta.refusal === undefined &&
+        delta.tool_calls === undefined &&
+        delta.thinking === undefined &&
+        delta.finish_reason === undefined;
       if (!empty) out.push(delta);
     }
     const usage = parsed.data.usage;

@@ -28,7 +28,11 @@ export interface EvalError {
  * phone number found in an SSN look-alike costs PHONE_NUMBER precision), and
  * every gold span left is a false negative.
  */
-export function evaluate(engine: DlpEngine, samples: readonly EvalSample[], threshold: number): { scores: EntityScore[]; errors: EvalError[] } {
+export function evaluate(
+  engine: DlpEngine,
+  samples: readonly EvalSample[],
+  threshold: number,
+): { scores: EntityScore[]; errors: EvalError[] } {
   const counts = new Map<EntityType, { tp: number; fp: number; fn: number }>();
   const bump = (entity: EntityType, field: 'tp' | 'fp' | 'fn') => {
     const c = counts.get(entity) ?? { tp: 0, fp: 0, fn: 0 };

@@ -13,7 +13,8 @@ import * as v from './holdout-values.ts';
  * addresses and dates of birth, whether or not the engine looks for them;
  * dates that are not birth dates are look-alikes.
  */
-export type HoldoutEntity = EntityType | 'PERSON' | 'LOCATION' | 'ORGANIZATION' | 'STREET_ADDRESS' | 'DATE_OF_BIRTH' | 'PASSWORD';
+export type HoldoutEntity =
+  EntityType | 'PERSON' | 'LOCATION' | 'ORGANIZATION' | 'STREET_ADDRESS' | 'DATE_OF_BIRTH' | 'PASSWORD';
 
 export type HoldoutSplit = 'dev' | 'test';
 
@@ -133,7 +134,13 @@ export function generateHoldoutSet(options: HoldoutOptions): EvalSample[] {
       const index = r.int(templates.length);
       const { text, gold } = fill(templates[index]!, r);
       const family = (gold[0]?.entity ?? 'OTHER') as EvalSample['family'];
-      samples.push({ text, gold: gold as GoldSpan[], family, kind: gold.length > 0 ? 'positive' : 'negative', generator: `holdout-${options.split}-${prefix}${index}` });
+      samples.push({
+        text,
+        gold: gold as GoldSpan[],
+        family,
+        kind: gold.length > 0 ? 'positive' : 'negative',
+        generator: `holdout-${options.split}-${prefix}${index}`,
+      });
     }
   };
   draw(ofSplit(HOLDOUT_TEMPLATES), options.size ?? 1500, '');
@@ -141,7 +148,10 @@ export function generateHoldoutSet(options: HoldoutOptions): EvalSample[] {
   return samples;
 }
 
-function fill(template: string, r: v.Rng): { text: string; gold: { entity: HoldoutEntity; start: number; end: number }[] } {
+function fill(
+  template: string,
+  r: v.Rng,
+): { text: string; gold: { entity: HoldoutEntity; start: number; end: number }[] } {
   let text = '';
   const gold: { entity: HoldoutEntity; start: number; end: number }[] = [];
   for (const part of template.split(/(\{[a-z]+\})/)) {
@@ -152,7 +162,8 @@ function fill(template: string, r: v.Rng): { text: string; gold: { entity: Holdo
       continue;
     }
     const piece = make(r);
-    for (const span of piece.spans) gold.push({ entity: span.entity, start: text.length + span.start, end: text.length + span.end });
+    for (const span of piece.spans)
+      gold.push({ entity: span.entity, start: text.length + span.start, end: text.length + span.end });
     text += piece.text;
   }
   return { text, gold };

@@ -47,7 +47,10 @@ export interface Piece {
   spans: { entity: HoldoutEntity; start: number; end: number }[];
 }
 
-export const whole = (entity: HoldoutEntity, text: string): Piece => ({ text, spans: [{ entity, start: 0, end: text.length }] });
+export const whole = (entity: HoldoutEntity, text: string): Piece => ({
+  text,
+  spans: [{ entity, start: 0, end: text.length }],
+});
 const inner = (entity: HoldoutEntity, before: string, value: string, after = ''): Piece => ({
   text: before + value + after,
   spans: [{ entity, start: before.length, end: before.length + value.length }],
@@ -57,25 +60,159 @@ export const none = (text: string): Piece => ({ text, spans: [] });
 // ---------------------------------------------------------------- people and places
 
 export const FIRST_NAMES = [
-  'Aarav', 'Priya', 'Wei', 'Xiu Ying', 'Siti', 'Budi', 'Ayesha', 'Imran', 'Chinedu', 'Ngozi', 'Thiago', 'Larissa', 'Rahim', 'Nusrat',
-  'Dmitri', 'Olga', 'Abebe', 'Tigist', 'Guadalupe', 'Alejandro', 'Haruto', 'Yui', 'Mostafa', 'Fatma', 'Jose', 'Maricel', 'Kabongo',
-  'Minh', 'Thu', 'Reza', 'Shirin', 'Emre', 'Elif', 'Lukas', 'Jörg', 'Somchai', 'Kanya', 'Camille', 'Giulia', 'Søren', 'Agnieszka',
-  'Zsófia', 'Ioana', 'Pieter', 'Sinéad', 'Margaret', 'Tyrone', 'Brianna', 'Kevin', 'Hannah', 'Mateo', 'Lucía', 'Anders', 'Eleni',
+  'Aarav',
+  'Priya',
+  'Wei',
+  'Xiu Ying',
+  'Siti',
+  'Budi',
+  'Ayesha',
+  'Imran',
+  'Chinedu',
+  'Ngozi',
+  'Thiago',
+  'Larissa',
+  'Rahim',
+  'Nusrat',
+  'Dmitri',
+  'Olga',
+  'Abebe',
+  'Tigist',
+  'Guadalupe',
+  'Alejandro',
+  'Haruto',
+  'Yui',
+  'Mostafa',
+  'Fatma',
+  'Jose',
+  'Maricel',
+  'Kabongo',
+  'Minh',
+  'Thu',
+  'Reza',
+  'Shirin',
+  'Emre',
+  'Elif',
+  'Lukas',
+  'Jörg',
+  'Somchai',
+  'Kanya',
+  'Camille',
+  'Giulia',
+  'Søren',
+  'Agnieszka',
+  'Zsófia',
+  'Ioana',
+  'Pieter',
+  'Sinéad',
+  'Margaret',
+  'Tyrone',
+  'Brianna',
+  'Kevin',
+  'Hannah',
+  'Mateo',
+  'Lucía',
+  'Anders',
+  'Eleni',
 ];
 export const LAST_NAMES = [
-  'Sharma', 'Patel', 'Wang', 'Li', 'Nurhaliza', 'Santoso', 'Khan', 'Qureshi', 'Okafor', 'Adeyemi', 'Oliveira', 'Souza', 'Hossain',
-  'Ivanov', 'Smirnova', 'Bekele', 'Tesfaye', 'Hernández', 'García', 'Takahashi', 'Sato', 'Abdelrahman', 'Yılmaz', 'Santos', 'Reyes',
-  'Mukendi', 'Nguyen', 'Tran', 'Hosseini', 'Karimi', 'Demir', 'Müller', 'Schneider', 'Wongsakul', 'Dubois', 'Rossi', 'Jørgensen',
-  'Kowalski', 'Nagy', 'Popescu', 'de Vries', "O'Brien", 'Thompson', 'Washington', 'Miller', 'Johnson', 'Fernández', 'Lindqvist',
-  'Papadopoulos', 'Novak', 'Horvat', 'Murphy', 'Kim', 'Chen',
+  'Sharma',
+  'Patel',
+  'Wang',
+  'Li',
+  'Nurhaliza',
+  'Santoso',
+  'Khan',
+  'Qureshi',
+  'Okafor',
+  'Adeyemi',
+  'Oliveira',
+  'Souza',
+  'Hossain',
+  'Ivanov',
+  'Smirnova',
+  'Bekele',
+  'Tesfaye',
+  'Hernández',
+  'García',
+  'Takahashi',
+  'Sato',
+  'Abdelrahman',
+  'Yılmaz',
+  'Santos',
+  'Reyes',
+  'Mukendi',
+  'Nguyen',
+  'Tran',
+  'Hosseini',
+  'Karimi',
+  'Demir',
+  'Müller',
+  'Schneider',
+  'Wongsakul',
+  'Dubois',
+  'Rossi',
+  'Jørgensen',
+  'Kowalski',
+  'Nagy',
+  'Popescu',
+  'de Vries',
+  "O'Brien",
+  'Thompson',
+  'Washington',
+  'Miller',
+  'Johnson',
+  'Fernández',
+  'Lindqvist',
+  'Papadopoulos',
+  'Novak',
+  'Horvat',
+  'Murphy',
+  'Kim',
+  'Chen',
 ];
 export const CITIES = [
-  'Mumbai', 'Shanghai', 'Chicago', 'Jakarta', 'Karachi', 'Lagos', 'São Paulo', 'Dhaka', 'Novosibirsk', 'Addis Ababa', 'Guadalajara',
-  'Osaka', 'Alexandria', 'Cebu', 'Kinshasa', 'Hanoi', 'Tehran', 'Izmir', 'Hamburg', 'Chiang Mai', 'Lyon', 'Naples', 'Seville', 'Kraków',
-  'Rotterdam', 'Debrecen', 'Cluj-Napoca', 'Porto', 'Gothenburg', 'Thessaloniki', 'Cork', 'Brno', 'Tallinn', 'Leeds', 'Toronto',
+  'Mumbai',
+  'Shanghai',
+  'Chicago',
+  'Jakarta',
+  'Karachi',
+  'Lagos',
+  'São Paulo',
+  'Dhaka',
+  'Novosibirsk',
+  'Addis Ababa',
+  'Guadalajara',
+  'Osaka',
+  'Alexandria',
+  'Cebu',
+  'Kinshasa',
+  'Hanoi',
+  'Tehran',
+  'Izmir',
+  'Hamburg',
+  'Chiang Mai',
+  'Lyon',
+  'Naples',
+  'Seville',
+  'Kraków',
+  'Rotterdam',
+  'Debrecen',
+  'Cluj-Napoca',
+  'Porto',
+  'Gothenburg',
+  'Thessaloniki',
+  'Cork',
+  'Brno',
+  'Tallinn',
+  'Leeds',
+  'Toronto',
 ];
 
-export function person(r: Rng, style: 'full' | 'first' | 'last' | 'comma' = r.pick(['full', 'full', 'first', 'last'] as const)): Piece {
+export function person(
+  r: Rng,
+  style: 'full' | 'first' | 'last' | 'comma' = r.pick(['full', 'full', 'first', 'last'] as const),
+): Piece {
   const first = r.pick(FIRST_NAMES);
   const last = r.pick(LAST_NAMES);
   if (style === 'first') return whole('PERSON', first);
@@ -90,9 +227,53 @@ export const city = (r: Rng): Piece => whole('LOCATION', r.pick(CITIES));
 
 /** The 20 most populous countries, the EU members and the United Kingdom. */
 export const PHONE_COUNTRIES: readonly CountryCode[] = [
-  'IN', 'CN', 'US', 'ID', 'PK', 'NG', 'BR', 'BD', 'RU', 'ET', 'MX', 'JP', 'EG', 'PH', 'CD', 'VN', 'IR', 'TR', 'DE', 'TH',
-  'AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL', 'PL', 'PT',
-  'RO', 'SK', 'SI', 'ES', 'SE', 'GB',
+  'IN',
+  'CN',
+  'US',
+  'ID',
+  'PK',
+  'NG',
+  'BR',
+  'BD',
+  'RU',
+  'ET',
+  'MX',
+  'JP',
+  'EG',
+  'PH',
+  'CD',
+  'VN',
+  'IR',
+  'TR',
+  'DE',
+  'TH',
+  'AT',
+  'BE',
+  'BG',
+  'HR',
+  'CY',
+  'CZ',
+  'DK',
+  'EE',
+  'FI',
+  'FR',
+  'GR',
+  'HU',
+  'IE',
+  'IT',
+  'LV',
+  'LT',
+  'LU',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SK',
+  'SI',
+  'ES',
+  'SE',
+  'GB',
 ];
 
 function validMobile(r: Rng, country: CountryCode) {
@@ -100,7 +281,9 @@ function validMobile(r: Rng, country: CountryCode) {
   const nsn = example.nationalNumber;
   for (let attempt = 0; attempt < 20; attempt++) {
     const keep = Math.max(2, nsn.length - 5);
-    const phone = parsePhoneNumberFromString(`+${example.countryCallingCode}${nsn.slice(0, keep)}${r.digits(nsn.length - keep)}`);
+    const phone = parsePhoneNumberFromString(
+      `+${example.countryCallingCode}${nsn.slice(0, keep)}${r.digits(nsn.length - keep)}`,
+    );
     if (phone?.isValid() && phone.getType() !== undefined) return phone;
   }
   return example;
@@ -133,7 +316,17 @@ function luhnComplete(payload: string): string {
   return payload + String((10 - (sum % 10)) % 10);
 }
 
-const CARD_PREFIXES: readonly [string, number][] = [['4', 16], ['51', 16], ['55', 16], ['2221', 16], ['34', 15], ['37', 15], ['6011', 16], ['3530', 16], ['4', 19]];
+const CARD_PREFIXES: readonly [string, number][] = [
+  ['4', 16],
+  ['51', 16],
+  ['55', 16],
+  ['2221', 16],
+  ['34', 15],
+  ['37', 15],
+  ['6011', 16],
+  ['3530', 16],
+  ['4', 19],
+];
 
 export function cardNumber(r: Rng): string {
   const [prefix, length] = r.pick(CARD_PREFIXES);
@@ -171,7 +364,8 @@ const IBAN_FORMATS: Record<string, (r: Rng) => string> = {
   DE: (r) => r.digits(18),
   FR: (r) => r.digits(10) + r.chars(11, '0123456789ABCDEFGHJ') + r.digits(2),
   ES: (r) => r.digits(20),
-  IT: (r) => r.chars(1, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ') + r.digits(10) + r.chars(12, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'),
+  IT: (r) =>
+    r.chars(1, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ') + r.digits(10) + r.chars(12, '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'),
   NL: (r) => r.pick(['ABNA', 'INGB', 'RABO', 'TRIO']) + r.digits(10),
   GB: (r) => r.pick(['NWBK', 'BARC', 'MIDL', 'LOYD']) + r.digits(14),
   IE: (r) => r.pick(['AIBK', 'BOFI']) + r.digits(14),
@@ -203,7 +397,11 @@ export function iban(r: Rng): Piece {
   const style = r.int(7);
   let text = compact;
   if (style === 1 || style === 2) text = compact.match(/.{1,4}/g)!.join(' ');
-  else if (style === 3) text = compact.toLowerCase().match(/.{1,4}/g)!.join(' ');
+  else if (style === 3)
+    text = compact
+      .toLowerCase()
+      .match(/.{1,4}/g)!
+      .join(' ');
   else if (style === 4) text = compact.match(/.{1,4}/g)!.join(r.pick(['-', '.']));
   else if (style === 5) text = regroup(r, compact, [4, 4, 4, 4, 4, 4, 4, 4]);
   else if (style === 6) text = `${compact.slice(0, 2)} ${compact.slice(2, 4)} ${compact.slice(4)}`;
@@ -218,14 +416,33 @@ export function badIban(r: Rng): Piece {
 
 // ---------------------------------------------------------------- e-mail addresses
 
-const ASCII_DOMAINS = ['example.com', 'mail.example.org', 'corp.example.co.uk', 'example-health.io', 'uni-example.edu', 'example.com.br'];
+const ASCII_DOMAINS = [
+  'example.com',
+  'mail.example.org',
+  'corp.example.co.uk',
+  'example-health.io',
+  'uni-example.edu',
+  'example.com.br',
+];
 const IDN = [
-  ['jörg.müller', 'example.de'], ['josé.garcía', 'correo.example.es'], ['françois', 'exemple.fr'], ['łukasz.wiśniewski', 'poczta.example.pl'],
-  ['用户', '例子.广告'], ['δοκιμή', 'παράδειγμα.δοκιμή'], ['pelé', 'müller-bau.de'], ['søren', 'eksempel.dk'], ['ayşe.yılmaz', 'örnek.com.tr'],
+  ['jörg.müller', 'example.de'],
+  ['josé.garcía', 'correo.example.es'],
+  ['françois', 'exemple.fr'],
+  ['łukasz.wiśniewski', 'poczta.example.pl'],
+  ['用户', '例子.广告'],
+  ['δοκιμή', 'παράδειγμα.δοκιμή'],
+  ['pelé', 'müller-bau.de'],
+  ['søren', 'eksempel.dk'],
+  ['ayşe.yılmaz', 'örnek.com.tr'],
   ['иван', 'пример.рф'],
 ] as const;
 
-const slug = (s: string) => s.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z]/g, '');
+const slug = (s: string) =>
+  s
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
 
 export function email(r: Rng): Piece {
   const style = r.int(5);
@@ -235,7 +452,13 @@ export function email(r: Rng): Piece {
   }
   const first = slug(r.pick(FIRST_NAMES)) || 'kim';
   const last = slug(r.pick(LAST_NAMES)) || 'lee';
-  const local = r.pick([`${first}.${last}`, `${first}_${last}${r.digits(2)}`, `${first[0]}${last}`, `${first}+${r.pick(['news', 'billing', 'test'])}`, `${last}.${first}`]);
+  const local = r.pick([
+    `${first}.${last}`,
+    `${first}_${last}${r.digits(2)}`,
+    `${first[0]}${last}`,
+    `${first}+${r.pick(['news', 'billing', 'test'])}`,
+    `${last}.${first}`,
+  ]);
   const domain = r.pick(ASCII_DOMAINS);
   return whole('EMAIL_ADDRESS', r.next() < 0.2 ? `${local}@${domain}`.toUpperCase() : `${local}@${domain}`);
 }
@@ -243,7 +466,11 @@ export function email(r: Rng): Piece {
 export function obfuscatedEmail(r: Rng): Piece {
   const first = slug(r.pick(FIRST_NAMES)) || 'kim';
   const last = slug(r.pick(LAST_NAMES)) || 'lee';
-  const [name, host, tld] = [r.pick([`${first}.${last}`, first]), r.pick(['example', 'mailbox', 'acme-example']), r.pick(['com', 'org', 'de'])];
+  const [name, host, tld] = [
+    r.pick([`${first}.${last}`, first]),
+    r.pick(['example', 'mailbox', 'acme-example']),
+    r.pick(['com', 'org', 'de']),
+  ];
   const dotted = name.replace('.', r.pick([' dot ', ' [dot] ', '.']));
   const text = r.pick([
     `${dotted} at ${host} dot ${tld}`,
@@ -258,7 +485,8 @@ export function obfuscatedEmail(r: Rng): Piece {
 // ---------------------------------------------------------------- secrets
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const body = (r: Rng, n: number, alphabet = ALNUM) => r.chars(n - 2, alphabet) + r.chars(1, 'abcdefghijklmnopqrstuvwxyz') + r.digits(1);
+const body = (r: Rng, n: number, alphabet = ALNUM) =>
+  r.chars(n - 2, alphabet) + r.chars(1, 'abcdefghijklmnopqrstuvwxyz') + r.digits(1);
 
 export function apiKey(r: Rng): Piece {
   const make = r.pick([
@@ -271,13 +499,19 @@ export function apiKey(r: Rng): Piece {
     () => `sk_live_${body(r, 24)}`,
     () => `rk_live_${body(r, 99)}`,
     () => `whsec_${body(r, 32)}`,
-    () => `https://hooks.slack.com/services/T${r.chars(8, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/B${r.chars(10, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/${body(r, 24)}`,
+    () =>
+      `https://hooks.slack.com/services/T${r.chars(8, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/B${r.chars(10, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789')}/${body(r, 24)}`,
   ]);
   return whole('API_KEY', make());
 }
 
 const PASSWORD_CHARS = `${ALNUM}!#%^*_-`;
-const password = (r: Rng) => r.pick([`${r.pick(['Summer', 'Winter', 'Dragon', 'Tr0ub4dor', 'Passw0rd'])}${r.digits(2)}!`, r.chars(10 + r.int(10), PASSWORD_CHARS), `${slug(r.pick(LAST_NAMES))}${r.digits(4)}`]);
+const password = (r: Rng) =>
+  r.pick([
+    `${r.pick(['Summer', 'Winter', 'Dragon', 'Tr0ub4dor', 'Passw0rd'])}${r.digits(2)}!`,
+    r.chars(10 + r.int(10), PASSWORD_CHARS),
+    `${slug(r.pick(LAST_NAMES))}${r.digits(4)}`,
+  ]);
 
 /** A password in a URL, an assignment, a JSON field or a curl `-u`; only the password is the span. */
 export function passwordPiece(r: Rng): Piece {
@@ -308,8 +542,10 @@ export function lookAlike(r: Rng): Piece {
       () => `v${r.int(5)}.${r.int(30)}.${r.int(200)}`,
       () => `${r.digits(1)} ${r.digits(3)} ${r.digits(3)} units`,
       () => `EUR ${r.int(99)}.${r.digits(3)},${r.digits(2)}`,
-      () => `tracking 1Z ${r.chars(3, 'ABCDEFGHJKLMNPRSTUVWXYZ0123456789')} ${r.chars(3, 'ABCDEFGHJKLMNPRSTUVWXYZ0123456789')} ${r.digits(2)} ${r.digits(4)} ${r.digits(4)}`,
-      () => `${r.chars(8, '0123456789abcdef')}-${r.chars(4, '0123456789abcdef')}-4${r.chars(3, '0123456789abcdef')}-a${r.chars(3, '0123456789abcdef')}-${r.chars(12, '0123456789abcdef')}`,
+      () =>
+        `tracking 1Z ${r.chars(3, 'ABCDEFGHJKLMNPRSTUVWXYZ0123456789')} ${r.chars(3, 'ABCDEFGHJKLMNPRSTUVWXYZ0123456789')} ${r.digits(2)} ${r.digits(4)} ${r.digits(4)}`,
+      () =>
+        `${r.chars(8, '0123456789abcdef')}-${r.chars(4, '0123456789abcdef')}-4${r.chars(3, '0123456789abcdef')}-a${r.chars(3, '0123456789abcdef')}-${r.chars(12, '0123456789abcdef')}`,
       () => `commit ${r.chars(40, '0123456789abcdef')}`,
       () => `build ${r.digits(4)}.${r.digits(2)}.${r.digits(3)}`,
       () => `room ${r.digits(3)}, floor ${r.int(20)}`,

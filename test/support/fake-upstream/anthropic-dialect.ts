@@ -66,7 +66,16 @@ const REQUEST_FIELDS = new Set([
   'mcp_servers',
 ]);
 
-const TOOL_FIELDS = new Set(['name', 'description', 'input_schema', 'cache_control', 'type', 'strict', 'defer_loading', 'eager_input_streaming']);
+const TOOL_FIELDS = new Set([
+  'name',
+  'description',
+  'input_schema',
+  'cache_control',
+  'type',
+  'strict',
+  'defer_loading',
+  'eager_input_streaming',
+]);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 /** Starts a last user text that carries a forced tool's input as JSON (private-use character: no client text starts so). */
@@ -141,7 +150,9 @@ function imageSourceProblem(source: unknown): string | undefined {
   if (!isRecord(source)) return 'source: Field required';
   if (source.type === 'base64') return imageProblem(source.media_type, source.data);
   if (source.type === 'url') {
-    return typeof source.url === 'string' && source.url.startsWith('https://') ? undefined : 'url: only https URLs are accepted';
+    return typeof source.url === 'string' && source.url.startsWith('https://')
+      ? undefined
+      : 'url: only https URLs are accepted';
   }
   return `source.type: unsupported image source type ${String(source.type)}`;
 }
@@ -164,7 +175,9 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
   const facts: MessageFacts = { text: '', toolUseIds: [], toolResults: [], images: 0, files: 0, words: 0 };
   if (typeof content === 'string') {
     if (content === '' && !(isLast && role === 'assistant')) {
-      return problem(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+      return problem(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      );
     }
     facts.text = content;
     facts.words = countWords(content);
@@ -172,7 +185,9 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
   }
   if (!Array.isArray(content)) return problem(`messages.${i}.content: Input should be a valid string or list`);
   if (content.length === 0 && !(isLast && role === 'assistant')) {
-    return problem(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+    return problem(
+      `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+    );
   }
   let seenOther = false;
   for (const [k, block] of content.entries()) {
@@ -198,7 +213,12 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
       case 'document': {
         if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
         const source = isRecord(block.source) ? block.source : {};
-        if (source.type !== 'base64' || source.media_type !== 'application/pdf' || typeof source.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(source.data)) {
+        if (
+          source.type !== 'base64' ||
+          source.media_type !== 'application/pdf' ||
+          typeof source.data !== 'string' ||
+          !/^[A-Za-z0-9+/=]+$/.test(source.data)
+        ) {
           return problem(`${path}.source: a base64 application/pdf source is required`);
         }
         facts.files += 1;
@@ -208,7 +228,8 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
       case 'tool_use':
         if (role !== 'assistant') return problem(`${path}: tool_use blocks are only allowed in assistant messages`);
         if (typeof block.id !== 'string' || block.id === '') return problem(`${path}.id: Field required`);
-        if (typeof block.name !== 'string' || !TOOL_NAME.test(block.name)) return problem(`${path}.name: invalid tool name`);
+        if (typeof block.name !== 'string' || !TOOL_NAME.test(block.name))
+          return problem(`${path}.name: invalid tool name`);
         if (!isRecord(block.input)) return problem(`${path}.input: Input should be a valid dictionary`);
         facts.toolUseIds.push(block.id);
         seenOther = true;
@@ -230,11 +251,16 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
       case 'thinking':
       case 'redacted_thinking':
         // Checked as the API checks them: a signature (or the encrypted data) must come back with the block.
-        if (role !== 'assistant') return problem(`${path}: ${block.type} blocks are only allowed in assistant messages`);
-        if (block.type === 'thinking' && (typeof block.thinking !== 'string' || typeof block.signature !== 'string' || block.signature === '')) {
+        if (role !== 'assistant')
+          return problem(`${path}: ${block.type} blocks are only allowed in assistant messages`);
+        if (
+          block.type === 'thinking' &&
+          (typeof block.thinking !== 'string' || typeof block.signature !== 'string' || block.signature === '')
+        ) {
           return problem(`${path}.signature: Field required`);
         }
-        if (block.type === 'redacted_thinking' && typeof block.data !== 'string') return problem(`${path}.data: Field required`);
+        if (block.type === 'redacted_thinking' && typeof block.data !== 'string')
+          return problem(`${path}.data: Field required`);
         break;
       default:
         return problem(`${path}.type: unsupported content block type ${String(block.type)}`);
@@ -260,10 +286,12 @@ function readTools(body: Record<string, unknown>): Read<ToolFacts> {
       const extra = extraField(tool, TOOL_FIELDS, `tools.${i}.custom.`);
       if (extra !== undefined) return problem(extra);
       const path = `tools.${i}.custom`;
-      if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) return problem(`${path}.name: String should match pattern '${TOOL_NAME.source}'`);
+      if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name))
+        return problem(`${path}.name: String should match pattern '${TOOL_NAME.source}'`);
       if (!isRecord(tool.input_schema)) return problem(`${path}.input_schema: Field required`);
       if (tool.input_schema.type !== 'object') return problem(`${path}.input_schema.type: Input should be 'object'`);
-      if (tool.description !== undefined && typeof tool.description !== 'string') return problem(`${path}.description: Input should be a valid string`);
+      if (tool.description !== undefined && typeof tool.description !== 'string')
+        return problem(`${path}.description: Input should be a valid string`);
       if (facts.names.includes(tool.name)) return problem('tools: Tool names must be unique.');
       facts.names.push(tool.name);
       facts.schemas.set(tool.name, tool.input_schema);
@@ -297,7 +325,9 @@ function readTools(body: Record<string, unknown>): Read<ToolFacts> {
       facts.toolChoice = { name: choice.name };
       break;
     default:
-      return problem(`tool_choice.type: Input tag '${String(choice.type)}' is not one of 'auto', 'any', 'tool', 'none'`);
+      return problem(
+        `tool_choice.type: Input tag '${String(choice.type)}' is not one of 'auto', 'any', 'tool', 'none'`,
+      );
   }
   return facts;
 }
@@ -310,7 +340,8 @@ function readJsonSchema(body: Record<string, unknown>): Read<Record<string, unkn
   if (extra !== undefined) return problem(extra);
   const format = config.format;
   if (format === undefined || format === null) return undefined;
-  if (!isRecord(format) || format.type !== 'json_schema') return problem("output_config.format.type: Input should be 'json_schema'");
+  if (!isRecord(format) || format.type !== 'json_schema')
+    return problem("output_config.format.type: Input should be 'json_schema'");
   if (!isRecord(format.schema)) return problem('output_config.format.schema: Field required');
   return format.schema;
 }
@@ -370,7 +401,8 @@ export const anthropicDialect: FakeDialect = {
     // The real API rejects requests without these; so does the fake, to catch adapter bugs.
     if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
     if (body.messages.length === 0) return 'messages: at least one message is required';
-    if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1)) return 'temperature: range: 0..1';
+    if (typeof body.temperature === 'number' && (body.temperature < 0 || body.temperature > 1))
+      return 'temperature: range: 0..1';
     if (body.metadata !== undefined) {
       if (!isRecord(body.metadata)) return 'metadata: Input should be a valid dictionary';
       const extraMetadata = extraField(body.metadata, new Set(['user_id']), 'metadata.');
@@ -433,11 +465,14 @@ export const anthropicDialect: FakeDialect = {
     const forced = tools.toolChoice;
     // fakeAnswer calls the forced tool only when the last turn holds no tool results.
     if (typeof forced === 'object' && toolResults.length === 0) {
-      lastUserText = FORCED_INPUT_MARK + JSON.stringify(forcedInput(tools.schemas.get(forced.name) ?? {}, lastUserText));
+      lastUserText =
+        FORCED_INPUT_MARK + JSON.stringify(forcedInput(tools.schemas.get(forced.name) ?? {}, lastUserText));
     }
     return {
       ...(typeof body.max_tokens === 'number' ? { maxTokens: body.max_tokens } : {}),
-      ...(Array.isArray(body.stop_sequences) ? { stopSequences: body.stop_sequences.filter((x): x is string => typeof x === 'string') } : {}),
+      ...(Array.isArray(body.stop_sequences)
+        ? { stopSequences: body.stop_sequences.filter((x): x is string => typeof x === 'string') }
+        : {}),
       model: body.model,
       stream: body.stream === true,
       n: 1,
@@ -454,13 +489,17 @@ export const anthropicDialect: FakeDialect = {
       images,
       ...(files > 0 ? { files } : {}),
       maxTokens: body.max_tokens as number,
-      ...(isRecord(body.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive') ? { thinking: true } : {}),
+      ...(isRecord(body.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive')
+        ? { thinking: true }
+        : {}),
     };
   },
 
   completionBody(reply: FakeReply) {
     const text = reply.texts[0] ?? '';
-    const content: unknown[] = reply.thinking ? [{ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature }] : [];
+    const content: unknown[] = reply.thinking
+      ? [{ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature }]
+      : [];
     if (text !== '' || reply.toolCalls.length === 0) content.push({ type: 'text', text });
     content.push(...reply.toolCalls.map(toolUseBlock));
     return {
@@ -498,8 +537,14 @@ export const anthropicDialect: FakeDialect = {
     let index = 0;
     if (reply.thinking) {
       start(index, { type: 'thinking', thinking: '', signature: '' });
-      for (const piece of streamPieces(reply.thinking.text)) frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }));
-      frames.push(frame('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.thinking.signature } }));
+      for (const piece of streamPieces(reply.thinking.text))
+        frames.push(frame('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }));
+      frames.push(
+        frame('content_block_delta', {
+          index,
+          delta: { type: 'signature_delta', signature: reply.thinking.signature },
+        }),
+      );
       frames.push(frame('content_block_stop', { index }));
       index += 1;
     }
@@ -515,7 +560,9 @@ export const anthropicDialect: FakeDialect = {
     for (const call of reply.toolCalls) {
       start(index, { type: 'tool_use', id: call.id, name: call.name, input: {} });
       for (const fragment of jsonFragments(JSON.stringify(callInput(call)))) {
-        frames.push(frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: fragment } }));
+        frames.push(
+          frame('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: fragment } }),
+        );
       }
       frames.push(frame('content_block_stop', { index }));
       index += 1;

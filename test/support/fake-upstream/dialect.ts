@@ -74,7 +74,11 @@ export interface FakeReply {
  * A text cut as a model stops: at the first stop sequence (left out, as every format leaves it
  * out), else after `maxTokens` words (a word is a token here).
  */
-export function applyLimits(text: string, prompt: FakePrompt, stopSequences = true): { text: string; finish?: 'length' | 'stop_sequence'; stopSequence?: string } {
+export function applyLimits(
+  text: string,
+  prompt: FakePrompt,
+  stopSequences = true,
+): { text: string; finish?: 'length' | 'stop_sequence'; stopSequence?: string } {
   let cutAt = -1;
   let hit: string | undefined;
   for (const sequence of stopSequences ? (prompt.stopSequences ?? []) : []) {
@@ -86,7 +90,8 @@ export function applyLimits(text: string, prompt: FakePrompt, stopSequences = tr
   }
   if (hit !== undefined) return { text: text.slice(0, cutAt), finish: 'stop_sequence', stopSequence: hit };
   const words = text.split(' ');
-  if (prompt.maxTokens !== undefined && countWords(text) > prompt.maxTokens) return { text: words.slice(0, prompt.maxTokens).join(' '), finish: 'length' };
+  if (prompt.maxTokens !== undefined && countWords(text) > prompt.maxTokens)
+    return { text: words.slice(0, prompt.maxTokens).join(' '), finish: 'length' };
   return { text };
 }
 
@@ -99,16 +104,24 @@ export function applyLimits(text: string, prompt: FakePrompt, stopSequences = tr
  * - a JSON schema: an object that follows it (see {@link sampleOf}); JSON mode: `{"echo": <text>}`;
  * - else `Echo: <last user text>`, with ` (+N images)` when the request carried images.
  */
-export function fakeAnswer(prompt: FakePrompt, replyText: string | undefined): { text: string; toolCalls: FakeToolCall[] } {
+export function fakeAnswer(
+  prompt: FakePrompt,
+  replyText: string | undefined,
+): { text: string; toolCalls: FakeToolCall[] } {
   const wantsTool = prompt.tools.length > 0 && prompt.toolChoice !== 'none' && prompt.toolResults.length === 0;
   if (wantsTool) {
     const forced = typeof prompt.toolChoice === 'object' ? prompt.toolChoice.name : undefined;
-    const names = forced ? [forced] : prompt.lastUserText.includes('[parallel]') && prompt.parallelToolCalls ? prompt.tools.slice(0, 2) : prompt.tools.slice(0, 1);
+    const names = forced
+      ? [forced]
+      : prompt.lastUserText.includes('[parallel]') && prompt.parallelToolCalls
+        ? prompt.tools.slice(0, 2)
+        : prompt.tools.slice(0, 1);
     const args = JSON.stringify({ input: prompt.lastUserText });
     return { text: '', toolCalls: names.map((name, i) => ({ id: `call_fake_${i}_${name}`, name, arguments: args })) };
   }
   if (prompt.toolResults.length > 0) return { text: `Tool said: ${prompt.toolResults.join(' | ')}`, toolCalls: [] };
-  if (prompt.jsonSchema) return { text: JSON.stringify(sampleOf(prompt.jsonSchema, prompt.lastUserText)), toolCalls: [] };
+  if (prompt.jsonSchema)
+    return { text: JSON.stringify(sampleOf(prompt.jsonSchema, prompt.lastUserText)), toolCalls: [] };
   if (prompt.jsonMode) return { text: JSON.stringify({ echo: prompt.lastUserText }), toolCalls: [] };
   const images = prompt.images > 0 ? ` (+${prompt.images} images)` : '';
   const files = (prompt.files ?? 0) > 0 ? ` (+${prompt.files} files)` : '';
@@ -147,8 +160,10 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
 
 /** A message when inline image bytes are not what a provider would accept. */
 export function imageProblem(mediaType: unknown, data: unknown): string | undefined {
-  if (typeof mediaType !== 'string' || !IMAGE_TYPES.has(mediaType)) return `unsupported image media type ${String(mediaType)}`;
-  if (typeof data !== 'string' || data.length === 0 || data.length % 4 !== 0 || !BASE64.test(data)) return 'image data is not valid base64';
+  if (typeof mediaType !== 'string' || !IMAGE_TYPES.has(mediaType))
+    return `unsupported image media type ${String(mediaType)}`;
+  if (typeof data !== 'string' || data.length === 0 || data.length % 4 !== 0 || !BASE64.test(data))
+    return 'image data is not valid base64';
   return undefined;
 }
 

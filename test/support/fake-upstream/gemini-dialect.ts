@@ -56,7 +56,8 @@ function resultText(response: Record<string, unknown>): string {
 }
 
 function readContent(content: unknown, where: string): ContentFacts | string {
-  if (!isRecord(content) || !Array.isArray(content.parts) || content.parts.length === 0) return `${where}: a Content needs a non-empty parts list.`;
+  if (!isRecord(content) || !Array.isArray(content.parts) || content.parts.length === 0)
+    return `${where}: a Content needs a non-empty parts list.`;
   // The role may be left out of a single-turn request; it then means user.
   const role = content.role ?? 'user';
   if (role !== 'user' && role !== 'model') return `${where}.role: Please use a valid role: user, model.`;
@@ -64,9 +65,13 @@ function readContent(content: unknown, where: string): ContentFacts | string {
   for (const [i, part] of content.parts.entries()) {
     const at = `${where}.parts[${i}]`;
     if (!isRecord(part)) return `${at}: a Part must be an object.`;
-    const data = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'].filter((key) => part[key] !== undefined);
-    if (data.length !== 1) return `${at}: a Part must hold exactly one of text, inlineData, fileData, functionCall, functionResponse.`;
-    if (part.thoughtSignature !== undefined && typeof part.thoughtSignature !== 'string') return `${at}.thoughtSignature: Base64 decoding failed.`;
+    const data = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'].filter(
+      (key) => part[key] !== undefined,
+    );
+    if (data.length !== 1)
+      return `${at}: a Part must hold exactly one of text, inlineData, fileData, functionCall, functionResponse.`;
+    if (part.thoughtSignature !== undefined && typeof part.thoughtSignature !== 'string')
+      return `${at}.thoughtSignature: Base64 decoding failed.`;
     if (typeof part.text === 'string') {
       facts.text += part.text;
     } else if (part.text !== undefined) {
@@ -74,7 +79,8 @@ function readContent(content: unknown, where: string): ContentFacts | string {
     } else if (part.inlineData !== undefined) {
       const blob = isRecord(part.inlineData) ? part.inlineData : {};
       if (blob.mimeType === 'application/pdf') {
-        if (typeof blob.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(blob.data)) return `${at}.inlineData.data: Base64 decoding failed.`;
+        if (typeof blob.data !== 'string' || !/^[A-Za-z0-9+/=]+$/.test(blob.data))
+          return `${at}.inlineData.data: Base64 decoding failed.`;
         facts.files += 1;
         continue;
       }
@@ -83,8 +89,10 @@ function readContent(content: unknown, where: string): ContentFacts | string {
       facts.images += 1;
     } else if (part.fileData !== undefined) {
       const file = isRecord(part.fileData) ? part.fileData : {};
-      if (typeof file.fileUri !== 'string' || !file.fileUri.startsWith('https://')) return `${at}.fileData.fileUri: must be an https URL.`;
-      if (typeof file.mimeType !== 'string' || !file.mimeType.startsWith('image/')) return `${at}.fileData.mimeType: a MIME type is required.`;
+      if (typeof file.fileUri !== 'string' || !file.fileUri.startsWith('https://'))
+        return `${at}.fileData.fileUri: must be an https URL.`;
+      if (typeof file.mimeType !== 'string' || !file.mimeType.startsWith('image/'))
+        return `${at}.fileData.mimeType: a MIME type is required.`;
       facts.images += 1;
     } else if (part.functionCall !== undefined) {
       if (role !== 'model') return `${at}: function calls may only appear in model turns.`;
@@ -98,7 +106,8 @@ function readContent(content: unknown, where: string): ContentFacts | string {
     } else {
       if (role !== 'user') return `${at}: function responses may only appear in user turns.`;
       const response = isRecord(part.functionResponse) ? part.functionResponse : {};
-      if (typeof response.name !== 'string' || response.name === '') return `${at}.functionResponse.name: name is required.`;
+      if (typeof response.name !== 'string' || response.name === '')
+        return `${at}.functionResponse.name: name is required.`;
       if (!isRecord(response.response)) return `${at}.functionResponse.response: must be a JSON object.`;
       facts.results.push(resultText(response.response));
     }
@@ -113,7 +122,8 @@ function toolNamesOf(tools: unknown): string[] | string {
   for (const tool of tools) {
     const declarations = isRecord(tool) && Array.isArray(tool.functionDeclarations) ? tool.functionDeclarations : [];
     for (const declaration of declarations) {
-      if (!isRecord(declaration) || typeof declaration.name !== 'string') return 'tools.functionDeclarations: name is required.';
+      if (!isRecord(declaration) || typeof declaration.name !== 'string')
+        return 'tools.functionDeclarations: name is required.';
       if (declaration.parameters !== undefined && declaration.parametersJsonSchema !== undefined) {
         return `tools.functionDeclarations[${declaration.name}]: parameters and parametersJsonSchema are mutually exclusive.`;
       }
@@ -123,16 +133,22 @@ function toolNamesOf(tools: unknown): string[] | string {
   return names;
 }
 
-function toolChoiceOf(toolConfig: unknown, tools: readonly string[]): { choice: FakePrompt['toolChoice'] } | { problem: string } {
-  const config = isRecord(toolConfig) && isRecord(toolConfig.functionCallingConfig) ? toolConfig.functionCallingConfig : {};
+function toolChoiceOf(
+  toolConfig: unknown,
+  tools: readonly string[],
+): { choice: FakePrompt['toolChoice'] } | { problem: string } {
+  const config =
+    isRecord(toolConfig) && isRecord(toolConfig.functionCallingConfig) ? toolConfig.functionCallingConfig : {};
   const mode = config.mode ?? 'AUTO';
   const allowed = config.allowedFunctionNames;
-  if (allowed !== undefined && mode !== 'ANY' && mode !== 'VALIDATED') return { problem: 'allowedFunctionNames should only be set when the mode is ANY.' };
+  if (allowed !== undefined && mode !== 'ANY' && mode !== 'VALIDATED')
+    return { problem: 'allowedFunctionNames should only be set when the mode is ANY.' };
   if (mode === 'NONE') return { choice: 'none' };
   if (mode === 'AUTO') return { choice: 'auto' };
   if (mode !== 'ANY') return { problem: `toolConfig.functionCallingConfig.mode: invalid value ${String(mode)}.` };
   if (tools.length === 0) return { problem: 'Function calling config is set without function_declarations.' };
-  if (Array.isArray(allowed) && allowed.length === 1 && typeof allowed[0] === 'string') return { choice: { name: allowed[0] } };
+  if (Array.isArray(allowed) && allowed.length === 1 && typeof allowed[0] === 'string')
+    return { choice: { name: allowed[0] } };
   return { choice: 'required' };
 }
 
@@ -144,13 +160,20 @@ function thoughtParts(reply: FakeReply): Array<Record<string, unknown>> {
 /** The fake's calls as Gemini parts; the first carries a thought signature, as Gemini 3 sends. */
 function callParts(calls: readonly FakeToolCall[]): Array<Record<string, unknown>> {
   return calls.map((call, i) => {
-    const part: Record<string, unknown> = { functionCall: { name: call.name, args: JSON.parse(call.arguments) as unknown } };
+    const part: Record<string, unknown> = {
+      functionCall: { name: call.name, args: JSON.parse(call.arguments) as unknown },
+    };
     if (i === 0) part.thoughtSignature = 'ZmFrZS1zaWduYXR1cmU=';
     return part;
   });
 }
 
-function candidate(index: number, parts: Array<Record<string, unknown>> | undefined, finished: boolean, reason = 'STOP'): Record<string, unknown> {
+function candidate(
+  index: number,
+  parts: Array<Record<string, unknown>> | undefined,
+  finished: boolean,
+  reason = 'STOP',
+): Record<string, unknown> {
   const out: Record<string, unknown> = parts === undefined ? {} : { content: { parts, role: 'model' } };
   if (finished) out.finishReason = reason;
   // Proto3 JSON omits zero values, and Gemini leaves out index 0 in streams.
@@ -182,7 +205,10 @@ export const geminiDialect: FakeDialect = {
     }
     let inputWords = 0;
     if (body.systemInstruction !== undefined) {
-      const system = readContent({ role: 'user', ...(isRecord(body.systemInstruction) ? body.systemInstruction : {}) }, 'systemInstruction');
+      const system = readContent(
+        { role: 'user', ...(isRecord(body.systemInstruction) ? body.systemInstruction : {}) },
+        'systemInstruction',
+      );
       if (typeof system === 'string') return system;
       inputWords += countWords(system.text);
     }
@@ -232,7 +258,8 @@ export const geminiDialect: FakeDialect = {
     const files = sum(contents.map((content) => content.files));
     if (files > 0) prompt.files = files;
     if (typeof config.maxOutputTokens === 'number') prompt.maxTokens = config.maxOutputTokens;
-    if (Array.isArray(config.stopSequences)) prompt.stopSequences = config.stopSequences.filter((x): x is string => typeof x === 'string');
+    if (Array.isArray(config.stopSequences))
+      prompt.stopSequences = config.stopSequences.filter((x): x is string => typeof x === 'string');
     if (isRecord(config.thinkingConfig) && config.thinkingConfig.includeThoughts === true) prompt.thinking = true;
     return prompt;
   },
@@ -241,7 +268,10 @@ export const geminiDialect: FakeDialect = {
     const completion = sum(reply.completionTokens);
     return {
       candidates: reply.texts.map((text, index) => ({
-        content: { parts: [...thoughtParts(reply), ...(reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }])], role: 'model' },
+        content: {
+          parts: [...thoughtParts(reply), ...(reply.toolCalls.length > 0 ? callParts(reply.toolCalls) : [{ text }])],
+          role: 'model',
+        },
         finishReason: reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP',
         index,
       })),
@@ -257,24 +287,51 @@ export const geminiDialect: FakeDialect = {
   streamFrames(reply): SseFrame[] {
     const completion = sum(reply.completionTokens);
     const partialUsage = { promptTokenCount: reply.promptTokens, totalTokenCount: reply.promptTokens };
-    const finalUsage = { promptTokenCount: reply.promptTokens, candidatesTokenCount: completion, totalTokenCount: reply.promptTokens + completion };
-    const frame = (candidates: unknown[], usageMetadata: unknown): SseFrame => ({ data: JSON.stringify({ candidates, usageMetadata, modelVersion: reply.model }) });
+    const finalUsage = {
+      promptTokenCount: reply.promptTokens,
+      candidatesTokenCount: completion,
+      totalTokenCount: reply.promptTokens + completion,
+    };
+    const frame = (candidates: unknown[], usageMetadata: unknown): SseFrame => ({
+      data: JSON.stringify({ candidates, usageMetadata, modelVersion: reply.model }),
+    });
     if (reply.toolCalls.length > 0) {
       // Gemini sends calls whole: one frame with every call, then the finish reason alone.
       return [
-        frame(reply.texts.map((_, index) => candidate(index, callParts(reply.toolCalls), false)), partialUsage),
-        frame(reply.texts.map((_, index) => candidate(index, undefined, true)), finalUsage),
+        frame(
+          reply.texts.map((_, index) => candidate(index, callParts(reply.toolCalls), false)),
+          partialUsage,
+        ),
+        frame(
+          reply.texts.map((_, index) => candidate(index, undefined, true)),
+          finalUsage,
+        ),
       ];
     }
     const pieces = reply.texts.map(streamPieces);
     const longest = Math.max(...pieces.map((p) => p.length));
     // Thoughts come whole, in a chunk of their own before the answer.
-    const frames: SseFrame[] = reply.thinking ? [frame(reply.texts.map((_, index) => candidate(index, thoughtParts(reply), false)), partialUsage)] : [];
+    const frames: SseFrame[] = reply.thinking
+      ? [
+          frame(
+            reply.texts.map((_, index) => candidate(index, thoughtParts(reply), false)),
+            partialUsage,
+          ),
+        ]
+      : [];
     for (let i = 0; i < longest; i += 1) {
       const candidates: Record<string, unknown>[] = [];
       pieces.forEach((choicePieces, index) => {
         const piece = choicePieces[i];
-        if (piece !== undefined) candidates.push(candidate(index, [{ text: piece }], i === choicePieces.length - 1, reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP'));
+        if (piece !== undefined)
+          candidates.push(
+            candidate(
+              index,
+              [{ text: piece }],
+              i === choicePieces.length - 1,
+              reply.finish === 'length' ? 'MAX_TOKENS' : 'STOP',
+            ),
+          );
       });
       // Early chunks carry usage without candidatesTokenCount, as upstream does.
       frames.push(frame(candidates, i === longest - 1 ? finalUsage : partialUsage));

@@ -22,7 +22,11 @@ const ERROR_TYPES: Record<number, { type: string; code: string | null }> = {
 
 function usageOf(reply: FakeReply) {
   const completion = sum(reply.completionTokens);
-  return { prompt_tokens: reply.promptTokens, completion_tokens: completion, total_tokens: reply.promptTokens + completion };
+  return {
+    prompt_tokens: reply.promptTokens,
+    completion_tokens: completion,
+    total_tokens: reply.promptTokens + completion,
+  };
 }
 
 export const openAiDialect: FakeDialect = {
@@ -62,7 +66,8 @@ export const openAiDialect: FakeDialect = {
       }
       if (message.role === 'user') toolResults = [];
       if (message.role === 'assistant' && Array.isArray(message.tool_calls)) {
-        for (const call of message.tool_calls) if (isRecord(call) && typeof call.id === 'string') calledIds.add(call.id);
+        for (const call of message.tool_calls)
+          if (isRecord(call) && typeof call.id === 'string') calledIds.add(call.id);
         if (message.content === null) continue;
       }
       const text = contentText(message.content);
@@ -73,9 +78,14 @@ export const openAiDialect: FakeDialect = {
       if (message.role === 'user') lastUserText = text.text;
     }
     const streamOptions = isRecord(body.stream_options) ? body.stream_options : {};
-    const tools = Array.isArray(body.tools) ? body.tools.flatMap((t) => (isRecord(t) && isRecord(t.function) && typeof t.function.name === 'string' ? [t.function.name] : [])) : [];
+    const tools = Array.isArray(body.tools)
+      ? body.tools.flatMap((t) =>
+          isRecord(t) && isRecord(t.function) && typeof t.function.name === 'string' ? [t.function.name] : [],
+        )
+      : [];
     const format = isRecord(body.response_format) ? body.response_format : {};
-    const jsonSchema = isRecord(format.json_schema) && isRecord(format.json_schema.schema) ? format.json_schema.schema : undefined;
+    const jsonSchema =
+      isRecord(format.json_schema) && isRecord(format.json_schema.schema) ? format.json_schema.schema : undefined;
     const prompt: FakePrompt = {
       model: body.model,
       stream: body.stream === true,
@@ -95,12 +105,17 @@ export const openAiDialect: FakeDialect = {
     const maxTokens = body.max_completion_tokens ?? body.max_tokens;
     if (typeof maxTokens === 'number') prompt.maxTokens = maxTokens;
     if (typeof body.stop === 'string') prompt.stopSequences = [body.stop];
-    else if (Array.isArray(body.stop)) prompt.stopSequences = body.stop.filter((x): x is string => typeof x === 'string');
+    else if (Array.isArray(body.stop))
+      prompt.stopSequences = body.stop.filter((x): x is string => typeof x === 'string');
     return prompt;
   },
 
   completionBody(reply) {
-    const calls = reply.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+    const calls = reply.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
     return {
       id: 'chatcmpl-fake',
       object: 'chat.completion',
@@ -109,7 +124,9 @@ export const openAiDialect: FakeDialect = {
       choices: reply.texts.map((text, index) => ({
         index,
         message: {
-          ...(calls.length > 0 ? { role: 'assistant', content: null, tool_calls: calls, refusal: null } : { role: 'assistant', content: text, refusal: null }),
+          ...(calls.length > 0
+            ? { role: 'assistant', content: null, tool_calls: calls, refusal: null }
+            : { role: 'assistant', content: text, refusal: null }),
           // As OpenAI-compatible reasoning servers (DeepSeek, vLLM, ...) send their reasoning.
           ...(reply.thinking ? { reasoning_content: reply.thinking.text } : {}),
         },
@@ -121,31 +138,67 @@ export const openAiDialect: FakeDialect = {
   },
 
   streamFrames(reply, prompt): SseFrame[] {
-    const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: reply.model };
+    const base = {
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model: reply.model,
+    };
     // With include_usage every chunk but the last carries `usage: null`.
     const usageField = prompt.includeUsage ? { usage: null } : {};
     const chunk = (choices: unknown[]): SseFrame => ({ data: JSON.stringify({ ...base, choices, ...usageField }) });
     const pieces = reply.texts.map((text) => (reply.toolCalls.length > 0 ? [] : streamPieces(text)));
     const frames: SseFrame[] = pieces.map((_, index) =>
-      chunk([{ index, delta: { role: 'assistant', content: reply.toolCalls.length > 0 ? null : '' }, logprobs: null, finish_reason: null }]),
+      chunk([
+        {
+          index,
+          delta: { role: 'assistant', content: reply.toolCalls.length > 0 ? null : '' },
+          logprobs: null,
+          finish_reason: null,
+        },
+      ]),
     );
     if (reply.thinking) {
-      for (const piece of streamPieces(reply.thinking.text)) pieces.forEach((_, index) => frames.push(chunk([{ index, delta: { reasoning_content: piece }, logprobs: null, finish_reason: null }])));
+      for (const piece of streamPieces(reply.thinking.text))
+        pieces.forEach((_, index) =>
+          frames.push(chunk([{ index, delta: { reasoning_content: piece }, logprobs: null, finish_reason: null }])),
+        );
     }
     // Choices interleave, as they do upstream when n > 1.
     const longest = Math.max(...pieces.map((p) => p.length));
     for (let i = 0; i < longest; i += 1) {
       pieces.forEach((choicePieces, index) => {
         const piece = choicePieces[i];
-        if (piece !== undefined) frames.push(chunk([{ index, delta: { content: piece }, logprobs: null, finish_reason: null }]));
+        if (piece !== undefined)
+          frames.push(chunk([{ index, delta: { content: piece }, logprobs: null, finish_reason: null }]));
       });
     }
     // Tool calls as OpenAI streams them: id and name first with empty arguments, then the arguments in fragments.
     pieces.forEach((_, index) => {
       reply.toolCalls.forEach((call, k) => {
-        frames.push(chunk([{ index, delta: { tool_calls: [{ index: k, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]));
+        frames.push(
+          chunk([
+            {
+              index,
+              delta: {
+                tool_calls: [{ index: k, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+              },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ]),
+        );
         for (const fragment of fragments(call.arguments)) {
-          frames.push(chunk([{ index, delta: { tool_calls: [{ index: k, function: { arguments: fragment } }] }, logprobs: null, finish_reason: null }]));
+          frames.push(
+            chunk([
+              {
+                index,
+                delta: { tool_calls: [{ index: k, function: { arguments: fragment } }] },
+                logprobs: null,
+                finish_reason: null,
+              },
+            ]),
+          );
         }
       });
     });
@@ -159,7 +212,8 @@ export const openAiDialect: FakeDialect = {
 
 function toolChoiceOf(value: unknown): FakePrompt['toolChoice'] {
   if (value === 'none' || value === 'required') return value;
-  if (isRecord(value) && isRecord(value.function) && typeof value.function.name === 'string') return { name: value.function.name };
+  if (isRecord(value) && isRecord(value.function) && typeof value.function.name === 'string')
+    return { name: value.function.name };
   return 'auto';
 }
 
@@ -172,14 +226,29 @@ function contentText(content: unknown): { text: string; images: number; files: n
   let files = 0;
   for (const part of content) {
     if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
-    else if (isRecord(part) && part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string') {
+    else if (
+      isRecord(part) &&
+      part.type === 'image_url' &&
+      isRecord(part.image_url) &&
+      typeof part.image_url.url === 'string'
+    ) {
       const url = part.image_url.url;
       const match = /^data:([^;]+);base64,(.*)$/s.exec(url);
-      const problem = match ? imageProblem(match[1], match[2]) : url.startsWith('https://') ? undefined : 'image_url must be https or data';
+      const problem = match
+        ? imageProblem(match[1], match[2])
+        : url.startsWith('https://')
+          ? undefined
+          : 'image_url must be https or data';
       if (problem) return { problem: `Invalid image: ${problem}` };
       images += 1;
-    } else if (isRecord(part) && part.type === 'file' && isRecord(part.file) && typeof part.file.file_data === 'string') {
-      if (!/^data:application\/pdf;base64,[A-Za-z0-9+/=]+$/.test(part.file.file_data)) return { problem: 'Invalid file: file_data must be a base64 data URL of a PDF.' };
+    } else if (
+      isRecord(part) &&
+      part.type === 'file' &&
+      isRecord(part.file) &&
+      typeof part.file.file_data === 'string'
+    ) {
+      if (!/^data:application\/pdf;base64,[A-Za-z0-9+/=]+$/.test(part.file.file_data))
+        return { problem: 'Invalid file: file_data must be a base64 data URL of a PDF.' };
       files += 1;
     } else return { problem: 'Invalid content part.' };
   }

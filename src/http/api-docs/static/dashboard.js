@@ -38,7 +38,10 @@
   function setup() {
     charts.requests = new window.Chart(document.getElementById('chart-requests'), {
       type: 'line',
-      data: { labels: [], datasets: [{ label: 'requests / s', data: [], borderColor: palette[0], tension: 0.2, fill: false }] },
+      data: {
+        labels: [],
+        datasets: [{ label: 'requests / s', data: [], borderColor: palette[0], tension: 0.2, fill: false }],
+      },
       options: {
         animation: false,
         responsive: true,
@@ -95,35 +98,94 @@
 
     var exact = stats.cache_stats.exact_cache;
     var semantic = stats.cache_stats.semantic_cache;
-    setBars(charts.cache, ['exact', 'semantic'], [
-      { label: 'hits', data: [exact.hits, semantic.hits], color: palette[1] },
-      { label: 'misses', data: [exact.misses, semantic.misses], color: palette[2] },
-    ]);
+    setBars(
+      charts.cache,
+      ['exact', 'semantic'],
+      [
+        { label: 'hits', data: [exact.hits, semantic.hits], color: palette[1] },
+        { label: 'misses', data: [exact.misses, semantic.misses], color: palette[2] },
+      ],
+    );
 
     var providers = Object.keys(stats.provider_stats).sort();
     var ps = stats.provider_stats;
-    setBars(charts.providerRequests, providers, [{ label: 'requests', data: providers.map(function (p) { return ps[p].requests; }) }]);
-    setBars(charts.providerTokens, providers, [{ label: 'tokens', data: providers.map(function (p) { return ps[p].tokens; }), color: palette[3] }]);
-    setBars(charts.providerLatency, providers, [{ label: 'seconds', data: providers.map(function (p) { return ps[p].avg_latency; }), color: palette[4] }]);
+    setBars(charts.providerRequests, providers, [
+      {
+        label: 'requests',
+        data: providers.map(function (p) {
+          return ps[p].requests;
+        }),
+      },
+    ]);
+    setBars(charts.providerTokens, providers, [
+      {
+        label: 'tokens',
+        data: providers.map(function (p) {
+          return ps[p].tokens;
+        }),
+        color: palette[3],
+      },
+    ]);
+    setBars(charts.providerLatency, providers, [
+      {
+        label: 'seconds',
+        data: providers.map(function (p) {
+          return ps[p].avg_latency;
+        }),
+        color: palette[4],
+      },
+    ]);
     if (gauges) {
       var depths = gauges.depths;
       var queued = Object.keys(depths).sort();
-      setBars(charts.queueDepth, queued, [{ label: 'waiting jobs', data: queued.map(function (p) { return depths[p]; }), color: palette[5] }]);
+      setBars(charts.queueDepth, queued, [
+        {
+          label: 'waiting jobs',
+          data: queued.map(function (p) {
+            return depths[p];
+          }),
+          color: palette[5],
+        },
+      ]);
       var cooling = gauges.cooldowns;
       var routed = Object.keys(cooling).sort();
-      setBars(charts.cooldowns, routed, [{ label: 'seconds left', data: routed.map(function (p) { return cooling[p]; }), color: palette[0] }]);
+      setBars(charts.cooldowns, routed, [
+        {
+          label: 'seconds left',
+          data: routed.map(function (p) {
+            return cooling[p];
+          }),
+          color: palette[0],
+        },
+      ]);
     }
 
-    tableRows('top-users', stats.rate_limit_stats.top_users.map(function (u) { return [u.api_key, String(u.requests)]; }));
+    tableRows(
+      'top-users',
+      stats.rate_limit_stats.top_users.map(function (u) {
+        return [u.api_key, String(u.requests)];
+      }),
+    );
 
     // key_spend is absent when the key store cannot be read, or for a caller with a key from API_KEYS.
     var spend = stats.key_spend;
     text('spend-today', spend ? usd(spend.cost_today_usd) : '–');
     var saved = stats.spend_saved;
     text('spend-saved', saved ? usd(saved.gateway_cache_usd) + ' / ' + usd(saved.prompt_cache_usd) : '–');
-    tableRows('key-spend', (spend ? spend.keys : []).map(function (k) {
-      return [k.api_key, k.owner, k.team || '', String(k.requests), String(k.prompt_tokens + k.completion_tokens), usd(k.cost_today_usd), usd(k.cost_usd)];
-    }));
+    tableRows(
+      'key-spend',
+      (spend ? spend.keys : []).map(function (k) {
+        return [
+          k.api_key,
+          k.owner,
+          k.team || '',
+          String(k.requests),
+          String(k.prompt_tokens + k.completion_tokens),
+          usd(k.cost_today_usd),
+          usd(k.cost_usd),
+        ];
+      }),
+    );
   }
 
   function usd(amount) {
@@ -152,7 +214,10 @@
       if (metricsAvailable) {
         try {
           var metrics = await window.GatewayKey.load('metrics', { text: true, prompt: false });
-          gauges = { depths: parseProviderGauge(metrics, 'gateway_queue_depth'), cooldowns: parseProviderGauge(metrics, 'gateway_deployment_cooldown_seconds') };
+          gauges = {
+            depths: parseProviderGauge(metrics, 'gateway_queue_depth'),
+            cooldowns: parseProviderGauge(metrics, 'gateway_deployment_cooldown_seconds'),
+          };
         } catch (err) {
           // 404: metrics disabled on this gateway; stop asking.
           if (err.status === 404) metricsAvailable = false;

@@ -35,7 +35,10 @@
       if (!box) {
         box = document.createElement('form');
         box.id = 'key-prompt';
-        box.setAttribute('style', 'font:14px system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:1rem;border:1px solid #ccc;border-radius:6px');
+        box.setAttribute(
+          'style',
+          'font:14px system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:1rem;border:1px solid #ccc;border-radius:6px',
+        );
         document.body.insertBefore(box, document.body.firstChild);
       }
       box.innerHTML = '';

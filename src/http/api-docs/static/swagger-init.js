@@ -3,7 +3,9 @@
 // off because its default calls a public validator service.
 (async function () {
   'use strict';
-  var spec = await window.GatewayKey.load('openapi.json', { message: 'Enter a gateway API key to load the API description.' });
+  var spec = await window.GatewayKey.load('openapi.json', {
+    message: 'Enter a gateway API key to load the API description.',
+  });
   var ui = window.SwaggerUIBundle({
     spec: spec,
     dom_id: '#swagger-ui',
