@@ -99,8 +99,8 @@ def swap_words(words, table, rng):
     return out
 
 
-def hard_negative(text, antonyms, names, rng):
-    """One edit of a near-miss kind, chosen among those that apply; (kind, text) or None."""
+def hard_negative(text, antonyms, names, rng, exclude=()):
+    """One edit of a near-miss kind not in `exclude`, chosen among those that apply; (kind, text) or None."""
     words = text.split(' ')
     lower = [w.lower() for w in words]
     edits = []
@@ -167,8 +167,18 @@ def hard_negative(text, antonyms, names, rng):
             out[i] = rng.choice([n for n in names if n != words[i]] or names)
             return out
         edits.append(('entity', entity))
+    prefixable = [i for i, w in enumerate(lower) if len(w) > 3 and re.fullmatch(r'[a-z]+', w) and ('un' + w in antonyms or w.startswith(('un', 'dis')))]
+    if prefixable:
+        def prefix(i=rng.choice(prefixable)):
+            out = list(words)
+            w = lower[i]
+            out[i] = w[2:] if w.startswith('un') else w[3:] if w.startswith('dis') else 'un' + w
+            return out
+        edits.append(('antonym', prefix))
     rng.shuffle(edits)
     for kind, edit in edits:
+        if kind in exclude:
+            continue
         out = edit()
         if out and ' '.join(out).lower() != text.lower():
             return kind, ' '.join(out)
@@ -188,6 +198,8 @@ def main():
     parser.add_argument('--wordnet', required=True)
     parser.add_argument('--out', required=True)
     parser.add_argument('--seed', type=int, default=13)
+    parser.add_argument('--taken-negatives', type=int, help='most negatives kept of those taken from the sources (a seeded sample)')
+    parser.add_argument('--edits', type=int, default=1, help='near misses made per positive pair, each of another kind')
     args = parser.parse_args()
     rng = random.Random(args.seed)
     antonyms = wordnet_antonyms(args.wordnet)
@@ -209,14 +221,22 @@ def main():
                 if row['gold_label'] in ('contradiction', 'neutral'):
                     taken.append({'a': canonical(row['sentence1']), 'b': canonical(row['sentence2']), 'label': 0, 'source': f"snli:{row['gold_label']}"})
 
+    if args.taken_negatives is not None:
+        negatives = [p for p in taken if p['label'] == 0]
+        kept = set(map(id, rng.sample(negatives, min(len(negatives), args.taken_negatives))))
+        taken = [p for p in taken if p['label'] == 1 or id(p) in kept]
     names = sorted({w for p in taken for w in (p['a'] + ' ' + p['b']).split(' ')[1:] if re.fullmatch(r'[A-Z][a-z]{2,}', w)})
     made = []
     positives = [p for p in taken if p['label'] == 1]
     sentences = sorted({p['a'] for p in taken} | {p['b'] for p in taken})
     for p in positives:
-        # Per positive pair: the pair itself, a near miss of it (b edited), and once in two a trivial variant.
-        edited = hard_negative(p['b'], antonyms, names, rng)
-        if edited:
+        # Per positive pair: up to --edits near misses of it (b edited, each of another kind).
+        kinds = []
+        for _ in range(args.edits):
+            edited = hard_negative(p['b'], antonyms, names, rng, exclude=kinds)
+            if not edited:
+                break
+            kinds.append(edited[0])
             made.append({'a': p['a'], 'b': edited[1], 'label': 0, 'source': f'edit:{edited[0]}'})
     for text in rng.sample(sentences, min(len(sentences), 2 * len(positives))):
         if rng.random() < 0.5:

@@ -33,6 +33,7 @@ def main():
     parser.add_argument('--lr', type=float, default=4e-5)
     parser.add_argument('--limit', type=int, default=6000, help='most pairs trained on (before both orders)')
     parser.add_argument('--seed', type=int, default=13)
+    parser.add_argument('--balance', action='store_true', help='weigh the positives up to an even share of the loss')
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -51,8 +52,8 @@ def main():
     steps = args.epochs * ((len(examples) + args.batch - 1) // args.batch)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (0.1 * steps)) * max(0.0, (steps - s) / steps))
-    # The classes are unbalanced (most pairs differ); weigh the positives up to an even share.
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor((len(train) - positives) / max(1, positives)))
+    # Most pairs differ; --balance weighs the positives up to an even share, else a wrong hit costs as much as a missed one.
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor((len(train) - positives) / max(1, positives) if args.balance else 1.0))
 
     def encode(batch):
         return tokenizer([a for a, _, _ in batch], [b for _, b, _ in batch], truncation=True, max_length=args.max_len, padding=True, return_tensors='pt')
