@@ -333,7 +333,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses'
     ) {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
-      const outcome = responsesApi.create(body);
+      const outcome = responsesApi.create(body, current.replyText);
       if ('error' in outcome) return sendJson(res, outcome.status, outcome.error);
       if ((body as { stream?: unknown }).stream !== true) return sendJson(res, 200, outcome.response);
       const frames = responsesApi.events(outcome.response).map((frame, i) =>

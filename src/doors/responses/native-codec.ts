@@ -15,10 +15,16 @@ export class NativeResponsesCodec implements ReplyCodec {
     return json;
   }
 
+  /** One upstream event, or the events DLP's reply filter sent in its place (one a line, none when it holds the text back). */
   chunk(json: string): string {
-    const event = JSON.parse(json) as { type?: unknown; sequence_number?: number };
-    event.sequence_number = this.seq++;
-    return `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+    let frames = '';
+    for (const line of json.split('\n')) {
+      if (line === '') continue;
+      const event = JSON.parse(line) as { type?: unknown; sequence_number?: number };
+      event.sequence_number = this.seq++;
+      frames += `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+    }
+    return frames;
   }
 
   end(): string {

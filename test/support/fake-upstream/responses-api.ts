@@ -44,7 +44,8 @@ export class FakeResponsesApi {
   private readonly stored = new Map<string, Json>();
   private next = 0;
 
-  create(body: unknown): ResponsesOutcome {
+  /** `replyText`, when given, is the answer and the summary's topic instead of the echo (the behaviour's `replyText`). */
+  create(body: unknown, replyText?: string): ResponsesOutcome {
     const b = body as Json;
     if (typeof b?.model !== 'string')
       return error(400, "Missing required parameter: 'model'.", 'missing_required_parameter', 'model');
@@ -59,8 +60,8 @@ export class FakeResponsesApi {
         'previous_response_id',
       );
     const n = ++this.next;
-    const summary = `Thinking about: ${text}`;
-    const answer = `Echo: ${text}`;
+    const summary = `Thinking about: ${replyText ?? text}`;
+    const answer = replyText ?? `Echo: ${text}`;
     const reasoning: Json = {
       id: `rs_fake${n}`,
       type: 'reasoning',
