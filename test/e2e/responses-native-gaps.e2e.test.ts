@@ -25,6 +25,7 @@ let upstream: FakeUpstream;
 let gateway: Gateway;
 let blockGateway: Gateway;
 let client: OpenAI;
+let other: OpenAI;
 let blockClient: OpenAI;
 
 const env = (redisPrefix: string, action: string) => ({
@@ -61,6 +62,7 @@ beforeAll(async () => {
   ]);
   const options = { maxRetries: 0, timeout: 20_000 };
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, ...options });
+  other = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: OTHER_KEY, ...options });
   blockClient = new OpenAI({ baseURL: `${blockGateway.baseUrl}/v1`, apiKey: KEY, ...options });
 }, 90_000);
 
@@ -126,5 +128,76 @@ describe('DLP_SCAN_REPLIES on native replies', () => {
   it('leaves a reply without personal data as the upstream wrote it', async () => {
     const response = await client.responses.create({ model: 'a-o4', input: 'hello there', store: false });
     expect(response.output_text).toBe('Echo: hello there');
+  });
+});
+
+/** The status of a rejected call (0 when it did not fail). */
+async function statusOf(call: Promise<unknown>): Promise<number> {
+  return call.then(
+    () => 0,
+    (err: unknown) => (err instanceof OpenAI.APIError ? (err.status ?? -1) : -1),
+  );
+}
+
+describe('native response ids belong to the key that made them', () => {
+  it("retrieves the owner's native response and its input items from the upstream, the model named as asked", async () => {
+    const created = await client.responses.create({ model: 'a-o4', input: 'remember the blue door' });
+    expect(created.id).toMatch(/^resp_fake/);
+    const got = await client.responses.retrieve(created.id);
+    expect(got.id).toBe(created.id);
+    expect(got.model).toBe('a-o4');
+    expect(got.output_text).toBe('Echo: remember the blue door');
+    const items = await client.responses.inputItems.list(created.id, { limit: 5 });
+    expect(items.data).toHaveLength(1);
+    expect(JSON.stringify(items.data[0])).toContain('remember the blue door');
+    const paths = upstream.requests.map((r) => `${r.method} ${r.path}`);
+    expect(paths).toContain(`GET /v1/responses/${created.id}`);
+    expect(paths.some((p) => p.startsWith(`GET /v1/responses/${created.id}/input_items`))).toBe(true);
+  });
+
+  it('is a 404 for another key: retrieve, input_items, delete and previous_response_id, the upstream never asked', async () => {
+    const created = await client.responses.create({ model: 'a-o4', input: 'a private turn' });
+    const before = upstream.requests.length;
+    expect(await statusOf(other.responses.retrieve(created.id))).toBe(404);
+    expect(await statusOf(other.responses.inputItems.list(created.id))).toBe(404);
+    expect(await statusOf(other.responses.delete(created.id))).toBe(404);
+    expect(
+      await statusOf(other.responses.create({ model: 'a-o4', input: 'go on', previous_response_id: created.id })),
+    ).toBe(404);
+    expect(upstream.requests.length).toBe(before);
+    // The owner still has it, and continues it.
+    const next = await client.responses.create({ model: 'a-o4', input: 'go on', previous_response_id: created.id });
+    expect(next.previous_response_id).toBe(created.id);
+  });
+
+  it("deletes the owner's native response upstream; it is then a 404", async () => {
+    const created = await client.responses.create({ model: 'a-o4', input: 'forget me' });
+    await client.responses.delete(created.id);
+    expect(upstream.requests.at(-1)).toMatchObject({ method: 'DELETE', path: `/v1/responses/${created.id}` });
+    expect(await statusOf(client.responses.retrieve(created.id))).toBe(404);
+    expect(
+      await statusOf(client.responses.create({ model: 'a-o4', input: 'again', previous_response_id: created.id })),
+    ).toBe(404);
+  });
+
+  it('records nothing with store: false, streamed ids are recorded too', async () => {
+    const unstored = await client.responses.create({ model: 'a-o4', input: 'not kept', store: false });
+    expect(await statusOf(client.responses.retrieve(unstored.id))).toBe(404);
+    const stream = client.responses.stream({ model: 'a-o4', input: 'streamed and kept' });
+    for await (const _event of stream) {
+      // drained
+    }
+    const final = await stream.finalResponse();
+    const got = await client.responses.retrieve(final.id);
+    expect(got.output_text).toBe('Echo: streamed and kept');
+    expect(await statusOf(other.responses.retrieve(final.id))).toBe(404);
+  });
+
+  it('screens a retrieved native response as its reply was (DLP_SCAN_REPLIES)', async () => {
+    upstream.setBehavior({ replyText: LEAK });
+    const created = await client.responses.create({ model: 'a-o4', input: 'How do I reach Jane?' });
+    const got = await client.responses.retrieve(created.id);
+    expect(got.output_text).toContain('<EMAIL_ADDRESS_1>');
+    expect(JSON.stringify(got)).not.toContain('jane.doe@example.com');
   });
 });

@@ -352,6 +352,16 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       );
       return writeStream(res, frames, current);
     }
+    const resource =
+      options.format === 'openai'
+        ? responsesApi.resource(req.method ?? '', new URL(req.url ?? '/', 'http://fake'))
+        : undefined;
+    if (resource) {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      return 'error' in resource
+        ? sendJson(res, resource.status, resource.error)
+        : sendJson(res, 200, resource.response);
+    }
     // --- /responses ---
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
     if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
