@@ -100,11 +100,30 @@ const RESPONSES = `
   );
   CREATE INDEX gateway_responses_expiry ON gateway_responses (expires_at);`;
 
+/**
+ * Responses kept by a native Responses upstream (`responses_api: native`):
+ * the upstream holds the response, the gateway only whose it is (the key
+ * owner), which provider made it and the model the client named, so that
+ * retrieve, delete, input_items and `previous_response_id` of another key's
+ * id are a 404.
+ */
+const NATIVE_RESPONSES = `
+  CREATE TABLE gateway_native_responses (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+  );
+  CREATE INDEX gateway_native_responses_expiry ON gateway_native_responses (expires_at);`;
+
 export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
   { version: 1, description: 'files, batches and batch lines', sql: TABLES },
   { version: 2, description: 'asynchronous jobs as one-line batches', sql: JOBS },
   { version: 3, description: 'the issued key of a batch or job', sql: KEY_IDS },
   { version: 4, description: 'stored responses of the Responses door', sql: RESPONSES },
+  { version: 5, description: "the owners of a native Responses upstream's responses", sql: NATIVE_RESPONSES },
 ];
 
 export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

@@ -47,7 +47,9 @@ import { LineExecutor } from '../batches/line-executor.ts';
 import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
 import { responsesRouter } from '../http/routes/responses.ts';
+import { NativeResources } from '../doors/responses/native-resources.ts';
 import { ResponseStore } from '../doors/responses/response-store.ts';
+import { ResponsesReplyFilter } from '../dlp/responses-reply-filter.ts';
 import { ResponsesDoor } from '../doors/responses/responses-door.ts';
 import { AsyncJobIds } from '../batches/async-job-id.ts';
 import { AsyncJobStore } from '../batches/async-jobs.ts';
@@ -79,6 +81,8 @@ import { SlotStreamReaders } from '../streams/slot-stream-readers.ts';
 import { StreamReader, type ReplyStreamReader } from '../streams/stream-reader.ts';
 import { CooldownView } from '../routing/cooldown-view.ts';
 import { ProviderKeys } from '../providers/provider-keys.ts';
+import { adapterFor } from '../providers/registry.ts';
+import { ProviderError } from '../errors/catalog.ts';
 import { ModelRouter } from '../routing/model-router.ts';
 import { Lifecycle } from '../process/lifecycle.ts';
 import { ShutdownDeadline } from '../process/shutdown-deadline.ts';
@@ -392,9 +396,32 @@ export async function createApiRoot(
   const responsesDoor = new ResponsesDoor({
     store: responseStore,
     formatOf: (model) => configStore.current.modelIndex.get(model)?.format,
-    nativeOf: (model) => configStore.current.modelIndex.get(model)?.responses_api === 'native',
+    nativeOf: (model) => {
+      const provider = configStore.current.modelIndex.get(model);
+      return provider?.responses_api === 'native' ? provider.name : undefined;
+    },
     // After the reply was sent: the client has its answer; the id it got will read as unknown.
     onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
+  });
+  const providerKeys = new ProviderKeys();
+  const nativeResources = new NativeResources({
+    store: responseStore,
+    endpointOf: (name) => {
+      const provider = configStore.current.providerIndex.get(name);
+      if (!provider) throw new ProviderError(`${name} is no longer configured.`);
+      return {
+        baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl,
+        apiKey: providerKeys.require(provider),
+      };
+    },
+    // A retrieved response is screened as the reply that made it was (DLP_SCAN_REPLIES).
+    screen: async (json) => {
+      const { reply } = await dlp.screenExchangeAsync(
+        { model: '', messages: [], n: 1, stream: false, include_usage: false },
+        {},
+      );
+      return reply ? new ResponsesReplyFilter(reply).completionAsync(json) : json;
+    },
   });
   const labeler = new EndpointLabeler(Object.keys(openapi.paths as object));
   const observers = [
@@ -496,7 +523,7 @@ export async function createApiRoot(
         maxFilenameLength: settings.FILES_MAX_FILENAME_LENGTH,
       }),
       batchesRouter({ store: batchStore }),
-      responsesRouter({ store: responseStore }),
+      responsesRouter({ store: responseStore, native: nativeResources }),
       ...observabilityRouters,
     ],
   });

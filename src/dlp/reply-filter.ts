@@ -25,6 +25,16 @@ export interface ReplyFilterOptions {
   registry: PlaceholderRegistry;
 }
 
+/** What the reply path of an exchange runs each reply entry through (a `chat.completion`, or what its door's job answers). */
+export interface ReplyScreen {
+  /** A whole reply (JSON text), filtered. */
+  completionAsync(json: string): Promise<string>;
+  /** One streamed entry (JSON text) filtered: the entries to send in its place, one JSON text a line; empty for none. */
+  chunkAsync(json: string): Promise<string>;
+  /** Entries releasing what is still held at the end of a stream. */
+  flushAsync(): Promise<string[]>;
+}
+
 /**
  * Characters of a streamed reply held back before they are scanned and
  * sent: the longest value a recognizer reads whole (an e-mail address is at
@@ -62,7 +72,7 @@ interface HeldText {
  * restoring: just an unfinished placeholder) and releasing them with the
  * choice's finish chunk. Restored values in tool-call arguments are JSON-escaped.
  */
-export class ReplyFilter {
+export class ReplyFilter implements ReplyScreen {
   /** Held text per choice (`"0"`) and per choice's tool call (`"0.1"`). */
   private readonly held = new Map<string, HeldText>();
   private template: ChatCompletionChunk | undefined;
@@ -90,6 +100,21 @@ export class ReplyFilter {
   /** {@link flush} with the analyzer's findings too, when the guard has one. */
   flushAsync(): Promise<string[]> {
     return this.runAsync(this.flushSteps());
+  }
+
+  /**
+   * One piece of a streamed text under `key` (any name the caller keeps apart),
+   * held back and filtered as {@link chunk} holds a choice's content; `last`
+   * releases all that `key` holds. `json` marks text inside a JSON string
+   * (function call arguments): restored values are escaped.
+   */
+  pieceAsync(key: string, piece: string, last: boolean, json = false): Promise<string> {
+    return this.runAsync(this.release(key, piece, last, json ? jsonEscape : identity));
+  }
+
+  /** One whole text filtered, as {@link completion} filters a message's content. */
+  textAsync(text: string, json = false): Promise<string> {
+    return this.runAsync(this.filter('', text, json ? jsonEscape : identity));
   }
 
   /*

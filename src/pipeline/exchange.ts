@@ -2,7 +2,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { CacheLookup } from '../cache/response-cache.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
-import type { ReplyFilter } from '../dlp/reply-filter.ts';
+import type { ReplyScreen } from '../dlp/reply-filter.ts';
 import type { Dispatch, DispatchContext } from '../queue/chat-dispatcher.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import type { Candidate } from '../routing/model-router.ts';
@@ -73,7 +73,7 @@ export interface Exchange {
   /** The deployments to try in order, when the model is routed (several deployments or fallbacks). */
   candidates?: Candidate[];
   /** Scans or restores the reply (DLP_SCAN_REPLIES, DLP_RESTORE). */
-  replyFilter?: ReplyFilter | undefined;
+  replyFilter?: ReplyScreen | undefined;
   lookup?: CacheLookup | undefined;
   admission?: Admission;
   /** The key's admitted call, settled with the reply's usage. */

@@ -333,7 +333,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       new URL(req.url ?? '/', 'http://fake').pathname === '/v1/responses'
     ) {
       if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
-      const outcome = responsesApi.create(body);
+      const outcome = responsesApi.create(body, current.replyText);
       if ('error' in outcome) return sendJson(res, outcome.status, outcome.error);
       if ((body as { stream?: unknown }).stream !== true) return sendJson(res, 200, outcome.response);
       const frames = responsesApi.events(outcome.response).map((frame, i) =>
@@ -351,6 +351,16 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
           : serializeSseFrame(frame),
       );
       return writeStream(res, frames, current);
+    }
+    const resource =
+      options.format === 'openai'
+        ? responsesApi.resource(req.method ?? '', new URL(req.url ?? '/', 'http://fake'))
+        : undefined;
+    if (resource) {
+      if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');
+      return 'error' in resource
+        ? sendJson(res, resource.status, resource.error)
+        : sendJson(res, 200, resource.response);
     }
     // --- /responses ---
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));

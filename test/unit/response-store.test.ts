@@ -209,6 +209,21 @@ describe.each(backends)('on $name', (backend) => {
     expect(Number(rows[0]!.n)).toBe(0);
   });
 
+  it("keeps a native upstream's response ids per owner, for the retention, and forgets them", async (ctx) => {
+    if (!settings) return ctx.skip();
+    const createdAt = Math.floor(clock / 1000);
+    await store.saveNative({ id: 'resp_native_1', owner: 'alice', provider: 'provider_a', model: 'a-o4', createdAt });
+    expect(await store.native('resp_native_1', 'alice')).toEqual({ provider: 'provider_a', model: 'a-o4' });
+    expect(await store.native('resp_native_1', 'bob')).toBeUndefined();
+    await store.forgetNative('resp_native_1', 'bob');
+    expect(await store.native('resp_native_1', 'alice')).toBeDefined();
+    await store.forgetNative('resp_native_1', 'alice');
+    expect(await store.native('resp_native_1', 'alice')).toBeUndefined();
+    await store.saveNative({ id: 'resp_native_2', owner: 'alice', provider: 'provider_a', model: 'a-o4', createdAt });
+    clock += 3_601_000;
+    expect(await store.native('resp_native_2', 'alice')).toBeUndefined();
+  });
+
   it('lists input items as OpenAI list pages, newest first by default', async (ctx) => {
     if (!settings) return ctx.skip();
     const input = [

@@ -1,24 +1,69 @@
 import type { GatewayError } from '../../errors/catalog.ts';
 import type { ReplyCodec } from '../../pipeline/door.ts';
+import type { ResponseStore } from './response-store.ts';
+
+/** Where a native response's id is recorded as its key owner's (with `store`, the default). */
+export interface NativeRecording {
+  store: ResponseStore;
+  owner: string;
+  provider: string;
+  /** The model as the client named it. */
+  model: string;
+  /** Told when the record could not be written; without it settled() rejects. @defaultValue none */
+  onError?: (err: Error, responseId: string) => void;
+}
+
+type Json = Record<string, unknown>;
 
 /**
  * The reply of a native Responses call: the upstream's `response` object and
  * events, passed through as it wrote them. Events are numbered again from 0,
  * so the stream stays one gap-free sequence when the gateway ends it with its
  * own `error` event (an upstream failure or a deadline mid-stream) in place of
- * the upstream's.
+ * the upstream's. With a {@link NativeRecording}, the id of a response the
+ * upstream keeps is recorded as the key owner's once the reply was sent.
  */
 export class NativeResponsesCodec implements ReplyCodec {
   private seq = 0;
+  private readonly recording: NativeRecording | undefined;
+  /** The response the upstream keeps, seen in the reply. */
+  private kept: { id: string; createdAt: number } | undefined;
+
+  constructor(recording?: NativeRecording) {
+    this.recording = recording;
+  }
 
   completion(json: string): string {
+    this.note(JSON.parse(json) as Json);
     return json;
   }
 
+  private note(response: Json): void {
+    if (this.kept || !this.recording || typeof response.id !== 'string' || response.store === false) return;
+    const createdAt = typeof response.created_at === 'number' ? response.created_at : Math.floor(Date.now() / 1000);
+    this.kept = { id: response.id, createdAt };
+  }
+
+  async settled(): Promise<void> {
+    if (!this.recording || !this.kept) return;
+    const { store, owner, provider, model, onError } = this.recording;
+    const saving = store.saveNative({ id: this.kept.id, owner, provider, model, createdAt: this.kept.createdAt });
+    if (!onError) return saving;
+    await saving.catch((err: unknown) => onError(err as Error, this.kept!.id));
+  }
+
+  /** One upstream event, or the events DLP's reply filter sent in its place (one a line, none when it holds the text back). */
   chunk(json: string): string {
-    const event = JSON.parse(json) as { type?: unknown; sequence_number?: number };
-    event.sequence_number = this.seq++;
-    return `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+    let frames = '';
+    for (const line of json.split('\n')) {
+      if (line === '') continue;
+      const event = JSON.parse(line) as { type?: unknown; sequence_number?: number; response?: unknown };
+      event.sequence_number = this.seq++;
+      // The first event (response.created) names the response: the upstream may keep it even when the stream fails later.
+      if (typeof event.response === 'object' && event.response !== null) this.note(event.response as Json);
+      frames += `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
+    }
+    return frames;
   }
 
   end(): string {

@@ -18,6 +18,19 @@ export interface StoredResponse {
   turn: ChatMessage[];
 }
 
+/** A response a native Responses upstream keeps (`responses_api: native`): the gateway records whose it is. */
+export interface NativeResponseRecord {
+  /** The upstream's response id. */
+  id: string;
+  owner: string;
+  /** The provider that made it, which the retrieve, delete and input_items of the id go to. */
+  provider: string;
+  /** The model as the client named it. */
+  model: string;
+  /** Epoch seconds. */
+  createdAt: number;
+}
+
 /** Options of {@link ResponseStore}. */
 export interface ResponseStoreOptions {
   db: SqlDb;
@@ -89,10 +102,37 @@ export class ResponseStore {
         JSON.stringify(record.turn),
       ],
     );
-    if (now - this.lastPurge >= this.purgeEvery) {
-      this.lastPurge = now;
-      await this.db.run('DELETE FROM gateway_responses WHERE expires_at <= ?', [now]);
-    }
+    await this.purge(now);
+  }
+
+  private async purge(now: number): Promise<void> {
+    if (now - this.lastPurge < this.purgeEvery) return;
+    this.lastPurge = now;
+    await this.db.run('DELETE FROM gateway_responses WHERE expires_at <= ?', [now]);
+    await this.db.run('DELETE FROM gateway_native_responses WHERE expires_at <= ?', [now]);
+  }
+
+  /** Records a native upstream's response id as the owner's, for `RESPONSES_TTL` seconds. */
+  async saveNative(record: NativeResponseRecord): Promise<void> {
+    await this.db.run(
+      'INSERT INTO gateway_native_responses (id, owner, provider, model, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [record.id, record.owner, record.provider, record.model, record.createdAt, record.createdAt + this.ttlSeconds],
+    );
+    await this.purge(this.seconds());
+  }
+
+  /** The provider and model of the owner's native response `id`; undefined when it is not the owner's (or unknown, or expired). */
+  async native(id: string, owner: string): Promise<{ provider: string; model: string } | undefined> {
+    const rows = await this.db.all<{ provider: string; model: string }>(
+      'SELECT provider, model FROM gateway_native_responses WHERE id = ? AND owner = ? AND expires_at > ?',
+      [id, owner, this.seconds()],
+    );
+    return rows[0];
+  }
+
+  /** Forgets the owner's native response `id` (deleted upstream). */
+  async forgetNative(id: string, owner: string): Promise<void> {
+    await this.db.run('DELETE FROM gateway_native_responses WHERE id = ? AND owner = ?', [id, owner]);
   }
 
   private async row(id: string, owner: string): Promise<Row | undefined> {

@@ -6,7 +6,7 @@ import type {
   ThinkingConfig,
   ToolChoice,
 } from '../../chat/types.ts';
-import { InvalidRequestError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
+import { InvalidRequestError, NotFoundError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
 import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
 import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
 import type { WireFormat } from '../../providers/types.ts';
@@ -29,11 +29,12 @@ export interface ResponsesDoorOptions {
    */
   formatOf?: (model: string) => WireFormat | undefined;
   /**
-   * Whether a model's provider takes the Responses API natively
+   * The provider of a model when it takes the Responses API natively
    * (`responses_api: native`): its requests are forwarded as sent, its
-   * replies passed through. @defaultValue none: every request is translated
+   * replies passed through, the ids of the responses it keeps recorded as the
+   * key owner's. @defaultValue none: every request is translated
    */
-  nativeOf?: (model: string) => boolean;
+  nativeOf?: (model: string) => string | undefined;
   /** Clock, epoch ms. @defaultValue Date.now */
   now?: () => number;
   /**
@@ -52,7 +53,7 @@ type Decoded =
       /** How many of the request's last messages are this request's own input. */
       inputCount: number;
     }
-  | { native: Extract<JobKind, { type: 'responses' }> };
+  | { native: Extract<JobKind, { type: 'responses' }>; owner: string; provider: string; model: string };
 
 function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
   const tools: FunctionTool[] = [];
@@ -151,7 +152,7 @@ export class ResponsesDoor implements Door {
   readonly name = 'responses';
   private readonly store: ResponseStore | undefined;
   private readonly formatOf: (model: string) => WireFormat | undefined;
-  private readonly nativeOf: (model: string) => boolean;
+  private readonly nativeOf: (model: string) => string | undefined;
   private readonly now: () => number;
   private readonly onStoreError: ResponsesDoorOptions['onStoreError'];
   /** Facts of requests between decode() and reply(), by the request object the pipeline hands to both. */
@@ -160,14 +161,15 @@ export class ResponsesDoor implements Door {
   constructor(options: ResponsesDoorOptions = {}) {
     this.store = options.store;
     this.formatOf = options.formatOf ?? (() => undefined);
-    this.nativeOf = options.nativeOf ?? (() => false);
+    this.nativeOf = options.nativeOf ?? (() => undefined);
     this.now = options.now ?? Date.now;
     this.onStoreError = options.onStoreError;
   }
 
   async decode(from: DoorRequest): Promise<ChatRequest> {
     const body = parseResponsesBody(from.body);
-    if (this.nativeOf(body.model)) return this.decodeNative(from, body);
+    const nativeProvider = this.nativeOf(body.model);
+    if (nativeProvider !== undefined) return this.decodeNative(from, body, nativeProvider);
     const tools = toolsOf(body);
     const toolChoice = toolChoiceOf(body, tools);
     const input = inputToMessages(body.input);
@@ -254,11 +256,21 @@ export class ResponsesDoor implements Door {
    * (built-in tools, reasoning items, `include`, the upstream's own
    * `previous_response_id` and `store`). The canonical request the pipeline
    * carries holds its texts, one user message each, for DLP and the governor.
+   * A `previous_response_id` must name one of the key owner's native
+   * responses (recorded when it was made): any other is a 404 here.
    */
-  private decodeNative(from: DoorRequest, body: ResponsesRequestBody): ChatRequest {
+  private async decodeNative(from: DoorRequest, body: ResponsesRequestBody, provider: string): Promise<ChatRequest> {
+    const previous = body.previous_response_id ?? null;
+    if (previous !== null && this.store && !(await this.store.native(previous, from.owner)))
+      throw new NotFoundError(`Previous response with id '${previous.slice(0, 64)}' not found.`);
     const raw = from.body as Record<string, unknown>;
     const paths = textPaths(raw);
-    this.decoded.set(from, { native: { type: 'responses', body: raw, paths } });
+    this.decoded.set(from, {
+      native: { type: 'responses', body: raw, paths },
+      owner: from.owner,
+      provider,
+      model: body.model,
+    });
     const stream = body.stream ?? false;
     const request: ChatRequest = {
       model: body.model,
@@ -281,7 +293,17 @@ export class ResponsesDoor implements Door {
     const decoded = from ? this.decoded.get(from) : undefined;
     if (!decoded) return new ResponsesReplyCodec(factsOf(request, this.now()));
     if (from) this.decoded.delete(from);
-    if ('native' in decoded) return new NativeResponsesCodec();
+    if ('native' in decoded) {
+      if (!this.store) return new NativeResponsesCodec();
+      const { owner, provider, model } = decoded;
+      return new NativeResponsesCodec({
+        store: this.store,
+        owner,
+        provider,
+        model,
+        ...(this.onStoreError ? { onError: this.onStoreError } : {}),
+      });
+    }
     const { facts, owner, inputCount } = decoded;
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
     return new ResponsesReplyCodec(facts, {

@@ -1,4 +1,5 @@
 import type { DlpGuard } from '../../dlp/dlp-guard.ts';
+import { ResponsesReplyFilter } from '../../dlp/responses-reply-filter.ts';
 import { errorCodeOf } from '../../observability/tracing/trace-span.ts';
 import type { Exchange } from '../exchange.ts';
 
@@ -15,8 +16,14 @@ export async function screenStep(exchange: Exchange, dlp: DlpGuard): Promise<voi
     // Asynchronous only with a DLP analyzer (DLP_ANALYZER_URL); without one it resolves at once.
     const screened = await dlp.screenExchangeAsync(exchange.request, context);
     exchange.request = screened.request;
-    // The reply filter reads chat replies: vectors hold no text, native Responses events are passed through as the upstream wrote them.
-    exchange.replyFilter = exchange.kind === undefined || exchange.kind.type === 'chat' ? screened.reply : undefined;
+    // Vectors hold no text; a native Responses reply is read in its own shape.
+    const kind = exchange.kind?.type ?? 'chat';
+    exchange.replyFilter =
+      kind === 'chat'
+        ? screened.reply
+        : kind === 'responses' && screened.reply
+          ? new ResponsesReplyFilter(screened.reply)
+          : undefined;
     if (span.recording)
       span.set(
         'gateway.dlp.findings',

@@ -42,9 +42,11 @@ function error(status: number, message: string, code: string | null, param: stri
 
 export class FakeResponsesApi {
   private readonly stored = new Map<string, Json>();
+  private readonly inputs = new Map<string, Json[]>();
   private next = 0;
 
-  create(body: unknown): ResponsesOutcome {
+  /** `replyText`, when given, is the answer and the summary's topic instead of the echo (the behaviour's `replyText`). */
+  create(body: unknown, replyText?: string): ResponsesOutcome {
     const b = body as Json;
     if (typeof b?.model !== 'string')
       return error(400, "Missing required parameter: 'model'.", 'missing_required_parameter', 'model');
@@ -59,8 +61,8 @@ export class FakeResponsesApi {
         'previous_response_id',
       );
     const n = ++this.next;
-    const summary = `Thinking about: ${text}`;
-    const answer = `Echo: ${text}`;
+    const summary = `Thinking about: ${replyText ?? text}`;
+    const answer = replyText ?? `Echo: ${text}`;
     const reasoning: Json = {
       id: `rs_fake${n}`,
       type: 'reasoning',
@@ -109,8 +111,46 @@ export class FakeResponsesApi {
       user: null,
       metadata: b.metadata ?? {},
     };
-    if (b.store !== false) this.stored.set(response.id, response);
+    if (b.store !== false) {
+      this.stored.set(response.id, response);
+      const items: Json[] = typeof b.input === 'string' ? [{ role: 'user', content: b.input }] : b.input;
+      this.inputs.set(
+        response.id,
+        items.map((item, i) => ({ id: `in_fake${n}_${i}`, type: 'message', ...item })),
+      );
+    }
     return { response };
+  }
+
+  /**
+   * `GET /responses/{id}`, `DELETE /responses/{id}` and
+   * `GET /responses/{id}/input_items` (newest first, `limit`), or undefined
+   * for another path; an unknown id is OpenAI's 404.
+   */
+  resource(method: string, url: URL): ResponsesOutcome | undefined {
+    const match = /^\/v1\/responses\/([^/]+)(\/input_items)?$/.exec(url.pathname);
+    if (!match || (method !== 'GET' && method !== 'DELETE') || (match[2] && method !== 'GET')) return undefined;
+    const id = decodeURIComponent(match[1]!);
+    const response = this.stored.get(id);
+    if (!response) return error(404, `Response with id '${id}' not found.`, null, null);
+    if (method === 'DELETE') {
+      this.stored.delete(id);
+      this.inputs.delete(id);
+      return { response: { id, object: 'response', deleted: true } };
+    }
+    if (!match[2]) return { response };
+    const limit = Number(url.searchParams.get('limit') ?? 20);
+    const items = [...(this.inputs.get(id) ?? [])].reverse();
+    const data = items.slice(0, limit);
+    return {
+      response: {
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: data.length < items.length,
+      },
+    };
   }
 
   /** The event stream of `response`, as SSE frames' `{event, data}`. */
