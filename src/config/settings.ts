@@ -25,6 +25,18 @@ import {
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warning', 'warn', 'error', 'critical', 'fatal'] as const;
 
+/** A comma-separated list of DLP entity types; an unknown one is refused, naming the known ones. */
+function envEntityList() {
+  return envList().superRefine((list, ctx) => {
+    const unknown = list.filter((item) => !isEntityType(item));
+    if (unknown.length > 0)
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}`,
+      });
+  });
+}
+
 const settingsSchema = z.object({
   /** HTTP port of the API. @defaultValue 8000 */
   PORT: envNumber(8000, { int: true, min: 0, max: 65535 }),
@@ -144,16 +156,7 @@ const settingsSchema = z.object({
   DLP_CONFIDENCE_THRESHOLD: envNumber(0.8, { min: 0, max: 1 }),
   DLP_ACTION: envEnum(['redact', 'block', 'log'] as const, 'redact'),
   /** Entity types DLP acts on, comma-separated (e.g. `EMAIL_ADDRESS,CREDIT_CARD`). @defaultValue every type (README "DLP") */
-  DLP_ENTITIES: envList()
-    .superRefine((list, ctx) => {
-      const unknown = list.filter((item) => !isEntityType(item));
-      if (unknown.length > 0)
-        ctx.addIssue({
-          code: 'custom',
-          message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}`,
-        });
-    })
-    .transform((list) => list as EntityType[]),
+  DLP_ENTITIES: envEntityList().transform((list) => list as EntityType[]),
   /** Scan provider replies too (sync and streamed), with DLP_ACTION. @defaultValue false */
   DLP_SCAN_REPLIES: envBoolean(false),
   /** In `redact` mode, put the client's own values back where the reply repeats their placeholders. @defaultValue false */
@@ -174,16 +177,9 @@ const settingsSchema = z.object({
   /** `closed` (default): a request the analyzer could not screen is refused with 503; `open`: it goes on with the in-process findings only, counted and logged. */
   DLP_ANALYZER_FAILURE: envEnum(ANALYZER_FAILURE_POLICIES, 'closed'),
   /** Entity types the analyzer is asked for. @defaultValue PERSON,LOCATION,ORGANIZATION,NRP,DATE_TIME */
-  DLP_ANALYZER_ENTITIES: envList()
-    .superRefine((list, ctx) => {
-      const unknown = list.filter((item) => !isEntityType(item));
-      if (unknown.length > 0)
-        ctx.addIssue({
-          code: 'custom',
-          message: `unknown entity type(s) ${unknown.join(', ')}; known: ${ENTITY_TYPES.join(', ')}`,
-        });
-    })
-    .transform((list) => (list.length > 0 ? (list as EntityType[]) : [...ANALYZER_DEFAULT_ENTITIES])),
+  DLP_ANALYZER_ENTITIES: envEntityList().transform((list) =>
+    list.length > 0 ? (list as EntityType[]) : [...ANALYZER_DEFAULT_ENTITIES],
+  ),
   /** Language code sent to the analyzer. @defaultValue en */
   DLP_ANALYZER_LANGUAGE: envString('en'),
 
