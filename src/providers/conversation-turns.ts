@@ -42,6 +42,7 @@ export type TurnPart =
       name: string | undefined;
       content: string;
       isError?: true;
+      cacheControl?: CacheControl;
       extra?: AnthropicFields;
     };
 
@@ -228,6 +229,11 @@ export function toAlternatingTurns(
         ];
         if (message.is_error === true)
           parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
+        if (message.cache_control !== undefined)
+          parts[0] = {
+            ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>),
+            cacheControl: message.cache_control,
+          };
         if (message.anthropic !== undefined)
           parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), extra: message.anthropic };
         break;

@@ -93,6 +93,31 @@ describe('Messages door: unmodelled block fields and block types', () => {
     expect((buildAnthropicBody(req, false) as Untyped).messages).toEqual(messages);
   });
 
+  it('sends the cache marks of images, tool calls and tool results, counted among the breakpoints, without naming them', () => {
+    const mark = { type: 'ephemeral' };
+    const messages = [
+      {
+        role: 'user',
+        content: [{ type: 'image', source: { type: 'url', url: 'https://i.x/a.png' }, cache_control: mark }],
+      },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {}, cache_control: mark }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', cache_control: mark }] },
+    ];
+    const tools = [{ name: 'f', input_schema: { type: 'object' } }];
+    const req = decode({ ...base, messages, tools });
+    expect(req.anthropic_fields).toBeUndefined();
+    expect((buildAnthropicBody(req, false) as Untyped).messages).toEqual(messages);
+    expect(anthropicAdapter.validate(req)).toBeUndefined();
+    const marked = decode({
+      ...base,
+      messages,
+      tools: [{ ...tools[0], cache_control: mark }],
+      system: [{ type: 'text', text: 's', cache_control: mark }],
+    });
+    expect(anthropicAdapter.validate(marked)).toMatch(/^5 parts and tools carry 'cache_control'/);
+    expect(JSON.stringify(buildOpenAiBody(req, false))).not.toContain('cache_control');
+  });
+
   it('are refused by the OpenAI and Gemini formats by name, and never written there when dropped', () => {
     const req = decode({ ...base, messages: serverToolTurn });
     for (const adapter of [openAiAdapter, geminiAdapter])

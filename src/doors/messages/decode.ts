@@ -54,10 +54,20 @@ function unmodelledFields(block: Block): AnthropicFields | undefined {
   return extra.length > 0 ? Object.fromEntries(extra) : undefined;
 }
 
-/** The block's unmodelled fields onto its canonical counterpart. */
-function withUnmodelled<T extends { anthropic?: AnthropicFields }>(target: T, block: Block): T {
+/**
+ * The block's unmodelled fields onto its canonical counterpart; with them, the
+ * cache mark of a block whose canonical counterpart has no field for one (an
+ * image, a tool call): Anthropic-format upstreams get it, the others never
+ * read cache marks (as on text blocks, it is not named).
+ */
+function withUnmodelled<T extends { anthropic?: AnthropicFields }>(
+  target: T,
+  block: Block,
+  cacheControl?: CacheControlIn,
+): T {
   const extra = unmodelledFields(block);
-  if (extra !== undefined) target.anthropic = extra;
+  const mark = withCacheControl({}, cacheControl);
+  if (extra !== undefined || mark.cache_control !== undefined) target.anthropic = { ...extra, ...mark };
   return target;
 }
 
@@ -114,7 +124,11 @@ function contentPart(block: Exclude<ModelledUserBlock, { type: 'tool_result' }>)
         block.source.type === 'url'
           ? block.source.url
           : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
-      return withUnmodelled<ContentPart & { type: 'image_url' }>({ type: 'image_url', image_url: { url } }, block);
+      return withUnmodelled<ContentPart & { type: 'image_url' }>(
+        { type: 'image_url', image_url: { url } },
+        block,
+        block.cache_control,
+      );
     }
     case 'document':
       return documentPart(block);
@@ -182,6 +196,7 @@ function assistantMessage(content: string | AssistantBlock[], index: number): As
         withUnmodelled<ToolCall>(
           { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } },
           block,
+          block.cache_control,
         ),
       );
     else if (block.type === 'thinking')

@@ -27,7 +27,7 @@ export type AnthropicBlock =
   | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true }
+  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true; cache_control?: CacheControl }
   | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string; cache_control?: CacheControl }
   | ThinkingBlock;
 
@@ -95,6 +95,7 @@ function modelledBlock(part: TurnPart): AnthropicBlock {
           ? { type: 'tool_result', tool_use_id: part.toolCallId }
           : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
       if (part.isError === true) block.is_error = true;
+      if (part.cacheControl !== undefined) block.cache_control = part.cacheControl;
       return block;
     }
     case 'document': {
@@ -109,7 +110,7 @@ function modelledBlock(part: TurnPart): AnthropicBlock {
       // Sent back verbatim: the API checks the signature against the text.
       return part.block;
     case 'anthropic_block':
-      // A block type the gateway does not model: the client's, verbatim (its type is none of the modelled ones).
+      // A block of a type the gateway does not model, or of an assistant turn sent verbatim: the client's, as sent.
       return { ...part.block } as AnthropicBlock;
   }
 }
@@ -166,6 +167,9 @@ export function breakpointProblem(conversation: AlternatingConversation, toolMar
       if (
         (part.kind === 'text' && part.cacheControl) ||
         (part.kind === 'document' && part.document.cache_control) ||
+        (part.kind === 'tool_result' && part.cacheControl) ||
+        (part.kind === 'image' && part.extra?.cache_control != null) ||
+        (part.kind === 'tool_call' && part.call.anthropic?.cache_control != null) ||
         (part.kind === 'anthropic_block' && part.block.cache_control != null)
       )
         count++;
