@@ -569,6 +569,30 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(count.input_tokens).toBeGreaterThan(10);
   });
 
+  it('falls back from an Anthropic-format model past a format that cannot carry unmodelled block fields, to one that drops them', async () => {
+    const params = (text: string) =>
+      ({
+        max_tokens: 20,
+        model: MODELS.c,
+        messages: [{ role: 'user', content: [{ type: 'text', text, a_future_field: 1 }] }],
+      }) as Untyped;
+    // The first try and the worker's two retries fail.
+    upstreams.c.setBehavior({ failNext: { count: 3, status: 500 } });
+    const failed = await client()
+      .messages.create(params('fall back, refused'), { headers: { 'x-gateway-fallbacks': MODELS.a } })
+      .catch((err: unknown) => err as Untyped);
+    // The OpenAI-format fallback is skipped (its attempt says why); the client gets the upstream's failure.
+    expect(failed).toBeInstanceOf(Anthropic.APIError);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failed.headers.get('server-timing')).toMatch(/attempt-2;desc="a-4o provider_a invalid_request"/);
+    upstreams.c.setBehavior({ failNext: { count: 3, status: 500 } });
+    const answered = await client()
+      .messages.create(params('fall back, dropped'), { headers: { 'x-gateway-fallbacks': LENIENT } })
+      .withResponse();
+    expect(answered.data.content).toEqual([{ type: 'text', text: 'Echo: fall back, dropped' }]);
+    expect(answered.response.headers.get('x-gateway-dropped-params')).toBe('messages.0.content.0.a_future_field');
+  });
+
   it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {
     const input_schema = {
       type: 'object' as const,
