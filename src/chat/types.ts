@@ -127,7 +127,13 @@ export interface AssistantMessage {
   refusal?: string;
   /** Reasoning blocks returned with this turn, in order; they come before its text and calls. */
   thinking?: ThinkingBlock[];
-  /** Messages blocks of types the gateway does not model, in order, after the reasoning (Anthropic-format upstreams only). */
+  /**
+   * A Messages turn with blocks of types the gateway does not model (or text
+   * and reasoning blocks with unmodelled fields): all its blocks but the tool
+   * calls, its reasoning included, verbatim and in order, which
+   * Anthropic-format upstreams get in place of `content`; `content` still
+   * holds its texts for the others.
+   */
   anthropic_blocks?: AnthropicFields[];
 }
 
