@@ -48,10 +48,15 @@ function parameters(request: ChatRequest): unknown[] {
 /** Everything a message says: role, name, content (image parts included), tool calls, the call a tool result answers. */
 function messageTuple(message: ChatMessage): unknown[] {
   switch (message.role) {
-    case 'tool':
-      return message.is_error === true
-        ? [message.role, message.tool_call_id, message.content, true]
-        : [message.role, message.tool_call_id, message.content];
+    case 'tool': {
+      const tuple: unknown[] =
+        message.is_error === true
+          ? [message.role, message.tool_call_id, message.content, true]
+          : [message.role, message.tool_call_id, message.content];
+      // A Messages block's unmodelled fields, appended only when present (other keys stay as they were).
+      if (message.anthropic !== undefined) tuple.push(message.anthropic);
+      return tuple;
+    }
     case 'assistant': {
       const tuple: unknown[] = [
         message.role,
@@ -61,6 +66,7 @@ function messageTuple(message: ChatMessage): unknown[] {
         message.refusal ?? null,
       ];
       if (message.thinking !== undefined) tuple.push(message.thinking);
+      if (message.anthropic_blocks !== undefined) tuple.push(message.anthropic_blocks);
       return tuple;
     }
     default:

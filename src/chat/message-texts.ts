@@ -1,9 +1,11 @@
-import type { ChatMessage, ChatRequest, ContentPart, TextPart } from './types.ts';
+import type { AnthropicFields, AnthropicToolFields, ChatMessage, ChatRequest, ContentPart, TextPart } from './types.ts';
 
 /**
  * Every piece of client-written text in a message list, in a fixed order:
  * message contents and text parts, participant `name`s, refusals, the
- * arguments of the assistant's tool calls (JSON text) and tool results.
+ * arguments of the assistant's tool calls (JSON text) and tool results, and
+ * every string of what a Messages request carries unmodelled inside its
+ * blocks (fields and whole blocks of unmodelled types) for an Anthropic upstream.
  * Image parts are not text and are left as they are; tool-call ids and
  * function names are identifiers the provider needs verbatim. DLP scans and
  * redacts through this, so a new kind of text in the model has one place to
@@ -25,7 +27,7 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
           fn,
         );
       case 'tool':
-        return { ...message, content: fn(message.content) };
+        return withFields({ ...message, content: fn(message.content) }, fn);
       case 'user':
         return withName(
           {
@@ -41,11 +43,12 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
         const out = withName({ ...message, content: message.content === null ? null : fn(message.content) }, fn);
         if (message.refusal !== undefined) out.refusal = fn(message.refusal);
         if (message.tool_calls) {
-          out.tool_calls = message.tool_calls.map((call) => ({
-            ...call,
-            function: { ...call.function, arguments: fn(call.function.arguments) },
-          }));
+          out.tool_calls = message.tool_calls.map((call) =>
+            withFields({ ...call, function: { ...call.function, arguments: fn(call.function.arguments) } }, fn),
+          );
         }
+        if (message.anthropic_blocks)
+          out.anthropic_blocks = message.anthropic_blocks.map((block) => mapBlock(block, fn));
         return out;
       }
     }
@@ -68,11 +71,14 @@ export function mapRequestTexts(request: ChatRequest, fn: (text: string) => stri
   if (request.prompt_cache_key !== undefined) out.prompt_cache_key = fn(request.prompt_cache_key);
   if (request.metadata) out.metadata = Object.fromEntries(Object.entries(request.metadata).map(([k, v]) => [k, fn(v)]));
   if (request.tools) {
-    out.tools = request.tools.map((tool) =>
-      tool.function.description === undefined
-        ? tool
-        : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } },
-    );
+    out.tools = request.tools.map((tool) => {
+      const mapped =
+        tool.function.description === undefined
+          ? { ...tool }
+          : { ...tool, function: { ...tool.function, description: fn(tool.function.description) } };
+      if (tool.anthropic !== undefined) mapped.anthropic = mapJsonStrings(tool.anthropic, fn) as AnthropicToolFields;
+      return mapped;
+    });
   }
   if (request.extra_body) out.extra_body = mapJsonStrings(request.extra_body, fn) as Record<string, unknown>;
   return out;
@@ -95,17 +101,43 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
 
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
   if (part.type === 'text') return mapTextPart(part, fn);
+  if (part.type === 'anthropic_block') return { type: 'anthropic_block', block: mapBlock(part.block, fn) };
   // A text document is the client's text too; PDFs and images are not scanned.
   if (part.type === 'document' && part.source.type === 'text')
-    return { ...part, source: { ...part.source, data: fn(part.source.data) } };
+    return withFields({ ...part, source: { ...part.source, data: fn(part.source.data) } }, fn);
+  if (part.type === 'document' || part.type === 'image_url') return withFields({ ...part }, fn);
   return part;
 }
 
 /** Keeps the part's prompt-cache breakpoint: it marks a position, not text. */
 function mapTextPart(part: TextPart, fn: (text: string) => string): TextPart {
-  return part.cache_control
-    ? { type: 'text', text: fn(part.text), cache_control: part.cache_control }
-    : { type: 'text', text: fn(part.text) };
+  return withFields(
+    part.cache_control
+      ? { type: 'text', text: fn(part.text), cache_control: part.cache_control, anthropic: part.anthropic }
+      : { type: 'text', text: fn(part.text), anthropic: part.anthropic },
+    fn,
+  );
+}
+
+/** A Messages block's unmodelled fields, every string mapped. */
+function withFields<T extends { anthropic?: AnthropicFields }>(target: T, fn: (text: string) => string): T {
+  if (target.anthropic === undefined) {
+    delete target.anthropic;
+    return target;
+  }
+  return { ...target, anthropic: mapJsonStrings(target.anthropic, fn) as AnthropicFields };
+}
+
+/** Fields of a reasoning block that are signed, so no more scanned here than on a modelled block. */
+const SIGNED_FIELDS = new Set(['type', 'thinking', 'signature', 'data']);
+
+/** A verbatim Messages block: every string but a reasoning block's signed ones. */
+function mapBlock(block: AnthropicFields, fn: (text: string) => string): AnthropicFields {
+  if (block.type !== 'thinking' && block.type !== 'redacted_thinking')
+    return mapJsonStrings(block, fn) as AnthropicFields;
+  return Object.fromEntries(
+    Object.entries(block).map(([key, value]) => [key, SIGNED_FIELDS.has(key) ? value : mapJsonStrings(value, fn)]),
+  );
 }
 
 /** The texts {@link mapRequestTexts} visits, in its order. */

@@ -17,12 +17,32 @@ export interface TextPart {
   type: 'text';
   text: string;
   cache_control?: CacheControl;
+  anthropic?: AnthropicFields;
+}
+
+/**
+ * Fields of a Messages block or tool the gateway does not model (citations,
+ * say), as the client sent them: only the Anthropic adapter writes them back,
+ * onto the block they came with. A request carrying any names them in
+ * {@link ChatRequest.anthropic_fields}, so the other formats refuse or drop them.
+ */
+export type AnthropicFields = Record<string, unknown>;
+
+/**
+ * A Messages content block of a type the gateway does not model
+ * (`server_tool_use`, `web_search_tool_result`, `search_result`...), kept
+ * verbatim for an Anthropic-format upstream; the other formats never see it.
+ */
+export interface AnthropicBlockPart {
+  type: 'anthropic_block';
+  block: AnthropicFields;
 }
 
 export interface ImagePart {
   type: 'image_url';
   /** A `data:` URL (bytes inline) or an `https:` URL the provider fetches itself. */
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+  anthropic?: AnthropicFields;
 }
 
 /** A document (a PDF) sent inline, in OpenAI chat's `file` part shape; upstreams that read documents get it as theirs. */
@@ -47,9 +67,10 @@ export interface DocumentPart {
   /** Text about the document the model may use but not cite. */
   context?: string;
   cache_control?: CacheControl;
+  anthropic?: AnthropicFields;
 }
 
-export type ContentPart = TextPart | ImagePart | FilePart | DocumentPart;
+export type ContentPart = TextPart | ImagePart | FilePart | DocumentPart | AnthropicBlockPart;
 
 /**
  * A reasoning block an Anthropic model returned, kept verbatim for the next
@@ -75,6 +96,7 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  anthropic?: AnthropicFields;
 }
 
 export interface SystemMessage {
@@ -105,6 +127,14 @@ export interface AssistantMessage {
   refusal?: string;
   /** Reasoning blocks returned with this turn, in order; they come before its text and calls. */
   thinking?: ThinkingBlock[];
+  /**
+   * A Messages turn with blocks of types the gateway does not model (or text
+   * and reasoning blocks with unmodelled fields): all its blocks but the tool
+   * calls, its reasoning included, verbatim and in order, which
+   * Anthropic-format upstreams get in place of `content`; `content` still
+   * holds its texts for the others.
+   */
+  anthropic_blocks?: AnthropicFields[];
 }
 
 /** The result of a tool call, sent back by the client. */
@@ -116,6 +146,7 @@ export interface ToolMessage {
   is_error?: true;
   /** Ends a cacheable prefix at this result (Anthropic-format upstreams). */
   cache_control?: CacheControl;
+  anthropic?: AnthropicFields;
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
@@ -135,7 +166,9 @@ export interface FunctionTool {
   anthropic?: AnthropicToolFields;
 }
 
+/** Also any tool field the gateway does not model, as the client sent it. */
 export interface AnthropicToolFields {
+  [field: string]: unknown;
   cache_control?: CacheControl;
   strict?: boolean;
   defer_loading?: boolean;
@@ -213,6 +246,14 @@ export interface ChatRequest {
    * with `drop_unsupported_params`).
    */
   extra_body?: Record<string, unknown>;
+  /**
+   * Where a Messages request carries what only an Anthropic-format upstream
+   * reads inside its blocks and tools: the paths of unmodelled fields
+   * (`messages.0.content.1.citations`, `tools.0.input_examples`) and the
+   * unmodelled block types. The other formats refuse the request naming them,
+   * or drop them with `drop_unsupported_params`.
+   */
+  anthropic_fields?: string[];
   /** The `anthropic-beta` header of a Messages request, sent unchanged to Anthropic-format upstreams. */
   anthropic_beta?: string;
   /** The `anthropic-version` header of a Messages request, sent to Anthropic-format upstreams in place of the adapter's own. */

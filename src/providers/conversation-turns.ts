@@ -1,4 +1,5 @@
 import type {
+  AnthropicFields,
   CacheControl,
   ChatMessage,
   ContentPart,
@@ -20,16 +21,40 @@ import type {
 /** An image as the upstreams take it: inline bytes, or a URL the provider fetches. */
 export type ImageSource = { type: 'base64'; mediaType: string; data: string } | { type: 'url'; url: string };
 
+/**
+ * `extra`: a Messages block's unmodelled fields, which only an Anthropic upstream
+ * writes back (the other adapters ignore them).
+ */
 export type TurnPart =
   /** `cacheControl`: the client marked the end of this text as a prompt-cache breakpoint. */
-  | { kind: 'text'; text: string; cacheControl?: CacheControl }
-  | { kind: 'image'; source: ImageSource }
+  | { kind: 'text'; text: string; cacheControl?: CacheControl; extra?: AnthropicFields }
+  | { kind: 'image'; source: ImageSource; extra?: AnthropicFields }
+  /** A Messages block of an unmodelled type, verbatim; only with {@link TurnOptions.anthropicBlocks}. */
+  | { kind: 'anthropic_block'; block: AnthropicFields }
   | { kind: 'document'; document: DocumentPart }
   /** A reasoning block of an earlier assistant turn (only an Anthropic upstream reads them). */
   | { kind: 'thinking'; block: ThinkingBlock }
   | { kind: 'tool_call'; call: ToolCall }
   /** `name` is the function's name, found from the call the result answers (Gemini needs it). */
-  | { kind: 'tool_result'; toolCallId: string; name: string | undefined; content: string; isError?: true };
+  | {
+      kind: 'tool_result';
+      toolCallId: string;
+      name: string | undefined;
+      content: string;
+      isError?: true;
+      cacheControl?: CacheControl;
+      extra?: AnthropicFields;
+    };
+
+export interface TurnOptions {
+  /**
+   * Keep a Messages client's blocks of unmodelled types (and an assistant
+   * message's verbatim blocks in place of its joined text): for the Anthropic
+   * format, the only one that reads them.
+   * @defaultValue false
+   */
+  anthropicBlocks?: boolean;
+}
 
 export interface Turn {
   role: 'user' | 'assistant';
@@ -75,9 +100,11 @@ function imageSourceOf(url: string): ImageSource {
 }
 
 function textPart(part: TextPart): TurnPart {
-  return part.cache_control
+  const out: TurnPart = part.cache_control
     ? { kind: 'text', text: part.text, cacheControl: part.cache_control }
     : { kind: 'text', text: part.text };
+  if (part.anthropic !== undefined) out.extra = part.anthropic;
+  return out;
 }
 
 /** An OpenAI `file` part (a PDF as a `data:` URL, as the request schemas accept it) as the canonical document. */
@@ -90,13 +117,18 @@ function documentOfFile(file: { file_data: string; filename?: string }): Documen
   };
 }
 
-function partsOfContent(content: string | ContentPart[] | null): TurnPart[] {
+function partsOfContent(content: string | ContentPart[] | null, options: TurnOptions): TurnPart[] {
   if (content === null) return [];
   if (typeof content === 'string') return content.trim() === '' ? [] : [{ kind: 'text', text: content }];
   const parts: TurnPart[] = [];
   for (const part of content) {
-    if (part.type === 'image_url') parts.push({ kind: 'image', source: imageSourceOf(part.image_url.url) });
-    else if (part.type === 'document') parts.push({ kind: 'document', document: part });
+    if (part.type === 'anthropic_block') {
+      if (options.anthropicBlocks === true) parts.push({ kind: 'anthropic_block', block: part.block });
+    } else if (part.type === 'image_url') {
+      const image: TurnPart = { kind: 'image', source: imageSourceOf(part.image_url.url) };
+      if (part.anthropic !== undefined) image.extra = part.anthropic;
+      parts.push(image);
+    } else if (part.type === 'document') parts.push({ kind: 'document', document: part });
     else if (part.type === 'file') parts.push({ kind: 'document', document: documentOfFile(part.file) });
     else if (part.text.trim() !== '') parts.push(textPart(part));
   }
@@ -116,7 +148,9 @@ function append(turn: Turn, parts: readonly TurnPart[]): void {
       part.kind === 'text' &&
       last?.kind === 'text' &&
       last.cacheControl === undefined &&
-      part.cacheControl === undefined
+      part.cacheControl === undefined &&
+      last.extra === undefined &&
+      part.extra === undefined
     )
       last.text += MERGE_SEPARATOR + part.text;
     else turn.parts.push(part.kind === 'text' ? { ...part } : part);
@@ -142,7 +176,10 @@ function appendSystem(blocks: SystemBlock[], content: string | TextPart[]): void
  * blocks; consecutive same-role messages are merged, and a tool message is a
  * part of the user turn that follows the calls.
  */
-export function toAlternatingTurns(messages: readonly ChatMessage[]): AlternatingConversation {
+export function toAlternatingTurns(
+  messages: readonly ChatMessage[],
+  options: TurnOptions = {},
+): AlternatingConversation {
   const systemBlocks: SystemBlock[] = [];
   const turns: Turn[] = [];
   const callNames = new Map<string, string>();
@@ -162,7 +199,7 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         continue;
       case 'user':
         role = 'user';
-        parts = partsOfContent(message.content);
+        parts = partsOfContent(message.content, options);
         break;
       case 'assistant':
         role = 'assistant';
@@ -171,7 +208,10 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         parts = (message.thinking ?? [])
           .filter((block) => block.type !== 'thinking' || block.signature !== '')
           .map((block): TurnPart => ({ kind: 'thinking', block }));
-        parts.push(...partsOfContent(message.content));
+        // Verbatim blocks hold the message's texts too, in the order the client sent them.
+        if (options.anthropicBlocks === true && message.anthropic_blocks !== undefined)
+          parts.push(...message.anthropic_blocks.map((block): TurnPart => ({ kind: 'anthropic_block', block })));
+        else parts.push(...partsOfContent(message.content, options));
         for (const call of message.tool_calls ?? []) {
           callNames.set(call.id, call.function.name);
           parts.push({ kind: 'tool_call', call });
@@ -189,6 +229,13 @@ export function toAlternatingTurns(messages: readonly ChatMessage[]): Alternatin
         ];
         if (message.is_error === true)
           parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
+        if (message.cache_control !== undefined)
+          parts[0] = {
+            ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>),
+            cacheControl: message.cache_control,
+          };
+        if (message.anthropic !== undefined)
+          parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), extra: message.anthropic };
         break;
     }
     if (parts.length === 0) continue;

@@ -45,8 +45,8 @@ export function isInert(name: keyof ChatRequest, request: ChatRequest): boolean 
 
 /**
  * What a Messages request carried for an Anthropic-format upstream alone:
- * context editing, the beta header and the top-level fields the gateway does
- * not model. The other formats list these among their unsupported parameters.
+ * context editing, the beta header, and the top-level fields, block and tool
+ * fields and block types the gateway does not model. The other formats list these among their unsupported parameters.
  * `anthropic_version` is not: it is the protocol version the door itself
  * answers in.
  */
@@ -55,6 +55,7 @@ export function anthropicOnlyParams(request: ChatRequest): Array<keyof ChatReque
   if (request.context_management !== undefined) present.push('context_management');
   if (request.anthropic_beta !== undefined) present.push('anthropic_beta');
   if (request.extra_body !== undefined) present.push('extra_body');
+  if (request.anthropic_fields !== undefined) present.push('anthropic_fields');
   return present;
 }
 
@@ -68,14 +69,15 @@ function fieldName(name: string): string {
 
 /**
  * The names a parameter goes by in errors and in `X-Gateway-Dropped-Params`:
- * the fields themselves for `extra_body` (their names are the client's, so
+ * the fields themselves for `extra_body` and `anthropic_fields` (block and
+ * tool field paths, block types; their names are the client's, so
  * made safe for a header and bounded in number), the header's name for the
  * beta header.
  */
 export function paramNames(name: keyof ChatRequest, request: ChatRequest): string[] {
   if (name === 'anthropic_beta') return ['anthropic-beta'];
-  if (name !== 'extra_body') return [name];
-  const fields = Object.keys(request.extra_body ?? {});
+  if (name !== 'extra_body' && name !== 'anthropic_fields') return [name];
+  const fields = name === 'extra_body' ? Object.keys(request.extra_body ?? {}) : (request.anthropic_fields ?? []);
   const named = fields.slice(0, MAX_NAMED_FIELDS).map(fieldName);
   return fields.length > MAX_NAMED_FIELDS ? [...named, `${fields.length - MAX_NAMED_FIELDS} more fields`] : named;
 }

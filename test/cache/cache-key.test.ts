@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cacheModeOf } from '../../src/cache/cache-control.ts';
 import { exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from '../../src/cache/cache-key.ts';
 import { normalizeChatRequest } from '../../src/chat/request-schema.ts';
-import type { ChatRequest } from '../../src/chat/types.ts';
+import type { AnthropicFields as Fields, ChatRequest } from '../../src/chat/types.ts';
 
 function request(body: Record<string, unknown>): ChatRequest {
   return normalizeChatRequest({ model: 'a-4o', messages: [{ role: 'user', content: 'Hi' }], ...body } as never);
@@ -52,6 +52,30 @@ describe('cache keys', () => {
     expect(new Set([base, ...variants]).size).toBe(variants.length + 1);
     // The protocol version the client speaks changes nothing the upstream answers.
     expect(exactKeyOf('p', { ...plain, anthropic_version: '2023-06-01' })).toBe(base);
+  });
+
+  it("depend on a Messages request's unmodelled block fields and blocks of unmodelled types", () => {
+    const messages = (extra: { result?: Fields; blocks?: Fields[]; part?: Fields }): ChatRequest['messages'] => [
+      { role: 'user', content: [{ type: 'text', text: 'Hi', ...(extra.part ? { anthropic: extra.part } : {}) }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        ...(extra.blocks ? { anthropic_blocks: extra.blocks } : {}),
+      },
+      { role: 'tool', tool_call_id: 't', content: 'ok', ...(extra.result ? { anthropic: extra.result } : {}) },
+    ];
+    const plain = request({});
+    const key = (extra: Parameters<typeof messages>[0]) => exactKeyOf('p', { ...plain, messages: messages(extra) });
+    const keys = [
+      key({}),
+      key({ part: { citations: [] } }),
+      key({ part: { citations: [{ url: 'u' }] } }),
+      key({ blocks: [{ type: 'server_tool_use', id: 's1' }] }),
+      key({ blocks: [{ type: 'server_tool_use', id: 's2' }] }),
+      key({ result: { future: 1 } }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
   });
 
   it('ignore the reply shape and equivalent spellings, but coalescing does not', () => {

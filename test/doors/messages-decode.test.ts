@@ -333,9 +333,10 @@ describe('Messages door: decoding', () => {
       ],
       [{ ...base, messages: [{ role: 'user', content: 'x' }], temperature: 1.5 }, /temperature/],
       [
-        { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x', citations: [] }] }] },
-        /messages\.0\.content\.0: unrecognized field\(s\) 'citations'/,
+        { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 5, citations: [] }] }] },
+        /messages\.0\.content\.0\.text/,
       ],
+      [{ ...base, messages: [{ role: 'user', content: [{ type: 'x'.repeat(65) }] }] }, /messages\.0\.content\.0\.type/],
       [
         {
           ...base,

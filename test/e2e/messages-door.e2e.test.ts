@@ -497,6 +497,102 @@ describe('Messages door: errors, auth, models, aliases', () => {
     );
   });
 
+  it('passes blocks of types and block and tool fields it does not model unchanged to an Anthropic-format upstream, and names them for the other formats', async () => {
+    // A web-search turn as Anthropic's API returns it, sent back by the client with citations; then a search result.
+    const messages = [
+      { role: 'user', content: 'Who won?' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'winner' } },
+          {
+            type: 'web_search_tool_result',
+            tool_use_id: 'srvtoolu_1',
+            content: [{ type: 'web_search_result', url: 'https://e.x/a', title: 'A', encrypted_content: 'enc' }],
+          },
+          {
+            type: 'text',
+            text: 'Ann won.',
+            citations: [{ type: 'web_search_result_location', url: 'https://e.x/a', cited_text: 'Ann' }],
+          },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'search_result', source: 'https://s.x', title: 'S', content: [{ type: 'text', text: 'found' }] },
+          { type: 'text', text: 'And then?', cache_control: { type: 'ephemeral' }, a_future_field: { x: 1 } },
+        ],
+      },
+    ];
+    const tools = [{ name: 'lookup', input_schema: { type: 'object' }, input_examples: [{ q: 'x' }] }];
+    const params = { max_tokens: 20, messages, tools } as Untyped;
+    const message = await client().messages.create({ ...params, model: MODELS.c });
+    // The fake model calls the tool it was given; what matters is what the upstream was sent.
+    expect(message.content.length).toBeGreaterThan(0);
+    expect(lastBody('c').messages).toEqual(messages);
+    expect(lastBody('c').tools).toEqual(tools);
+    const names =
+      "'server_tool_use', 'web_search_tool_result', 'messages.1.content.2.citations', 'search_result', " +
+      "'messages.2.content.1.a_future_field', 'tools.0.input_examples'";
+    for (const [model, provider] of [
+      [MODELS.a, 'provider_a'],
+      [MODELS.b, 'provider_b'],
+    ]) {
+      await expect(client().messages.create({ ...params, model })).rejects.toMatchObject({
+        status: 400,
+        error: {
+          error: {
+            type: 'invalid_request_error',
+            message: expect.stringContaining(`${names} are not supported by ${provider}`),
+          },
+        },
+      });
+    }
+    const before = upstreams.b.requests.length;
+    const dropped = await client()
+      .messages.create({ ...params, model: LENIENT })
+      .withResponse();
+    expect(dropped.data.content.length).toBeGreaterThan(0);
+    expect(dropped.response.headers.get('x-gateway-dropped-params')).toBe(names.replaceAll("'", ''));
+    const call = upstreams.b.requests.slice(before).find((r) => r.method === 'POST')!;
+    expect(JSON.stringify(call.body)).not.toMatch(
+      /srvtoolu_1|encrypted_content|citations|a_future_field|input_examples|found/,
+    );
+    // count_tokens takes the same blocks and unknown top-level fields, for an estimate.
+    const count = await client().messages.countTokens({
+      ...params,
+      max_tokens: undefined,
+      model: MODELS.c,
+      container: 'container_011CQ',
+    } as Untyped);
+    expect(count.input_tokens).toBeGreaterThan(10);
+  });
+
+  it('falls back from an Anthropic-format model past a format that cannot carry unmodelled block fields, to one that drops them', async () => {
+    const params = (text: string) =>
+      ({
+        max_tokens: 20,
+        model: MODELS.c,
+        messages: [{ role: 'user', content: [{ type: 'text', text, a_future_field: 1 }] }],
+      }) as Untyped;
+    // The first try and the worker's two retries fail.
+    upstreams.c.setBehavior({ failNext: { count: 3, status: 500 } });
+    const failed = await client()
+      .messages.create(params('fall back, refused'), { headers: { 'x-gateway-fallbacks': MODELS.a } })
+      .catch((err: unknown) => err as Untyped);
+    // The OpenAI-format fallback is skipped (its attempt says why); the client gets the upstream's failure.
+    expect(failed).toBeInstanceOf(Anthropic.APIError);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect(failed.headers.get('server-timing')).toMatch(/attempt-2;desc="a-4o provider_a invalid_request"/);
+    upstreams.c.setBehavior({ failNext: { count: 3, status: 500 } });
+    const answered = await client()
+      .messages.create(params('fall back, dropped'), { headers: { 'x-gateway-fallbacks': LENIENT } })
+      .withResponse();
+    expect(answered.data.content).toEqual([{ type: 'text', text: 'Echo: fall back, dropped' }]);
+    expect(answered.response.headers.get('x-gateway-dropped-params')).toBe('messages.0.content.0.a_future_field');
+  });
+
   it("sends a tool's string limits to Gemini as its own keywords, and names the constraints it leaves out", async () => {
     const input_schema = {
       type: 'object' as const,

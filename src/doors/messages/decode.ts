@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { describeIssues } from '../../chat/request-schema.ts';
 import type {
+  AnthropicFields,
   AnthropicToolFields,
   AssistantMessage,
   ChatMessage,
@@ -20,6 +21,8 @@ import type {
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import {
   MESSAGES_FIELDS,
+  MODELLED_BLOCK_FIELDS,
+  MODELLED_TOOL_FIELDS,
   messagesRequestSchema,
   type AssistantBlock,
   type MessagesRequestBody,
@@ -33,6 +36,45 @@ import {
  * message's `tool_result` blocks become `tool` messages ahead of the rest of
  * it, as the OpenAI shape orders them.
  */
+
+type Block = UserBlock | AssistantBlock;
+type ModelledUserBlock = Extract<UserBlock, { type: 'text' | 'image' | 'document' | 'tool_result' }>;
+type ModelledAssistantBlock = Extract<AssistantBlock, { type: 'text' | 'tool_use' | 'thinking' | 'redacted_thinking' }>;
+
+/** A block of a type the gateway does not model: carried whole. */
+function isOpaque(block: Block): boolean {
+  return !Object.hasOwn(MODELLED_BLOCK_FIELDS, block.type);
+}
+
+/** A modelled block's fields the gateway does not model, as sent; undefined when there are none. */
+function unmodelledFields(block: Block): AnthropicFields | undefined {
+  const known = MODELLED_BLOCK_FIELDS[block.type];
+  const extra = Object.entries(block).filter(([key]) => !known?.has(key));
+  // fromEntries defines each field as its own property, `__proto__` included.
+  return extra.length > 0 ? Object.fromEntries(extra) : undefined;
+}
+
+/**
+ * The block's unmodelled fields onto its canonical counterpart; with them, the
+ * cache mark of a block whose canonical counterpart has no field for one (an
+ * image, a tool call): Anthropic-format upstreams get it, the others never
+ * read cache marks (as on text blocks, it is not named).
+ */
+function withUnmodelled<T extends { anthropic?: AnthropicFields }>(
+  target: T,
+  block: Block,
+  cacheControl?: CacheControlIn,
+): T {
+  const extra = unmodelledFields(block);
+  const mark = withCacheControl({}, cacheControl);
+  if (extra !== undefined || mark.cache_control !== undefined) target.anthropic = { ...extra, ...mark };
+  return target;
+}
+
+/** The whole block as sent: own properties only, so a `__proto__` key stays a field. */
+function opaque(block: Block): AnthropicFields {
+  return Object.fromEntries(Object.entries(block));
+}
 
 type CacheControlIn = { type: 'ephemeral'; ttl?: '5m' | '1h' | undefined } | null | undefined;
 
@@ -70,19 +112,23 @@ function documentPart(block: Extract<UserBlock, { type: 'document' }>): Document
   };
   if (block.title != null) part.title = block.title;
   if (block.context != null) part.context = block.context;
-  return withCacheControl(part, block.cache_control);
+  return withCacheControl(withUnmodelled(part, block), block.cache_control);
 }
 
-function contentPart(block: Exclude<UserBlock, { type: 'tool_result' }>): ContentPart {
+function contentPart(block: Exclude<ModelledUserBlock, { type: 'tool_result' }>): ContentPart {
   switch (block.type) {
     case 'text':
-      return withCacheControl<TextPart>({ type: 'text', text: block.text }, block.cache_control);
+      return withCacheControl(withUnmodelled<TextPart>({ type: 'text', text: block.text }, block), block.cache_control);
     case 'image': {
       const url =
         block.source.type === 'url'
           ? block.source.url
           : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
-      return { type: 'image_url', image_url: { url } };
+      return withUnmodelled<ContentPart & { type: 'image_url' }>(
+        { type: 'image_url', image_url: { url } },
+        block,
+        block.cache_control,
+      );
     }
     case 'document':
       return documentPart(block);
@@ -91,7 +137,7 @@ function contentPart(block: Exclude<UserBlock, { type: 'tool_result' }>): Conten
 
 /** A text-only list without cache marks is one string, the form the caches and the chat door share. */
 function userContent(parts: ContentPart[]): string | ContentPart[] {
-  if (parts.every((part) => part.type === 'text' && part.cache_control === undefined))
+  if (parts.every((part) => part.type === 'text' && part.cache_control === undefined && part.anthropic === undefined))
     return parts.map((part) => (part as TextPart).text).join('\n');
   return parts;
 }
@@ -105,7 +151,7 @@ function toolMessage(block: Extract<UserBlock, { type: 'tool_result' }>): ToolMe
         : block.content.map((b) => b.text).join('\n');
   const out: ToolMessage = { role: 'tool', content, tool_call_id: block.tool_use_id };
   if (block.is_error === true) out.is_error = true;
-  return withCacheControl(out, block.cache_control);
+  return withCacheControl(withUnmodelled(out, block), block.cache_control);
 }
 
 function userMessages(content: string | UserBlock[]): ChatMessage[] {
@@ -113,8 +159,12 @@ function userMessages(content: string | UserBlock[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   const parts: ContentPart[] = [];
   for (const block of content) {
-    if (block.type === 'tool_result') out.push(toolMessage(block));
-    else parts.push(contentPart(block));
+    if (isOpaque(block)) parts.push({ type: 'anthropic_block', block: opaque(block) });
+    else {
+      const known = block as ModelledUserBlock;
+      if (known.type === 'tool_result') out.push(toolMessage(known));
+      else parts.push(contentPart(known));
+    }
   }
   if (parts.length > 0) out.push({ role: 'user', content: userContent(parts) });
   return out;
@@ -125,19 +175,35 @@ function assistantMessage(content: string | AssistantBlock[], index: number): As
   const texts: string[] = [];
   const calls: ToolCall[] = [];
   const thinking: ThinkingBlock[] = [];
-  for (const block of content) {
-    if (block.type === 'text') texts.push(block.text);
+  // With a block of an unmodelled type or a text or reasoning block with unmodelled fields, those and the texts go
+  // to Anthropic-format upstreams verbatim and in order, after the reasoning and before the tool calls.
+  const verbatim = content.some(
+    (block) => isOpaque(block) || (block.type !== 'tool_use' && unmodelledFields(block) !== undefined),
+  );
+  const blocks: AnthropicFields[] = [];
+  for (const raw of content) {
+    if (isOpaque(raw)) {
+      blocks.push(opaque(raw));
+      continue;
+    }
+    const block = raw as ModelledAssistantBlock;
+    if (verbatim && block.type !== 'tool_use') {
+      if (block.type === 'text') texts.push(block.text);
+      blocks.push(opaque(block));
+    } else if (block.type === 'text') texts.push(block.text);
     else if (block.type === 'tool_use')
-      calls.push({
-        id: block.id,
-        type: 'function',
-        function: { name: block.name, arguments: JSON.stringify(block.input) },
-      });
+      calls.push(
+        withUnmodelled<ToolCall>(
+          { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } },
+          block,
+          block.cache_control,
+        ),
+      );
     else if (block.type === 'thinking')
       thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else thinking.push({ type: 'redacted_thinking', data: block.data });
   }
-  if (texts.length === 0 && calls.length === 0 && thinking.length === 0) {
+  if (texts.length === 0 && calls.length === 0 && thinking.length === 0 && blocks.length === 0) {
     throw new InvalidRequestError(
       `Invalid request: messages.${index}.content: an assistant message needs at least one block.`,
     );
@@ -148,6 +214,7 @@ function assistantMessage(content: string | AssistantBlock[], index: number): As
   };
   if (calls.length > 0) out.tool_calls = calls;
   if (thinking.length > 0) out.thinking = thinking;
+  if (blocks.length > 0) out.anthropic_blocks = blocks;
   return out;
 }
 
@@ -174,7 +241,10 @@ function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): Thi
 
 /** What of a tool only an Anthropic-format upstream reads; undefined when the tool has none of it. */
 function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[number]): AnthropicToolFields | undefined {
-  const out: AnthropicToolFields = {};
+  // fromEntries defines each field as its own property, `__proto__` included.
+  const out: AnthropicToolFields = Object.fromEntries(
+    Object.entries(tool).filter(([key]) => !MODELLED_TOOL_FIELDS.has(key)),
+  );
   if (tool.cache_control != null)
     out.cache_control =
       tool.cache_control.ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: tool.cache_control.ttl };
@@ -189,6 +259,25 @@ function extraFields(body: MessagesRequestBody): Record<string, unknown> | undef
   const extra = Object.entries(body).filter(([key]) => !MESSAGES_FIELDS.has(key));
   // fromEntries defines each field as its own property, `__proto__` included.
   return extra.length > 0 ? Object.fromEntries(extra) : undefined;
+}
+
+/**
+ * Where the blocks and tools carry what only an Anthropic-format upstream
+ * reads: the paths of unmodelled fields, and unmodelled block types by name.
+ */
+function anthropicOnlyFields(body: MessagesRequestBody): string[] {
+  const names = new Set<string>();
+  body.messages.forEach((message, i) => {
+    if (typeof message.content === 'string') return;
+    message.content.forEach((block: Block, j) => {
+      if (isOpaque(block)) names.add(block.type);
+      else for (const key of Object.keys(unmodelledFields(block) ?? {})) names.add(`messages.${i}.content.${j}.${key}`);
+    });
+  });
+  (body.tools ?? []).forEach((tool, i) => {
+    for (const key of Object.keys(tool)) if (!MODELLED_TOOL_FIELDS.has(key)) names.add(`tools.${i}.${key}`);
+  });
+  return [...names];
 }
 
 /** Longest `anthropic-beta` / `anthropic-version` value carried (a list of beta names is far shorter). */
@@ -244,6 +333,8 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   if (body.context_management != null) req.context_management = body.context_management;
   const extra = extraFields(body);
   if (extra !== undefined) req.extra_body = extra;
+  const anthropicOnly = anthropicOnlyFields(body);
+  if (anthropicOnly.length > 0) req.anthropic_fields = anthropicOnly;
   if (body.tools != null && body.tools.length > 0) {
     req.tools = body.tools.map((t) => {
       const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };

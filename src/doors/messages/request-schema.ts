@@ -3,11 +3,11 @@ import { z } from 'zod';
 /**
  * The zod schema of `POST /v1/messages` bodies: Anthropic's Messages API
  * request (`MessageCreateParams` of the official SDK) as far as the gateway
- * can carry it to every upstream format. Unknown block types and unknown
- * fields inside the request are rejected naming them, never silently dropped;
- * server tools, citations and file ids are among them (docs/messages.md lists
- * what is not carried). Unknown top-level fields are kept for an
- * Anthropic-format upstream, which receives them unchanged (see decode.ts).
+ * can carry it to every upstream format. Unknown top-level fields, unknown
+ * fields of content blocks and tools, and blocks of unknown types are kept for
+ * an Anthropic-format upstream, which receives them unchanged (see decode.ts);
+ * the other formats refuse them naming them. Server tools and the insides of
+ * modelled fields (an image's source, a cache mark) are still checked.
  */
 
 const MAX_MESSAGES = 1000;
@@ -26,8 +26,10 @@ const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 const HTTPS_URL = /^https:\/\/\S+$/;
 
 const textBlock = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
+/** A text block in a message, where its unmodelled fields (citations...) are carried. */
+const messageTextBlock = z.looseObject(textBlock.shape);
 
-const imageBlock = z.strictObject({
+const imageBlock = z.looseObject({
   type: z.literal('image'),
   source: z.discriminatedUnion('type', [
     z.strictObject({
@@ -40,7 +42,7 @@ const imageBlock = z.strictObject({
   cache_control: cacheControl,
 });
 
-const documentBlock = z.strictObject({
+const documentBlock = z.looseObject({
   type: z.literal('document'),
   source: z.discriminatedUnion('type', [
     z.strictObject({
@@ -56,7 +58,7 @@ const documentBlock = z.strictObject({
   cache_control: cacheControl,
 });
 
-const toolUseBlock = z.strictObject({
+const toolUseBlock = z.looseObject({
   type: z.literal('tool_use'),
   id: z.string().min(1).max(256),
   name: toolName,
@@ -64,7 +66,7 @@ const toolUseBlock = z.strictObject({
   cache_control: cacheControl,
 });
 
-const toolResultBlock = z.strictObject({
+const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1).max(256),
   // Images and documents inside a result have no counterpart in the OpenAI and Gemini formats' tool results.
@@ -73,11 +75,43 @@ const toolResultBlock = z.strictObject({
   cache_control: cacheControl,
 });
 
-const thinkingBlock = z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
-const redactedThinkingBlock = z.strictObject({ type: z.literal('redacted_thinking'), data: z.string() });
+const thinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 
-const userBlock = z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]);
-const assistantBlock = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
+const fieldsOf = (schema: { shape: object }): ReadonlySet<string> => new Set(Object.keys(schema.shape));
+
+/** The fields the gateway models, per block type; the others pass to Anthropic-format upstreams as they are. */
+export const MODELLED_BLOCK_FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
+  text: fieldsOf(textBlock),
+  image: fieldsOf(imageBlock),
+  document: fieldsOf(documentBlock),
+  tool_result: fieldsOf(toolResultBlock),
+  tool_use: fieldsOf(toolUseBlock),
+  thinking: fieldsOf(thinkingBlock),
+  redacted_thinking: fieldsOf(redactedThinkingBlock),
+};
+
+/** Block types the gateway models; a block of another type is carried as it is. */
+const MODELLED_BLOCK_TYPES: ReadonlySet<string> = new Set(Object.keys(MODELLED_BLOCK_FIELDS));
+
+/** A block of a type the gateway does not model (`server_tool_use`, `search_result`...), for Anthropic-format upstreams. */
+const opaqueBlock = z.looseObject({
+  type: z
+    .string()
+    .min(1)
+    .max(64)
+    .refine((type) => !MODELLED_BLOCK_TYPES.has(type), { message: 'is not a block type this role sends', abort: true }),
+});
+
+// The modelled branch comes first: when a modelled block is wrong, its issues are the ones reported.
+const userBlock = z.union([
+  z.discriminatedUnion('type', [messageTextBlock, imageBlock, documentBlock, toolResultBlock]),
+  opaqueBlock,
+]);
+const assistantBlock = z.union([
+  z.discriminatedUnion('type', [messageTextBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
+  opaqueBlock,
+]);
 
 const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('user'), content: z.union([z.string(), z.array(userBlock).min(1)]) }),
@@ -86,7 +120,8 @@ const message = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('system'), content: z.union([z.string(), z.array(textBlock)]) }),
 ]);
 
-const tool = z.strictObject({
+/** Unmodelled tool fields (`input_examples`...) pass to Anthropic-format upstreams as they are. */
+const tool = z.looseObject({
   // `custom` is the only client tool type; server tools (web search, code execution...) run at Anthropic only.
   type: z.literal('custom').nullish(),
   name: toolName,
@@ -98,6 +133,8 @@ const tool = z.strictObject({
   eager_input_streaming: z.boolean().nullish(),
   strict: z.boolean().nullish(),
 });
+
+export const MODELLED_TOOL_FIELDS = fieldsOf(tool);
 
 const toolChoice = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().nullish() }),
@@ -180,7 +217,8 @@ export type AssistantBlock = z.infer<typeof assistantBlock>;
 
 /** Fields of `count_tokens`: the request without what only generation reads. */
 export const countTokensRequestSchema = z
-  .strictObject({
+  // Unknown top-level fields are accepted: the count is the gateway's estimate, which they do not change.
+  .looseObject({
     model: z.string().min(1).max(256),
     messages: z.array(message).min(1).max(MAX_MESSAGES),
     system: z.union([z.string(), z.array(textBlock)]).nullish(),

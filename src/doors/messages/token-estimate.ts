@@ -11,6 +11,7 @@ import type { CountTokensBody } from './request-schema.ts';
  * - a PDF page: {@link PDF_PAGE_TOKENS} (Anthropic's PDF guide puts a page's
  *   text and page image at 1,500 to 3,000 tokens), pages counted from the
  *   PDF's page objects; a document fetched by URL counts as one page;
+ * - a block of a type the gateway does not model: its JSON, as text;
  * - per message and per tool, a few tokens of framing.
  * It is meant for what clients use it for (deciding when a context is full),
  * not for billing; usage in replies is the upstream's exact count.
@@ -61,8 +62,11 @@ function blockTokens(block: Block): { chars: number; tokens: number } {
     }
     case 'thinking':
       return { chars: String(block.thinking ?? '').length, tokens: 0 };
-    default:
+    case 'redacted_thinking':
       return { chars: 0, tokens: 0 };
+    default:
+      // A block of a type the gateway does not model (a search result, a server tool's result): its JSON as text.
+      return { chars: JSON.stringify(block).length, tokens: 0 };
   }
 }
 

@@ -166,7 +166,9 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
     const content =
       typeof m.content === 'string'
         ? [{ type: 'input_text', text: m.content }]
-        : m.content.map((part) => {
+        : // A Messages block of an unmodelled type never reaches this door's requests.
+          m.content.flatMap((part) => {
+            if (part.type === 'anthropic_block') return [];
             if (part.type === 'text') return { type: 'input_text', text: part.text };
             if (part.type === 'file')
               return {

@@ -75,7 +75,7 @@ const UNSUPPORTED = [
 
 /** Builds the JSON body; exported for tests. */
 export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
-  const conversation = toAlternatingTurns(req.messages);
+  const conversation = toAlternatingTurns(req.messages, { anthropicBlocks: true });
   // Fields the gateway does not model go first and unchanged; the ones it builds are its own.
   const body: Record<string, unknown> = {
     ...req.extra_body,
@@ -122,7 +122,7 @@ export const anthropicAdapter: ProviderAdapter = {
     if (req.temperature !== undefined && req.temperature > MAX_TEMPERATURE) {
       return `'temperature' must be between 0 and ${MAX_TEMPERATURE} for model '${req.model}' (got ${req.temperature}).`;
     }
-    const conversation = toAlternatingTurns(req.messages);
+    const conversation = toAlternatingTurns(req.messages, { anthropicBlocks: true });
     if (conversation.turns.length === 0) return NO_TURNS_MESSAGE;
     return (
       conversationProblem(conversation) ??

@@ -27,7 +27,7 @@ export type AnthropicBlock =
   | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true }
+  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true; cache_control?: CacheControl }
   | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string; cache_control?: CacheControl }
   | ThinkingBlock;
 
@@ -60,7 +60,21 @@ function imageBlock(source: ImageSource): AnthropicBlock {
   return { type: 'image', source: { type: 'base64', media_type: source.mediaType, data: source.data } };
 }
 
+/** A Messages client's unmodelled fields go onto the block they came with, after the ones the gateway writes. */
 function toBlock(part: TurnPart): AnthropicBlock {
+  const block = modelledBlock(part);
+  const extra =
+    part.kind === 'tool_call'
+      ? part.call.anthropic
+      : part.kind === 'document'
+        ? part.document.anthropic
+        : part.kind === 'anthropic_block' || part.kind === 'thinking'
+          ? undefined
+          : part.extra;
+  return extra === undefined ? block : { ...block, ...extra };
+}
+
+function modelledBlock(part: TurnPart): AnthropicBlock {
   switch (part.kind) {
     case 'text':
       return part.cacheControl
@@ -81,6 +95,7 @@ function toBlock(part: TurnPart): AnthropicBlock {
           ? { type: 'tool_result', tool_use_id: part.toolCallId }
           : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
       if (part.isError === true) block.is_error = true;
+      if (part.cacheControl !== undefined) block.cache_control = part.cacheControl;
       return block;
     }
     case 'document': {
@@ -94,6 +109,9 @@ function toBlock(part: TurnPart): AnthropicBlock {
     case 'thinking':
       // Sent back verbatim: the API checks the signature against the text.
       return part.block;
+    case 'anthropic_block':
+      // A block of a type the gateway does not model, or of an assistant turn sent verbatim: the client's, as sent.
+      return { ...part.block } as AnthropicBlock;
   }
 }
 
@@ -110,7 +128,7 @@ export function toAnthropicMessages(turns: readonly Turn[]): AnthropicMessage[] 
     const parts = [...results, ...rest];
     const only = parts[0];
     // A string has nowhere to carry a breakpoint.
-    if (parts.length === 1 && only?.kind === 'text' && only.cacheControl === undefined)
+    if (parts.length === 1 && only?.kind === 'text' && only.cacheControl === undefined && only.extra === undefined)
       return { role: turn.role, content: only.text };
     return { role: turn.role, content: parts.map(toBlock) };
   });
@@ -146,7 +164,14 @@ export function breakpointProblem(conversation: AlternatingConversation, toolMar
   let count = toolMarks + conversation.systemBlocks.filter((block) => block.cacheControl).length;
   for (const turn of conversation.turns) {
     for (const part of turn.parts)
-      if ((part.kind === 'text' && part.cacheControl) || (part.kind === 'document' && part.document.cache_control))
+      if (
+        (part.kind === 'text' && part.cacheControl) ||
+        (part.kind === 'document' && part.document.cache_control) ||
+        (part.kind === 'tool_result' && part.cacheControl) ||
+        (part.kind === 'image' && part.extra?.cache_control != null) ||
+        (part.kind === 'tool_call' && part.call.anthropic?.cache_control != null) ||
+        (part.kind === 'anthropic_block' && part.block.cache_control != null)
+      )
         count++;
   }
   if (count <= MAX_CACHE_BREAKPOINTS) return undefined;

@@ -40,18 +40,23 @@ function toOpenAiMessage(message: ChatMessage): object {
       const { cache_control: _cache, ...rest } = message;
       return typeof rest.content === 'string'
         ? { ...rest, role: 'system' as const }
-        : { ...rest, role: 'system' as const, content: rest.content.map(toOpenAiPart) };
+        : { ...rest, role: 'system' as const, content: rest.content.flatMap(toOpenAiPart) };
     }
     case 'user':
-      return typeof message.content === 'string' ? message : { ...message, content: message.content.map(toOpenAiPart) };
+      return typeof message.content === 'string'
+        ? message
+        : { ...message, content: message.content.flatMap(toOpenAiPart) };
     case 'assistant': {
-      // Reasoning blocks are another provider's signed record; OpenAI has no field for them.
-      const { thinking: _thinking, ...rest } = message;
+      // Reasoning blocks are another provider's signed record; OpenAI has no field for them, nor for a Messages
+      // client's unmodelled blocks and fields (which reach here only when dropped with drop_unsupported_params).
+      const { thinking: _thinking, anthropic_blocks: _blocks, ...rest } = message;
+      if (rest.tool_calls?.some((call) => call.anthropic !== undefined))
+        rest.tool_calls = rest.tool_calls.map(({ anthropic: _fields, ...call }) => call);
       return rest;
     }
     case 'tool': {
       // The format has no error flag: the result's text says what went wrong (docs/messages.md).
-      const { is_error: _error, cache_control: _cache, ...rest } = message;
+      const { is_error: _error, cache_control: _cache, anthropic: _fields, ...rest } = message;
       return rest;
     }
   }
@@ -61,17 +66,21 @@ function toOpenAiMessage(message: ChatMessage): object {
  * Prompt-cache marks are Anthropic's (OpenAI caches prefixes by itself); a PDF
  * is a `file` part with its bytes as a data URL, a text document a text part.
  */
-function toOpenAiPart(part: ContentPart): object {
-  if (part.type === 'text') return { type: 'text', text: part.text };
-  if (part.type === 'image_url' || part.type === 'file') return part;
+function toOpenAiPart(part: ContentPart): object[] {
+  if (part.type === 'anthropic_block') return [];
+  if (part.type === 'text') return [{ type: 'text', text: part.text }];
+  if (part.type === 'image_url') return [{ type: 'image_url', image_url: part.image_url }];
+  if (part.type === 'file') return [part];
   const { source, title } = part;
   if (source.type === 'text')
-    return { type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` };
+    return [{ type: 'text', text: title === undefined ? source.data : `${title}\n\n${source.data}` }];
   if (source.type === 'base64')
-    return {
-      type: 'file',
-      file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` },
-    };
+    return [
+      {
+        type: 'file',
+        file: { filename: title ?? 'document.pdf', file_data: `data:application/pdf;base64,${source.data}` },
+      },
+    ];
   // validate() refuses document URLs before this is reached.
   throw new Error('document URL reached the OpenAI adapter');
 }

@@ -75,6 +75,7 @@ const TOOL_FIELDS = new Set([
   'strict',
   'defer_loading',
   'eager_input_streaming',
+  'input_examples',
 ]);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
@@ -261,6 +262,19 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
         }
         if (block.type === 'redacted_thinking' && typeof block.data !== 'string')
           return problem(`${path}.data: Field required`);
+        break;
+      // Server tools' blocks (the model's web search and its results) come back in assistant turns; search results
+      // are the client's own, in user turns.
+      case 'server_tool_use':
+      case 'web_search_tool_result':
+        if (role !== 'assistant')
+          return problem(`${path}: ${block.type} blocks are only allowed in assistant messages`);
+        seenOther = true;
+        break;
+      case 'search_result':
+        if (role !== 'user') return problem(`${path}: search_result blocks are only allowed in user messages`);
+        if (typeof block.source !== 'string') return problem(`${path}.source: Field required`);
+        seenOther = true;
         break;
       default:
         return problem(`${path}.type: unsupported content block type ${String(block.type)}`);
