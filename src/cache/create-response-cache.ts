@@ -33,7 +33,7 @@ export interface ResponseCacheDeps {
   subscriber: () => Redis;
   config: () => GatewayConfig;
   logger: Logger;
-  /** Where provider keys are read. Default `process.env`. */
+  /** Where provider keys are read. @defaultValue `process.env` */
   env?: NodeJS.ProcessEnv;
   /** Called on every lookup (the `gateway_cache_hits_total{cache_type}` metric). */
   onLookup?: (cacheType: CacheType, hit: boolean) => void;

@@ -18,7 +18,7 @@ export interface RequestCoalescerOptions {
   keys: CacheKeys;
   /** Redis key prefix (reply stream names). */
   prefix: string;
-  /** Extra life of a claim beyond the provider's deadlines, as the dispatcher allows. Default 1000 ms. */
+  /** Extra life of a claim beyond the provider's deadlines, as the dispatcher allows. @defaultValue 1000 ms */
   graceMs?: number;
   /**
    * This process as a reader of reply streams. With it, a claim names the

@@ -49,7 +49,7 @@ export interface ResponseCacheOptions {
   semanticEnabled: boolean;
   /** Least cosine similarity of a semantic hit (`SEMANTIC_CACHE_THRESHOLD`). */
   threshold: number;
-  /** Default `owner`. */
+  /** @defaultValue `owner` */
   scope?: CacheScope;
   embedder?: Embedder;
   batcher?: EmbeddingBatcher;
@@ -59,7 +59,7 @@ export interface ResponseCacheOptions {
    * Without it (or when its table cannot load), `embedder` embeds every lookup.
    */
   retriever?: StaticEmbedder;
-  /** Least first-stage similarity of a candidate (`SEMANTIC_CACHE_RETRIEVER_THRESHOLD`). Default 0.7. */
+  /** Least first-stage similarity of a candidate (`SEMANTIC_CACHE_RETRIEVER_THRESHOLD`). @defaultValue 0.7 */
   retrieverThreshold?: number;
   /**
    * Longest last user message, in characters, that the semantic cache looks up and stores

@@ -15,9 +15,9 @@ export interface SemanticCacheOptions {
   keys: CacheKeys;
   /** Entry lifetime, seconds (`CACHE_TTL`). */
   ttlSeconds: number;
-  /** Most entries kept in Redis; the ones closest to expiry go first beyond it. Default 10000. */
+  /** Most entries kept in Redis; the ones closest to expiry go first beyond it. @defaultValue 10000 */
   maxEntries?: number;
-  /** How often expired entries leave the in-memory index, ms. Default 30000. */
+  /** How often expired entries leave the in-memory index, ms. @defaultValue 30000 */
   sweepIntervalMs?: number;
   logger: Logger;
 }

@@ -14,17 +14,17 @@ export type DlpFindingCounts = Record<string, number>;
 
 /** Options of {@link DlpGuard}; the settings DLP_ENABLED, DLP_ACTION and DLP_CONFIDENCE_THRESHOLD. */
 export interface DlpGuardOptions {
-  /** Scan at all. Default true. */
+  /** Scan at all. @defaultValue true */
   enabled?: boolean;
-  /** What findings at or above the threshold cause. Default `redact`. */
+  /** What findings at or above the threshold cause. @defaultValue `redact` */
   action?: DlpAction;
-  /** Minimum score, after context, of a finding that acts. Default 0.8. */
+  /** Minimum score, after context, of a finding that acts. @defaultValue 0.8 */
   threshold?: number;
   /** The detection engine. Default: every built-in recognizer. */
   engine?: DlpEngine;
-  /** Scan the provider's replies too, with the same action (DLP_SCAN_REPLIES). Default false. */
+  /** Scan the provider's replies too, with the same action (DLP_SCAN_REPLIES). @defaultValue false */
   scanReplies?: boolean;
-  /** Put the client's own placeholders back in the reply, `redact` only (DLP_RESTORE). Default false. */
+  /** Put the client's own placeholders back in the reply, `redact` only (DLP_RESTORE). @defaultValue false */
   restore?: boolean;
   /**
    * Called once per request that had findings, with counts per entity type

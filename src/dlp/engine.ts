@@ -14,7 +14,7 @@ export interface DlpEngineOptions extends DefaultRecognizerOptions {
 
 /** Options of one {@link DlpEngine.analyze} call. */
 export interface AnalyzeOptions {
-  /** Minimum score of a finding, after context. Default 0.8 (DLP_CONFIDENCE_THRESHOLD). */
+  /** Minimum score of a finding, after context. @defaultValue 0.8 (DLP_CONFIDENCE_THRESHOLD) */
   threshold?: number;
 }
 

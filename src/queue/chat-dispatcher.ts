@@ -98,7 +98,7 @@ export interface DispatchContext {
   record?: { key: string; ttlSeconds: number };
   /** An embeddings job's request ({@link ChatJobData.embeddings}). @defaultValue none: a chat job */
   embeddings?: ChatJobData['embeddings'];
-  /** A native Responses job's body ({@link ChatJobData.responses}). Default none: a chat job. */
+  /** A native Responses job's body ({@link ChatJobData.responses}). @defaultValue none: a chat job */
   responses?: ChatJobData['responses'];
 }
 

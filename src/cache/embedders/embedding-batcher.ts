@@ -2,9 +2,9 @@ import type { Embedder } from './embedder.ts';
 
 /** Options of {@link EmbeddingBatcher}. */
 export interface EmbeddingBatcherOptions {
-  /** Largest batch sent at once. Default 32. */
+  /** Largest batch sent at once. @defaultValue 32 */
   maxBatchSize?: number;
-  /** Batches in flight at once. Default 1 (the ONNX thread runs one at a time anyway). */
+  /** Batches in flight at once. @defaultValue 1 (the ONNX thread runs one at a time anyway) */
   maxConcurrency?: number;
 }
 

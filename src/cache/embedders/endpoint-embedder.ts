@@ -7,9 +7,9 @@ export interface EndpointEmbedderOptions {
   endpoint: () => { name: string; baseUrl: string; apiKey: string | undefined };
   /** Model sent in the body, e.g. `text-embedding-3-small`. */
   model: string;
-  /** Per call, ms. Default 10000. */
+  /** Per call, ms. @defaultValue 10000 */
   timeoutMs?: number;
-  /** Default global `fetch`. */
+  /** @defaultValue global `fetch` */
   fetch?: typeof fetch;
 }
 

@@ -4,15 +4,15 @@ import type { OnnxThreadConfig } from './onnx-embedder-thread.ts';
 
 /** Options of {@link OnnxEmbedder}. */
 export interface OnnxEmbedderOptions {
-  /** Model id in transformers.js layout under `localModelPath`. Default `Xenova/all-MiniLM-L6-v2`. */
+  /** Model id in transformers.js layout under `localModelPath`. @defaultValue `Xenova/all-MiniLM-L6-v2` */
   model?: string;
   /** Folder holding `<model>/config.json`, tokenizer files and `onnx/model_quantized.onnx`. */
   localModelPath: string;
-  /** Let transformers.js download a missing model from the Hugging Face hub. Default false. */
+  /** Let transformers.js download a missing model from the Hugging Face hub. @defaultValue false */
   allowRemoteModels?: boolean;
-  /** Weights variant: `q8` reads `onnx/model_quantized.onnx`, `fp32` reads `onnx/model.onnx`. Default `q8`. */
+  /** Weights variant: `q8` reads `onnx/model_quantized.onnx`, `fp32` reads `onnx/model.onnx`. @defaultValue `q8` */
   dtype?: string;
-  /** ONNX Runtime intra-op threads; 0 lets it choose. Default 0. */
+  /** ONNX Runtime intra-op threads; 0 lets it choose. @defaultValue 0 */
   threads?: number;
 }
 

@@ -9,7 +9,8 @@ export interface PhoneNumberRecognizerOptions {
   /**
    * Regions (ISO 3166 alpha-2) whose national formats are tried for numbers
    * written without a `+`/`00` country code; numbers with one are validated
-   * for every country. Default (also when empty) {@link DEFAULT_PHONE_REGIONS}.
+   * for every country; an empty list means the default too.
+   * @defaultValue {@link DEFAULT_PHONE_REGIONS}
    */
   regions?: readonly string[];
 }
