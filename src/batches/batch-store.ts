@@ -133,7 +133,7 @@ export class BatchStore {
         this.fileTtlSeconds,
       );
     } catch (err) {
-      await upload.abort();
+      await upload.abort().catch(() => undefined);
       throw err;
     }
   }

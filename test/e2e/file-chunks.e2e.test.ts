@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FILE_CHUNK_BYTES } from '../../src/batches/file-upload.ts';
 import { batchLine, pollBatch, readOutput } from '../support/batches.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import type { Untyped } from '../support/untyped.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
@@ -16,6 +17,8 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
  */
 
 const KEY = 'gw_e2e_file_chunks_key_0123456789';
+const MAX_FILE_BYTES = 4 * FILE_CHUNK_BYTES;
+let baseUrl = '';
 const redis = testRedis();
 const started: Array<{ gateway: Gateway; upstream: FakeUpstream; prefix: string }> = [];
 let postgres: TestDatabase | undefined;
@@ -42,6 +45,7 @@ async function gatewayOn(database: 'sqlite' | 'postgres'): Promise<OpenAI> {
       SEMANTIC_CACHE_ENABLED: 'false',
       RATE_LIMIT_REQUESTS: '100000',
       BATCH_POLL_MS: '100',
+      BATCH_MAX_FILE_BYTES: String(MAX_FILE_BYTES),
       ...(postgres && database === 'postgres' ? { DATABASE_URL: postgres.url } : {}),
     },
     config: {
@@ -50,6 +54,7 @@ async function gatewayOn(database: 'sqlite' | 'postgres'): Promise<OpenAI> {
     providers: ['provider_a'],
   });
   started.push({ gateway, upstream, prefix });
+  baseUrl = gateway.baseUrl;
   return new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0 });
 }
 
@@ -90,5 +95,32 @@ describe.each(['sqlite', 'postgres'] as const)('on %s', (database) => {
     expect(done.request_counts).toMatchObject({ total: 40, completed: 40, failed: 0 });
     const output = await readOutput(client, done.output_file_id);
     expect(output.map((line) => line.custom_id).sort()).toEqual(lines.map((_, i) => `l${i}`).sort());
+  }, 60_000);
+
+  it('refuses with 413 an upload sent without a length once its bytes pass BATCH_MAX_FILE_BYTES, and keeps nothing of it', async () => {
+    const before = (await client.files.list()).data.length;
+    const boundary = 'chunked-boundary';
+    const piece = Buffer.alloc(256 * 1024, 'y');
+    let sent = 0;
+    // A streamed body (chunked transfer encoding): the limit can only be found while reading it.
+    async function* body() {
+      yield Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="huge.jsonl"\r\n\r\n`,
+      );
+      while (sent < 2 * MAX_FILE_BYTES) {
+        sent += piece.length;
+        yield piece;
+      }
+      yield Buffer.from(`\r\n--${boundary}--\r\n`);
+    }
+    const reply = await fetch(`${baseUrl}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: ReadableStream.from(body()),
+      duplex: 'half',
+    } as RequestInit);
+    expect(reply.status).toBe(413);
+    expect(((await reply.json()) as Untyped).error.code).toBe('request_too_large');
+    expect((await client.files.list()).data).toHaveLength(before);
   }, 60_000);
 });

@@ -12,7 +12,7 @@ export interface FilesDeps {
   store: BatchStore;
   /** Largest file accepted, bytes (`BATCH_MAX_FILE_BYTES`). */
   maxFileBytes: number;
-  /** Uploads read at once by this process (`FILES_MAX_CONCURRENT_UPLOADS`): each holds up to a 1 MiB chunk and a database connection while it is read. @defaultValue no cap */
+  /** Uploads read at once by this process (`FILES_MAX_CONCURRENT_UPLOADS`): each holds up to a 1 MiB chunk while it is read. @defaultValue no cap */
   maxConcurrentUploads?: number;
   /** Bytes of uploaded files one owner may keep (`FILES_MAX_BYTES_PER_OWNER`). @defaultValue no quota */
   quotaBytes?: number;
@@ -32,7 +32,7 @@ const MAX_FIELD_BYTES = 4096;
  * purpose, size, filename length, UTF-8 and the owner's quota on the way.
  * Whatever went wrong, the chunks written so far are removed.
  */
-async function receiveUpload(req: Request, deps: FilesDeps, owner: string, maxFilenameLength: number) {
+async function receiveUpload(req: Request, res: Response, deps: FilesDeps, owner: string, maxFilenameLength: number) {
   const limit = deps.maxFileBytes + FORM_OVERHEAD_BYTES;
   const reader = new MultipartReader(multipartBoundary(req, limit));
   const upload = await deps.store.openUpload(owner, deps.quotaBytes);
@@ -75,8 +75,12 @@ async function receiveUpload(req: Request, deps: FilesDeps, owner: string, maxFi
       );
     if (filename === undefined) throw new InvalidRequestError('file: the multipart body has no "file" part.');
   } catch (err) {
+    // The rest of the body is drained, not read, and the connection ends with the answer: a client still sending
+    // cannot keep it (and a graceful shutdown) open.
     req.resume();
-    await upload.abort();
+    if (!req.complete) res.setHeader('Connection', 'close');
+    // The client hears of its own mistake even if the chunks cannot be removed now (a purge takes them later).
+    await upload.abort().catch(() => undefined);
     throw err;
   }
   return deps.store.createFile({
@@ -106,7 +110,7 @@ export function filesRouter(deps: FilesDeps): Router {
   const maxFilenameLength = deps.maxFilenameLength ?? 255;
   let uploading = 0;
   router.post('/v1/files', async (req: Request, res: Response) => {
-    // Each upload holds up to a chunk in memory and a database connection while it is read.
+    // Each upload holds up to a chunk in memory while it is read, and works the database per chunk.
     if (uploading >= (deps.maxConcurrentUploads ?? Infinity)) {
       req.resume();
       throw new RateLimitExceededError(
@@ -117,7 +121,7 @@ export function filesRouter(deps: FilesDeps): Router {
     }
     uploading += 1;
     try {
-      res.json(await receiveUpload(req, deps, viewerOf(res).owner, maxFilenameLength));
+      res.json(await receiveUpload(req, res, deps, viewerOf(res).owner, maxFilenameLength));
     } finally {
       uploading -= 1;
     }
