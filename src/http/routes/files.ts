@@ -23,6 +23,9 @@ export interface FilesDeps {
 /** Room for the multipart framing around the file itself. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
+/** How long a refused upload's client may go on sending after its answer. */
+const DRAIN_MS = 2000;
+
 /** Longest text field read from an upload's form (`purpose`). */
 const MAX_FIELD_BYTES = 4096;
 
@@ -75,10 +78,12 @@ async function receiveUpload(req: Request, res: Response, deps: FilesDeps, owner
       );
     if (filename === undefined) throw new InvalidRequestError('file: the multipart body has no "file" part.');
   } catch (err) {
-    // The rest of the body is drained, not read, and the connection ends with the answer: a client still sending
-    // cannot keep it (and a graceful shutdown) open.
+    // The rest of the body is drained, not read, so the client can take the answer; one still sending a while
+    // after it loses the connection (it would otherwise hold the process's graceful shutdown open).
     req.resume();
-    if (!req.complete) res.setHeader('Connection', 'close');
+    res.once('finish', () => {
+      if (!req.complete) setTimeout(() => req.complete || req.socket.destroy(), DRAIN_MS).unref();
+    });
     // The client hears of its own mistake even if the chunks cannot be removed now (a purge takes them later).
     await upload.abort().catch(() => undefined);
     throw err;
