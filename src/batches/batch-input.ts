@@ -22,6 +22,20 @@ export interface BatchInputLine {
   body: string;
 }
 
+/** An input file's text: whole, or in pieces as it is read from its stored chunks. */
+export type FileText = string | AsyncIterable<string>;
+
+/** The lines of `content` (split at `\n`), holding one piece and one line at a time. */
+async function* linesOf(content: FileText): AsyncGenerator<string> {
+  let rest = '';
+  for await (const piece of typeof content === 'string' ? [content] : content) {
+    const parts = (rest + piece).split('\n');
+    rest = parts.pop() ?? '';
+    yield* parts;
+  }
+  yield rest;
+}
+
 /** How many problems a failed batch lists (OpenAI lists the first few too). */
 const MAX_ERRORS = 100;
 
@@ -34,23 +48,23 @@ const MAX_ERRORS = 100;
  * milliseconds, so a 50,000-line file does not hold up the process's requests.
  */
 export async function validateBatchInput(
-  content: string,
+  content: FileText,
   rules: BatchInputRules,
 ): Promise<{ lines: BatchInputLine[] } | { errors: BatchErrorItem[] }> {
   const errors: BatchErrorItem[] = [];
   const lines: BatchInputLine[] = [];
   const seen = new Set<string>();
-  const raw = content.split('\n');
   let count = 0;
   const problem = (line: number, code: string, message: string, param: string | null = null) => {
     if (errors.length < MAX_ERRORS) errors.push({ code, message, param, line });
   };
   const slices = new TurnSlices();
-  for (let i = 0; i < raw.length; i++) {
+  let n = 0;
+  for await (const raw of linesOf(content)) {
     await slices.tick();
-    const text = raw[i]?.trim() ?? '';
+    n++;
+    const text = raw.trim();
     if (text === '') continue;
-    const n = i + 1;
     if (++count > rules.maxLines) {
       return {
         errors: [
@@ -127,13 +141,13 @@ export async function validateBatchInput(
  * {@link validateBatchInput}. In slices, as that one.
  */
 export async function disallowedModelLines(
-  content: string,
+  content: FileText,
   mayUseModel: (model: string) => boolean,
 ): Promise<BatchErrorItem[]> {
   const errors: BatchErrorItem[] = [];
   const slices = new TurnSlices();
   let n = 0;
-  for (const text of content.split('\n')) {
+  for await (const text of linesOf(content)) {
     await slices.tick();
     n++;
     if (text.trim() === '' || errors.length >= MAX_ERRORS) continue;

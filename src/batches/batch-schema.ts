@@ -4,7 +4,8 @@
  * (`gateway_batch_schema_migrations`), so they evolve apart from the keys'.
  *
  * Times are epoch seconds, except `lease_until` (epoch ms). Input files keep
- * their content; output and error files are rendered from the lines.
+ * their content (in `gateway_file_chunks` since version 6); output and error
+ * files are rendered from the lines.
  */
 export interface BatchMigration {
   version: number;
@@ -118,12 +119,31 @@ const NATIVE_RESPONSES = `
   );
   CREATE INDEX gateway_native_responses_expiry ON gateway_native_responses (expires_at);`;
 
+/**
+ * Uploaded files in chunks of about 1 MiB of UTF-8 text (`seq` from 0), so an
+ * upload is stored and read back without holding it whole; the content of
+ * files uploaded before moves into one chunk each. `created_at` (epoch
+ * seconds) lets chunks of an upload that never finished be purged.
+ */
+const FILE_CHUNKS = `
+  CREATE TABLE gateway_file_chunks (
+    file_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (file_id, seq)
+  );
+  INSERT INTO gateway_file_chunks (file_id, seq, data, created_at)
+    SELECT id, 0, content, created_at FROM gateway_files WHERE content IS NOT NULL AND content <> '';
+  UPDATE gateway_files SET content = NULL;`;
+
 export const BATCH_MIGRATIONS: readonly BatchMigration[] = [
   { version: 1, description: 'files, batches and batch lines', sql: TABLES },
   { version: 2, description: 'asynchronous jobs as one-line batches', sql: JOBS },
   { version: 3, description: 'the issued key of a batch or job', sql: KEY_IDS },
   { version: 4, description: 'stored responses of the Responses door', sql: RESPONSES },
   { version: 5, description: "the owners of a native Responses upstream's responses", sql: NATIVE_RESPONSES },
+  { version: 6, description: 'uploaded files stored in chunks', sql: FILE_CHUNKS },
 ];
 
 export const LATEST_BATCH_SCHEMA_VERSION = Math.max(...BATCH_MIGRATIONS.map((m) => m.version));

@@ -20,6 +20,7 @@ import {
   type FileRow,
   type Viewer,
 } from './batch-rows.ts';
+import { FileUpload, quotaError, storedChunks } from './file-upload.ts';
 import type { SqlDb, SqlValue } from './sql-db.ts';
 
 /** A request line as stored for execution. */
@@ -68,70 +69,98 @@ export class BatchStore {
   }
 
   /**
-   * Stores an uploaded file, unless the owner's uploaded files would then
-   * take more than `quotaBytes` (checked in the same statement): 400
-   * `invalid_request` saying how much is used.
+   * Starts an upload for `owner`: its bytes go to chunks as they are written.
+   * With `quotaBytes`, the upload fails with the quota's 400 as soon as its
+   * bytes and the owner's stored files exceed it.
+   */
+  async openUpload(owner: string, quotaBytes?: number): Promise<FileUpload> {
+    return new FileUpload(
+      this.db,
+      this.newId('file-'),
+      quotaBytes === undefined ? undefined : { bytes: quotaBytes, used: await this.storedBytes(owner) },
+    );
+  }
+
+  /**
+   * Stores an uploaded file whose chunks `upload` wrote, unless the owner's
+   * uploaded files would then take more than `quotaBytes` (checked again in
+   * the same statement, for uploads that ran side by side): 400
+   * `invalid_request` saying how much is used, and the chunks are removed.
    */
   async createFile(input: {
     owner: string;
     filename: string;
     purpose: FilePurpose;
-    content: string;
-    bytes: number;
+    /** The content, or the upload that stored it. */
+    content: string | FileUpload;
     quotaBytes?: number;
   }): Promise<FileObject> {
-    const id = this.newId('file-');
-    const created = nowSeconds();
-    const quota = input.quotaBytes ?? Number.MAX_SAFE_INTEGER;
-    const stored = await this.db.run(
-      'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at, content) SELECT ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COALESCE(SUM(bytes), 0) FROM gateway_files WHERE owner = ? AND batch_id IS NULL) + ? <= ?',
-      [
-        id,
-        input.owner,
-        input.purpose,
-        input.filename,
-        input.bytes,
-        created,
-        input.content,
-        input.owner,
-        input.bytes,
-        quota,
-      ],
-    );
-    if (stored === 0) {
-      const used = Number(
-        (
-          await this.db.all<{ used: unknown }>(
-            'SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL',
-            [input.owner],
-          )
-        )[0]?.used ?? 0,
-      );
-      throw new InvalidRequestError(
-        `file: storing these ${input.bytes} bytes would exceed this key's file storage quota of ${quota} bytes (FILES_MAX_BYTES_PER_OWNER; ${used} in use). Delete files with DELETE /v1/files/{id} first.`,
-      );
+    let upload = input.content;
+    if (typeof upload === 'string') {
+      const text = upload;
+      upload = await this.openUpload(input.owner, input.quotaBytes);
+      await upload.write(Buffer.from(text));
     }
-    return fileView(
-      {
-        id,
-        owner: input.owner,
-        purpose: input.purpose,
-        filename: input.filename,
-        bytes: input.bytes,
-        created_at: created,
-        batch_id: null,
-      },
-      this.fileTtlSeconds,
+    try {
+      await upload.end();
+      const created = nowSeconds();
+      const quota = input.quotaBytes ?? Number.MAX_SAFE_INTEGER;
+      const stored = await this.db.run(
+        'INSERT INTO gateway_files (id, owner, purpose, filename, bytes, created_at) SELECT ?, ?, ?, ?, ?, ? WHERE (SELECT COALESCE(SUM(bytes), 0) FROM gateway_files WHERE owner = ? AND batch_id IS NULL) + ? <= ?',
+        [
+          upload.id,
+          input.owner,
+          input.purpose,
+          input.filename,
+          upload.bytes,
+          created,
+          input.owner,
+          upload.bytes,
+          quota,
+        ],
+      );
+      if (stored === 0) throw quotaError(upload.bytes, quota, await this.storedBytes(input.owner));
+      return fileView(
+        {
+          id: upload.id,
+          owner: input.owner,
+          purpose: input.purpose,
+          filename: input.filename,
+          bytes: upload.bytes,
+          created_at: created,
+          batch_id: null,
+        },
+        this.fileTtlSeconds,
+      );
+    } catch (err) {
+      await upload.abort().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Bytes of the files `owner` uploaded and keeps. */
+  private async storedBytes(owner: string): Promise<number> {
+    const rows = await this.db.all<{ used: unknown }>(
+      'SELECT COALESCE(SUM(bytes), 0) AS used FROM gateway_files WHERE owner = ? AND batch_id IS NULL',
+      [owner],
     );
+    return Number(rows[0]?.used ?? 0);
   }
 
   /** Deletes uploaded files older than `FILES_TTL`, except the input of a batch that still runs. Returns how many. */
   async purgeExpiredFiles(): Promise<number> {
     if (this.fileTtlSeconds <= 0) return 0;
-    return this.db.run(
+    const before = nowSeconds() - this.fileTtlSeconds;
+    const purged = await this.db.run(
       `DELETE FROM gateway_files WHERE batch_id IS NULL AND created_at < ? AND id NOT IN (SELECT input_file_id FROM gateway_batches WHERE kind = 'batch' AND status IN ${ACTIVE})`,
-      [nowSeconds() - this.fileTtlSeconds],
+      [before],
     );
+    // Chunks of purged files, and of uploads that never finished (their process died), once as old.
+    await this.db.run(
+      'DELETE FROM gateway_file_chunks WHERE created_at < ? AND file_id NOT IN (SELECT id FROM gateway_files)',
+      [before],
+    );
+    return purged;
   }
 
   async file(id: string, viewer: Viewer): Promise<FileObject & { batch_id: string | null }> {
@@ -144,21 +173,25 @@ export class BatchStore {
     return { ...fileView(row, this.fileTtlSeconds), batch_id: row.batch_id };
   }
 
-  /** The file's bytes: an uploaded file as it came, an output or error file rendered from its batch's lines. */
-  async fileContent(id: string, viewer: Viewer): Promise<string> {
+  /**
+   * The file's text in pieces, in order: an uploaded file as it came, chunk
+   * by chunk; an output or error file rendered from its batch's lines. Checks
+   * the file and the viewer before it resolves.
+   */
+  async fileContent(id: string, viewer: Viewer): Promise<AsyncIterable<string>> {
     const file = await this.file(id, viewer);
-    if (file.batch_id === null) {
-      const rows = await this.db.all<{ content: string }>('SELECT content FROM gateway_files WHERE id = ?', [id]);
-      return rows[0]?.content ?? '';
-    }
+    if (file.batch_id === null) return storedChunks(this.db, id);
     const batch = (
       await this.db.all<{ output_file_id: string | null }>('SELECT output_file_id FROM gateway_batches WHERE id = ?', [
         file.batch_id,
       ])
     )[0];
-    return (await this.outputLines(file.batch_id, batch?.output_file_id === id ? 'succeeded' : 'failed'))
+    const text = (await this.outputLines(file.batch_id, batch?.output_file_id === id ? 'succeeded' : 'failed'))
       .map((line) => `${line}\n`)
       .join('');
+    return (async function* () {
+      yield text;
+    })();
   }
 
   async listFiles(
@@ -181,6 +214,7 @@ export class BatchStore {
   async deleteFile(id: string, viewer: Viewer): Promise<{ id: string; object: 'file'; deleted: true }> {
     await this.file(id, viewer);
     await this.db.run('DELETE FROM gateway_files WHERE id = ?', [id]);
+    await this.db.run('DELETE FROM gateway_file_chunks WHERE file_id = ?', [id]);
     return { id, object: 'file', deleted: true };
   }
 
@@ -316,12 +350,12 @@ export class BatchStore {
     };
   }
 
-  async inputContent(fileId: string): Promise<string | undefined> {
-    return (
-      await this.db.all<{ content: string }>("SELECT content FROM gateway_files WHERE id = ? AND purpose = 'batch'", [
-        fileId,
-      ])
-    )[0]?.content;
+  /** An uploaded input file's text, chunk by chunk; undefined once it is gone. */
+  async inputContent(fileId: string): Promise<AsyncIterable<string> | undefined> {
+    const rows = await this.db.all<{ id: string }>("SELECT id FROM gateway_files WHERE id = ? AND purpose = 'batch'", [
+      fileId,
+    ]);
+    return rows[0] ? storedChunks(this.db, fileId) : undefined;
   }
 
   async failValidation(id: string, errors: BatchErrorItem[]): Promise<void> {

@@ -77,7 +77,6 @@ describe.each(backends)('gateway keys ($name)', (backend) => {
         filename: 'in.jsonl',
         purpose: 'batch',
         content: '{}\n',
-        bytes: 3,
       });
       const batch = (keyId: string) =>
         batches.createBatch({

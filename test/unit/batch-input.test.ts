@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { disallowedModelLines, validateBatchInput, type BatchInputRules } from '../../src/batches/batch-input.ts';
 import { ModelNotFoundError } from '../../src/errors/catalog.ts';
-import { readMultipart } from '../../src/http/multipart.ts';
+import { MultipartReader, multipartBoundary } from '../../src/http/multipart.ts';
 import { batchLine } from '../support/batches.ts';
 
 /** The up-front check of batch input files, and the multipart reader of uploads. */
@@ -107,38 +107,56 @@ describe('validateBatchInput', () => {
 
 function request(body: Buffer | string, contentType: string): IncomingMessage {
   const stream = Readable.from([Buffer.from(body)]) as unknown as IncomingMessage;
-  stream.headers = { 'content-type': contentType };
+  stream.headers = { 'content-type': contentType, 'content-length': String(Buffer.byteLength(body)) };
   return stream;
 }
 
-describe('readMultipart', () => {
-  it('reads fields and files as fetch sends them', async () => {
+/** Every event of `body` fed to a reader `step` bytes at a time, data joined per part. */
+function parse(body: Buffer, marker: string, step: number) {
+  const reader = new MultipartReader(marker);
+  const parts: { name: string | undefined; filename: string | undefined; data: Buffer }[] = [];
+  let ended = false;
+  for (let at = 0; at < body.length; at += step)
+    for (const event of reader.push(body.subarray(at, at + step))) {
+      if (event.kind === 'part') parts.push({ name: event.name, filename: event.filename, data: Buffer.alloc(0) });
+      else if (event.kind === 'data') parts.at(-1)!.data = Buffer.concat([parts.at(-1)!.data, event.data]);
+      else ended = true;
+    }
+  reader.finish();
+  return { parts, ended };
+}
+
+describe('MultipartReader', () => {
+  it('reads fields and files as fetch sends them, however the bytes are split', async () => {
     const form = new FormData();
     form.append('purpose', 'batch');
-    form.append('file', new Blob(['{"a":1}\n{"b":"é"}\n']), 'in.jsonl');
+    const content = '{"a":1}\r\n{"b":"é"}\n--not-the-boundary\r\n-';
+    form.append('file', new Blob([content]), 'in.jsonl');
     const built = new Response(form);
-    const parsed = await readMultipart(
-      request(Buffer.from(await built.arrayBuffer()), built.headers.get('content-type')!),
-      10_000,
-    );
-    expect(parsed.fields.get('purpose')).toBe('batch');
-    expect(parsed.files.get('file')?.filename).toBe('in.jsonl');
-    expect(parsed.files.get('file')?.data.toString('utf8')).toBe('{"a":1}\n{"b":"é"}\n');
+    const body = Buffer.from(await built.arrayBuffer());
+    const marker = multipartBoundary(request(body, built.headers.get('content-type')!), 10_000);
+    for (const step of [1, 2, 7, 64, body.length]) {
+      const { parts, ended } = parse(body, marker, step);
+      expect(ended).toBe(true);
+      expect(parts.map((p) => [p.name, p.filename, p.data.toString('utf8')])).toEqual([
+        ['purpose', undefined, 'batch'],
+        ['file', 'in.jsonl', content],
+      ]);
+    }
   });
 
-  it('refuses a body over the limit, a missing boundary and a cut body', async () => {
+  it('refuses a body over the limit, a missing boundary and a cut body', () => {
     const body = '--b\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--b--\r\n';
-    await expect(readMultipart(request(body, 'multipart/form-data; boundary=b'), 10)).rejects.toMatchObject({
-      code: 'request_too_large',
-    });
-    await expect(readMultipart(request(body, 'application/json'), 10_000)).rejects.toMatchObject({
-      code: 'invalid_request',
-    });
-    await expect(
-      readMultipart(request(body.slice(0, 40), 'multipart/form-data; boundary=b'), 10_000),
-    ).rejects.toMatchObject({ code: 'invalid_request' });
-    expect(
-      (await readMultipart(request(body, 'multipart/form-data; boundary="b"'), 10_000)).fields.get('purpose'),
-    ).toBe('batch');
+    expect(() => multipartBoundary(request(body, 'multipart/form-data; boundary=b'), 10)).toThrow(
+      expect.objectContaining({ code: 'request_too_large' }),
+    );
+    expect(() => multipartBoundary(request(body, 'application/json'), 10_000)).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }),
+    );
+    expect(() => parse(Buffer.from(body.slice(0, 40)), 'b', 5)).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }),
+    );
+    expect(multipartBoundary(request(body, 'multipart/form-data; boundary="b"'), 10_000)).toBe('b');
+    expect(parse(Buffer.from(body), 'b', 3).parts[0]?.data.toString()).toBe('batch');
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchStore } from '../../src/batches/batch-store.ts';
+import { FILE_CHUNK_BYTES, storedChunks } from '../../src/batches/file-upload.ts';
 import { openBatchDb, type SqlDb } from '../../src/batches/sql-db.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 
@@ -32,20 +33,29 @@ const backends = [
   { name: 'postgres', settings: () => (postgres ? { KEY_DB_PATH: '', DATABASE_URL: postgres.url } : undefined) },
 ];
 
+/** The whole text of a file, joined from the pieces it is read in. */
+async function textOf(content: Promise<AsyncIterable<string>>): Promise<string> {
+  let text = '';
+  for await (const piece of await content) text += piece;
+  return text;
+}
+
 const alice = { owner: 'alice', admin: false };
 const bob = { owner: 'bob', admin: false };
 const admin = { owner: 'root', admin: true };
 
 describe.each(backends)('on $name', (backend) => {
   let store: BatchStore;
+  let db: () => SqlDb;
   let settings: ReturnType<(typeof backends)[number]['settings']>;
 
   beforeAll(() => {
     settings = backend.settings();
     if (!settings) return;
-    const db = openBatchDb(settings);
-    dbs.push(db);
-    store = new BatchStore(db);
+    const opened = openBatchDb(settings);
+    dbs.push(opened);
+    db = () => opened;
+    store = new BatchStore(opened);
   });
 
   it('keeps files and batches per owner, visible to an admin, paged newest first', async (ctx) => {
@@ -58,12 +68,11 @@ describe.each(backends)('on $name', (backend) => {
           filename: `f${i}.jsonl`,
           purpose: 'batch',
           content: `{"n":${i}}\n`,
-          bytes: 8,
         }),
       );
-    await store.createFile({ owner: 'bob', filename: 'b.jsonl', purpose: 'batch', content: '', bytes: 0 });
+    await store.createFile({ owner: 'bob', filename: 'b.jsonl', purpose: 'batch', content: '' });
     await expect(store.file(files[0]!.id, bob)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await store.fileContent(files[1]!.id, admin)).toBe('{"n":1}\n');
+    expect(await textOf(store.fileContent(files[1]!.id, admin))).toBe('{"n":1}\n');
     const first = await store.listFiles(alice, { limit: 2 });
     expect(first.data.map((f) => f.id)).toEqual([files[2]!.id, files[1]!.id]);
     expect(first).toMatchObject({ has_more: true, first_id: files[2]!.id, last_id: files[1]!.id });
@@ -75,6 +84,49 @@ describe.each(backends)('on $name', (backend) => {
     await expect(store.fileContent(files[0]!.id, alice)).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('stores an upload larger than a chunk in chunks and reads it back byte-identical, in order', async (ctx) => {
+    if (!settings) return ctx.skip();
+    // 2.5 chunks of lines with a two-byte character, written in odd pieces so characters straddle chunk ends.
+    const line = `${JSON.stringify({ custom_id: 'x', body: { text: 'é'.repeat(50) + 'y'.repeat(77) } })}\n`;
+    const original = Buffer.from(line.repeat(Math.ceil((2.5 * FILE_CHUNK_BYTES) / Buffer.byteLength(line))));
+    const upload = await store.openUpload('carol');
+    for (let at = 0; at < original.length; at += 65_537) await upload.write(original.subarray(at, at + 65_537));
+    const file = await store.createFile({ owner: 'carol', filename: 'big.jsonl', purpose: 'batch', content: upload });
+    expect(file.bytes).toBe(original.length);
+    const pieces: string[] = [];
+    for await (const piece of await store.fileContent(file.id, { owner: 'carol', admin: false })) pieces.push(piece);
+    expect(pieces).toHaveLength(3);
+    expect(Buffer.from(pieces.join('')).equals(original)).toBe(true);
+    expect(await textOf(store.inputContent(file.id) as Promise<AsyncIterable<string>>)).toBe(original.toString());
+    await store.deleteFile(file.id, { owner: 'carol', admin: false });
+    expect(await textOf(store.inputContent(file.id).then((c) => c ?? (async function* () {})()))).toBe('');
+  });
+
+  it('stops an upload once its bytes pass the quota, and keeps none of its chunks', async (ctx) => {
+    if (!settings) return ctx.skip();
+    await store.createFile({ owner: 'dave', filename: 'a.jsonl', purpose: 'batch', content: 'x'.repeat(1000) });
+    const upload = await store.openUpload('dave', 3 * FILE_CHUNK_BYTES);
+    await upload.write(Buffer.alloc(2 * FILE_CHUNK_BYTES, 'a'));
+    await expect(upload.write(Buffer.alloc(FILE_CHUNK_BYTES, 'a'))).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining(
+        `quota of ${3 * FILE_CHUNK_BYTES} bytes (FILES_MAX_BYTES_PER_OWNER; 1000 in use)`,
+      ),
+    });
+    await upload.abort();
+    expect(await textOf(Promise.resolve(storedChunks(db(), upload.id)))).toBe('');
+  });
+
+  it('refuses an upload that is not UTF-8 with 400', async (ctx) => {
+    if (!settings) return ctx.skip();
+    const upload = await store.openUpload('erin');
+    await upload.write(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]));
+    await expect(
+      store.createFile({ owner: 'erin', filename: 'bad.jsonl', purpose: 'batch', content: upload }),
+    ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('UTF-8') });
+    expect((await store.listFiles({ owner: 'erin', admin: false }, { limit: 10 })).data).toEqual([]);
+  });
+
   it('creates a batch already failed when the creating key found errors', async (ctx) => {
     if (!settings) return ctx.skip();
     const file = await store.createFile({
@@ -82,7 +134,6 @@ describe.each(backends)('on $name', (backend) => {
       filename: 'in.jsonl',
       purpose: 'batch',
       content: 'x',
-      bytes: 1,
     });
     const errors = [
       { code: 'model_not_allowed', message: "This key may not use the model 'm'.", param: 'body.model', line: 1 },
@@ -107,7 +158,6 @@ describe.each(backends)('on $name', (backend) => {
       filename: 'in.jsonl',
       purpose: 'batch',
       content: 'x',
-      bytes: 1,
     });
     const batch = await store.createBatch({
       owner: 'alice',
@@ -150,8 +200,10 @@ describe.each(backends)('on $name', (backend) => {
     await store.finish(batch.id, 'finalizing', 'completed', 'completed_at');
     const done = await store.batch(batch.id, alice);
     expect(done.status).toBe('completed');
-    expect(await store.fileContent(done.output_file_id!, alice)).toBe('{"custom_id":"c0"}\n{"custom_id":"c1"}\n');
-    expect(await store.fileContent(done.error_file_id!, alice)).toBe('{"custom_id":"c2"}\n');
+    expect(await textOf(store.fileContent(done.output_file_id!, alice))).toBe(
+      '{"custom_id":"c0"}\n{"custom_id":"c1"}\n',
+    );
+    expect(await textOf(store.fileContent(done.error_file_id!, alice))).toBe('{"custom_id":"c2"}\n');
     expect((await store.file(done.output_file_id!, alice)).bytes).toBe(38);
     // Finishing again (a runner that died before the status change) writes no second pair of files.
     const outputs = (await store.listFiles(alice, { limit: 100, purpose: 'batch_output' })).data.length;
