@@ -258,6 +258,13 @@ export interface ChatRequest {
   anthropic_beta?: string;
   /** The `anthropic-version` header of a Messages request, sent to Anthropic-format upstreams in place of the adapter's own. */
   anthropic_version?: string;
+  /**
+   * Set by the Messages door: an Anthropic-format upstream's reply blocks the
+   * other fields cannot say (server-tool blocks, citations, unmodelled block
+   * types and fields) come back verbatim in `anthropic_content`. Other doors
+   * leave it unset, so their replies carry nothing extra.
+   */
+  anthropic_reply_blocks?: true;
 }
 
 export type PromptCacheRetention = 'in_memory' | '24h';
@@ -328,6 +335,12 @@ export interface ReplyMessage {
   tool_calls?: ToolCall[];
   /** Reasoning blocks of an Anthropic upstream, present only when the request asked for thinking. */
   thinking?: ThinkingBlock[];
+  /**
+   * An Anthropic-format upstream's content blocks, verbatim and in order,
+   * when the request asked for them (`anthropic_reply_blocks`) and they hold
+   * more than the fields above say; only the Messages door reads it.
+   */
+  anthropic_content?: Array<Record<string, unknown>>;
 }
 
 export interface ChatCompletionChoice {

@@ -43,7 +43,7 @@ export function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion
   return attemptJson(
     ctx,
     () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false }),
-    (body) => ctx.adapter.parseResponse(body),
+    (body) => ctx.adapter.parseResponse(body, ctx.request),
   );
 }
 

@@ -103,8 +103,8 @@ export interface ProviderAdapter {
   leftOut?(req: ChatRequest): string[];
   /** `req.n` is already 1 when {@link supportsMultipleChoices} is false. */
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest;
-  /** Parses a 2xx JSON body; throws {@link UpstreamProtocolError} when it is not the expected shape. */
-  parseResponse(body: unknown): ParsedCompletion;
+  /** Parses a 2xx JSON body of `req`; throws {@link UpstreamProtocolError} when it is not the expected shape. */
+  parseResponse(body: unknown, req?: ChatRequest): ParsedCompletion;
   createStreamDecoder(): StreamDecoder;
   /** The upstream's own error message from an error body, if it has one. */
   extractErrorMessage(body: unknown): string | undefined;
