@@ -384,12 +384,27 @@ export interface ThinkingDelta {
   data?: string;
 }
 
+/**
+ * A piece of an Anthropic-format upstream's stream the canonical chunk cannot
+ * say, for a request with `anthropic_reply_blocks` (the Messages door): a
+ * block of a type the gateway does not model (`server_tool_use`,
+ * `web_search_tool_result`...) opened as the upstream started it, or a delta
+ * it does not model (`citations_delta`, a server tool's input) for that block
+ * or, with `text`, for the text block it belongs to.
+ */
+export interface AnthropicBlockPiece {
+  start?: Record<string, unknown>;
+  delta?: Record<string, unknown>;
+  text?: true;
+}
+
 export interface ChunkDelta {
   role?: 'assistant';
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
   thinking?: ThinkingDelta;
+  anthropic_block?: AnthropicBlockPiece;
 }
 
 export interface ChatCompletionChunkChoice {

@@ -86,7 +86,7 @@ export interface StreamSink {
 
 /** One streamed call. Resolves with the last usage seen. */
 export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Promise<Usage | undefined> {
-  const decoder = ctx.adapter.createStreamDecoder();
+  const decoder = ctx.adapter.createStreamDecoder(ctx.request);
   let usage: Usage | undefined;
   const build = () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
   await attemptSse(ctx, build, sink.emitted, (event) => {

@@ -605,6 +605,22 @@ describe('Messages door: errors, auth, models, aliases', () => {
       const message = await client().messages.create(params);
       expect(message.content).toEqual(expected);
       expect(message.stop_reason).toBe('end_turn');
+      // Such a reply is not cached (a replay would lose the blocks): asked again, the upstream answers again.
+      const calls = upstreams.c.requests.length;
+      expect((await client().messages.create(params)).content).toEqual(expected);
+      expect(upstreams.c.requests.length).toBe(calls + 1);
+      // Streamed: the blocks start, their deltas (the server tool's input, citations_delta) and stops, in order.
+      // (Another prompt than the sync call's, which the exact cache would answer.)
+      const stream = client().messages.stream({
+        ...params,
+        messages: [{ role: 'user', content: 'Search it streamed' }],
+      });
+      const citations: unknown[] = [];
+      stream.on('citation', (citation) => citations.push(citation));
+      const final = await stream.finalMessage();
+      expect(final.content).toEqual([expected[0], expected[1], { ...expected[2], text: 'Echo: Search it streamed' }]);
+      expect(citations).toEqual(expected[2]!.citations);
+      expect(final.stop_reason).toBe('end_turn');
       // The chat door reads the same reply as text alone.
       const chat = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
         method: 'POST',

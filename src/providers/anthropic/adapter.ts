@@ -218,8 +218,8 @@ export const anthropicAdapter: ProviderAdapter = {
     };
   },
 
-  createStreamDecoder() {
-    return new AnthropicStreamDecoder();
+  createStreamDecoder(req?: ChatRequest) {
+    return new AnthropicStreamDecoder(req?.anthropic_reply_blocks === true);
   },
 
   extractErrorMessage(body: unknown): string | undefined {
