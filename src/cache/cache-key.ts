@@ -116,10 +116,14 @@ export function embeddingsKeyOf(partition: string, request: ChatRequest, shape: 
 /**
  * Key of an in-flight request, for coalescing. Followers read the leader's
  * reply stream as it is, so the reply's shape (streamed or not, usage chunk)
- * must match too.
+ * must match too, and so must whether it may carry an Anthropic-format
+ * upstream's own blocks (the Messages door's; appended only then, so other
+ * keys stay as they were).
  */
 export function inflightKeyOf(exactKey: string, request: ChatRequest): string {
-  return sha256(['c1', exactKey, request.stream, request.include_usage]);
+  const shape: unknown[] = ['c1', exactKey, request.stream, request.include_usage];
+  if (request.anthropic_reply_blocks === true) shape.push(true);
+  return sha256(shape);
 }
 
 /**

@@ -8,7 +8,10 @@ import type { StreamEntry } from '../streams/protocol.ts';
  * non-streamed replies are stored alike. Only a complete reply yields one: a
  * `result` entry, or chunks closed by `end` with every choice finished. A
  * stream that failed (`error`) or was cut (no terminal entry) never does, so
- * it is never cached.
+ * it is never cached. Nor does a reply carrying an Anthropic-format
+ * upstream's own blocks for the Messages door (`anthropic_content`,
+ * `anthropic_block`): a stream would replay it without them, and a request
+ * of another door with the same key would be served them.
  */
 export class ReplyAssembler {
   private result: string | undefined;
@@ -30,6 +33,7 @@ export class ReplyAssembler {
       case 'result':
         this.result = entry.d;
         this.complete = true;
+        if (entry.d.includes('"anthropic_content":')) this.failed = true;
         return;
       case 'error':
         this.failed = true;
@@ -51,7 +55,9 @@ export class ReplyAssembler {
       }
       case 'chunk':
         try {
-          this.accumulator.push(JSON.parse(entry.d) as ChatCompletionChunk);
+          const chunk = JSON.parse(entry.d) as ChatCompletionChunk;
+          if (chunk.choices.some((choice) => choice.delta.anthropic_block !== undefined)) this.failed = true;
+          else this.accumulator.push(chunk);
         } catch {
           this.failed = true;
         }

@@ -258,6 +258,13 @@ export interface ChatRequest {
   anthropic_beta?: string;
   /** The `anthropic-version` header of a Messages request, sent to Anthropic-format upstreams in place of the adapter's own. */
   anthropic_version?: string;
+  /**
+   * Set by the Messages door: an Anthropic-format upstream's reply blocks the
+   * other fields cannot say (server-tool blocks, citations, unmodelled block
+   * types and fields) come back verbatim in `anthropic_content`. Other doors
+   * leave it unset, so their replies carry nothing extra.
+   */
+  anthropic_reply_blocks?: true;
 }
 
 export type PromptCacheRetention = 'in_memory' | '24h';
@@ -328,6 +335,12 @@ export interface ReplyMessage {
   tool_calls?: ToolCall[];
   /** Reasoning blocks of an Anthropic upstream, present only when the request asked for thinking. */
   thinking?: ThinkingBlock[];
+  /**
+   * An Anthropic-format upstream's content blocks, verbatim and in order,
+   * when the request asked for them (`anthropic_reply_blocks`) and they hold
+   * more than the fields above say; only the Messages door reads it.
+   */
+  anthropic_content?: Array<Record<string, unknown>>;
 }
 
 export interface ChatCompletionChoice {
@@ -371,12 +384,27 @@ export interface ThinkingDelta {
   data?: string;
 }
 
+/**
+ * A piece of an Anthropic-format upstream's stream the canonical chunk cannot
+ * say, for a request with `anthropic_reply_blocks` (the Messages door): a
+ * block of a type the gateway does not model (`server_tool_use`,
+ * `web_search_tool_result`...) opened as the upstream started it, or a delta
+ * it does not model (`citations_delta`, a server tool's input) for that block
+ * or, with `text`, for the text block it belongs to.
+ */
+export interface AnthropicBlockPiece {
+  start?: Record<string, unknown>;
+  delta?: Record<string, unknown>;
+  text?: true;
+}
+
 export interface ChunkDelta {
   role?: 'assistant';
   content?: string;
   refusal?: string;
   tool_calls?: ToolCallDelta[];
   thinking?: ThinkingDelta;
+  anthropic_block?: AnthropicBlockPiece;
 }
 
 export interface ChatCompletionChunkChoice {

@@ -33,11 +33,13 @@ export class ChunkEmitter {
   /** Emits one delta as choice `choice` (the caller renumbers fanned-out calls). */
   delta(choice: number, event: Omit<StreamDelta, 'kind' | 'choice'>): void {
     const { content, refusal, tool_calls: toolCalls, thinking, finish_reason: finishReason } = event;
+    const carried = event.anthropic_block;
     if (
       content === undefined &&
       refusal === undefined &&
       toolCalls === undefined &&
       thinking === undefined &&
+      carried === undefined &&
       finishReason === undefined
     )
       return;
@@ -50,6 +52,7 @@ export class ChunkEmitter {
     if (refusal !== undefined) delta.refusal = refusal;
     if (toolCalls !== undefined) delta.tool_calls = toolCalls;
     if (thinking !== undefined) delta.thinking = thinking;
+    if (carried !== undefined) delta.anthropic_block = carried;
     if (finishReason !== undefined) this.finished.add(choice);
     const out: ChatCompletionChunk['choices'][number] = {
       index: choice,

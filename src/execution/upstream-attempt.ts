@@ -43,7 +43,7 @@ export function attemptCompletion(ctx: AttemptContext): Promise<ParsedCompletion
   return attemptJson(
     ctx,
     () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: false }),
-    (body) => ctx.adapter.parseResponse(body),
+    (body) => ctx.adapter.parseResponse(body, ctx.request),
   );
 }
 
@@ -86,7 +86,7 @@ export interface StreamSink {
 
 /** One streamed call. Resolves with the last usage seen. */
 export async function attemptStream(ctx: AttemptContext, sink: StreamSink): Promise<Usage | undefined> {
-  const decoder = ctx.adapter.createStreamDecoder();
+  const decoder = ctx.adapter.createStreamDecoder(ctx.request);
   let usage: Usage | undefined;
   const build = () => ctx.adapter.buildRequest(ctx.request, ctx.endpoint, { stream: true });
   await attemptSse(ctx, build, sink.emitted, (event) => {

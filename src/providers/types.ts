@@ -1,4 +1,12 @@
-import type { ChatRequest, FinishReason, ReplyMessage, ThinkingDelta, ToolCallDelta, Usage } from '../chat/types.ts';
+import type {
+  AnthropicBlockPiece,
+  ChatRequest,
+  FinishReason,
+  ReplyMessage,
+  ThinkingDelta,
+  ToolCallDelta,
+  Usage,
+} from '../chat/types.ts';
 
 /**
  * The one interface every provider adapter implements. An adapter is pure
@@ -49,6 +57,8 @@ export interface StreamDelta {
   tool_calls?: ToolCallDelta[];
   /** A piece of a reasoning block (Anthropic upstreams, when the request asked for thinking). */
   thinking?: ThinkingDelta;
+  /** What an Anthropic-format stream holds beyond the canonical pieces, when the request asked for it. */
+  anthropic_block?: AnthropicBlockPiece;
   logprobs?: unknown;
   finish_reason?: FinishReason;
   /** With `finish_reason`: the stop sequence that ended the reply, when the upstream says which. */
@@ -103,9 +113,9 @@ export interface ProviderAdapter {
   leftOut?(req: ChatRequest): string[];
   /** `req.n` is already 1 when {@link supportsMultipleChoices} is false. */
   buildRequest(req: ChatRequest, endpoint: ProviderEndpoint, options: { stream: boolean }): UpstreamHttpRequest;
-  /** Parses a 2xx JSON body; throws {@link UpstreamProtocolError} when it is not the expected shape. */
-  parseResponse(body: unknown): ParsedCompletion;
-  createStreamDecoder(): StreamDecoder;
+  /** Parses a 2xx JSON body of `req`; throws {@link UpstreamProtocolError} when it is not the expected shape. */
+  parseResponse(body: unknown, req?: ChatRequest): ParsedCompletion;
+  createStreamDecoder(req?: ChatRequest): StreamDecoder;
   /** The upstream's own error message from an error body, if it has one. */
   extractErrorMessage(body: unknown): string | undefined;
 }

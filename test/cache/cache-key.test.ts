@@ -91,6 +91,10 @@ describe('cache keys', () => {
     expect(exactKeyOf('p', request({ messages: [{ role: 'user', content: '  Hi\n' }] }))).toBe(exactKeyOf('p', plain));
     const key = exactKeyOf('p', plain);
     expect(inflightKeyOf(key, plain)).not.toBe(inflightKeyOf(key, streamed));
+    // A Messages door request's job may carry the upstream's own blocks, which another door must not read.
+    const messagesDoor = { ...plain, anthropic_reply_blocks: true as const };
+    expect(exactKeyOf('p', messagesDoor)).toBe(key);
+    expect(inflightKeyOf(key, messagesDoor)).not.toBe(inflightKeyOf(key, plain));
   });
 
   it('semantic partitions keep earlier turns and parameters but not the last user message', () => {

@@ -53,6 +53,38 @@ describe('ReplyAssembler and replayChunks', () => {
     expect(assemble([{ id: '1', t: 'result', d: json }], 1)).toBe(json);
   });
 
+  it("does not store a reply carrying an Anthropic upstream's own blocks for the Messages door, whole or streamed", () => {
+    const carried = {
+      ...completion,
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant' as const,
+            content: 'Paris.',
+            anthropic_content: [{ type: 'text', text: 'Paris.' }],
+          },
+          finish_reason: 'stop' as const,
+          logprobs: null,
+        },
+      ],
+    };
+    expect(assemble([{ id: '1', t: 'result', d: JSON.stringify(carried) }], 1)).toBeUndefined();
+    const chunks = replayChunks({ ...completion, choices: [completion.choices[0]!] }, false);
+    const block = JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [
+        { index: 0, delta: { anthropic_block: { start: { type: 'x' } } }, finish_reason: null, logprobs: null },
+      ],
+    });
+    const end: StreamEntry = { id: 'e', t: 'end', d: '{}', pt: 7, ct: 4 };
+    expect(assemble(entries(chunks, end), 1)).toBeDefined();
+    expect(assemble(entries([block, ...chunks], end), 1)).toBeUndefined();
+  });
+
   it('refuses failed, cut and unfinished replies', () => {
     const chunks = replayChunks(completion, false);
     expect(

@@ -57,6 +57,7 @@ describe('Messages door: decoding', () => {
       n: 1,
       stream: false,
       include_usage: true,
+      anthropic_reply_blocks: true,
       temperature: 0.5,
       top_p: 0.9,
       top_k: 40,

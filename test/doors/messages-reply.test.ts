@@ -1,7 +1,7 @@
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { describe, expect, it } from 'vitest';
 import { completionChunks } from '../../src/chat/completion-accumulator.ts';
-import type { ChatCompletion } from '../../src/chat/types.ts';
+import type { ChatCompletion, ChatRequest } from '../../src/chat/types.ts';
 import { messagesReplyCodec } from '../../src/doors/messages/messages-door.ts';
 import {
   ProviderError,
@@ -21,10 +21,10 @@ import type { ProviderAdapter, SseEvent } from '../../src/providers/types.ts';
  * Chunk sequences as workers make them: upstream SSE events of each wire
  * format through the real adapter's decoder and the worker's chunk emitter.
  */
-function chunksFrom(adapter: ProviderAdapter, events: SseEvent[]): string[] {
+function chunksFrom(adapter: ProviderAdapter, events: SseEvent[], request?: ChatRequest): string[] {
   const out: string[] = [];
   const emitter = new ChunkEmitter('chatcmpl-abc123', 1_700_000_000, 'the-model', true, (json) => out.push(json));
-  const decoder = adapter.createStreamDecoder();
+  const decoder = adapter.createStreamDecoder(request);
   let usage;
   for (const event of events) {
     for (const e of decoder.push(event)) {
@@ -322,6 +322,98 @@ describe('Messages door: streamed replies', () => {
     ]);
     expect(message.stop_reason).toBe('max_tokens');
     expect(message.usage).toMatchObject({ input_tokens: 30, output_tokens: 50 });
+  });
+
+  it("passes an Anthropic upstream's server-tool blocks and citations_delta through in order, only when the request asks", async () => {
+    const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} };
+    const result = {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: [{ type: 'web_search_result', url: 'https://e.x/a', title: 'A', encrypted_content: 'enc' }],
+    };
+    const citation = { type: 'web_search_result_location', url: 'https://e.x/a', cited_text: 'Ann' };
+    const upstream = [
+      named('message_start', { message: { id: 'msg_up', usage: { input_tokens: 9, output_tokens: 1 } } }),
+      named('content_block_start', { index: 0, content_block: search }),
+      named('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '{"query":' } }),
+      named('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '"winner"}' } }),
+      named('content_block_stop', { index: 0 }),
+      named('content_block_start', { index: 1, content_block: result }),
+      named('content_block_stop', { index: 1 }),
+      named('content_block_start', { index: 2, content_block: { type: 'text', text: '', citations: [] } }),
+      named('content_block_delta', { index: 2, delta: { type: 'citations_delta', citation } }),
+      named('content_block_delta', { index: 2, delta: { type: 'text_delta', text: 'Ann won.' } }),
+      named('content_block_stop', { index: 2 }),
+      named('content_block_start', { index: 3, content_block: { type: 'a_future_block', x: 1 } }),
+      named('content_block_delta', { index: 3, delta: { type: 'a_future_delta', y: 2 } }),
+      named('content_block_stop', { index: 3 }),
+      named('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 20 } }),
+      named('message_stop', {}),
+    ];
+    const { events } = streamed(
+      chunksFrom(anthropicAdapter, upstream, { anthropic_reply_blocks: true } as ChatRequest),
+    );
+    expect(
+      events
+        .filter((e) => String(e.type).startsWith('content_block'))
+        .map((e) => [e.type, e.index, e.content_block ?? e.delta]),
+    ).toEqual([
+      ['content_block_start', 0, search],
+      ['content_block_delta', 0, { type: 'input_json_delta', partial_json: '{"query":' }],
+      ['content_block_delta', 0, { type: 'input_json_delta', partial_json: '"winner"}' }],
+      ['content_block_stop', 0, undefined],
+      ['content_block_start', 1, result],
+      ['content_block_stop', 1, undefined],
+      ['content_block_start', 2, { type: 'text', text: '' }],
+      ['content_block_delta', 2, { type: 'citations_delta', citation }],
+      ['content_block_delta', 2, { type: 'text_delta', text: 'Ann won.' }],
+      ['content_block_stop', 2, undefined],
+      ['content_block_start', 3, { type: 'a_future_block', x: 1 }],
+      ['content_block_delta', 3, { type: 'a_future_delta', y: 2 }],
+      ['content_block_stop', 3, undefined],
+    ]);
+    // The SDK cannot accumulate a delta type it does not know; without it, its final message is the upstream's.
+    const known = events.filter((e) => (e.delta as { type?: string } | undefined)?.type !== 'a_future_delta');
+    expect((await finalMessage(known)).content).toEqual([
+      { ...search, input: { query: 'winner' } },
+      result,
+      { type: 'text', text: 'Ann won.', citations: [citation] },
+      { type: 'a_future_block', x: 1 },
+    ]);
+    // Another door's request: the text alone, as before.
+    const plain = streamed(chunksFrom(anthropicAdapter, upstream));
+    expect((await finalMessage(plain.events)).content).toEqual([{ type: 'text', text: 'Ann won.' }]);
+  });
+
+  it("keeps an Anthropic upstream's blocks in a non-streamed reply only when the request asks and the text is unchanged", () => {
+    const body = {
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q' } },
+        { type: 'text', text: 'Ann won.', citations: [{ type: 'char_location', cited_text: 'Ann' }] },
+        { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: 1 } },
+      ],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 3, output_tokens: 4 },
+    };
+    const asked = anthropicAdapter.parseResponse(body, { anthropic_reply_blocks: true } as ChatRequest);
+    const reply = (parsed: typeof asked) =>
+      messagesReplyCodec().completion(
+        JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm', ...parsed }),
+      );
+    expect(JSON.parse(reply(asked)).content).toEqual(body.content);
+    expect(anthropicAdapter.parseResponse(body).choices[0]!.message.anthropic_content).toBeUndefined();
+    // Plain text and tool calls say all there is: nothing is carried.
+    const plainBody = { ...body, content: [{ type: 'text', text: 'hi', citations: null }] };
+    expect(
+      anthropicAdapter.parseResponse(plainBody, { anthropic_reply_blocks: true } as ChatRequest).choices[0]!.message
+        .anthropic_content,
+    ).toBeUndefined();
+    // A text changed on the way (a DLP redaction) is not undone by the upstream's blocks.
+    asked.choices[0]!.message.content = 'Ann <PERSON_1>.';
+    expect(JSON.parse(reply(asked)).content).toEqual([
+      { type: 'text', text: 'Ann <PERSON_1>.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: 1 } },
+    ]);
   });
 
   it('names the stop sequence an Anthropic upstream stopped at, streamed and not', async () => {

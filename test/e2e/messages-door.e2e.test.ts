@@ -569,6 +569,71 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(count.input_tokens).toBeGreaterThan(10);
   });
 
+  it("passes an Anthropic-format upstream's server-tool blocks and citations on to the client, and no other door sees them", async () => {
+    upstreams.c.setBehavior({ webSearch: true });
+    try {
+      const params = { model: MODELS.c, max_tokens: 50, messages: [{ role: 'user' as const, content: 'Search it' }] };
+      const expected = [
+        { type: 'server_tool_use', id: 'srvtoolu_fake', name: 'web_search', input: { query: 'fake search' } },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_fake',
+          content: [
+            {
+              type: 'web_search_result',
+              url: 'https://example.com/fake',
+              title: 'A fake result',
+              encrypted_content: 'ZmFrZQ==',
+              page_age: null,
+            },
+          ],
+        },
+        {
+          type: 'text',
+          text: 'Echo: Search it',
+          citations: [
+            {
+              type: 'web_search_result_location',
+              url: 'https://example.com/fake',
+              title: 'A fake result',
+              encrypted_index: 'ZmFrZQ==',
+              cited_text: 'fake',
+            },
+          ],
+        },
+      ];
+      const message = await client().messages.create(params);
+      expect(message.content).toEqual(expected);
+      expect(message.stop_reason).toBe('end_turn');
+      // Such a reply is not cached (a replay would lose the blocks): asked again, the upstream answers again.
+      const calls = upstreams.c.requests.length;
+      expect((await client().messages.create(params)).content).toEqual(expected);
+      expect(upstreams.c.requests.length).toBe(calls + 1);
+      // Streamed: the blocks start, their deltas (the server tool's input, citations_delta) and stops, in order.
+      // (Another prompt than the sync call's, which the exact cache would answer.)
+      const stream = client().messages.stream({
+        ...params,
+        messages: [{ role: 'user', content: 'Search it streamed' }],
+      });
+      const citations: unknown[] = [];
+      stream.on('citation', (citation) => citations.push(citation));
+      const final = await stream.finalMessage();
+      expect(final.content).toEqual([expected[0], expected[1], { ...expected[2], text: 'Echo: Search it streamed' }]);
+      expect(citations).toEqual(expected[2]!.citations);
+      expect(final.stop_reason).toBe('end_turn');
+      // The chat door reads the same reply as text alone.
+      const chat = await fetch(`${gateway.baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODELS.c, messages: [{ role: 'user', content: 'Search it via chat' }] }),
+      });
+      const completion = (await chat.json()) as Untyped;
+      expect(completion.choices[0].message).toEqual({ role: 'assistant', content: 'Echo: Search it via chat' });
+    } finally {
+      upstreams.c.setBehavior({ webSearch: undefined });
+    }
+  });
+
   it('falls back from an Anthropic-format model past a format that cannot carry unmodelled block fields, to one that drops them', async () => {
     const params = (text: string) =>
       ({

@@ -98,6 +98,12 @@ export interface FakeUpstreamBehavior {
   honorLimits?: boolean;
   /** Reason before every answer, as a reasoning model (OpenAI format: `reasoning_content`, as OpenAI-compatible reasoning servers send it). */
   reasoning?: boolean;
+  /**
+   * Search the web before every answer, as a model with Anthropic's web search
+   * tool (Anthropic format only): a `server_tool_use` and a
+   * `web_search_tool_result` block before the text, which cites the result.
+   */
+  webSearch?: boolean;
 }
 
 export interface FakeUpstreamOptions {
@@ -373,6 +379,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
     if (typeof prompt === 'string') return sendError(res, 400, prompt);
 
     const reply = buildReply(prompt, current.replyText, current.honorLimits === true, current.reasoning === true);
+    if (current.webSearch === true) reply.webSearch = true;
     if (!prompt.stream) return sendJson(res, 200, dialect.completionBody(reply));
     const echo = current.echoHeaders ? ` request headers: ${echoOf(req.headers)}` : '';
     const frames = dialect.streamFrames(reply, prompt).map((frame, i) => {

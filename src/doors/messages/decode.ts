@@ -318,6 +318,8 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
     stream: body.stream ?? false,
     // The door reports usage in message_start / message_delta, so it always asks for the usage chunk.
     include_usage: true,
+    // The door passes an Anthropic-format upstream's server-tool blocks and citations on unchanged.
+    anthropic_reply_blocks: true,
   };
   if (body.temperature != null) req.temperature = body.temperature;
   if (body.top_p != null) req.top_p = body.top_p;

@@ -3,6 +3,7 @@ import type {
   FinishReason,
   GatewayCacheMark,
   PromptTokensDetails,
+  ReplyMessage,
   ThinkingBlock,
   Usage,
 } from '../../chat/types.ts';
@@ -96,11 +97,49 @@ export type ReplyBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
+/**
+ * An Anthropic-format upstream's own blocks (server-tool blocks, citations),
+ * when its texts and tool calls are still what the reply says: a reply whose
+ * text was changed on the way (DLP redaction or restoring, JSON mode's tool
+ * input as text) is rebuilt from the changed fields instead.
+ */
+function upstreamBlocksOf(message: ReplyMessage): Array<Record<string, unknown>> | undefined {
+  const raw = message.anthropic_content;
+  if (raw === undefined) return undefined;
+  let text = '';
+  const inputs: string[] = [];
+  for (const block of raw) {
+    if (block.type === 'text') text += typeof block.text === 'string' ? block.text : '';
+    else if (block.type === 'tool_use') inputs.push(JSON.stringify(block.input ?? {}));
+  }
+  const calls = message.tool_calls ?? [];
+  const same =
+    text === (message.content ?? '') + (message.refusal ?? '') &&
+    calls.length === inputs.length &&
+    calls.every((call, i) => call.function.arguments === inputs[i]);
+  return same ? raw : undefined;
+}
+
 /** The `Message` object of a `chat.completion` (its first choice: the door always asks for one). */
 export function messageOf(completion: ChatCompletion, requestedModel: string | undefined): Record<string, unknown> {
   const choice = completion.choices[0];
-  const content: ReplyBlock[] = [];
   const message = choice?.message;
+  const content = (message === undefined ? undefined : upstreamBlocksOf(message)) ?? blocksOf(message);
+  return {
+    id: messageIdOf(completion.id),
+    type: 'message',
+    role: 'assistant',
+    model: requestedModel ?? completion.model,
+    content,
+    stop_reason: stopReasonOf(choice?.finish_reason, choice?.stop_sequence),
+    stop_sequence: choice?.stop_sequence ?? null,
+    usage: usageOf(completion.usage),
+  };
+}
+
+/** The reply's blocks from its canonical fields: thinking, text, tool calls. */
+function blocksOf(message: ReplyMessage | undefined): ReplyBlock[] {
+  const content: ReplyBlock[] = [];
   for (const block of message?.thinking ?? []) content.push(block);
   const text = (message?.content ?? '') + (message?.refusal ?? '');
   if (text !== '') content.push({ type: 'text', text });
@@ -112,14 +151,5 @@ export function messageOf(completion: ChatCompletion, requestedModel: string | u
       input: toolInputOf(call.function.arguments),
     });
   }
-  return {
-    id: messageIdOf(completion.id),
-    type: 'message',
-    role: 'assistant',
-    model: requestedModel ?? completion.model,
-    content,
-    stop_reason: stopReasonOf(choice?.finish_reason, choice?.stop_sequence),
-    stop_sequence: choice?.stop_sequence ?? null,
-    usage: usageOf(completion.usage),
-  };
+  return content;
 }

@@ -1,5 +1,5 @@
 import { textLiteralOf } from '../../chat/chunk-text.ts';
-import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
+import type { AnthropicBlockPiece, ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { errorBodyOf } from './errors.ts';
 import { messageIdOf, stopReasonOf, usageOf } from './reply-encoding.ts';
@@ -8,7 +8,9 @@ import { messageIdOf, stopReasonOf, usageOf } from './reply-encoding.ts';
  * `chat.completion.chunk`s as Anthropic's streaming event grammar:
  * `message_start`, `ping`, then per content block `content_block_start`,
  * its deltas (`text_delta`, `input_json_delta`, `thinking_delta`,
- * `signature_delta`) and `content_block_stop`, then `message_delta` (stop
+ * `signature_delta`, and what an Anthropic-format upstream sent that the
+ * gateway does not model, such as server-tool blocks and `citations_delta`,
+ * unchanged) and `content_block_stop`, then `message_delta` (stop
  * reason, usage) and `message_stop`. Blocks are opened and closed one at a
  * time, in the order the pieces arrive. The stop reason is held until the end
  * because the usage chunk comes after the finish chunk; input tokens are only
@@ -40,7 +42,8 @@ function textDelta(index: number, literal: string): string {
   return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${literal}}}\n\n`;
 }
 
-type OpenBlock = { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number };
+type OpenBlock =
+  { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number } | { kind: 'carried' };
 
 export class MessagesStreamEncoder {
   readonly #model: string | undefined;
@@ -73,6 +76,7 @@ export class MessagesStreamEncoder {
     if (!choice) return out;
     const delta = choice.delta ?? {};
     if (delta.thinking) out += this.#thinking(delta.thinking);
+    if (delta.anthropic_block) out += this.#carried(delta.anthropic_block);
     const text = (delta.content ?? '') + (delta.refusal ?? '');
     if (text !== '') {
       if (this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
@@ -148,6 +152,23 @@ export class MessagesStreamEncoder {
         type: 'content_block_delta',
         index,
         delta: { type: 'signature_delta', signature: piece.signature },
+      });
+    return out;
+  }
+
+  /** An upstream's block or delta the chunk carried unchanged (Anthropic-format upstreams): in order, as it came. */
+  #carried(piece: AnthropicBlockPiece): string {
+    let out = '';
+    if (piece.start) out += this.#openBlock({ kind: 'carried' }, piece.start);
+    else if (piece.text && this.#open?.kind !== 'text')
+      out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
+    // A delta for a block no longer open (the upstream interleaved blocks) has nowhere to go.
+    const open = this.#open?.kind;
+    if (piece.delta && (open === 'carried' || (piece.text && open === 'text')))
+      out += frame('content_block_delta', {
+        type: 'content_block_delta',
+        index: this.#blockCount - 1,
+        delta: piece.delta,
       });
     return out;
   }

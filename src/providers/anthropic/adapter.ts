@@ -106,6 +106,21 @@ export function buildAnthropicBody(req: ChatRequest, stream: boolean): Record<st
   return body;
 }
 
+/** The fields of each reply block type the canonical reply holds; `citations: null` says nothing. */
+const MODELLED_BLOCK_FIELDS = new Map<unknown, ReadonlySet<string>>([
+  ['text', new Set(['type', 'text'])],
+  ['thinking', new Set(['type', 'thinking', 'signature'])],
+  ['redacted_thinking', new Set(['type', 'data'])],
+  ['tool_use', new Set(['type', 'id', 'name', 'input'])],
+]);
+
+/** Whether a reply block holds something the canonical reply cannot say (a server-tool block, citations...). */
+function saysMore(block: Record<string, unknown>): boolean {
+  const modelled = MODELLED_BLOCK_FIELDS.get(block.type);
+  if (modelled === undefined) return true;
+  return Object.entries(block).some(([key, value]) => !modelled.has(key) && value !== null);
+}
+
 /** The Anthropic Messages adapter (stateless singleton). */
 export const anthropicAdapter: ProviderAdapter = {
   format: 'anthropic',
@@ -158,7 +173,7 @@ export const anthropicAdapter: ProviderAdapter = {
     };
   },
 
-  parseResponse(body: unknown): ParsedCompletion {
+  parseResponse(body: unknown, req?: ChatRequest): ParsedCompletion {
     const parsed = messageSchema.safeParse(body);
     if (!parsed.success) {
       throw new UpstreamProtocolError(`Unexpected message body from the Anthropic upstream: ${parsed.error.message}`);
@@ -190,6 +205,11 @@ export const anthropicAdapter: ProviderAdapter = {
     const message: ReplyMessage = { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text };
     if (toolCalls.length > 0) message.tool_calls = toolCalls;
     if (thinking.length > 0) message.thinking = thinking;
+    if (req?.anthropic_reply_blocks === true) {
+      // The parsed schema strips unknown keys; the blocks as the upstream sent them are in the body.
+      const raw = (body as { content: Array<Record<string, unknown>> }).content;
+      if (raw.some(saysMore)) message.anthropic_content = raw;
+    }
     const choice: ParsedCompletion['choices'][number] = { index: 0, message, finish_reason: finish };
     if (stopReason === 'stop_sequence' && stopSequence != null) choice.stop_sequence = stopSequence;
     return {
@@ -198,8 +218,8 @@ export const anthropicAdapter: ProviderAdapter = {
     };
   },
 
-  createStreamDecoder() {
-    return new AnthropicStreamDecoder();
+  createStreamDecoder(req?: ChatRequest) {
+    return new AnthropicStreamDecoder(req?.anthropic_reply_blocks === true);
   },
 
   extractErrorMessage(body: unknown): string | undefined {

@@ -46,7 +46,12 @@ function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
 }
 
 /** What a content block of the message is to the client: one of its tool calls, or the JSON-mode answer. */
-type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' } | { kind: 'thinking'; index: number };
+type BlockRole =
+  | { kind: 'tool_call'; index: number }
+  | { kind: 'json_answer' }
+  | { kind: 'thinking'; index: number }
+  | { kind: 'text' }
+  | { kind: 'carried' };
 
 /**
  * Decodes an Anthropic Messages stream of named events: `message_start`
@@ -59,8 +64,10 @@ type BlockRole = { kind: 'tool_call'; index: number } | { kind: 'json_answer' } 
  * (matched by the event's content block `index`, since blocks may interleave)
  * adds argument text, in OpenAI's streaming shape. The JSON-mode tool's input
  * is the answer itself: its fragments are content (see structured-output.ts).
- * Unknown event types and other deltas (thinking, server-tool input) are
- * skipped.
+ * Unknown event types are skipped, and so are blocks of other types
+ * (server tools and their results) and other deltas (citations, server-tool
+ * input) unless the decoder carries them (`carry`, for the Messages door):
+ * then they come as `anthropic_block` pieces, unchanged.
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
   #finished = false;
@@ -74,6 +81,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   readonly #blocks = new Map<number, BlockRole>();
   #toolCalls = 0;
   #thinkingBlocks = 0;
+  readonly #carry: boolean;
+
+  constructor(carry = false) {
+    this.#carry = carry;
+  }
 
   get finished(): boolean {
     return this.#finished;
@@ -93,10 +105,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       }
       case 'content_block_start': {
         const { index, content_block: block } = parseAs(blockStartSchema, json, type);
-        if (block.type === 'text') return block.text ? [{ kind: 'delta', choice: 0, content: block.text }] : [];
+        if (block.type === 'text') {
+          if (index !== undefined) this.#blocks.set(index, { kind: 'text' });
+          return block.text ? [{ kind: 'delta', choice: 0, content: block.text }] : [];
+        }
         if (block.type === 'tool_use') return this.#startToolUse(index, block);
         if (block.type === 'thinking' || block.type === 'redacted_thinking') return this.#startThinking(index, block);
-        return [];
+        if (!this.#carry || index === undefined) return [];
+        this.#blocks.set(index, { kind: 'carried' });
+        // The parsed block keeps only the modelled fields; the client gets the block as the upstream sent it.
+        const start = (json as { content_block: Record<string, unknown> }).content_block;
+        return [{ kind: 'delta', choice: 0, anthropic_block: { start } }];
       }
       case 'content_block_delta': {
         const { index, delta } = parseAs(blockDeltaSchema, json, type);
@@ -106,7 +125,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
           return this.#thinkingDelta(index, { thinking: delta.thinking });
         if (delta.type === 'signature_delta' && delta.signature)
           return this.#thinkingDelta(index, { signature: delta.signature });
-        return [];
+        return this.#carriedDelta(index, (json as { delta: Record<string, unknown> }).delta);
       }
       case 'message_delta': {
         const data = parseAs(messageDeltaSchema, json, type);
@@ -187,10 +206,21 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     return [{ kind: 'delta', choice: 0, thinking: { index: role.index, ...piece } }];
   }
 
+  /** A delta of a text block or a carried block that the canonical chunk has no place for (`citations_delta`). */
+  #carriedDelta(index: number | undefined, delta: Record<string, unknown>): StreamEvent[] {
+    const role = index === undefined ? undefined : this.#blocks.get(index);
+    if (!this.#carry) return [];
+    if (role?.kind === 'text') return [{ kind: 'delta', choice: 0, anthropic_block: { delta, text: true } }];
+    if (role?.kind === 'carried') return [{ kind: 'delta', choice: 0, anthropic_block: { delta } }];
+    return [];
+  }
+
   #inputDelta(index: number | undefined, fragment: string): StreamEvent[] {
     const role = index === undefined ? undefined : this.#blocks.get(index);
-    // Server-tool blocks stream their input too; they are not the client's calls.
-    if (role === undefined || role.kind === 'thinking' || fragment === '') return [];
+    // Server-tool blocks stream their input too; they are not the client's calls (the Messages door gets them carried).
+    if (role?.kind === 'carried')
+      return this.#carriedDelta(index, { type: 'input_json_delta', partial_json: fragment });
+    if (role === undefined || role.kind === 'thinking' || role.kind === 'text' || fragment === '') return [];
     if (role.kind === 'json_answer') return [{ kind: 'delta', choice: 0, content: fragment }];
     return [{ kind: 'delta', choice: 0, tool_calls: [{ index: role.index, function: { arguments: fragment } }] }];
   }

@@ -389,6 +389,34 @@ function toolUseBlock(call: FakeToolCall): Record<string, unknown> {
   return { type: 'tool_use', id: call.id, name: call.name, input: callInput(call) };
 }
 
+/** The `webSearch` behaviour's blocks, shaped as the API documents its web search tool's reply. */
+const WEB_SEARCH_USE = {
+  type: 'server_tool_use',
+  id: 'srvtoolu_fake',
+  name: 'web_search',
+  input: { query: 'fake search' },
+};
+const WEB_SEARCH_RESULT = {
+  type: 'web_search_tool_result',
+  tool_use_id: 'srvtoolu_fake',
+  content: [
+    {
+      type: 'web_search_result',
+      url: 'https://example.com/fake',
+      title: 'A fake result',
+      encrypted_content: 'ZmFrZQ==',
+      page_age: null,
+    },
+  ],
+};
+const WEB_SEARCH_CITATION = {
+  type: 'web_search_result_location',
+  url: 'https://example.com/fake',
+  title: 'A fake result',
+  encrypted_index: 'ZmFrZQ==',
+  cited_text: 'fake',
+};
+
 export const anthropicDialect: FakeDialect = {
   route(method, url) {
     return method === 'POST' && url.pathname === '/v1/messages' ? { stream: false } : undefined;
@@ -514,7 +542,9 @@ export const anthropicDialect: FakeDialect = {
     const content: unknown[] = reply.thinking
       ? [{ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature }]
       : [];
-    if (text !== '' || reply.toolCalls.length === 0) content.push({ type: 'text', text });
+    if (reply.webSearch) content.push(WEB_SEARCH_USE, WEB_SEARCH_RESULT);
+    if (text !== '' || reply.toolCalls.length === 0)
+      content.push(reply.webSearch ? { type: 'text', text, citations: [WEB_SEARCH_CITATION] } : { type: 'text', text });
     content.push(...reply.toolCalls.map(toolUseBlock));
     return {
       id: 'msg_fake',
@@ -562,9 +592,27 @@ export const anthropicDialect: FakeDialect = {
       frames.push(frame('content_block_stop', { index }));
       index += 1;
     }
+    if (reply.webSearch) {
+      start(index, { ...WEB_SEARCH_USE, input: {} });
+      frames.push(
+        frame('content_block_delta', {
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(WEB_SEARCH_USE.input) },
+        }),
+        frame('content_block_stop', { index }),
+      );
+      index += 1;
+      start(index, WEB_SEARCH_RESULT);
+      frames.push(frame('content_block_stop', { index }));
+      index += 1;
+    }
     const text = reply.texts[0] ?? '';
     if (text !== '' || reply.toolCalls.length === 0) {
-      start(index, { type: 'text', text: '' });
+      start(index, reply.webSearch ? { type: 'text', text: '', citations: [] } : { type: 'text', text: '' });
+      if (reply.webSearch)
+        frames.push(
+          frame('content_block_delta', { index, delta: { type: 'citations_delta', citation: WEB_SEARCH_CITATION } }),
+        );
       for (const piece of streamPieces(text)) {
         frames.push(frame('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }));
       }

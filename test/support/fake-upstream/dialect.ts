@@ -68,6 +68,8 @@ export interface FakeReply {
   stopSequence?: string;
   /** The reasoning before the answer, when the prompt asked for thinking: `Thinking about: <last user text>`, signed. */
   thinking?: { text: string; signature: string };
+  /** Searched the web first (the `webSearch` behaviour; only the Anthropic dialect says so). */
+  webSearch?: true;
 }
 
 /**
