@@ -24,6 +24,12 @@ export async function screenStep(exchange: Exchange, dlp: DlpGuard): Promise<voi
         : kind === 'responses' && screened.reply
           ? new ResponsesReplyFilter(screened.reply)
           : undefined;
+    // Blocks passed through as the upstream wrote them are never scanned: with reply scanning on,
+    // the Messages client gets the reply rebuilt from what was scanned instead.
+    if (exchange.replyFilter && exchange.request.anthropic_reply_blocks) {
+      const { anthropic_reply_blocks: _unscanned, ...scannable } = exchange.request;
+      exchange.request = scannable;
+    }
     if (span.recording)
       span.set(
         'gateway.dlp.findings',
