@@ -80,12 +80,17 @@ function popcount(x: number): number {
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
+interface Projections {
+  dimensions: Uint16Array;
+  signs: Float32Array;
+}
+
 /**
  * The sketch's projections for `dims` dimensions: per bit, {@link PROJECTION_TERMS}
  * dimensions with a sign each. Deterministic, so a partition rebuilt from
  * Redis sketches its entries as before.
  */
-function projectionsFor(dims: number): { dimensions: Uint16Array; signs: Float32Array } {
+function projectionsFor(dims: number): Projections {
   const size = SKETCH_BITS * PROJECTION_TERMS;
   const dimensions = new Uint16Array(size);
   const signs = new Float32Array(size);
@@ -98,12 +103,7 @@ function projectionsFor(dims: number): { dimensions: Uint16Array; signs: Float32
   return { dimensions, signs };
 }
 
-function sketch(
-  vector: Float32Array,
-  projections: { dimensions: Uint16Array; signs: Float32Array },
-  out: Uint32Array,
-  offset: number,
-): void {
+function sketch(vector: Float32Array, projections: Projections, out: Uint32Array, offset: number): void {
   const { dimensions, signs } = projections;
   for (let w = 0; w < SKETCH_WORDS; w++) {
     let word = 0;
@@ -120,7 +120,7 @@ function sketch(
 
 class Partition {
   readonly dims: number;
-  readonly projections: { dimensions: Uint16Array; signs: Float32Array };
+  readonly projections: Projections;
   vectors: Float32Array;
   /** {@link SKETCH_WORDS} words per slot. */
   sketches: Uint32Array;
@@ -131,9 +131,9 @@ class Partition {
   readonly expiresAt: number[] = [];
   readonly sizes: number[] = [];
 
-  constructor(dims: number) {
+  constructor(dims: number, projections: Projections) {
     this.dims = dims;
-    this.projections = projectionsFor(dims);
+    this.projections = projections;
     this.vectors = new Float32Array(dims * 4);
     this.sketches = new Uint32Array(SKETCH_WORDS * 4);
   }
@@ -184,6 +184,8 @@ class Partition {
 
 export class VectorIndex {
   private readonly partitions = new Map<string, Partition>();
+  /** The sketch's projections by dimension count, shared by every partition of that size. */
+  private readonly projections = new Map<number, Projections>();
   private readonly locations = new Map<string, { partition: string; slot: number }>();
 
   /** Entries indexed now. */
@@ -208,7 +210,13 @@ export class VectorIndex {
     if (this.locations.has(item.id)) this.remove(item.id);
     let partition = this.partitions.get(item.partition);
     if (!partition) {
-      partition = new Partition(item.vector.length);
+      const dims = item.vector.length;
+      let projections = this.projections.get(dims);
+      if (!projections) {
+        projections = projectionsFor(dims);
+        this.projections.set(dims, projections);
+      }
+      partition = new Partition(dims, projections);
       this.partitions.set(item.partition, partition);
     }
     if (item.vector.length !== partition.dims) return false;
@@ -265,8 +273,7 @@ export class VectorIndex {
     const { vectors, dims, sizes } = p;
     const size = options.size ?? -1;
     const tolerance = options.sizeTolerance ?? Infinity;
-    const fits = (slot: number) =>
-      size < 0 || (sizes[slot] as number) < 0 || Math.abs((sizes[slot] as number) - size) <= tolerance;
+    const fits = (slot: number) => sizeFits(sizes[slot] as number, size, tolerance);
     const slots = p.size > EXACT_SCAN_LIMIT ? nearestBySketch(p, query, size, tolerance) : undefined;
     const count = slots ? slots.length : p.size;
     let best = -Infinity;
@@ -291,6 +298,11 @@ export class VectorIndex {
   }
 }
 
+/** Whether an entry of `entrySize` may match a query of `size` (either -1: unknown, always). */
+function sizeFits(entrySize: number, size: number, tolerance: number): boolean {
+  return size < 0 || entrySize < 0 || Math.abs(entrySize - size) <= tolerance;
+}
+
 /**
  * The slots of the {@link RERANKED} entries whose size fits (see
  * {@link SearchOptions.size}) and whose sketches are nearest `query`'s:
@@ -307,8 +319,7 @@ function nearestBySketch(p: Partition, query: Float32Array, size: number, tolera
   const unfit = SKETCH_BITS + 1;
   const histogram = new Uint32Array(unfit + 1);
   for (let slot = 0; slot < count; slot++) {
-    const entrySize = sizes[slot] as number;
-    if (size >= 0 && entrySize >= 0 && Math.abs(entrySize - size) > tolerance) {
+    if (!sizeFits(sizes[slot] as number, size, tolerance)) {
       distances[slot] = unfit;
       continue;
     }
