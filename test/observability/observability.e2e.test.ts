@@ -198,7 +198,12 @@ describe('/stats', () => {
         records = await Promise.all(
           [gateway.baseUrl, api2Url, api3Url].map(async (u) => (await (await get(`${u}/stats`)).json()) as Stats),
         );
-        return records.every((r) => r.total_requests === expectedTotal && r.provider_stats.provider_a!.requests === 2);
+        // Counters reach Redis in batches (cache counters apart from request counters): wait until every
+        // process reads the same record, not only the request totals.
+        return (
+          records.every((r) => r.total_requests === expectedTotal && r.provider_stats.provider_a!.requests === 2) &&
+          records.every((r) => JSON.stringify(r) === JSON.stringify(records[0]))
+        );
       },
       10_000,
       'stats to settle',
