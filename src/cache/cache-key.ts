@@ -42,6 +42,7 @@ function parameters(request: ChatRequest): unknown[] {
     request.anthropic_beta !== undefined
       ? [request.context_management ?? null, request.extra_body ?? null, request.anthropic_beta ?? null]
       : []),
+    ...(request.anthropic_server_tools !== undefined ? [request.anthropic_server_tools] : []),
   ];
 }
 
@@ -69,8 +70,12 @@ function messageTuple(message: ChatMessage): unknown[] {
       if (message.anthropic_blocks !== undefined) tuple.push(message.anthropic_blocks);
       return tuple;
     }
-    default:
-      return [message.role, message.name ?? null, message.content];
+    default: {
+      const tuple: unknown[] = [message.role, message.name ?? null, message.content];
+      // A Messages system block's unmodelled fields, appended only when present (other keys stay as they were).
+      if (message.role !== 'user' && message.anthropic !== undefined) tuple.push(message.anthropic);
+      return tuple;
+    }
   }
 }
 

@@ -16,18 +16,30 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
     switch (message.role) {
       case 'system':
       case 'developer':
-        return withName(
+        return withFields(
+          withName(
+            {
+              ...message,
+              content:
+                typeof message.content === 'string'
+                  ? fn(message.content)
+                  : message.content.map((part) => mapTextPart(part, fn)),
+            },
+            fn,
+          ),
+          fn,
+        );
+      case 'tool':
+        return withFields(
           {
             ...message,
             content:
               typeof message.content === 'string'
                 ? fn(message.content)
-                : message.content.map((part) => mapTextPart(part, fn)),
+                : message.content.map((part) => mapPart(part, fn)),
           },
           fn,
         );
-      case 'tool':
-        return withFields({ ...message, content: fn(message.content) }, fn);
       case 'user':
         return withName(
           {
@@ -61,8 +73,8 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
  * (often an e-mail address), OpenAI's `prompt_cache_key` (often a user or
  * session id), `metadata` values, tool descriptions, and every string in the
  * top-level fields a Messages request passes unmodelled to an Anthropic
- * upstream (the gateway cannot tell which of them the model reads, so none
- * is a way around DLP).
+ * upstream, server tools' included (the gateway cannot tell which of them the
+ * model reads, so none is a way around DLP).
  */
 export function mapRequestTexts(request: ChatRequest, fn: (text: string) => string): ChatRequest {
   const out: ChatRequest = { ...request, messages: mapMessageTexts(request.messages, fn) };
@@ -81,6 +93,11 @@ export function mapRequestTexts(request: ChatRequest, fn: (text: string) => stri
     });
   }
   if (request.extra_body) out.extra_body = mapJsonStrings(request.extra_body, fn) as Record<string, unknown>;
+  if (request.anthropic_server_tools)
+    out.anthropic_server_tools = request.anthropic_server_tools.map(({ at, tool }) => ({
+      at,
+      tool: mapJsonStrings(tool, fn) as AnthropicFields,
+    }));
   return out;
 }
 

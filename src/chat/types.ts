@@ -106,6 +106,8 @@ export interface SystemMessage {
   name?: string;
   /** Ends a cacheable prefix at this instruction (Anthropic-format upstreams). */
   cache_control?: CacheControl;
+  /** A Messages system block's unmodelled fields, as on {@link TextPart}. */
+  anthropic?: AnthropicFields;
 }
 
 export interface UserMessage {
@@ -140,7 +142,12 @@ export interface AssistantMessage {
 /** The result of a tool call, sent back by the client. */
 export interface ToolMessage {
   role: 'tool';
-  content: string;
+  /**
+   * A string, or parts when the result carries images, documents, blocks
+   * only Anthropic reads or a prompt-cache breakpoint (a Messages
+   * `tool_result` with block content; other text-only lists are joined).
+   */
+  content: string | ContentPart[];
   tool_call_id: string;
   /** The call failed and `content` says why (Anthropic's `is_error`). */
   is_error?: true;
@@ -254,6 +261,13 @@ export interface ChatRequest {
    * or drop them with `drop_unsupported_params`.
    */
   anthropic_fields?: string[];
+  /**
+   * The tools of a Messages request that Anthropic defines (`web_search_20250305`,
+   * `bash_20250124`, `mcp_toolset`...), whole, each with its place in the
+   * client's `tools` list: an Anthropic-format upstream gets them there; their
+   * types are in {@link anthropic_fields}, so the other formats refuse or drop them.
+   */
+  anthropic_server_tools?: Array<{ at: number; tool: AnthropicFields }>;
   /** The `anthropic-beta` header of a Messages request, sent unchanged to Anthropic-format upstreams. */
   anthropic_beta?: string;
   /** The `anthropic-version` header of a Messages request, sent to Anthropic-format upstreams in place of the adapter's own. */
@@ -424,4 +438,12 @@ export interface ChatCompletionChunk {
   model: string;
   choices: ChatCompletionChunkChoice[];
   usage?: Usage | null;
+}
+
+/** A tool result's text: the content, or its text parts joined by newlines. */
+export function toolResultText(content: ToolMessage['content']): string {
+  if (typeof content === 'string') return content;
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += text === '' ? part.text : `\n${part.text}`;
+  return text;
 }

@@ -1,12 +1,13 @@
-import type {
-  AnthropicFields,
-  CacheControl,
-  ChatMessage,
-  ContentPart,
-  DocumentPart,
-  TextPart,
-  ThinkingBlock,
-  ToolCall,
+import {
+  toolResultText,
+  type AnthropicFields,
+  type CacheControl,
+  type ChatMessage,
+  type ContentPart,
+  type DocumentPart,
+  type TextPart,
+  type ThinkingBlock,
+  type ToolCall,
 } from '../chat/types.ts';
 
 /**
@@ -40,7 +41,13 @@ export type TurnPart =
       kind: 'tool_result';
       toolCallId: string;
       name: string | undefined;
+      /** The result's text (its text parts joined). */
       content: string;
+      /**
+       * A result made of parts (texts, images, documents, blocks only Anthropic reads), in order:
+       * an Anthropic upstream gets them as the result's blocks, Gemini the images and documents beside it.
+       */
+      blocks?: TurnPart[];
       isError?: true;
       cacheControl?: CacheControl;
       extra?: AnthropicFields;
@@ -65,6 +72,8 @@ export interface Turn {
 export interface SystemBlock {
   text: string;
   cacheControl?: CacheControl;
+  /** A Messages system block's unmodelled fields, which only an Anthropic upstream writes back. */
+  extra?: AnthropicFields;
 }
 
 export interface AlternatingConversation {
@@ -163,9 +172,15 @@ function appendSystem(blocks: SystemBlock[], content: string | TextPart[]): void
   for (const part of texts) {
     if (part.text.trim() === '') continue;
     const last = blocks.at(-1);
-    if (last !== undefined && last.cacheControl === undefined && part.cache_control === undefined)
+    const plain = part.cache_control === undefined && part.anthropic === undefined;
+    if (last !== undefined && last.cacheControl === undefined && last.extra === undefined && plain)
       last.text += MERGE_SEPARATOR + part.text;
-    else blocks.push(part.cache_control ? { text: part.text, cacheControl: part.cache_control } : { text: part.text });
+    else {
+      const block: SystemBlock = { text: part.text };
+      if (part.cache_control) block.cacheControl = part.cache_control;
+      if (part.anthropic !== undefined) block.extra = part.anthropic;
+      blocks.push(block);
+    }
   }
 }
 
@@ -189,11 +204,18 @@ export function toAlternatingTurns(
     switch (message.role) {
       case 'system':
       case 'developer':
-        // A mark on the whole message (the Messages door's system blocks) marks its one text.
+        // A mark or unmodelled fields on the whole message (the Messages door's system blocks) are its one text's.
         appendSystem(
           systemBlocks,
-          message.cache_control && typeof message.content === 'string'
-            ? [{ type: 'text', text: message.content, cache_control: message.cache_control }]
+          (message.cache_control || message.anthropic) && typeof message.content === 'string'
+            ? [
+                {
+                  type: 'text',
+                  text: message.content,
+                  cache_control: message.cache_control,
+                  anthropic: message.anthropic,
+                },
+              ]
             : message.content,
         );
         continue;
@@ -224,9 +246,14 @@ export function toAlternatingTurns(
             kind: 'tool_result',
             toolCallId: message.tool_call_id,
             name: callNames.get(message.tool_call_id),
-            content: message.content,
+            content: toolResultText(message.content),
           },
         ];
+        if (typeof message.content !== 'string')
+          parts[0] = {
+            ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>),
+            blocks: partsOfContent(message.content, options),
+          };
         if (message.is_error === true)
           parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
         if (message.cache_control !== undefined)

@@ -342,14 +342,6 @@ describe('Messages door: decoding', () => {
         {
           ...base,
           messages: [{ role: 'user', content: 'x' }],
-          tools: [{ type: 'web_search_20250305', name: 'web_search' }],
-        },
-        /tools\.0/,
-      ],
-      [
-        {
-          ...base,
-          messages: [{ role: 'user', content: 'x' }],
           tool_choice: { type: 'tool', name: 'f' },
           tools: [{ name: 'g', input_schema: { type: 'object' } }],
         },
@@ -373,13 +365,24 @@ describe('Messages door: decoding', () => {
                 {
                   type: 'tool_result',
                   tool_use_id: 't',
-                  content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }],
+                  content: [{ type: 'image', source: { type: 'url', url: 'http://x/y.png' } }],
                 },
               ],
             },
           ],
         },
-        /messages\.0\.content\.0\.content/,
+        /messages\.0\.content\.0\.content\.0\.source\.url: must be an https: URL/,
+      ],
+      [
+        { ...base, messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'custom', name: 'f' }] },
+        /tools\.0\.input_schema/,
+      ],
+      [
+        {
+          ...base,
+          messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: '' } }] }],
+        },
+        /messages\.0\.content\.0\.source\.file_id/,
       ],
     ];
     for (const [body, message] of cases) {

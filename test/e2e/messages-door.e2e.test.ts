@@ -569,6 +569,118 @@ describe('Messages door: errors, auth, models, aliases', () => {
     expect(count.input_tokens).toBeGreaterThan(10);
   });
 
+  it("sends Anthropic's own tools, Files API sources, tool results made of blocks and unmodelled system fields to an Anthropic-format upstream unchanged, and names them for the other formats", async () => {
+    const system = [{ type: 'text', text: 'Be brief.', a_system_field: { x: 1 } }];
+    const tools = [
+      { name: 'lookup', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+      { type: 'web_search_20250305', name: 'web_search', max_uses: 2 },
+    ];
+    const messages = [
+      { role: 'user', content: 'Find it.' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'it' } }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [
+              { type: 'text', text: 'a chart and a source' },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+              { type: 'search_result', source: 'https://s.x', title: 'S', content: [{ type: 'text', text: 'found' }] },
+            ],
+          },
+          { type: 'document', source: { type: 'file', file_id: 'file_011' }, title: 'Report' },
+          { type: 'text', text: 'Now search the web.' },
+        ],
+      },
+    ];
+    const params = {
+      max_tokens: 30,
+      system,
+      tools,
+      messages,
+      tool_choice: { type: 'tool', name: 'web_search' },
+    } as Untyped;
+    const beta = { headers: { 'anthropic-beta': 'files-api-2025-04-14' } };
+    const message = await client().messages.create({ ...params, model: MODELS.c }, beta);
+    expect(message.content.length).toBeGreaterThan(0);
+    const body = lastBody('c');
+    expect(body.system).toEqual(system);
+    expect(body.tools).toEqual(tools);
+    expect(body.tool_choice).toEqual({ type: 'tool', name: 'web_search' });
+    expect(body.messages).toEqual(messages);
+    expect(upstreams.c.requests.at(-1)!.headers['anthropic-beta']).toBe('files-api-2025-04-14');
+    const names =
+      "'system.0.a_system_field', 'search_result', 'messages.2.content.1.source.file_id', 'web_search_20250305'";
+    for (const [model, provider] of [
+      [MODELS.a, 'provider_a'],
+      [MODELS.b, 'provider_b'],
+    ]) {
+      await expect(client().messages.create({ ...params, model }, beta)).rejects.toMatchObject({
+        status: 400,
+        error: {
+          error: {
+            type: 'invalid_request_error',
+            message: expect.stringMatching(
+              new RegExp(
+                `^'tool_choice', ${names} are not supported by ${provider}|^${names}, 'tool_choice' are not supported by ${provider}`,
+              ),
+            ),
+          },
+        },
+      });
+    }
+  });
+
+  it("reads a tool result's image on every format: in the result for Anthropic, after the turn's results for OpenAI, beside the function responses for Gemini", async () => {
+    const messages = [
+      { role: 'user' as const, content: 'What is in the screenshot?' },
+      {
+        role: 'assistant' as const,
+        content: [{ type: 'tool_use' as const, id: 'toolu_9', name: 'screenshot', input: {} }],
+      },
+      {
+        role: 'user' as const,
+        content: [
+          {
+            type: 'tool_result' as const,
+            tool_use_id: 'toolu_9',
+            content: [
+              { type: 'text' as const, text: 'Screenshot taken.' },
+              {
+                type: 'image' as const,
+                source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG },
+              },
+            ],
+          },
+        ],
+      },
+    ];
+    const tools = [{ name: 'screenshot', input_schema: { type: 'object' as const, properties: {} } }];
+    for (const letter of LETTERS) {
+      const message = await client().messages.create({ model: MODELS[letter], max_tokens: 30, messages, tools });
+      expect(message.type).toBe('message');
+    }
+    expect(lastBody('c').messages[2]).toEqual(messages[2]);
+    expect(lastBody('a').messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'toolu_9', type: 'function', function: { name: 'screenshot', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'toolu_9', content: 'Screenshot taken.' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] },
+    ]);
+    expect(lastBody('b').contents.at(-1)).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'screenshot', response: { output: 'Screenshot taken.' } } },
+        { inlineData: { mimeType: 'image/png', data: PNG } },
+      ],
+    });
+  });
+
   it("passes an Anthropic-format upstream's server-tool blocks and citations on to the client, and no other door sees them", async () => {
     upstreams.c.setBehavior({ webSearch: true });
     try {

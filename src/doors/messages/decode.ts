@@ -23,9 +23,11 @@ import {
   MESSAGES_FIELDS,
   MODELLED_BLOCK_FIELDS,
   MODELLED_TOOL_FIELDS,
+  isServerTool,
   messagesRequestSchema,
   type AssistantBlock,
   type MessagesRequestBody,
+  type ToolResultContentBlock,
   type UserBlock,
 } from './request-schema.ts';
 
@@ -37,13 +39,21 @@ import {
  * it, as the OpenAI shape orders them.
  */
 
-type Block = UserBlock | AssistantBlock;
+type Block = UserBlock | AssistantBlock | ToolResultContentBlock;
 type ModelledUserBlock = Extract<UserBlock, { type: 'text' | 'image' | 'document' | 'tool_result' }>;
 type ModelledAssistantBlock = Extract<AssistantBlock, { type: 'text' | 'tool_use' | 'thinking' | 'redacted_thinking' }>;
+type MediaBlock = Extract<UserBlock, { type: 'text' | 'image' | 'document' }>;
 
 /** A block of a type the gateway does not model: carried whole. */
 function isOpaque(block: Block): boolean {
   return !Object.hasOwn(MODELLED_BLOCK_FIELDS, block.type);
+}
+
+/** An image or document in Anthropic's Files API, which only an Anthropic-format upstream can read: carried whole. */
+function isFileSourced(block: Block): boolean {
+  return (
+    (block.type === 'image' || block.type === 'document') && (block as MediaBlock as ImageBlock).source.type === 'file'
+  );
 }
 
 /** A modelled block's fields the gateway does not model, as sent; undefined when there are none. */
@@ -93,14 +103,19 @@ function withCacheControl<T extends object>(
 function systemMessages(system: MessagesRequestBody['system']): SystemMessage[] {
   if (system == null) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ role: 'system', content: system }];
-  // One instruction per block, so a block's cache_control keeps its place.
+  // One instruction per block, so a block's cache_control and unmodelled fields keep their place.
   return system.map((block) =>
-    withCacheControl<SystemMessage>({ role: 'system', content: block.text }, block.cache_control),
+    withCacheControl(
+      withUnmodelled<SystemMessage>({ role: 'system', content: block.text }, block),
+      block.cache_control,
+    ),
   );
 }
 
-function documentPart(block: Extract<UserBlock, { type: 'document' }>): DocumentPart {
-  const source = block.source;
+type DocumentBlock = Extract<UserBlock, { type: 'document' }>;
+type ImageBlock = Extract<UserBlock, { type: 'image' }>;
+
+function documentPart(block: DocumentBlock, source: Exclude<DocumentBlock['source'], { type: 'file' }>): DocumentPart {
   const part: DocumentPart = {
     type: 'document',
     source:
@@ -115,24 +130,25 @@ function documentPart(block: Extract<UserBlock, { type: 'document' }>): Document
   return withCacheControl(withUnmodelled(part, block), block.cache_control);
 }
 
-function contentPart(block: Exclude<ModelledUserBlock, { type: 'tool_result' }>): ContentPart {
-  switch (block.type) {
-    case 'text':
-      return withCacheControl(withUnmodelled<TextPart>({ type: 'text', text: block.text }, block), block.cache_control);
-    case 'image': {
-      const url =
-        block.source.type === 'url'
-          ? block.source.url
-          : `data:${block.source.media_type};base64,${block.source.data.replace(/\s+/g, '')}`;
-      return withUnmodelled<ContentPart & { type: 'image_url' }>(
-        { type: 'image_url', image_url: { url } },
-        block,
-        block.cache_control,
-      );
-    }
-    case 'document':
-      return documentPart(block);
-  }
+function imagePart(block: ImageBlock, source: Exclude<ImageBlock['source'], { type: 'file' }>): ContentPart {
+  const url =
+    source.type === 'url' ? source.url : `data:${source.media_type};base64,${source.data.replace(/\s+/g, '')}`;
+  return withUnmodelled<ContentPart & { type: 'image_url' }>(
+    { type: 'image_url', image_url: { url } },
+    block,
+    block.cache_control,
+  );
+}
+
+/** A text, image or document block as its canonical part; one in the Files API, whole, for Anthropic alone. */
+function contentPart(block: MediaBlock): ContentPart {
+  if (block.type === 'text')
+    return withCacheControl(withUnmodelled<TextPart>({ type: 'text', text: block.text }, block), block.cache_control);
+  const source = block.source;
+  if (source.type === 'file') return { type: 'anthropic_block', block: opaque(block) };
+  return block.type === 'image'
+    ? imagePart(block, source as Exclude<ImageBlock['source'], { type: 'file' }>)
+    : documentPart(block, source as Exclude<DocumentBlock['source'], { type: 'file' }>);
 }
 
 /** A text-only list without cache marks is one string, the form the caches and the chat door share. */
@@ -142,14 +158,19 @@ function userContent(parts: ContentPart[]): string | ContentPart[] {
   return parts;
 }
 
+/** A result's content: its text, or its blocks as parts when they are more than unmarked texts. */
+function toolResultContent(content: string | ToolResultContentBlock[] | undefined): string | ContentPart[] {
+  if (content === undefined) return '';
+  if (typeof content === 'string') return content;
+  return userContent(
+    content.map((block) =>
+      isOpaque(block) ? { type: 'anthropic_block', block: opaque(block) } : contentPart(block as MediaBlock),
+    ),
+  );
+}
+
 function toolMessage(block: Extract<UserBlock, { type: 'tool_result' }>): ToolMessage {
-  const content =
-    block.content === undefined
-      ? ''
-      : typeof block.content === 'string'
-        ? block.content
-        : block.content.map((b) => b.text).join('\n');
-  const out: ToolMessage = { role: 'tool', content, tool_call_id: block.tool_use_id };
+  const out: ToolMessage = { role: 'tool', content: toolResultContent(block.content), tool_call_id: block.tool_use_id };
   if (block.is_error === true) out.is_error = true;
   return withCacheControl(withUnmodelled(out, block), block.cache_control);
 }
@@ -163,7 +184,7 @@ function userMessages(content: string | UserBlock[]): ChatMessage[] {
     else {
       const known = block as ModelledUserBlock;
       if (known.type === 'tool_result') out.push(toolMessage(known));
-      else parts.push(contentPart(known));
+      else parts.push(contentPart(known as MediaBlock));
     }
   }
   if (parts.length > 0) out.push({ role: 'user', content: userContent(parts) });
@@ -240,7 +261,7 @@ function thinkingOf(thinking: NonNullable<MessagesRequestBody['thinking']>): Thi
 }
 
 /** What of a tool only an Anthropic-format upstream reads; undefined when the tool has none of it. */
-function anthropicToolFields(tool: NonNullable<MessagesRequestBody['tools']>[number]): AnthropicToolFields | undefined {
+function anthropicToolFields(tool: ClientTool): AnthropicToolFields | undefined {
   // fromEntries defines each field as its own property, `__proto__` included.
   const out: AnthropicToolFields = Object.fromEntries(
     Object.entries(tool).filter(([key]) => !MODELLED_TOOL_FIELDS.has(key)),
@@ -261,21 +282,30 @@ function extraFields(body: MessagesRequestBody): Record<string, unknown> | undef
   return extra.length > 0 ? Object.fromEntries(extra) : undefined;
 }
 
+/** Names what a block carries for an Anthropic-format upstream alone: its type, its Files API source, its unmodelled fields. */
+function nameAnthropicOnly(block: Block, path: string, names: Set<string>): void {
+  if (isOpaque(block)) names.add(block.type);
+  else if (isFileSourced(block)) names.add(`${path}.source.file_id`);
+  else for (const key of Object.keys(unmodelledFields(block) ?? {})) names.add(`${path}.${key}`);
+  if (block.type === 'tool_result' && Array.isArray(block.content))
+    block.content.forEach((inner: Block, k: number) => nameAnthropicOnly(inner, `${path}.content.${k}`, names));
+}
+
 /**
- * Where the blocks and tools carry what only an Anthropic-format upstream
- * reads: the paths of unmodelled fields, and unmodelled block types by name.
+ * Where the request carries what only an Anthropic-format upstream reads: the
+ * paths of unmodelled fields and Files API sources, unmodelled block types and
+ * server tool types by name.
  */
 function anthropicOnlyFields(body: MessagesRequestBody): string[] {
   const names = new Set<string>();
+  if (Array.isArray(body.system)) body.system.forEach((block, j) => nameAnthropicOnly(block, `system.${j}`, names));
   body.messages.forEach((message, i) => {
     if (typeof message.content === 'string') return;
-    message.content.forEach((block: Block, j) => {
-      if (isOpaque(block)) names.add(block.type);
-      else for (const key of Object.keys(unmodelledFields(block) ?? {})) names.add(`messages.${i}.content.${j}.${key}`);
-    });
+    message.content.forEach((block: Block, j) => nameAnthropicOnly(block, `messages.${i}.content.${j}`, names));
   });
   (body.tools ?? []).forEach((tool, i) => {
-    for (const key of Object.keys(tool)) if (!MODELLED_TOOL_FIELDS.has(key)) names.add(`tools.${i}.${key}`);
+    if (isServerTool(tool)) names.add(tool.type);
+    else for (const key of Object.keys(tool)) if (!MODELLED_TOOL_FIELDS.has(key)) names.add(`tools.${i}.${key}`);
   });
   return [...names];
 }
@@ -300,6 +330,44 @@ export function withAnthropicHeaders(req: ChatRequest, headers: IncomingHttpHead
   const version = headerValue(headers, 'anthropic-version');
   if (version !== undefined) req.anthropic_version = version;
   return req;
+}
+
+type MessagesTools = NonNullable<MessagesRequestBody['tools']>;
+type ClientTool =
+  Exclude<MessagesTools[number], { type: string }> | Extract<MessagesTools[number], { type?: 'custom' | null }>;
+
+function functionTool(t: ClientTool): FunctionTool {
+  const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };
+  if (t.description != null) fn.description = t.description;
+  // Strict tool use is OpenAI's `strict` too; Anthropic-format upstreams read it from the tool's own fields.
+  if (t.strict != null) fn.strict = t.strict;
+  const tool: FunctionTool = { type: 'function', function: fn };
+  const anthropic = anthropicToolFields(t);
+  if (anthropic !== undefined) tool.anthropic = anthropic;
+  return tool;
+}
+
+/**
+ * Client tools as function tools; Anthropic's own tools whole, in their
+ * places. A `tool_choice` that forces one of those is Anthropic's alone, so it
+ * travels with the unmodelled top-level fields (the other formats name it).
+ */
+function withTools(req: ChatRequest, tools: MessagesTools, choice: MessagesRequestBody['tool_choice']): void {
+  const functions: FunctionTool[] = [];
+  const server: NonNullable<ChatRequest['anthropic_server_tools']> = [];
+  tools.forEach((t, at) => {
+    if (isServerTool(t)) server.push({ at, tool: Object.fromEntries(Object.entries(t)) });
+    else functions.push(functionTool(t as ClientTool));
+  });
+  if (functions.length > 0) req.tools = functions;
+  if (server.length > 0) req.anthropic_server_tools = server;
+  if (choice == null) return;
+  if (choice.type === 'tool' && !functions.some((t) => t.function.name === choice.name)) {
+    req.extra_body = { ...req.extra_body, tool_choice: choice };
+    return;
+  }
+  req.tool_choice = toolChoiceOf(choice);
+  if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) req.parallel_tool_calls = false;
 }
 
 /** A validated body as the canonical request; `model` is the gateway model it resolves to. */
@@ -337,23 +405,7 @@ export function normalizeMessagesRequest(body: MessagesRequestBody, model: strin
   if (extra !== undefined) req.extra_body = extra;
   const anthropicOnly = anthropicOnlyFields(body);
   if (anthropicOnly.length > 0) req.anthropic_fields = anthropicOnly;
-  if (body.tools != null && body.tools.length > 0) {
-    req.tools = body.tools.map((t) => {
-      const fn: FunctionTool['function'] = { name: t.name, parameters: t.input_schema };
-      if (t.description != null) fn.description = t.description;
-      // Strict tool use is OpenAI's `strict` too; Anthropic-format upstreams read it from the tool's own fields.
-      if (t.strict != null) fn.strict = t.strict;
-      const tool: FunctionTool = { type: 'function', function: fn };
-      const anthropic = anthropicToolFields(t);
-      if (anthropic !== undefined) tool.anthropic = anthropic;
-      return tool;
-    });
-    const choice = body.tool_choice;
-    if (choice != null) {
-      req.tool_choice = toolChoiceOf(choice);
-      if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) req.parallel_tool_calls = false;
-    }
-  }
+  if (body.tools != null && body.tools.length > 0) withTools(req, body.tools, body.tool_choice);
   // Without tools a tool_choice means nothing, as on the chat door.
   return req;
 }

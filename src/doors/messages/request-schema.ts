@@ -25,9 +25,11 @@ const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp']
 const BASE64 = /^[A-Za-z0-9+/=\s]+$/;
 const HTTPS_URL = /^https:\/\/\S+$/;
 
-const textBlock = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
-/** A text block in a message, where its unmodelled fields (citations...) are carried. */
-const messageTextBlock = z.looseObject(textBlock.shape);
+/** A text block; its unmodelled fields (citations...) are carried, in messages and in the system instruction alike. */
+const textBlock = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
+
+/** A file uploaded to Anthropic's Files API: only an Anthropic-format upstream can read it. */
+const fileSource = z.strictObject({ type: z.literal('file'), file_id: z.string().min(1).max(256) });
 
 const imageBlock = z.looseObject({
   type: z.literal('image'),
@@ -38,6 +40,7 @@ const imageBlock = z.looseObject({
       data: z.string().max(20_000_000).regex(BASE64, 'must be base64'),
     }),
     z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
+    fileSource,
   ]),
   cache_control: cacheControl,
 });
@@ -52,6 +55,7 @@ const documentBlock = z.looseObject({
     }),
     z.strictObject({ type: z.literal('text'), media_type: z.literal('text/plain'), data: z.string() }),
     z.strictObject({ type: z.literal('url'), url: z.string().max(8192).regex(HTTPS_URL, 'must be an https: URL') }),
+    fileSource,
   ]),
   title: z.string().max(500).nullish(),
   context: z.string().nullish(),
@@ -66,15 +70,6 @@ const toolUseBlock = z.looseObject({
   cache_control: cacheControl,
 });
 
-const toolResultBlock = z.looseObject({
-  type: z.literal('tool_result'),
-  tool_use_id: z.string().min(1).max(256),
-  // Images and documents inside a result have no counterpart in the OpenAI and Gemini formats' tool results.
-  content: z.union([z.string(), z.array(textBlock)]).optional(),
-  is_error: z.boolean().nullish(),
-  cache_control: cacheControl,
-});
-
 const thinkingBlock = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() });
 const redactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 
@@ -85,7 +80,7 @@ export const MODELLED_BLOCK_FIELDS: Readonly<Record<string, ReadonlySet<string>>
   text: fieldsOf(textBlock),
   image: fieldsOf(imageBlock),
   document: fieldsOf(documentBlock),
-  tool_result: fieldsOf(toolResultBlock),
+  tool_result: new Set(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']),
   tool_use: fieldsOf(toolUseBlock),
   thinking: fieldsOf(thinkingBlock),
   redacted_thinking: fieldsOf(redactedThinkingBlock),
@@ -103,13 +98,27 @@ const opaqueBlock = z.looseObject({
     .refine((type) => !MODELLED_BLOCK_TYPES.has(type), { message: 'is not a block type this role sends', abort: true }),
 });
 
-// The modelled branch comes first: when a modelled block is wrong, its issues are the ones reported.
+// In each union the modelled branch comes first: when a modelled block is wrong, its issues are the ones reported.
+/** What a tool returns: texts, images, documents, or blocks only Anthropic reads (`search_result`...). */
+const toolResultContentBlock = z.union([
+  z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock]),
+  opaqueBlock,
+]);
+
+const toolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1).max(256),
+  content: z.union([z.string(), z.array(toolResultContentBlock)]).optional(),
+  is_error: z.boolean().nullish(),
+  cache_control: cacheControl,
+});
+
 const userBlock = z.union([
-  z.discriminatedUnion('type', [messageTextBlock, imageBlock, documentBlock, toolResultBlock]),
+  z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, toolResultBlock]),
   opaqueBlock,
 ]);
 const assistantBlock = z.union([
-  z.discriminatedUnion('type', [messageTextBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
+  z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]),
   opaqueBlock,
 ]);
 
@@ -121,7 +130,7 @@ const message = z.discriminatedUnion('role', [
 ]);
 
 /** Unmodelled tool fields (`input_examples`...) pass to Anthropic-format upstreams as they are. */
-const tool = z.looseObject({
+const clientTool = z.looseObject({
   // `custom` is the only client tool type; server tools (web search, code execution...) run at Anthropic only.
   type: z.literal('custom').nullish(),
   name: toolName,
@@ -134,7 +143,28 @@ const tool = z.looseObject({
   strict: z.boolean().nullish(),
 });
 
-export const MODELLED_TOOL_FIELDS = fieldsOf(tool);
+export const MODELLED_TOOL_FIELDS = fieldsOf(clientTool);
+
+/**
+ * A tool Anthropic defines and runs or specifies itself (`web_search_20250305`,
+ * `bash_20250124`, `mcp_toolset`...): carried whole to Anthropic-format
+ * upstreams, which alone know it. Only its name is read, for `tool_choice`.
+ */
+const serverTool = z.looseObject({
+  type: z
+    .string()
+    .min(1)
+    .max(64)
+    .refine((type) => type !== 'custom', { message: "a 'custom' tool needs 'name' and 'input_schema'", abort: true }),
+  name: z.string().min(1).max(128).optional(),
+});
+
+const tool = z.union([clientTool, serverTool]);
+
+/** Whether a tool of the request is one of Anthropic's own (a server or Anthropic-defined tool). */
+export function isServerTool(tool: MessagesTool): tool is z.infer<typeof serverTool> {
+  return tool.type != null && tool.type !== 'custom';
+}
 
 const toolChoice = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().nullish() }),
@@ -189,6 +219,7 @@ export const messagesRequestSchema = z
   .superRefine((body, ctx) => {
     const names = new Set<string>();
     for (const [i, t] of (body.tools ?? []).entries()) {
+      if (t.name === undefined) continue;
       if (names.has(t.name))
         ctx.addIssue({ code: 'custom', path: ['tools', i, 'name'], message: 'duplicate tool name' });
       names.add(t.name);
@@ -214,6 +245,8 @@ export type MessagesRequestBody = z.infer<typeof messagesRequestSchema>;
 export type MessageBody = z.infer<typeof message>;
 export type UserBlock = z.infer<typeof userBlock>;
 export type AssistantBlock = z.infer<typeof assistantBlock>;
+export type MessagesTool = z.infer<typeof tool>;
+export type ToolResultContentBlock = z.infer<typeof toolResultContentBlock>;
 
 /** Fields of `count_tokens`: the request without what only generation reads. */
 export const countTokensRequestSchema = z

@@ -1,4 +1,4 @@
-import type { CountTokensBody } from './request-schema.ts';
+import { isServerTool, type CountTokensBody } from './request-schema.ts';
 
 /**
  * An estimate of the input tokens of a Messages request, the same for every
@@ -11,7 +11,7 @@ import type { CountTokensBody } from './request-schema.ts';
  * - a PDF page: {@link PDF_PAGE_TOKENS} (Anthropic's PDF guide puts a page's
  *   text and page image at 1,500 to 3,000 tokens), pages counted from the
  *   PDF's page objects; a document fetched by URL counts as one page;
- * - a block of a type the gateway does not model: its JSON, as text;
+ * - a block of a type the gateway does not model, and a server tool: its JSON, as text;
  * - per message and per tool, a few tokens of framing.
  * It is meant for what clients use it for (deciding when a context is full),
  * not for billing; usage in replies is the upstream's exact count.
@@ -91,7 +91,10 @@ export function estimateInputTokens(body: CountTokensBody): number {
   }
   for (const tool of body.tools ?? []) {
     tokens += TOOL_OVERHEAD;
-    chars += tool.name.length + (tool.description?.length ?? 0) + JSON.stringify(tool.input_schema).length;
+    // Anthropic's own tools (web search...) are counted by their JSON, as unmodelled blocks are.
+    chars += isServerTool(tool)
+      ? JSON.stringify(tool).length
+      : tool.name.length + (tool.description?.length ?? 0) + JSON.stringify(tool.input_schema).length;
   }
   return tokens + Math.ceil(chars / CHARS_PER_TOKEN);
 }

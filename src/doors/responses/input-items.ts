@@ -1,4 +1,11 @@
-import type { AssistantMessage, ChatMessage, ContentPart, ThinkingBlock, ToolCall } from '../../chat/types.ts';
+import {
+  toolResultText,
+  type AssistantMessage,
+  type ChatMessage,
+  type ContentPart,
+  type ThinkingBlock,
+  type ToolCall,
+} from '../../chat/types.ts';
 import { InvalidRequestError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
 import { blockOf } from './reasoning-items.ts';
@@ -136,7 +143,7 @@ export function messagesToItems(messages: readonly ChatMessage[]): StoredInputIt
         id: newItemId('fco'),
         type: 'function_call_output',
         call_id: m.tool_call_id,
-        output: m.content,
+        output: toolResultText(m.content),
         status: 'completed',
       });
       continue;

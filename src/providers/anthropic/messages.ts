@@ -27,7 +27,13 @@ export type AnthropicBlock =
   | { type: 'text'; text: string; cache_control?: CacheControl }
   | { type: 'image'; source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content?: string; is_error?: true; cache_control?: CacheControl }
+  | {
+      type: 'tool_result';
+      tool_use_id: string;
+      content?: string | AnthropicBlock[];
+      is_error?: true;
+      cache_control?: CacheControl;
+    }
   | { type: 'document'; source: DocumentPart['source']; title?: string; context?: string; cache_control?: CacheControl }
   | ThinkingBlock;
 
@@ -91,9 +97,11 @@ function modelledBlock(part: TurnPart): AnthropicBlock {
     case 'tool_result': {
       // `content` is optional in the API and an empty text is not accepted, so an empty result has none.
       const block: AnthropicBlock =
-        part.content === ''
-          ? { type: 'tool_result', tool_use_id: part.toolCallId }
-          : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
+        part.blocks !== undefined && part.blocks.length > 0
+          ? { type: 'tool_result', tool_use_id: part.toolCallId, content: part.blocks.map(toBlock) }
+          : part.content === ''
+            ? { type: 'tool_result', tool_use_id: part.toolCallId }
+            : { type: 'tool_result', tool_use_id: part.toolCallId, content: part.content };
       if (part.isError === true) block.is_error = true;
       if (part.cacheControl !== undefined) block.cache_control = part.cacheControl;
       return block;
@@ -151,19 +159,25 @@ const MAX_CACHE_BREAKPOINTS = 4;
  * client marked a breakpoint in the system instruction.
  */
 export function toAnthropicSystem(conversation: AlternatingConversation): string | AnthropicBlock[] | undefined {
-  if (!conversation.systemBlocks.some((block) => block.cacheControl)) return conversation.system;
-  return conversation.systemBlocks.map((block): AnthropicBlock =>
-    block.cacheControl
+  if (!conversation.systemBlocks.some((block) => block.cacheControl || block.extra)) return conversation.system;
+  return conversation.systemBlocks.map((block): AnthropicBlock => {
+    const text: AnthropicBlock = block.cacheControl
       ? { type: 'text', text: block.text, cache_control: block.cacheControl }
-      : { type: 'text', text: block.text },
-  );
+      : { type: 'text', text: block.text };
+    return block.extra === undefined ? text : { ...text, ...block.extra };
+  });
+}
+
+/** A part and, for a tool result made of blocks, the blocks inside it. */
+function withInner(parts: readonly TurnPart[]): TurnPart[] {
+  return parts.flatMap((part) => (part.kind === 'tool_result' && part.blocks ? [part, ...part.blocks] : [part]));
 }
 
 /** A `validate()` message when the request marks more breakpoints than the API takes. */
 export function breakpointProblem(conversation: AlternatingConversation, toolMarks = 0): string | undefined {
   let count = toolMarks + conversation.systemBlocks.filter((block) => block.cacheControl).length;
   for (const turn of conversation.turns) {
-    for (const part of turn.parts)
+    for (const part of withInner(turn.parts))
       if (
         (part.kind === 'text' && part.cacheControl) ||
         (part.kind === 'document' && part.document.cache_control) ||
@@ -191,7 +205,7 @@ export function conversationProblem(conversation: AlternatingConversation): stri
   for (const [i, turn] of turns.entries()) {
     const previous = turns[i - 1];
     const next = turns[i + 1];
-    for (const part of turn.parts) {
+    for (const part of withInner(turn.parts)) {
       if (part.kind === 'tool_call') {
         const input = callInput(part.call);
         if (typeof input === 'string') return input;

@@ -40,10 +40,14 @@ export function toolsProblem(req: ChatRequest): string | undefined {
   return undefined;
 }
 
-/** `tools` and `tool_choice` of the body; empty when the request declares no tools. */
+/**
+ * `tools` and `tool_choice` of the body; empty when the request declares no
+ * tools. A Messages client's server tools go whole, back in their places.
+ */
 export function toolFields(req: ChatRequest): Record<string, unknown> {
-  if (req.tools === undefined || req.tools.length === 0) return {};
-  const tools = req.tools.map((tool) => {
+  const server = req.anthropic_server_tools ?? [];
+  if ((req.tools === undefined || req.tools.length === 0) && server.length === 0) return {};
+  const tools: Array<Record<string, unknown>> = (req.tools ?? []).map((tool) => {
     const schema = inputSchemaOf(tool);
     if (typeof schema === 'string') throw new Error(schema);
     const out: Record<string, unknown> = { name: tool.function.name };
@@ -53,6 +57,7 @@ export function toolFields(req: ChatRequest): Record<string, unknown> {
     if (tool.anthropic !== undefined) Object.assign(out, tool.anthropic);
     return out;
   });
+  for (const { at, tool } of server) tools.splice(at, 0, tool);
   const fields: Record<string, unknown> = { tools };
   const choice = toolChoiceOf(req);
   if (choice !== undefined) fields.tool_choice = choice;

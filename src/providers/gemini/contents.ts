@@ -120,8 +120,11 @@ function functionResponseOf(content: string): Record<string, unknown> {
  */
 function toContent(turn: Turn): GeminiContent {
   const parts: GeminiPart[] = [];
+  // A function response holds JSON only: the images and documents of results follow the responses, in order.
+  const attachments: GeminiPart[] = [];
   let signed = false;
   for (const part of turn.parts) {
+    if (part.kind !== 'tool_result' && attachments.length > 0) parts.push(...attachments.splice(0));
     switch (part.kind) {
       case 'text':
         parts.push({ text: part.text });
@@ -147,6 +150,9 @@ function toContent(turn: Turn): GeminiContent {
             response: part.isError === true ? { error: part.content } : functionResponseOf(part.content),
           },
         });
+        for (const block of part.blocks ?? [])
+          if (block.kind === 'image') attachments.push(imagePart(block.source));
+          else if (block.kind === 'document') attachments.push(documentPart(block.document));
         break;
       case 'document':
         parts.push(documentPart(part.document));
@@ -156,7 +162,7 @@ function toContent(turn: Turn): GeminiContent {
         break;
     }
   }
-  return { role: turn.role === 'assistant' ? 'model' : 'user', parts };
+  return { role: turn.role === 'assistant' ? 'model' : 'user', parts: [...parts, ...attachments] };
 }
 
 /**
@@ -197,6 +203,11 @@ export function contentsProblem(conversation: AlternatingConversation): string |
       } else if (part.kind === 'image') {
         const problem = imageProblem(part.source);
         if (problem !== undefined) return problem;
+      } else if (part.kind === 'tool_result') {
+        for (const block of part.blocks ?? []) {
+          const problem = block.kind === 'image' ? imageProblem(block.source) : undefined;
+          if (problem !== undefined) return problem;
+        }
       }
     }
     if (calls.size > 0) {

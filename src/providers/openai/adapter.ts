@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest, ContentPart, ReplyMessage } from '../../chat/types.ts';
+import {
+  toolResultText,
+  type ChatMessage,
+  type ChatRequest,
+  type ContentPart,
+  type ReplyMessage,
+} from '../../chat/types.ts';
 import { anthropicOnlyParams } from '../inert-params.ts';
 import {
   UpstreamProtocolError,
@@ -37,7 +43,7 @@ function toOpenAiMessage(message: ChatMessage): object {
   switch (message.role) {
     case 'system':
     case 'developer': {
-      const { cache_control: _cache, ...rest } = message;
+      const { cache_control: _cache, anthropic: _fields, ...rest } = message;
       return typeof rest.content === 'string'
         ? { ...rest, role: 'system' as const }
         : { ...rest, role: 'system' as const, content: rest.content.flatMap(toOpenAiPart) };
@@ -57,9 +63,30 @@ function toOpenAiMessage(message: ChatMessage): object {
     case 'tool': {
       // The format has no error flag: the result's text says what went wrong (docs/messages.md).
       const { is_error: _error, cache_control: _cache, anthropic: _fields, ...rest } = message;
-      return rest;
+      return { ...rest, content: toolResultText(rest.content) };
     }
   }
+}
+
+/**
+ * The messages as sent upstream. A `tool` message holds text only, so the
+ * images and documents of tool results follow the results of their turn as
+ * one user message, in order.
+ */
+function toOpenAiMessages(messages: readonly ChatMessage[]): object[] {
+  const out: object[] = [];
+  let attachments: object[] = [];
+  for (const message of messages) {
+    if (message.role !== 'tool' && attachments.length > 0) {
+      out.push({ role: 'user', content: attachments });
+      attachments = [];
+    }
+    out.push(toOpenAiMessage(message));
+    if (message.role === 'tool' && typeof message.content !== 'string')
+      for (const part of message.content) if (part.type !== 'text') attachments.push(...toOpenAiPart(part));
+  }
+  if (attachments.length > 0) out.push({ role: 'user', content: attachments });
+  return out;
 }
 
 /**
@@ -112,7 +139,7 @@ const FORWARDED = [
 export function buildOpenAiBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: req.model,
-    messages: req.messages.map(toOpenAiMessage),
+    messages: toOpenAiMessages(req.messages),
   };
   if (req.n !== 1) body.n = req.n;
   for (const field of FORWARDED) if (req[field] !== undefined) body[field] = req[field];
@@ -158,7 +185,7 @@ export const openAiAdapter: ProviderAdapter = {
   validate(req: ChatRequest): string | undefined {
     // Everything the chat schema accepts can be expressed; documents come from the Messages door.
     for (const message of req.messages) {
-      if (message.role !== 'user' || typeof message.content === 'string') continue;
+      if ((message.role !== 'user' && message.role !== 'tool') || typeof message.content === 'string') continue;
       if (message.content.some((part) => part.type === 'document' && part.source.type === 'url')) {
         return 'provider_a cannot fetch a document by URL; send the PDF bytes (a base64 document source) instead.';
       }

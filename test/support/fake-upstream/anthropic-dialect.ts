@@ -78,6 +78,9 @@ const TOOL_FIELDS = new Set([
   'input_examples',
 ]);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+/** Tools Anthropic defines (versioned, such as `web_search_20250305`) and the MCP toolset: their own fields, no input_schema. */
+const SERVER_TOOL_TYPE =
+  /^(?:(?:web_search|web_fetch|code_execution|bash|text_editor|computer|memory|tool_search_tool_regex|tool_search_tool_bm25)_\d{8}|mcp_toolset)$/;
 
 /** Starts a last user text that carries a forced tool's input as JSON (private-use character: no client text starts so). */
 const FORCED_INPUT_MARK = '\u{F8FF}forced-tool-input:';
@@ -134,7 +137,10 @@ function systemText(value: unknown): string | undefined {
   return text;
 }
 
-/** The text of a `tool_result` content: absent, a string, or text (and image) blocks. */
+/** The block types a `tool_result` content may hold besides text. */
+const TOOL_RESULT_BLOCKS = new Set(['image', 'document', 'search_result']);
+
+/** The text of a `tool_result` content: absent, a string, or text, image, document and search result blocks. */
 function toolResultText(value: unknown, path: string): Read<string> {
   if (value === undefined) return '';
   if (typeof value === 'string') return value;
@@ -142,9 +148,19 @@ function toolResultText(value: unknown, path: string): Read<string> {
   let text = '';
   for (const [i, block] of value.entries()) {
     if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') text += block.text;
-    else if (!(isRecord(block) && block.type === 'image')) return problem(`${path}.${i}: invalid content block`);
+    else if (!(isRecord(block) && TOOL_RESULT_BLOCKS.has(String(block.type))))
+      return problem(`${path}.${i}: invalid content block`);
+    else if (block.type === 'image') {
+      const imageIssue = imageSourceProblem(block.source);
+      if (imageIssue !== undefined) return problem(`${path}.${i}.source: ${imageIssue}`);
+    }
   }
   return text;
+}
+
+/** A file uploaded with the Files API (beta), referenced by its id. */
+function isFileSource(source: unknown): boolean {
+  return isRecord(source) && source.type === 'file' && typeof source.file_id === 'string' && source.file_id !== '';
 }
 
 function imageSourceProblem(source: unknown): string | undefined {
@@ -155,6 +171,7 @@ function imageSourceProblem(source: unknown): string | undefined {
       ? undefined
       : 'url: only https URLs are accepted';
   }
+  if (isFileSource(source)) return undefined;
   return `source.type: unsupported image source type ${String(source.type)}`;
 }
 
@@ -214,6 +231,11 @@ function readContent(message: Record<string, unknown>, i: number, isLast: boolea
       case 'document': {
         if (role !== 'user') return problem(`${path}: document blocks are only allowed in user messages`);
         const source = isRecord(block.source) ? block.source : {};
+        if (isFileSource(source)) {
+          facts.files += 1;
+          seenOther = true;
+          break;
+        }
         if (
           source.type !== 'base64' ||
           source.media_type !== 'application/pdf' ||
@@ -289,14 +311,28 @@ interface ToolFacts {
   schemas: Map<string, Record<string, unknown>>;
   toolChoice: FakePrompt['toolChoice'];
   parallelToolCalls: boolean;
+  /** Names of the server tools declared. */
+  serverNames: string[];
 }
 
 function readTools(body: Record<string, unknown>): Read<ToolFacts> {
-  const facts: ToolFacts = { names: [], schemas: new Map(), toolChoice: 'auto', parallelToolCalls: true };
+  const facts: ToolFacts = {
+    names: [],
+    schemas: new Map(),
+    toolChoice: 'auto',
+    parallelToolCalls: true,
+    serverNames: [],
+  };
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) return problem('tools: Input should be a valid list');
     for (const [i, tool] of body.tools.entries()) {
       if (!isRecord(tool)) return problem(`tools.${i}: Input should be a valid dictionary`);
+      if (typeof tool.type === 'string' && tool.type !== 'custom') {
+        if (!SERVER_TOOL_TYPE.test(tool.type)) return problem(`tools.${i}.type: unknown tool type '${tool.type}'`);
+        // The fake never runs a server tool; its name can still be forced, and then the model answers in text.
+        if (typeof tool.name === 'string') facts.serverNames.push(tool.name);
+        continue;
+      }
       const extra = extraField(tool, TOOL_FIELDS, `tools.${i}.custom.`);
       if (extra !== undefined) return problem(extra);
       const path = `tools.${i}.custom`;
@@ -313,7 +349,8 @@ function readTools(body: Record<string, unknown>): Read<ToolFacts> {
   }
   const choice = body.tool_choice;
   if (choice === undefined) return facts;
-  if (facts.names.length === 0) return problem('tool_choice: tool_choice may only be specified while providing tools.');
+  if (facts.names.length === 0 && facts.serverNames.length === 0)
+    return problem('tool_choice: tool_choice may only be specified while providing tools.');
   if (!isRecord(choice)) return problem('tool_choice: Input should be a valid dictionary');
   const allowed = choice.type === 'none' ? new Set(['type']) : new Set(['type', 'name', 'disable_parallel_tool_use']);
   const extra = extraField(choice, allowed, 'tool_choice.');
@@ -333,6 +370,10 @@ function readTools(body: Record<string, unknown>): Read<ToolFacts> {
       facts.toolChoice = 'none';
       break;
     case 'tool':
+      if (typeof choice.name === 'string' && facts.serverNames.includes(choice.name)) {
+        facts.toolChoice = 'none';
+        break;
+      }
       if (typeof choice.name !== 'string' || !facts.names.includes(choice.name)) {
         return problem(`tool_choice.name: Tool '${String(choice.name)}' not found in tools`);
       }
