@@ -22,7 +22,9 @@ import type { Routing } from './route-step.ts';
  * deployment (an identical request in flight is followed instead of sent
  * again), or the deployments in order until one answers before its first
  * token (not coalesced: which one answers is known only then; a reply is
- * stored in the cache only when the requested model gave it). A detached
+ * stored in the cache only when the requested model gave it). A native
+ * Responses request gives each deployment what it takes: the body, or its
+ * translation through the canonical request. A detached
  * request whose earlier run enqueued a job that still runs follows that job,
  * so a restart does not call the provider again.
  */
