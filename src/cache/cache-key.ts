@@ -160,3 +160,80 @@ export function semanticPartitionOf(partition: string, embedderId: string, reque
     last?.role === 'user' ? (last.name ?? null) : null,
   ]);
 }
+
+/** How a native Responses request is keyed: its body as DLP left it, and its prompt for the semantic cache. */
+export interface ResponsesKeying {
+  /** The Responses body as forwarded (texts redacted). */
+  body: Record<string, unknown>;
+  /**
+   * The text the semantic cache compares: the last input item's, when it is a
+   * user message of one text (or `input` is a string), with where it sits.
+   * @defaultValue none: only the exact cache answers
+   */
+  prompt?: { text: string; path: readonly (string | number)[] };
+}
+
+/** Fields of a Responses body that change how the reply travels, not what it says. */
+const RESPONSES_TRANSPORT = new Set(['stream', 'stream_options']);
+
+/** `value` with object keys sorted, so the same body sent with its fields in another order has the same key. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) out[key] = sortedKeys((value as Record<string, unknown>)[key]);
+  return out;
+}
+
+function responsesFields(body: Record<string, unknown>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) if (!RESPONSES_TRANSPORT.has(key)) fields[key] = value;
+  return sortedKeys(fields) as Record<string, unknown>;
+}
+
+/**
+ * Key of a native Responses request: partition and the whole body but for
+ * `stream` (every field may change the upstream's answer or the `response`
+ * object that echoes it: tools, `include`, reasoning, metadata). `r1` keeps
+ * it apart from the chat keys, whose stored replies have another shape.
+ */
+export function responsesKeyOf(partition: string, body: Record<string, unknown>): string {
+  return sha256(['r1', partition, responsesFields(body)]);
+}
+
+/** Partition of the semantic cache for a native Responses request: the whole body but for its prompt text. */
+export function responsesPartitionOf(
+  partition: string,
+  embedderId: string,
+  body: Record<string, unknown>,
+  promptPath: readonly (string | number)[],
+): string {
+  const fields = responsesFields(body);
+  let node: unknown = fields;
+  for (const key of promptPath.slice(0, -1)) node = (node as Record<string | number, unknown>)[key];
+  (node as Record<string | number, unknown>)[promptPath.at(-1) as string | number] = null;
+  return sha256(['rs1', partition, embedderId, fields]);
+}
+
+/**
+ * The prompt of a Responses body for the semantic cache: `input` as a string,
+ * or the last input item when it is a user message of exactly one text
+ * (string content or one `input_text` part); undefined otherwise (a tool
+ * result, an image, several parts), as for a chat request whose last message
+ * is not a text-only user message.
+ */
+export function responsesPromptOf(body: Record<string, unknown>): ResponsesKeying['prompt'] {
+  const input = body.input;
+  if (typeof input === 'string') return { text: input, path: ['input'] };
+  if (!Array.isArray(input) || input.length === 0) return undefined;
+  const last = input.length - 1;
+  const item = input[last] as Record<string, unknown> | null;
+  if (typeof item !== 'object' || item === null || item.role !== 'user') return undefined;
+  if (item.type !== undefined && item.type !== null && item.type !== 'message') return undefined;
+  if (typeof item.content === 'string') return { text: item.content, path: ['input', last, 'content'] };
+  const parts = item.content;
+  if (!Array.isArray(parts) || parts.length !== 1) return undefined;
+  const part = parts[0] as Record<string, unknown> | null;
+  if (part?.type !== 'input_text' || typeof part.text !== 'string') return undefined;
+  return { text: part.text, path: ['input', last, 'content', 0, 'text'] };
+}

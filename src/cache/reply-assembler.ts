@@ -73,3 +73,60 @@ export class ReplyAssembler {
     return JSON.stringify(this.accumulator.completion());
   }
 }
+
+/** Final states of a native Responses reply worth replaying: `failed` never is. */
+const REPLAYABLE = new Set(['completed', 'incomplete']);
+
+/**
+ * The `response` object a native Responses reply amounts to (a provider with
+ * `responses_api: native`): the `result` entry's, or the one the terminal
+ * event of a stream carries (`response.completed`, `response.incomplete`),
+ * once the stream ended cleanly. A failed response, a stream that failed or
+ * was cut, or an event that is not JSON yields none.
+ */
+export class ResponsesReplyAssembler {
+  private final: string | undefined;
+  private complete = false;
+  private failed = false;
+
+  push(entry: StreamEntry): void {
+    if (this.failed || this.complete) return;
+    switch (entry.t) {
+      case 'result':
+        this.final = replayable(entry.d);
+        this.complete = true;
+        return;
+      case 'error':
+        this.failed = true;
+        return;
+      case 'end':
+        this.complete = true;
+        return;
+      case 'chunk': {
+        try {
+          const event = JSON.parse(entry.d) as { type?: unknown; response?: unknown };
+          if (event.type === 'response.completed' || event.type === 'response.incomplete')
+            this.final = replayable(JSON.stringify(event.response));
+        } catch {
+          this.failed = true;
+        }
+        return;
+      }
+    }
+  }
+
+  completion(): string | undefined {
+    return this.failed || !this.complete ? undefined : this.final;
+  }
+}
+
+function replayable(json: string): string | undefined {
+  try {
+    const response = JSON.parse(json) as { object?: unknown; status?: unknown; output?: unknown };
+    return response.object === 'response' && REPLAYABLE.has(String(response.status)) && Array.isArray(response.output)
+      ? json
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -6,7 +6,16 @@ import type { Logger } from '../observability/logger.ts';
 import type { Admission } from '../ratelimit/admission.ts';
 import { isTerminal, type StreamEntry } from '../streams/protocol.ts';
 import { cacheModeOf, type CacheMode, type SemanticControl } from './cache-control.ts';
-import { embeddingsKeyOf, exactKeyOf, inflightKeyOf, lastUserIndex, semanticPartitionOf } from './cache-key.ts';
+import {
+  embeddingsKeyOf,
+  exactKeyOf,
+  inflightKeyOf,
+  lastUserIndex,
+  responsesKeyOf,
+  responsesPartitionOf,
+  semanticPartitionOf,
+  type ResponsesKeying,
+} from './cache-key.ts';
 import type { CacheStats, CacheType } from './cache-stats.ts';
 import type { CachedReply } from './cached-reply.ts';
 import type { EmbeddingBatcher } from './embedders/embedding-batcher.ts';
@@ -17,7 +26,7 @@ import { canonicalPrompt, type CanonicalPrompt } from './prompt-canonical.ts';
 import { guardSignatureOf } from './prompt-guards.ts';
 import { MAX_DIFFERING_WORDS, promptSize, verifyCandidate, type VerifyReason } from './prompt-verifier.ts';
 import type { IndexMatch } from './vector-index.ts';
-import { ReplyAssembler } from './reply-assembler.ts';
+import { ReplyAssembler, ResponsesReplyAssembler } from './reply-assembler.ts';
 import type { RequestCoalescer } from './request-coalescer.ts';
 import type { SemanticCache, SemanticCandidate } from './semantic-cache.ts';
 
@@ -79,8 +88,8 @@ interface LookupContext {
   request: ChatRequest;
   mode: CacheMode;
   exactKey: string;
-  /** Index of the last user message, -1 when the last message is not the user's. */
-  userIndex: number;
+  /** A native Responses request: its stored reply is the upstream's `response` object, and it is never coalesced. */
+  responses?: true;
   semanticPartition?: string;
   guard?: string;
   /** The last user message in canonical form: what is embedded, stored and verified. */
@@ -205,7 +214,8 @@ export class ResponseCache {
    * for this request or asks it for a higher similarity
    * (`X-Semantic-Cache`, or the provider's `semantic_cache: false`).
    * `embeddings` (the vectors' shape) keys an embeddings request, which only
-   * the exact cache answers.
+   * the exact cache answers. `responses` keys a native Responses request on
+   * its body instead of `request` (whose messages are only its texts).
    */
   async lookup(
     request: ChatRequest,
@@ -214,6 +224,7 @@ export class ResponseCache {
     gate: Promise<Admission>,
     control: SemanticControl = { semantic: 'on' },
     embeddings?: EmbeddingsShape,
+    responses?: ResponsesKeying,
   ): Promise<CacheLookup> {
     const mode = cacheModeOf(cacheControl);
     const semanticOn = this.semanticState === 'ready' && control.semantic === 'on' && !embeddings;
@@ -221,17 +232,24 @@ export class ResponseCache {
       return new CacheLookup(this, await gate, 'BYPASS');
     }
     const partition = this.partitionOf(owner);
-    const userIndex = lastUserIndex(request);
-    const text = userIndex >= 0 ? promptText(request, userIndex) : undefined;
+    const userIndex = responses ? -1 : lastUserIndex(request);
+    const text = responses ? responses.prompt?.text : userIndex >= 0 ? promptText(request, userIndex) : undefined;
     // The canonical form is the semantic cache's folding: not computed when that cache is off for this request.
     const prompt =
       text === undefined || !semanticOn || text.length > (this.options.maxPromptChars ?? 8000)
         ? undefined
         : canonicalPrompt(text);
-    const exactKey = embeddings ? embeddingsKeyOf(partition, request, embeddings) : exactKeyOf(partition, request);
-    const context: LookupContext = { request, mode, exactKey, userIndex };
+    const exactKey = responses
+      ? responsesKeyOf(partition, responses.body)
+      : embeddings
+        ? embeddingsKeyOf(partition, request, embeddings)
+        : exactKeyOf(partition, request);
+    const context: LookupContext = { request, mode, exactKey };
+    if (responses) context.responses = true;
     if (prompt && this.options.embedder) {
-      context.semanticPartition = semanticPartitionOf(partition, this.modelIds, request);
+      context.semanticPartition = responses?.prompt
+        ? responsesPartitionOf(partition, this.modelIds, responses.body, responses.prompt.path)
+        : semanticPartitionOf(partition, this.modelIds, request);
       context.guard = guardSignatureOf(text as string);
       context.prompt = prompt;
     }
@@ -487,7 +505,9 @@ export class CacheLookup {
     this.jobId = jobId;
     const coalescer = this.cache.coalescer;
     const context = this.context;
-    if (!coalescer || !context || this.status !== 'MISS' || context.mode !== 'use') return { role: 'alone', jobId };
+    // A native Responses reply carries the upstream's ids: each request gets its own call (or a replay with fresh ids).
+    if (!coalescer || !context || this.status !== 'MISS' || context.mode !== 'use' || context.responses)
+      return { role: 'alone', jobId };
     const inflightKey = inflightKeyOf(context.exactKey, context.request);
     const role = await coalescer.joinOrLead(inflightKey, provider, jobId).catch(() => undefined);
     if (role === undefined) return { role: 'alone', jobId };
@@ -506,7 +526,7 @@ export class CacheLookup {
   async *track(entries: AsyncGenerator<StreamEntry>): AsyncGenerator<StreamEntry> {
     const context = this.context;
     if (!context || this.status !== 'MISS') return yield* entries;
-    const assembler = new ReplyAssembler(context.request.n);
+    const assembler = context.responses ? new ResponsesReplyAssembler() : new ReplyAssembler(context.request.n);
     try {
       for await (const entry of entries) {
         assembler.push(entry);

@@ -46,11 +46,14 @@ function keyOf(kind: string, event: Json): string {
  */
 export class ResponsesReplyFilter implements ReplyScreen {
   private readonly filter: ReplyFilter;
+  /** The same filter on a chat reply (a native request a translated deployment answered). */
+  readonly chat: ReplyFilter;
   /** Text sent so far per streamed text (see {@link keyOf}). */
   private readonly sent = new Map<string, string>();
 
   constructor(filter: ReplyFilter) {
     this.filter = filter;
+    this.chat = filter;
   }
 
   async completionAsync(json: string): Promise<string> {

@@ -44,6 +44,19 @@ export class HttpAnswerer implements Answerer {
     const completion = filter ? await filter.completionAsync(stored) : stored;
     // The usage it replays is marked as the gateway cache's, and kept for the saved spend of /stats.
     const mark = gatewayCacheMark(lookup.hit as NonNullable<CacheLookup['hit']>);
+    if (codec.replay) {
+      // A reply in the door's own shape (a native Responses reply): the codec replays it, its body left as stored.
+      const replay = codec.replay(completion);
+      if (replay.usage) exchange.context.cacheHitUsage = { ...replay.usage, gateway_cache: mark };
+      if (!exchange.request.stream) {
+        sendJsonText(res, 200, codec.completion(replay.completion), headers);
+        return;
+      }
+      startSse(res, headers);
+      writeSse(res, replay.chunks.map((chunk) => codec.chunk(chunk)).join(''));
+      endSse(res, codec.end());
+      return;
+    }
     if (!exchange.request.stream) {
       const marked = withUsageMark(completion, mark);
       if (marked.usage) exchange.context.cacheHitUsage = marked.usage;

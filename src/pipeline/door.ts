@@ -3,6 +3,8 @@ import type { ChatRequest } from '../chat/types.ts';
 import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { GatewayError } from '../errors/catalog.ts';
 import type { TextPath } from '../providers/openai/responses-api.ts';
+import type { WireFormat } from '../providers/types.ts';
+import type { Usage } from '../chat/types.ts';
 
 /**
  * What a request asks of its provider: a chat completion, the embeddings
@@ -14,7 +16,29 @@ export type JobKind =
   | { type: 'chat' }
   | { type: 'embeddings'; shape: EmbeddingsShape }
   /** A Responses body for an upstream's own `/responses`; its texts (at `paths`) are the request's messages, in order. */
-  | { type: 'responses'; body: Record<string, unknown>; paths: readonly TextPath[] };
+  | { type: 'responses'; body: Record<string, unknown>; paths: readonly TextPath[]; fallback?: ResponsesFallback };
+
+/**
+ * How a native Responses request is served by a deployment that does not take
+ * the Responses API natively (a fallback model, another provider entry of the
+ * model): translated through the canonical request, its chat reply encoded
+ * as the door encodes a translated one.
+ */
+export interface ResponsesFallback {
+  /**
+   * The canonical request for an upstream of `format`, from the body as DLP
+   * left it. Throws a GatewayError when the body cannot be translated
+   * (hosted tools, the upstream's own `previous_response_id`): that
+   * deployment is skipped.
+   */
+  translate(body: Record<string, unknown>, format: WireFormat): ChatRequest;
+  /**
+   * Told which deployment answers, before its reply is encoded: `translated`
+   * is the request sent when it was a translated one (the reply is then in
+   * the chat shape). @defaultValue none
+   */
+  answered(by: { provider: string; model: string; translated?: ChatRequest }): void;
+}
 
 /** The job kind of a chat request: every door's, but for embeddings and native Responses requests. */
 export const CHAT_JOB: JobKind = { type: 'chat' };
@@ -48,6 +72,13 @@ export interface ReplyCodec {
    * by DLP, so what is stored is what the upstream saw. @defaultValue none
    */
   settled?(sent?: ChatRequest): Promise<void>;
+  /**
+   * A stored reply that is not a `chat.completion` (a native Responses
+   * reply), replayed for a cache hit: the body completion() takes, the texts
+   * chunk() takes for a stream, and its usage (for the gateway's saved-spend
+   * figures). @defaultValue none: the stored chat completion is replayed
+   */
+  replay?(stored: string): { completion: string; chunks: string[]; usage?: Usage };
 }
 
 /**

@@ -53,6 +53,14 @@ export interface FallbackContext {
     waitMs: number;
     record?: DispatchContext['record'];
   };
+  /**
+   * The job of one candidate when it depends on the deployment (a native
+   * Responses request: its body for a deployment that takes the Responses
+   * API natively, its translation for another). Throws a GatewayError when
+   * the candidate cannot take the request: it is skipped.
+   * @defaultValue the request, as a chat job
+   */
+  jobFor?: (candidate: Candidate) => { request: ChatRequest; responses?: DispatchContext['responses'] };
 }
 
 /**
@@ -85,8 +93,10 @@ export async function dispatchWithFallbacks(
         ms: performance.now() - startedAt,
       });
     let routed: RoutedRequest;
+    let job: ReturnType<NonNullable<FallbackContext['jobFor']>>;
     try {
-      routed = dispatcher.route({ ...request, model: candidate.model }, candidate.provider);
+      job = context.jobFor ? context.jobFor(candidate) : { request };
+      routed = dispatcher.route({ ...job.request, model: candidate.model }, candidate.provider);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       refusal ??= err;
@@ -102,6 +112,7 @@ export async function dispatchWithFallbacks(
         signal: context.signal,
         ...(context.priority !== undefined ? { priority: context.priority } : {}),
         ...(context.trace ? { trace: context.trace } : {}),
+        ...(job.responses ? { responses: job.responses } : {}),
         ...(context.detached
           ? {
               detached: true,

@@ -3,7 +3,13 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
+import {
+  startFakeUpstream,
+  startUpstreamTrio,
+  type FakeUpstream,
+  type ProviderLetter,
+} from '../support/fake-upstream.ts';
+import type { Untyped } from '../support/untyped.ts';
 import { startGateway, type Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -14,7 +20,10 @@ import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
  * provider: exit 0 and the upstream's answer in its output. The loopback
  * upstream first calls Codex's first tool (`exec_command`) with arguments
  * Codex refuses, then answers with the tool output it got back: so the
- * answer also proves a function-call round trip through Codex. `.ci/run`
+ * answer also proves a function-call round trip through Codex. And a model
+ * on a provider configured `responses_api: native`, whose loopback upstream
+ * serves `/responses` itself: Codex's own body (reasoning, `include`,
+ * `store: false`, its tools) reaches it, and its answer reaches Codex. `.ci/run`
  * installs the CLI into `.tools/codex`; `CODEX_BIN` names another binary.
  * Without one the file says SKIPPED and runs nothing.
  */
@@ -30,13 +39,17 @@ const prefix = uniquePrefix('codex');
 const redis = testRedis();
 let gateway: Gateway | undefined;
 let upstreams: Record<ProviderLetter, FakeUpstream> | undefined;
+/** The upstream of the native provider: OpenAI's Responses API (test/support/fake-upstream/responses-api.ts). */
+let native: FakeUpstream | undefined;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
+const NATIVE_MODEL = 'n-codex';
 
 beforeAll(async () => {
   if (!available) return;
   const trio = await startUpstreamTrio();
   upstreams = trio.upstreams;
+  native = await startFakeUpstream({ format: 'openai', apiKey: 'upstream-native-secret' });
   const fast = {
     timeout_ms: 5000,
     stream_idle_timeout_ms: 5000,
@@ -49,6 +62,7 @@ beforeAll(async () => {
       REDIS_KEY_PREFIX: prefix,
       API_KEYS: KEY,
       ...trio.env,
+      PROVIDER_N_API_KEY: 'upstream-native-secret',
       SEMANTIC_CACHE_ENABLED: 'false',
       RATE_LIMIT_REQUESTS: '100000',
     },
@@ -75,15 +89,25 @@ beforeAll(async () => {
           models: [MODELS.c],
           ...fast,
         },
+        {
+          name: 'provider_n',
+          api_key_env: 'PROVIDER_N_API_KEY',
+          format: 'openai',
+          base_url: native.url,
+          models: [NATIVE_MODEL],
+          upstream_models: { [NATIVE_MODEL]: 'gpt-5-codex' },
+          responses_api: 'native',
+          ...fast,
+        },
       ],
     },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+    providers: ['provider_a', 'provider_b', 'provider_c', 'provider_n'],
   });
 }, 60_000);
 
 afterAll(async () => {
   await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await Promise.all([...Object.values(upstreams ?? {}), ...(native ? [native] : [])].map((u) => u.close()));
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });
@@ -151,3 +175,22 @@ describe.skipIf(!available).each(Object.entries(MODELS) as Array<[ProviderLetter
     }, 120_000);
   },
 );
+
+describe.skipIf(!available)('a provider with responses_api: native', () => {
+  it("codex exec gets the upstream's own Responses answer, its body forwarded as Codex sent it, and exits 0", async () => {
+    const before = native!.requests.length;
+    const { code, stdout, stderr } = await codexExec(NATIVE_MODEL, 'Say hello natively.');
+    expect(code, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/^Echo: Say hello natively\./m);
+    const sent = native!.requests.slice(before).filter((r) => r.path === '/v1/responses');
+    expect(sent).toHaveLength(1);
+    const body = sent[0]!.body as Untyped;
+    // Codex's own Responses body, under the upstream's model id: nothing was translated or dropped.
+    expect(body).toMatchObject({ model: 'gpt-5-codex', stream: true, store: false });
+    expect(body.include).toContain('reasoning.encrypted_content');
+    expect(body.reasoning).toBeTypeOf('object');
+    expect(typeof body.prompt_cache_key).toBe('string');
+    expect(body.tools.map((t: Untyped) => t.type)).toContain('function');
+    expect(JSON.stringify(body.input)).toContain('Say hello natively.');
+  }, 120_000);
+});

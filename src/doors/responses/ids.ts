@@ -30,3 +30,9 @@ function randomHex(bytes: number): string {
   used += bytes;
   return hex;
 }
+
+/** A new id of the same kind as `id`: its prefix before the first `_` kept (`msg_`, `rs_`, `fc_`, `ws_` ...), the rest random. */
+export function newIdLike(id: string): string {
+  const cut = id.indexOf('_');
+  return `${cut > 0 ? id.slice(0, cut) : 'item'}_${randomHex(16)}`;
+}

@@ -1,5 +1,8 @@
 import type { GatewayError } from '../../errors/catalog.ts';
+import type { Usage } from '../../chat/types.ts';
 import type { ReplyCodec } from '../../pipeline/door.ts';
+import { responseUsage } from '../../providers/openai/responses-api.ts';
+import { freshResponse, responseEvents } from './native-replay.ts';
 import type { ResponseStore } from './response-store.ts';
 
 /** Where a native response's id is recorded as its key owner's (with `store`, the default). */
@@ -28,6 +31,8 @@ export class NativeResponsesCodec implements ReplyCodec {
   private readonly recording: NativeRecording | undefined;
   /** The response the upstream keeps, seen in the reply. */
   private kept: { id: string; createdAt: number } | undefined;
+  /** A cache hit: the response is the gateway's replay, which no upstream keeps. */
+  private replayed = false;
 
   constructor(recording?: NativeRecording) {
     this.recording = recording;
@@ -39,7 +44,8 @@ export class NativeResponsesCodec implements ReplyCodec {
   }
 
   private note(response: Json): void {
-    if (this.kept || !this.recording || typeof response.id !== 'string' || response.store === false) return;
+    if (this.kept || this.replayed || !this.recording || typeof response.id !== 'string' || response.store === false)
+      return;
     const createdAt = typeof response.created_at === 'number' ? response.created_at : Math.floor(Date.now() / 1000);
     this.kept = { id: response.id, createdAt };
   }
@@ -68,6 +74,22 @@ export class NativeResponsesCodec implements ReplyCodec {
 
   end(): string {
     return '';
+  }
+
+  /**
+   * A cached native reply (only `store: false` ones are replayed) as a new
+   * response: fresh response and item ids, and for a stream the events an
+   * upstream would have sent for it, numbered by chunk() like the upstream's.
+   */
+  replay(stored: string): { completion: string; chunks: string[]; usage?: Usage } {
+    this.replayed = true;
+    const response = freshResponse(JSON.parse(stored) as Json, Date.now());
+    const usage = responseUsage(response);
+    return {
+      completion: JSON.stringify(response),
+      chunks: responseEvents(response).map((event) => JSON.stringify(event)),
+      ...(usage ? { usage } : {}),
+    };
   }
 
   fail(err: GatewayError): string {

@@ -7,7 +7,14 @@ import type {
   ToolChoice,
 } from '../../chat/types.ts';
 import { InvalidRequestError, NotFoundError, toEnvelope, type GatewayError } from '../../errors/catalog.ts';
-import { CHAT_JOB, type Door, type DoorRequest, type JobKind, type ReplyCodec } from '../../pipeline/door.ts';
+import {
+  CHAT_JOB,
+  type Door,
+  type DoorRequest,
+  type JobKind,
+  type ReplyCodec,
+  type ResponsesFallback,
+} from '../../pipeline/door.ts';
 import { textPaths, textsAt } from '../../providers/openai/responses-api.ts';
 import type { WireFormat } from '../../providers/types.ts';
 import { newResponseId } from './ids.ts';
@@ -53,7 +60,67 @@ type Decoded =
       /** How many of the request's last messages are this request's own input. */
       inputCount: number;
     }
-  | { native: Extract<JobKind, { type: 'responses' }>; owner: string; provider: string; model: string };
+  | {
+      native: Extract<JobKind, { type: 'responses' }>;
+      owner: string;
+      provider: string;
+      model: string;
+      answer: NativeAnswer;
+    };
+
+/** Which deployment answers a native request: the codec to switch, and the facts of a translation made for a fallback. */
+interface NativeAnswer {
+  codec?: AnsweredCodec;
+  /** The last translation made (the fallback being tried); used when a translated deployment answers. */
+  pending?: { facts: ResponseFacts; inputCount: number };
+}
+
+/**
+ * The codec of a native request's reply: the native codec, until the
+ * dispatch step says another deployment answers (another native provider
+ * entry, whose id is recorded as that provider's, or a translated one,
+ * whose chat reply is encoded as a translated request's).
+ */
+class AnsweredCodec implements ReplyCodec {
+  private current: ReplyCodec;
+  private readonly codecFor: (by: AnsweredBy) => ReplyCodec;
+
+  constructor(native: NativeResponsesCodec, codecFor: (by: AnsweredBy) => ReplyCodec) {
+    this.current = native;
+    this.codecFor = codecFor;
+  }
+
+  answered(by: AnsweredBy): void {
+    this.current = this.codecFor(by);
+  }
+
+  completion(json: string): string {
+    return this.current.completion(json);
+  }
+
+  chunk(json: string): string {
+    return this.current.chunk(json);
+  }
+
+  end(): string {
+    return this.current.end();
+  }
+
+  fail(err: GatewayError, requestId: string): string {
+    return this.current.fail(err, requestId);
+  }
+
+  async settled(sent?: ChatRequest): Promise<void> {
+    await this.current.settled?.(sent);
+  }
+
+  replay(stored: string): ReturnType<NonNullable<ReplyCodec['replay']>> {
+    // Only native replies are cached under a native request's key.
+    return (this.current as NativeResponsesCodec).replay(stored);
+  }
+}
+
+type AnsweredBy = Parameters<ResponsesFallback['answered']>[0];
 
 function toolsOf(body: ResponsesRequestBody): FunctionTool[] {
   const tools: FunctionTool[] = [];
@@ -169,18 +236,48 @@ export class ResponsesDoor implements Door {
   async decode(from: DoorRequest): Promise<ChatRequest> {
     const body = parseResponsesBody(from.body);
     const nativeProvider = this.nativeOf(body.model);
-    if (nativeProvider !== undefined) return this.decodeNative(from, body, nativeProvider);
-    const tools = toolsOf(body);
-    const toolChoice = toolChoiceOf(body, tools);
-    const input = inputToMessages(body.input);
-    if (input.length === 0)
-      throw new InvalidRequestError('input: needs at least one message or item the upstream can read.');
+    if (nativeProvider !== undefined && !(await this.continuesTranslated(body, from.owner)))
+      return this.decodeNative(from, body, nativeProvider);
     let earlier: ChatMessage[] = [];
     const previous = body.previous_response_id ?? null;
     if (previous !== null) {
       if (!this.store) throw new InvalidRequestError('previous_response_id: this gateway keeps no responses.');
       earlier = await this.store.conversation(previous, from.owner);
     }
+    const { request, facts, inputCount } = this.translate(body, earlier, this.formatOf(body.model));
+    this.decoded.set(from, { facts, owner: from.owner, inputCount });
+    return request;
+  }
+
+  /**
+   * Whether a request for a native model continues a response the gateway
+   * stored itself (a translated deployment answered it): it is then
+   * translated too, from the stored turns, since no upstream knows that id.
+   */
+  private async continuesTranslated(body: ResponsesRequestBody, owner: string): Promise<boolean> {
+    const previous = body.previous_response_id ?? null;
+    if (previous === null || !this.store || (await this.store.native(previous, owner))) return false;
+    return this.store.get(previous, owner).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof NotFoundError) return false;
+        throw err;
+      },
+    );
+  }
+
+  /** The canonical request of a Responses body (after the stored turns `earlier`), for an upstream of `format`, and the facts of its reply. */
+  private translate(
+    body: ResponsesRequestBody,
+    earlier: ChatMessage[],
+    format: WireFormat | undefined,
+  ): { request: ChatRequest; facts: ResponseFacts; inputCount: number } {
+    const tools = toolsOf(body);
+    const toolChoice = toolChoiceOf(body, tools);
+    const input = inputToMessages(body.input);
+    if (input.length === 0)
+      throw new InvalidRequestError('input: needs at least one message or item the upstream can read.');
+    const previous = body.previous_response_id ?? null;
     // Instructions apply to this request only: an earlier response's instructions are not carried over, as at OpenAI.
     const system: ChatMessage[] =
       body.instructions != null && body.instructions !== '' ? [{ role: 'system', content: body.instructions }] : [];
@@ -213,7 +310,6 @@ export class ResponsesDoor implements Door {
       request.response_format = { type: 'json_schema', json_schema: spec };
     }
     const effort = effortOf(body.reasoning?.effort);
-    const format = this.formatOf(body.model);
     if (effort !== undefined && format === 'openai') request.reasoning_effort = effort;
     const thinking = format === 'anthropic' || format === 'gemini' ? thinkingOf(body, format) : undefined;
     if (thinking) {
@@ -246,8 +342,7 @@ export class ResponsesDoor implements Door {
       service_tier: body.service_tier ?? 'default',
       truncation: body.truncation ?? 'disabled',
     };
-    this.decoded.set(from, { facts, owner: from.owner, inputCount: input.length });
-    return request;
+    return { request, facts, inputCount: input.length };
   }
 
   /**
@@ -265,11 +360,25 @@ export class ResponsesDoor implements Door {
       throw new NotFoundError(`Previous response with id '${previous.slice(0, 64)}' not found.`);
     const raw = from.body as Record<string, unknown>;
     const paths = textPaths(raw);
+    const answer: NativeAnswer = {};
+    const fallback: ResponsesFallback = {
+      translate: (screened, format) => {
+        if (previous !== null)
+          throw new InvalidRequestError(
+            'previous_response_id: names a response kept by the native upstream, which another deployment cannot continue.',
+          );
+        const translated = this.translate(parseResponsesBody(screened), [], format);
+        answer.pending = { facts: translated.facts, inputCount: translated.inputCount };
+        return translated.request;
+      },
+      answered: (by) => answer.codec?.answered(by),
+    };
     this.decoded.set(from, {
-      native: { type: 'responses', body: raw, paths },
+      native: { type: 'responses', body: raw, paths, fallback },
       owner: from.owner,
       provider,
       model: body.model,
+      answer,
     });
     const stream = body.stream ?? false;
     const request: ChatRequest = {
@@ -294,17 +403,36 @@ export class ResponsesDoor implements Door {
     if (!decoded) return new ResponsesReplyCodec(factsOf(request, this.now()));
     if (from) this.decoded.delete(from);
     if ('native' in decoded) {
-      if (!this.store) return new NativeResponsesCodec();
-      const { owner, provider, model } = decoded;
-      return new NativeResponsesCodec({
-        store: this.store,
-        owner,
-        provider,
-        model,
-        ...(this.onStoreError ? { onError: this.onStoreError } : {}),
+      const { owner, provider, model, answer } = decoded;
+      const codec = new AnsweredCodec(this.nativeCodec(owner, provider, model), (by) => {
+        if (!by.translated) return this.nativeCodec(owner, by.provider, by.model);
+        const pending = answer.pending as NonNullable<NativeAnswer['pending']>;
+        return this.translatedCodec(pending.facts, owner, pending.inputCount, by.translated);
       });
+      answer.codec = codec;
+      return codec;
     }
     const { facts, owner, inputCount } = decoded;
+    return this.translatedCodec(facts, owner, inputCount, request);
+  }
+
+  private nativeCodec(owner: string, provider: string, model: string): NativeResponsesCodec {
+    if (!this.store) return new NativeResponsesCodec();
+    return new NativeResponsesCodec({
+      store: this.store,
+      owner,
+      provider,
+      model,
+      ...(this.onStoreError ? { onError: this.onStoreError } : {}),
+    });
+  }
+
+  private translatedCodec(
+    facts: ResponseFacts,
+    owner: string,
+    inputCount: number,
+    request: ChatRequest,
+  ): ResponsesReplyCodec {
     if (!facts.store || !this.store) return new ResponsesReplyCodec(facts);
     return new ResponsesReplyCodec(facts, {
       store: this.store,

@@ -1,12 +1,17 @@
+import type { ChatRequest } from '../../chat/types.ts';
 import type { ProviderConfig } from '../../config/gateway-config.ts';
+import { ResponsesReplyFilter } from '../../dlp/responses-reply-filter.ts';
+import { InvalidRequestError } from '../../errors/catalog.ts';
+import type { Candidate } from '../../routing/model-router.ts';
+import type { JobKind } from '../door.ts';
 import { embeddingsOfChat } from '../../embeddings/embeddings-texts.ts';
-import { withTexts } from '../../providers/openai/responses-api.ts';
 import type { ChatDispatcher, Dispatch } from '../../queue/chat-dispatcher.ts';
 import { dispatchMiss, type Miss } from '../dispatch-miss.ts';
 import { AttemptsFailedError, dispatchWithFallbacks } from '../../routing/fallback-dispatch.ts';
 import type { Exchange } from '../exchange.ts';
 import { DROPPED_PARAMS_HEADER, MODEL_HEADER } from '../gateway-headers.ts';
 import { startReplyFacts } from '../reply-facts.ts';
+import { screenedBody } from '../screened-body.ts';
 import { elapsedMs } from '../request-context.ts';
 import { serverTiming } from '../server-timing.ts';
 import type { Routing } from './route-step.ts';
@@ -17,7 +22,9 @@ import type { Routing } from './route-step.ts';
  * deployment (an identical request in flight is followed instead of sent
  * again), or the deployments in order until one answers before its first
  * token (not coalesced: which one answers is known only then; a reply is
- * stored in the cache only when the requested model gave it). A detached
+ * stored in the cache only when the requested model gave it). A native
+ * Responses request gives each deployment what it takes: the body, or its
+ * translation through the canonical request. A detached
  * request whose earlier run enqueued a job that still runs follows that job,
  * so a restart does not call the provider again.
  */
@@ -80,18 +87,13 @@ async function dispatchOne(exchange: Exchange, dispatcher: ChatDispatcher): Prom
   return dispatch;
 }
 
+type ResponsesKind = Extract<JobKind, { type: 'responses' }>;
+
 /** What a job other than chat carries: built from the exchange's texts as DLP left them. */
 function jobOf(exchange: Exchange): Pick<Miss, 'embeddings' | 'responses'> {
   const kind = exchange.kind;
   if (kind?.type === 'embeddings') return { embeddings: embeddingsOfChat(exchange.request, kind.shape) };
-  if (kind?.type === 'responses')
-    return {
-      responses: withTexts(
-        kind.body,
-        kind.paths,
-        exchange.request.messages.map((m) => m.content as string),
-      ),
-    };
+  if (kind?.type === 'responses') return { responses: screenedBody(exchange) };
   return {};
 }
 
@@ -124,6 +126,9 @@ async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, ro
             },
           }
         : {}),
+      ...(exchange.kind?.type === 'responses'
+        ? { jobFor: (candidate: Candidate) => responsesJob(exchange, candidate) }
+        : {}),
     });
   } catch (err) {
     if (err instanceof AttemptsFailedError) {
@@ -136,6 +141,8 @@ async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, ro
     publish.end();
   }
   const { candidate, routed, dispatch, attempts } = answered;
+  const translated = exchange.kind?.type === 'responses' && !takesResponses(candidate.provider);
+  if (exchange.kind?.type === 'responses') answeredResponses(exchange, exchange.kind, candidate, routed.request);
   context.model = candidate.model;
   context.provider = candidate.provider.name;
   context.attempts = attempts;
@@ -143,6 +150,43 @@ async function dispatchRouted(exchange: Exchange, dispatcher: ChatDispatcher, ro
   if (routed.dropped.length > 0) exchange.header(DROPPED_PARAMS_HEADER, routed.dropped.join(', '));
   if (candidate.model !== requested) routing.onFallback?.(requested, candidate.model);
   startReplyFacts(context, { streamed: exchange.request.stream, coalesced: false });
-  // Another model's answer is not stored under this request.
-  return lookup && candidate.model === requested ? { ...dispatch, entries: lookup.track(dispatch.entries) } : dispatch;
+  // Another model's answer is not stored under this request, nor a translated one under a native request's key.
+  return lookup && candidate.model === requested && !translated
+    ? { ...dispatch, entries: lookup.track(dispatch.entries) }
+    : dispatch;
+}
+
+/** Whether a deployment takes the Responses API natively (`responses_api: native`, which only the OpenAI format has). */
+function takesResponses(provider: ProviderConfig): boolean {
+  return provider.responses_api === 'native' && provider.format === 'openai';
+}
+
+/** A native Responses request's job on one deployment: its body, or its translation through the canonical request. */
+function responsesJob(
+  exchange: Exchange,
+  candidate: Candidate,
+): { request: ChatRequest; responses?: Record<string, unknown> } {
+  const kind = exchange.kind as ResponsesKind;
+  const body = screenedBody(exchange);
+  if (takesResponses(candidate.provider)) return { request: exchange.request, responses: body };
+  if (!kind.fallback)
+    throw new InvalidRequestError(`${candidate.provider.name} does not take the Responses API natively.`);
+  return { request: kind.fallback.translate(body, candidate.provider.format) };
+}
+
+/**
+ * Tells the door which deployment answers a native Responses request. A
+ * translated one's reply is in the chat shape: the request becomes the one
+ * it was sent (what a stored response keeps), and DLP reads the reply as a
+ * chat reply.
+ */
+function answeredResponses(exchange: Exchange, kind: ResponsesKind, candidate: Candidate, sent: ChatRequest): void {
+  const by = { provider: candidate.provider.name, model: candidate.model };
+  if (takesResponses(candidate.provider)) {
+    kind.fallback?.answered(by);
+    return;
+  }
+  kind.fallback?.answered({ ...by, translated: sent });
+  exchange.request = sent;
+  if (exchange.replyFilter instanceof ResponsesReplyFilter) exchange.replyFilter = exchange.replyFilter.chat;
 }

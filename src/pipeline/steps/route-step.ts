@@ -17,8 +17,8 @@ export interface Routing {
  * fallbacks gets the deployments to try in order (the dispatch step tries
  * them); any other model its one provider, without the parameters that
  * provider drops; an embeddings request the provider of its embedding model;
- * a native Responses request its model's first provider entry (no fallbacks:
- * another deployment may not speak the Responses API). `X-Gateway-Model` names the requested model until another answers.
+ * a native Responses request the same (the dispatch step sends each
+ * deployment the job it can take). `X-Gateway-Model` names the requested model until another answers.
  */
 export function routeStep(exchange: Exchange, dispatcher: ChatDispatcher, routing: Routing | undefined): void {
   const model = exchange.request.model;
@@ -26,7 +26,7 @@ export function routeStep(exchange: Exchange, dispatcher: ChatDispatcher, routin
   if (exchange.kind?.type === 'embeddings') {
     // Embedding models have no deployments or fallbacks, nor parameters to drop.
     exchange.provider = dispatcher.routeEmbeddings(model);
-  } else if (exchange.kind?.type !== 'responses' && routing?.router.isRouted(model, exchange.hints.fallbacks)) {
+  } else if (routing?.router.isRouted(model, exchange.hints.fallbacks)) {
     const candidates = routing.router.plan(model, exchange.principal, exchange.hints.fallbacks);
     exchange.candidates = candidates;
     exchange.provider = (candidates[0] as (typeof candidates)[number]).provider;
