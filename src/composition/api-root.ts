@@ -48,6 +48,8 @@ import { openBatchDb } from '../batches/sql-db.ts';
 import { modelsRouter } from '../http/routes/models.ts';
 import { responsesRouter } from '../http/routes/responses.ts';
 import { NativeResources } from '../doors/responses/native-resources.ts';
+import { TokenCounter } from '../doors/messages/token-count.ts';
+import type { ProviderConfig } from '../config/gateway-config.ts';
 import { ResponseStore } from '../doors/responses/response-store.ts';
 import { ResponsesReplyFilter } from '../dlp/responses-reply-filter.ts';
 import { ResponsesDoor } from '../doors/responses/responses-door.ts';
@@ -404,15 +406,23 @@ export async function createApiRoot(
     onStoreError: (err, responseId) => logger.warn({ err: err.message, responseId }, 'response not stored'),
   });
   const providerKeys = new ProviderKeys();
+  // What the API process asks of an upstream itself (native resources, token counts) goes with the workers' keys.
+  const endpointOf = (provider: ProviderConfig) => ({
+    baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl,
+    apiKey: providerKeys.require(provider),
+  });
+  const tokenCounter = new TokenCounter({
+    config: () => configStore.current,
+    endpointOf,
+    screen: (request) => dlp.screenAsync(request, {}),
+    onEstimate: (provider, reason) => logger.warn({ provider, reason }, 'token count estimated'),
+  });
   const nativeResources = new NativeResources({
     store: responseStore,
     endpointOf: (name) => {
       const provider = configStore.current.providerIndex.get(name);
       if (!provider) throw new ProviderError(`${name} is no longer configured.`);
-      return {
-        baseUrl: provider.base_url ?? adapterFor(provider.format).defaultBaseUrl,
-        apiKey: providerKeys.require(provider),
-      };
+      return endpointOf(provider);
     },
     // A retrieved response is screened as the reply that made it was (DLP_SCAN_REPLIES).
     screen: async (json) => {
@@ -498,7 +508,7 @@ export async function createApiRoot(
       { path: '/v1/messages', door: messages },
     ],
     routers: [
-      messagesCountTokensRouter(() => configStore.current),
+      messagesCountTokensRouter(tokenCounter),
       healthRouter(health),
       adminConfigRouter(reloader),
       modelsRouter(() => configStore.current),

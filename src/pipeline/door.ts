@@ -1,10 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ChatRequest } from '../chat/types.ts';
+import type { ChatRequest, Usage } from '../chat/types.ts';
 import type { EmbeddingsShape } from '../embeddings/request-schema.ts';
 import type { GatewayError } from '../errors/catalog.ts';
 import type { TextPath } from '../providers/openai/responses-api.ts';
 import type { WireFormat } from '../providers/types.ts';
-import type { Usage } from '../chat/types.ts';
 
 /**
  * What a request asks of its provider: a chat completion, the embeddings

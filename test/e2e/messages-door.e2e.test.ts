@@ -239,14 +239,47 @@ describe.each(LETTERS)('Messages door to provider_%s', (letter) => {
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: what is this (+1 images)' }]);
   });
 
-  it('counts tokens', async () => {
-    const counted = await client().messages.countTokens({
+  it("counts tokens: the upstream's own count where its format has a counting endpoint, the gateway's estimate elsewhere", async () => {
+    const params = {
       model,
       system: 'Be terse.',
-      messages: [{ role: 'user', content: 'a short question about tokens' }],
-    });
-    expect(counted.input_tokens).toBeGreaterThan(5);
-    expect(counted.input_tokens).toBeLessThan(40);
+      messages: [{ role: 'user' as const, content: 'a short question about tokens' }],
+    };
+    const calls = upstreams[letter].requests.length;
+    const counted = await client().messages.countTokens(params).withResponse();
+    const source = counted.response.headers.get('x-gateway-token-count');
+    if (letter === 'a') {
+      // The OpenAI format has no counting endpoint: nothing is asked of the upstream.
+      expect(source).toBe('estimate');
+      expect(upstreams.a.requests.length).toBe(calls);
+      expect(counted.data.input_tokens).toBeGreaterThan(5);
+      expect(counted.data.input_tokens).toBeLessThan(40);
+      return;
+    }
+    expect(source).toBe('upstream');
+    const call = upstreams[letter].requests.at(-1)!;
+    if (letter === 'c') {
+      expect(call.path).toBe('/v1/messages/count_tokens');
+      expect(call.body).toEqual({ model, system: 'Be terse.', messages: params.messages });
+    } else {
+      expect(call.path).toBe(`/v1beta/models/${model}:countTokens`);
+      expect((call.body as Untyped).generateContentRequest).toMatchObject({
+        model: `models/${model}`,
+        systemInstruction: { parts: [{ text: 'Be terse.' }] },
+      });
+    }
+    // The upstream counts what it bills: the same request's reply reports the same input tokens.
+    const message = await client().messages.create({ ...params, max_tokens: 20 });
+    expect(counted.data.input_tokens).toBe(message.usage.input_tokens);
+    // When the upstream cannot count, the estimate answers.
+    upstreams[letter].setBehavior({ failNext: { count: 1, status: 500 } });
+    try {
+      const estimated = await client().messages.countTokens(params).withResponse();
+      expect(estimated.response.headers.get('x-gateway-token-count')).toBe('estimate');
+      expect(estimated.data.input_tokens).toBeGreaterThan(5);
+    } finally {
+      upstreams[letter].setBehavior({ failNext: undefined });
+    }
   });
 });
 

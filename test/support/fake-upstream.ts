@@ -18,6 +18,7 @@ import { geminiDialect } from './fake-upstream/gemini-dialect.ts';
 import { openAiDialect } from './fake-upstream/openai-dialect.ts';
 import { FakeResponsesApi } from './fake-upstream/responses-api.ts';
 import { MALFORMED_DATA, serializeSseFrame } from './fake-upstream/sse.ts';
+import { tokenCountReply } from './fake-upstream/token-count.ts';
 
 /**
  * A fake LLM upstream for tests and benchmarks: a real `node:http` server
@@ -369,6 +370,15 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
         : sendJson(res, 200, resource.response);
     }
     // --- /responses ---
+    const counted = tokenCountReply(
+      options.format,
+      req.method ?? '',
+      new URL(req.url ?? '/', 'http://fake'),
+      req.headers,
+      apiKey,
+      body,
+    );
+    if (counted) return sendJson(res, counted.status, counted.body);
     const route = dialect.route(req.method ?? '', new URL(req.url ?? '/', 'http://fake'));
     if (route === undefined) return sendError(res, 404, `No route for ${req.method} ${req.url}.`);
     if (!dialect.isAuthorized(req.headers, apiKey)) return sendError(res, 401, DEFAULT_STATUS_MESSAGES[401] ?? '');

@@ -1,9 +1,9 @@
 import { isServerTool, type CountTokensBody } from './request-schema.ts';
 
 /**
- * An estimate of the input tokens of a Messages request, the same for every
- * upstream format (docs/decisions/messages-count-tokens.md says why it is not
- * asked of the upstream): about four characters of text per token, as
+ * An estimate of the input tokens of a Messages request, for the OpenAI
+ * format and wherever the upstream's own count cannot be had (token-count.ts):
+ * about four characters of text per token, as
  * Anthropic and OpenAI both state for English text, with fixed costs where
  * text says nothing about size:
  * - an image: {@link IMAGE_TOKENS}, Anthropic's figure for the largest image it

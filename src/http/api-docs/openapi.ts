@@ -316,13 +316,19 @@ function paths(): JsonObject {
       post: {
         operationId: 'countMessageTokens',
         tags: ['messages'],
-        summary: 'Estimate the input tokens of a message request',
+        summary: 'Count the input tokens of a message request',
         description:
-          'An estimate made by the gateway for every model (docs/messages.md#count_tokens), `{input_tokens}`.',
+          "The upstream's own count where its format has a counting endpoint (Anthropic, Gemini), the gateway's estimate elsewhere (docs/messages.md#count_tokens), `{input_tokens}`; `X-Gateway-Token-Count` says which.",
         requestBody: { required: true, content: json('MessagesCountTokensRequest') },
         responses: {
           '200': {
-            description: 'The estimate.',
+            description: 'The count.',
+            headers: {
+              'X-Gateway-Token-Count': {
+                description: '`upstream` or `estimate`.',
+                schema: { type: 'string', enum: ['upstream', 'estimate'] },
+              },
+            },
             content: {
               'application/json': {
                 schema: {
