@@ -2,9 +2,10 @@ import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, t
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * The OpenAI Agents SDK (`@openai/agents`) with its default model class,
@@ -19,48 +20,18 @@ const prefix = uniquePrefix('agents');
 const redis = testRedis();
 let gateway: Gateway;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 };
-  gateway = await startGateway({
-    env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...trio.env,
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
-    },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: [MODELS.a],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [MODELS.b],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: [MODELS.c],
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    provider: { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 },
   });
+  ({ gateway, upstreams } = trio);
   // The SDK's defaults: the Responses API, through this client; no trace export (it would call OpenAI).
   setDefaultOpenAIClient(new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 }));
   setOpenAIAPI('responses');
@@ -68,8 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

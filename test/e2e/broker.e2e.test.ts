@@ -1,8 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * The broker end to end: a real API process, real worker processes, real
@@ -16,65 +17,39 @@ const redis = testRedis();
 let gateway: Gateway;
 let client: OpenAI;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' } as const;
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  const fast = { timeout_ms: 1500, stream_idle_timeout_ms: 1000, queue_timeout_ms: 5000, max_retries: 2 };
-  gateway = await startGateway({
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: { a: ['a-4o', 'a-4'], b: MODELS.b, c: MODELS.c },
+    provider: { timeout_ms: 1500, stream_idle_timeout_ms: 1000, queue_timeout_ms: 5000, max_retries: 2 },
     env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...trio.env,
       MAX_REQUEST_BYTES: '4096',
       WORKER_LOCK_DURATION_MS: '1500',
       WORKER_STALLED_INTERVAL_MS: '500',
       DLP_ENABLED: 'false',
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
     },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: ['a-4o', 'a-4'],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: ['b-2.5-flash'],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: ['c-sonnet-4-20250514'],
-          ...fast,
-        },
-        {
-          name: 'provider_d',
-          api_key_env: 'PROVIDER_D_API_KEY_UNSET',
-          format: 'openai',
-          base_url: upstreams.a.url,
-          models: ['d-model'],
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+    moreProviders: (upstreams) => [
+      {
+        name: 'provider_d',
+        api_key_env: 'PROVIDER_D_API_KEY_UNSET',
+        format: 'openai',
+        base_url: upstreams.a.url,
+        models: ['d-model'],
+      },
+    ],
+    workers: ['provider_a', 'provider_b', 'provider_c'],
   });
+  ({ gateway, upstreams } = trio);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

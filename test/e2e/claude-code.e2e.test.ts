@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 import type { Untyped } from '../support/untyped.ts';
 
 /**
@@ -28,6 +29,7 @@ const KEY = 'claude-code-door-key';
 const prefix = uniquePrefix('claude-code');
 const redis = testRedis();
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 let gateway: Gateway;
 
 const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
@@ -106,33 +108,18 @@ function runClaude(model: string, prompt: string, toolArgs: readonly string[]): 
 
 beforeAll(async () => {
   if (!available) return;
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  gateway = await startGateway({
-    env: {
-      ...trio.env,
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      DLP_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '1000',
-      SEMANTIC_CACHE_ENABLED: 'false',
-      CACHE_ENABLED: 'false',
-    },
-    config: {
-      providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    env: { DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', CACHE_ENABLED: 'false' },
   });
+  ({ gateway, upstreams } = trio);
 }, 90_000);
 
 afterAll(async () => {
   if (!available) return;
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -3,15 +3,11 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startFakeUpstream,
-  startUpstreamTrio,
-  type FakeUpstream,
-  type ProviderLetter,
-} from '../support/fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
 import type { Untyped } from '../support/untyped.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * The Codex CLI itself (npm `@openai/codex`, which accepts only the
@@ -39,6 +35,7 @@ const prefix = uniquePrefix('codex');
 const redis = testRedis();
 let gateway: Gateway | undefined;
 let upstreams: Record<ProviderLetter, FakeUpstream> | undefined;
+let trio: TrioGateway | undefined;
 /** The upstream of the native provider: OpenAI's Responses API (test/support/fake-upstream/responses-api.ts). */
 let native: FakeUpstream | undefined;
 
@@ -47,8 +44,6 @@ const NATIVE_MODEL = 'n-codex';
 
 beforeAll(async () => {
   if (!available) return;
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
   native = await startFakeUpstream({ format: 'openai', apiKey: 'upstream-native-secret' });
   const fast = {
     timeout_ms: 5000,
@@ -57,57 +52,31 @@ beforeAll(async () => {
     max_retries: 1,
     drop_unsupported_params: true,
   };
-  gateway = await startGateway({
-    env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...trio.env,
-      PROVIDER_N_API_KEY: 'upstream-native-secret',
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
-    },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: [MODELS.a],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [MODELS.b],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: [MODELS.c],
-          ...fast,
-        },
-        {
-          name: 'provider_n',
-          api_key_env: 'PROVIDER_N_API_KEY',
-          format: 'openai',
-          base_url: native.url,
-          models: [NATIVE_MODEL],
-          upstream_models: { [NATIVE_MODEL]: 'gpt-5-codex' },
-          responses_api: 'native',
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c', 'provider_n'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    provider: fast,
+    env: { PROVIDER_N_API_KEY: 'upstream-native-secret' },
+    moreProviders: [
+      {
+        name: 'provider_n',
+        api_key_env: 'PROVIDER_N_API_KEY',
+        format: 'openai',
+        base_url: native.url,
+        models: [NATIVE_MODEL],
+        upstream_models: { [NATIVE_MODEL]: 'gpt-5-codex' },
+        responses_api: 'native',
+        ...fast,
+      },
+    ],
   });
+  ({ gateway, upstreams } = trio);
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all([...Object.values(upstreams ?? {}), ...(native ? [native] : [])].map((u) => u.close()));
+  await trio?.stop();
+  await native?.close();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeEmbedding } from '../support/fake-embeddings.ts';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, waitFor, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import { waitFor, type Gateway } from '../support/processes.ts';
 import type { Untyped } from '../support/untyped.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * `POST /v1/embeddings` through the real API and worker processes, with the
@@ -27,19 +28,24 @@ const redis = testRedis();
 let gateway: Gateway;
 let client: OpenAI;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 };
-  gateway = await startGateway({
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' },
+    provider: { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 },
+    perProvider: {
+      a: { embedding_models: ['a-embed-small'], upstream_models: { 'a-embed-small': 'text-embedding-3-small' } },
+      b: { embedding_models: ['b-embedding-001'] },
+      c: { embedding_models: ['c-embed'] },
+    },
+    // One USD a token: a budget is spent within a few requests.
+    config: { prices: { 'a-embed-small': { input_per_million: 1_000_000, output_per_million: 1_000_000 } } },
     env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
       ADMIN_API_KEYS: ADMIN,
       KEY_DB_PATH: join(mkdtempSync(join(tmpdir(), 'gw-embeddings-')), 'keys.sqlite'),
-      ...trio.env,
-      RATE_LIMIT_REQUESTS: '100000',
       // The semantic cache is on (embedding through provider_a's /embeddings), so that it could answer if it were asked.
       SEMANTIC_CACHE_ENABLED: 'true',
       SEMANTIC_CACHE_THRESHOLD: '0.9',
@@ -47,39 +53,8 @@ beforeAll(async () => {
       EMBEDDING_PROVIDER: 'provider_a',
       EMBEDDING_MODEL: 'text-embedding-fake',
     },
-    config: {
-      // One USD a token: a budget is spent within a few requests.
-      prices: { 'a-embed-small': { input_per_million: 1_000_000, output_per_million: 1_000_000 } },
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: ['a-4o'],
-          embedding_models: ['a-embed-small'],
-          upstream_models: { 'a-embed-small': 'text-embedding-3-small' },
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: ['b-2.5-flash'],
-          embedding_models: ['b-embedding-001'],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: ['c-sonnet-4'],
-          embedding_models: ['c-embed'],
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
   });
+  ({ gateway, upstreams } = trio);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
   await waitFor(
     async () => (await admin('GET', '/admin/cache/stats')).semantic_cache?.status === 'ready',
@@ -108,8 +83,7 @@ function upstreamCalls(input: readonly string[]): number {
 }
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 import type { Untyped } from '../support/untyped.ts';
 
 /**
@@ -17,6 +18,7 @@ const KEY = 'messages-door-key';
 const prefix = uniquePrefix('messages-door');
 const redis = testRedis();
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 let gateway: Gateway;
 
 const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
@@ -49,42 +51,29 @@ function withSampling<T extends object>(params: T, sampling: { temperature?: num
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  gateway = await startGateway({
-    env: {
-      ...trio.env,
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      DLP_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '1000',
-      SEMANTIC_CACHE_ENABLED: 'false',
-      CACHE_ENABLED: 'true',
-    },
-    config: {
-      providers: [
-        { name: 'provider_a', api_key_env: 'PROVIDER_A_API_KEY', base_url: upstreams.a.url, models: [MODELS.a] },
-        { name: 'provider_b', api_key_env: 'PROVIDER_B_API_KEY', base_url: upstreams.b.url, models: [MODELS.b] },
-        { name: 'provider_c', api_key_env: 'PROVIDER_C_API_KEY', base_url: upstreams.c.url, models: [MODELS.c] },
-        // The same Gemini upstream, with the operator's opt-in to dropping what it cannot honour.
-        {
-          name: 'provider_b_lenient',
-          format: 'gemini',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [LENIENT],
-          drop_unsupported_params: true,
-        },
-      ],
-      model_aliases: { 'claude-*haiku*': MODELS.b, 'claude-*': MODELS.c },
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c', 'provider_b_lenient'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    env: { DLP_ENABLED: 'false', RATE_LIMIT_REQUESTS: '1000', CACHE_ENABLED: 'true' },
+    moreProviders: (upstreams) => [
+      // The same Gemini upstream, with the operator's opt-in to dropping what it cannot honour.
+      {
+        name: 'provider_b_lenient',
+        format: 'gemini',
+        api_key_env: 'PROVIDER_B_API_KEY',
+        base_url: upstreams.b.url,
+        models: [LENIENT],
+        drop_unsupported_params: true,
+      },
+    ],
+    config: { model_aliases: { 'claude-*haiku*': MODELS.b, 'claude-*': MODELS.c } },
   });
+  ({ gateway, upstreams } = trio);
 }, 90_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

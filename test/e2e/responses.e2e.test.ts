@@ -2,9 +2,10 @@ import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * `POST /v1/responses` and the stored responses through the real API and
@@ -24,6 +25,7 @@ let gateway: Gateway;
 let client: OpenAI;
 let other: OpenAI;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
 type Letter = keyof typeof MODELS;
@@ -47,51 +49,19 @@ const weatherTool = {
 };
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 };
-  gateway = await startGateway({
-    env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: `${KEY},${OTHER_KEY}`,
-      ...trio.env,
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
-    },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: [MODELS.a],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [MODELS.b],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: [MODELS.c],
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY, OTHER_KEY],
+    models: MODELS,
+    provider: { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 1 },
   });
+  ({ gateway, upstreams } = trio);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
   other = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: OTHER_KEY, maxRetries: 0, timeout: 20_000 });
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

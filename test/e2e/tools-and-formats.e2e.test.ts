@@ -2,9 +2,10 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * Tool calling, structured outputs, images and the newer parameters through
@@ -20,6 +21,7 @@ const redis = testRedis();
 let gateway: Gateway;
 let client: OpenAI;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 
 const MODELS = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4' } as const;
 type Letter = keyof typeof MODELS;
@@ -45,60 +47,31 @@ const timeTool = {
 };
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
   const fast = { timeout_ms: 3000, stream_idle_timeout_ms: 2000, queue_timeout_ms: 5000, max_retries: 2 };
-  gateway = await startGateway({
-    env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...trio.env,
-      SEMANTIC_CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
-    },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: [MODELS.a],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [MODELS.b],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: [MODELS.c],
-          ...fast,
-        },
-        // The same Anthropic upstream, with the operator's opt-in to dropping what it cannot honour.
-        {
-          name: 'provider_c_lenient',
-          format: 'anthropic',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: ['c-lenient'],
-          drop_unsupported_params: true,
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c', 'provider_c_lenient'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    provider: fast,
+    moreProviders: (upstreams) => [
+      // The same Anthropic upstream, with the operator's opt-in to dropping what it cannot honour.
+      {
+        name: 'provider_c_lenient',
+        format: 'anthropic',
+        api_key_env: 'PROVIDER_C_API_KEY',
+        base_url: upstreams.c.url,
+        models: ['c-lenient'],
+        drop_unsupported_params: true,
+        ...fast,
+      },
+    ],
   });
+  ({ gateway, upstreams } = trio);
   client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUpstreamTrio, type FakeUpstream, type ProviderLetter } from '../support/fake-upstream.ts';
-import { startGateway, type Gateway } from '../support/processes.ts';
+import type { FakeUpstream, ProviderLetter } from '../support/fake-upstream.ts';
+import type { Gateway } from '../support/processes.ts';
 import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/redis.ts';
+import { startGatewayWithTrio, type TrioGateway } from '../support/trio-gateway.ts';
 
 /**
  * Upstreams that echo the request's headers (`authorization=Bearer <key>`,
@@ -18,56 +19,23 @@ const redis = testRedis();
 const MODELS: Record<ProviderLetter, string> = { a: 'a-4o', b: 'b-2.5-flash', c: 'c-sonnet-4-20250514' };
 let gateway: Gateway;
 let upstreams: Record<ProviderLetter, FakeUpstream>;
+let trio: TrioGateway | undefined;
 let secrets: string[];
 
 beforeAll(async () => {
-  const trio = await startUpstreamTrio();
-  upstreams = trio.upstreams;
-  secrets = Object.values(trio.env);
-  const fast = { timeout_ms: 2000, stream_idle_timeout_ms: 2000, max_retries: 1 };
-  gateway = await startGateway({
-    env: {
-      REDIS_KEY_PREFIX: prefix,
-      API_KEYS: KEY,
-      ...trio.env,
-      DLP_ENABLED: 'false',
-      SEMANTIC_CACHE_ENABLED: 'false',
-      CACHE_ENABLED: 'false',
-      RATE_LIMIT_REQUESTS: '100000',
-      LOG_LEVEL: 'debug',
-    },
-    config: {
-      providers: [
-        {
-          name: 'provider_a',
-          api_key_env: 'PROVIDER_A_API_KEY',
-          base_url: upstreams.a.url,
-          models: [MODELS.a],
-          ...fast,
-        },
-        {
-          name: 'provider_b',
-          api_key_env: 'PROVIDER_B_API_KEY',
-          base_url: upstreams.b.url,
-          models: [MODELS.b],
-          ...fast,
-        },
-        {
-          name: 'provider_c',
-          api_key_env: 'PROVIDER_C_API_KEY',
-          base_url: upstreams.c.url,
-          models: [MODELS.c],
-          ...fast,
-        },
-      ],
-    },
-    providers: ['provider_a', 'provider_b', 'provider_c'],
+  trio = await startGatewayWithTrio({
+    prefix,
+    apiKeys: [KEY],
+    models: MODELS,
+    provider: { timeout_ms: 2000, stream_idle_timeout_ms: 2000, max_retries: 1 },
+    env: { DLP_ENABLED: 'false', CACHE_ENABLED: 'false', LOG_LEVEL: 'debug' },
   });
+  ({ gateway, upstreams } = trio);
+  secrets = Object.values(trio.upstreamEnv);
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(Object.values(upstreams ?? {}).map((u) => u.close()));
+  await trio?.stop();
   await deletePrefix(redis, prefix);
   redis.disconnect();
 });
