@@ -39,9 +39,11 @@ export function textLiteralOf(json: string): string | undefined {
 /**
  * Every other chunk a plain reply is made of: the first (`role`, and its
  * text), the finish chunk and the usage chunk. The whole text must match, from
- * the first brace to the last, so a match is that chunk and nothing else; the
- * usage object is the rest of the chunk up to its closing brace (parsed alone,
- * as small as it is).
+ * the first brace to the last, so a match is that chunk and nothing else. A
+ * usage of the three counts is read from its digits; any other usage object
+ * is the rest of the chunk up to its closing brace, parsed alone. Groups:
+ * 1 id, 2 created, 3 model, 4 the choice, 5 role, 6 its text, 7 text without
+ * role, 8 finish reason, 9 usage, 10 to 12 its counts.
  */
 const COUNT = String.raw`(?:0|[1-9]\d{0,14})`;
 const EMITTED_CHUNK = new RegExp(
