@@ -1,7 +1,7 @@
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import { describe, expect, it } from 'vitest';
 import { completionChunks } from '../../src/chat/completion-accumulator.ts';
-import type { ChatCompletion, ChatRequest } from '../../src/chat/types.ts';
+import type { ChatCompletion, ChatRequest, Usage } from '../../src/chat/types.ts';
 import { messagesReplyCodec } from '../../src/doors/messages/messages-door.ts';
 import {
   ProviderError,
@@ -553,6 +553,47 @@ describe('Messages door: text chunks read without a parse', () => {
       .filter((frame) => frame.startsWith('event: content_block_delta'))
       .map((frame) => JSON.parse(frame.slice(frame.indexOf('data: ') + 6)).delta.text);
     expect(deltas).toEqual(texts.filter((t) => t !== ''));
+  });
+
+  it('writes the same frames for the first, finish and usage chunks read without a parse', () => {
+    const replies: Array<{
+      deltas: Array<Parameters<ChunkEmitter['delta']>[1]>;
+      usage?: Usage;
+      id?: string;
+      model?: string;
+    }> = [
+      {
+        deltas: [{ content: '' }, { content: 'Hi' }, { finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+      { deltas: [{ content: 'First "x"' }, { content: ' then' }, { finish_reason: 'length' }] },
+      {
+        deltas: [{ content: 'a' }, { content: 'b', finish_reason: 'content_filter' }],
+        usage: {
+          prompt_tokens: 5,
+          completion_tokens: 2,
+          total_tokens: 7,
+          prompt_tokens_details: { cached_tokens: 2, cache_write_tokens: 1 },
+        },
+      },
+      { deltas: [{ finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } },
+      { deltas: [{ content: 'x' }, { finish_reason: 'stop' }], id: 'chatcmpl-"odd\\id', model: 'model "é"' },
+    ];
+    for (const { deltas, usage, id = 'chatcmpl-x', model = 'the-model' } of replies) {
+      for (const includeUsage of [true, false]) {
+        const emitted: string[] = [];
+        const emitter = new ChunkEmitter(id, 1_700_000_000, model, includeUsage, (json) => emitted.push(json));
+        for (const delta of deltas) emitter.delta(0, delta);
+        if (usage) emitter.usage(usage);
+        const reordered = emitted.map((json) => {
+          const { choices, ...rest } = JSON.parse(json);
+          return JSON.stringify({ choices, ...rest });
+        });
+        const frames = encode(emitted);
+        expect(frames).toBe(encode(reordered));
+        expect(frames).toContain('event: message_stop');
+      }
+    }
   });
 
   it('parses a chunk that carries more than text for the open block', () => {

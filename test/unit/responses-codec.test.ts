@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../src/chat/types.ts';
 import { ProviderError } from '../../src/errors/catalog.ts';
 import { ResponsesDoor } from '../../src/doors/responses/responses-door.ts';
 import { ResponseStore } from '../../src/doors/responses/response-store.ts';
@@ -440,6 +440,48 @@ describe('streamed replies', () => {
       .map((m) => JSON.parse(m[1]!))
       .filter((e) => e.type === 'response.output_text.delta');
     expect(deltas.map((e) => e.delta)).toEqual(texts.filter((t) => t !== ''));
+  });
+
+  it('write the same events for the first, finish and usage chunks read without a parse as for any other spelling', async () => {
+    const replies: Array<{ deltas: Array<Parameters<ChunkEmitter['delta']>[1]>; usage?: Usage; model?: string }> = [
+      {
+        deltas: [{ content: '' }, { content: 'Hi' }, { finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+      { deltas: [{ content: 'First "x"' }, { refusal: 'no' }, { content: ' then' }, { finish_reason: 'length' }] },
+      {
+        deltas: [{ content: 'a' }, { content: 'b', finish_reason: 'content_filter' }],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 2 } },
+      },
+      { deltas: [{ finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 0, total_tokens: 1 } },
+      { deltas: [{ content: 'x' }, { finish_reason: 'stop' }], model: 'fallback "é"' },
+    ];
+    const normalize = (frames: string) =>
+      frames.replace(/(resp|msg)_[0-9a-f]+/g, '$1_X').replace(/"created_at":\d+/g, '"created_at":0');
+    const body = {
+      model: 'a-4o',
+      input: 'hi',
+      instructions: ',"status":"in_progress",',
+      metadata: { k: ',"usage":null,"metadata":' },
+    };
+    for (const { deltas, usage, model = 'a-4o' } of replies) {
+      for (const includeUsage of [true, false]) {
+        const emitted: string[] = [];
+        const emitter = new ChunkEmitter('chatcmpl-x', 1, model, includeUsage, (json) => emitted.push(json));
+        for (const delta of deltas) emitter.delta(0, delta);
+        if (usage) emitter.usage(usage);
+        const reordered = emitted.map((json) => {
+          const { choices, ...rest } = JSON.parse(json);
+          return JSON.stringify({ choices, ...rest });
+        });
+        const fast = await encodeStream(body, emitted);
+        const slow = await encodeStream(body, reordered);
+        expect(normalize(fast.frames)).toBe(normalize(slow.frames));
+        const last = [...fast.frames.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!)).at(-1);
+        expect(last.response.model).toBe(model);
+        expect(last.response.metadata).toEqual(body.metadata);
+      }
+    }
   });
 
   it('follow the event grammar with sequence numbers, read back by the SDK into the final response', async () => {

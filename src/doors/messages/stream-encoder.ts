@@ -1,4 +1,4 @@
-import { textLiteralOf } from '../../chat/chunk-text.ts';
+import { chunkOf, textLiteralOf } from '../../chat/chunk-text.ts';
 import type { AnthropicBlockPiece, ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../chat/types.ts';
 import type { GatewayError } from '../../errors/catalog.ts';
 import { errorBodyOf } from './errors.ts';
@@ -42,6 +42,8 @@ function textDelta(index: number, literal: string): string {
   return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"text_delta","text":${literal}}}\n\n`;
 }
 
+const TEXT_BLOCK = '{"type":"text","text":""}';
+
 type OpenBlock =
   { kind: 'text' } | { kind: 'thinking'; index: number } | { kind: 'tool'; index: number } | { kind: 'carried' };
 
@@ -64,12 +66,12 @@ export class MessagesStreamEncoder {
 
   /** Frames for one chunk's JSON text. */
   chunk(json: string): string {
-    // Most chunks of a reply carry text for the block already open: no parse for those.
-    if (this.#open?.kind === 'text') {
+    // Most chunks of a reply carry only text: no parse for those once the message started.
+    if (this.#started) {
       const literal = textLiteralOf(json);
-      if (literal !== undefined) return literal === '""' ? '' : textDelta(this.#blockCount - 1, literal);
+      if (literal !== undefined) return literal === '""' ? '' : this.#text(literal);
     }
-    const chunk = JSON.parse(json) as ChatCompletionChunk;
+    const chunk = chunkOf(json);
     let out = this.#start(chunk.id, chunk.model);
     if (chunk.usage) this.#usage = chunk.usage;
     const choice = chunk.choices?.[0];
@@ -78,10 +80,7 @@ export class MessagesStreamEncoder {
     if (delta.thinking) out += this.#thinking(delta.thinking);
     if (delta.anthropic_block) out += this.#carried(delta.anthropic_block);
     const text = (delta.content ?? '') + (delta.refusal ?? '');
-    if (text !== '') {
-      if (this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
-      out += textDelta(this.#blockCount - 1, JSON.stringify(text));
-    }
+    if (text !== '') out += this.#text(JSON.stringify(text));
     for (const piece of delta.tool_calls ?? []) out += this.#toolPiece(piece);
     if (choice.finish_reason) this.#finish = choice.finish_reason;
     if (choice.stop_sequence) this.#stopSequence = choice.stop_sequence;
@@ -94,11 +93,9 @@ export class MessagesStreamEncoder {
     this.#ended = true;
     let out = this.#start('', '');
     out += this.#closeBlock();
-    out += frame('message_delta', {
-      type: 'message_delta',
-      delta: { stop_reason: stopReasonOf(this.#finish, this.#stopSequence), stop_sequence: this.#stopSequence ?? null },
-      usage: usageOf(this.#usage),
-    });
+    const stopReason = stopReasonOf(this.#finish, this.#stopSequence);
+    const stopSequence = this.#stopSequence === undefined ? 'null' : JSON.stringify(this.#stopSequence);
+    out += `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"${stopReason}","stop_sequence":${stopSequence}},"usage":${JSON.stringify(usageOf(this.#usage))}}\n\n`;
     out += MESSAGE_STOP;
     return out;
   }
@@ -121,11 +118,18 @@ export class MessagesStreamEncoder {
     return blockStop(this.#blockCount - 1);
   }
 
-  #openBlock(open: OpenBlock, contentBlock: unknown): string {
+  /** `contentBlock`: the block's JSON text. */
+  #openBlock(open: OpenBlock, contentBlock: string): string {
     const out = this.#closeBlock();
     this.#open = open;
     const index = this.#blockCount++;
-    return out + frame('content_block_start', { type: 'content_block_start', index, content_block: contentBlock });
+    return `${out}event: content_block_start\ndata: {"type":"content_block_start","index":${index},"content_block":${contentBlock}}\n\n`;
+  }
+
+  /** Text for the open text block, or a new one; `literal` is the text as a JSON string literal. */
+  #text(literal: string): string {
+    const out = this.#open?.kind === 'text' ? '' : this.#openBlock({ kind: 'text' }, TEXT_BLOCK);
+    return out + textDelta(this.#blockCount - 1, literal);
   }
 
   #thinking(piece: NonNullable<NonNullable<ChatCompletionChunk['choices'][number]['delta']>['thinking']>): string {
@@ -136,7 +140,7 @@ export class MessagesStreamEncoder {
         piece.type === 'redacted_thinking'
           ? { type: 'redacted_thinking', data: piece.data ?? '' }
           : { type: 'thinking', thinking: '', signature: '' };
-      out += this.#openBlock({ kind: 'thinking', index: piece.index }, block);
+      out += this.#openBlock({ kind: 'thinking', index: piece.index }, JSON.stringify(block));
       index = this.#blockCount - 1;
       this.#thinkingBlocks.set(piece.index, index);
       if (piece.type === 'redacted_thinking') return out;
@@ -159,9 +163,8 @@ export class MessagesStreamEncoder {
   /** An upstream's block or delta the chunk carried unchanged (Anthropic-format upstreams): in order, as it came. */
   #carried(piece: AnthropicBlockPiece): string {
     let out = '';
-    if (piece.start) out += this.#openBlock({ kind: 'carried' }, piece.start);
-    else if (piece.text && this.#open?.kind !== 'text')
-      out += this.#openBlock({ kind: 'text' }, { type: 'text', text: '' });
+    if (piece.start) out += this.#openBlock({ kind: 'carried' }, JSON.stringify(piece.start));
+    else if (piece.text && this.#open?.kind !== 'text') out += this.#openBlock({ kind: 'text' }, TEXT_BLOCK);
     // A delta for a block no longer open (the upstream interleaved blocks) has nowhere to go.
     const open = this.#open?.kind;
     if (piece.delta && (open === 'carried' || (piece.text && open === 'text')))
@@ -179,7 +182,12 @@ export class MessagesStreamEncoder {
     if (index === undefined) {
       out += this.#openBlock(
         { kind: 'tool', index: piece.index },
-        { type: 'tool_use', id: piece.id ?? `toolu_${piece.index}`, name: piece.function?.name ?? '', input: {} },
+        JSON.stringify({
+          type: 'tool_use',
+          id: piece.id ?? `toolu_${piece.index}`,
+          name: piece.function?.name ?? '',
+          input: {},
+        }),
       );
       index = this.#blockCount - 1;
       this.#toolBlocks.set(piece.index, index);

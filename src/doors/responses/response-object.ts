@@ -182,6 +182,64 @@ export function responseObject(facts: ResponseFacts, state: ResponseState): Reco
   return body;
 }
 
+/**
+ * A stream's `response` objects as JSON text. The request's part of the
+ * object (its facts: tools, instructions, metadata ...) is the same in the
+ * opening events and the closing one, so the closing object is the opening
+ * one's text with its state members written in; each member is found by its
+ * text, which cannot occur inside a string (a quote in a string is escaped)
+ * nor inside a value that comes before it (`status`, `incomplete_details` and
+ * `output` follow only our own values and strings; `usage` is followed only by
+ * `metadata`, strings, and `user`, a string).
+ */
+export class ResponseJson {
+  readonly facts: ResponseFacts;
+  /** The in-progress object of the opening events. */
+  readonly opening: string;
+  readonly #pieces: string[] | undefined;
+
+  constructor(facts: ResponseFacts) {
+    this.facts = facts;
+    this.opening = JSON.stringify(responseObject(facts, { status: 'in_progress', output: [] }));
+    const members = [
+      this.opening.indexOf(STATUS_MEMBER),
+      this.opening.indexOf(INCOMPLETE_MEMBER),
+      this.opening.indexOf(OUTPUT_MEMBERS),
+      this.opening.lastIndexOf(USAGE_MEMBER),
+    ];
+    const ordered = members.every((at, i) => at >= 0 && (i === 0 || at > (members[i - 1] as number)));
+    this.#pieces = ordered
+      ? [
+          this.opening.slice(0, members[0]),
+          this.opening.slice((members[0] as number) + STATUS_MEMBER.length, members[1]),
+          this.opening.slice((members[1] as number) + INCOMPLETE_MEMBER.length, members[2]),
+          this.opening.slice((members[2] as number) + OUTPUT_MEMBERS.length, members[3]),
+          this.opening.slice((members[3] as number) + USAGE_MEMBER.length),
+        ]
+      : undefined;
+  }
+
+  /**
+   * The JSON text of `response`, an object responseObject() made of these
+   * facts; `output` is the JSON text of its output items, serialized as they
+   * were done.
+   */
+  closing(response: Record<string, unknown>, output: string): string {
+    const p = this.#pieces;
+    if (p === undefined || response.error !== null) return JSON.stringify(response);
+    return (
+      `${p[0]},"status":${JSON.stringify(response.status)},${p[1]},"incomplete_details":${JSON.stringify(response.incomplete_details)},` +
+      `${p[2]},"output":${output},"output_text":${JSON.stringify(response.output_text)},` +
+      `${p[3]},"usage":${JSON.stringify(response.usage)},"metadata":${p[4]}`
+    );
+  }
+}
+
+const STATUS_MEMBER = ',"status":"in_progress",';
+const INCOMPLETE_MEMBER = ',"incomplete_details":null,';
+const OUTPUT_MEMBERS = ',"output":[],"output_text":"",';
+const USAGE_MEMBER = ',"usage":null,"metadata":';
+
 /** The response of a non-streamed chat completion. */
 export function responseFromCompletion(
   facts: ResponseFacts,

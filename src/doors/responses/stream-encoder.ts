@@ -1,4 +1,4 @@
-import { textLiteralOf } from '../../chat/chunk-text.ts';
+import { chunkOf, stringOf, textLiteralOf } from '../../chat/chunk-text.ts';
 import type {
   ChatCompletionChunk,
   FinishReason,
@@ -11,6 +11,7 @@ import type { GatewayError } from '../../errors/catalog.ts';
 import { newItemId } from './ids.ts';
 import { encryptedContentOf, newReasoningId, type ReasoningItem } from './reasoning-items.ts';
 import {
+  ResponseJson,
   responseObject,
   responseUsage,
   statusOf,
@@ -38,7 +39,15 @@ export class ResponseStreamEncoder {
   private readonly output: OutputItem[] = [];
   /** The open message item: its output index and which part (text or refusal) is open. */
   private message:
-    { index: number; item: MessageItem; part: 'output_text' | 'refusal' | undefined; text: string } | undefined;
+    | {
+        index: number;
+        item: MessageItem;
+        part: 'output_text' | 'refusal' | undefined;
+        text: string;
+        /** The JSON text of each part done. */
+        parts: string[];
+      }
+    | undefined;
   /** The open reasoning item: the chat stream's block index, its output index, the block so far, whether its summary part is open. */
   private reasoning:
     { block: number; index: number; item: ReasoningItem; sent: ThinkingBlock; part: boolean } | undefined;
@@ -49,6 +58,10 @@ export class ResponseStreamEncoder {
   private finish: FinishReason | null = null;
   private usage: ResponseUsage | null = null;
   private finalResponse: Record<string, unknown> | undefined;
+  /** The response object's JSON text, made at the opening. */
+  private responseJson: ResponseJson | undefined;
+  /** The JSON text of each output item as its `output_item.done` event sent it, for the closing response. */
+  private readonly outputJson: Array<string | undefined> = [];
 
   constructor(facts: ResponseFacts) {
     this.facts = facts;
@@ -79,33 +92,40 @@ export class ResponseStreamEncoder {
     return message;
   }
 
-  private event(type: string, fields: Record<string, unknown>): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: this.seq++ })}\n\n`;
+  /**
+   * An event written as text: `fields` is its data's members between `type`
+   * and `sequence_number`, each value serialized once (the frames of a reply
+   * cost more than the chat door's whole work when built as objects).
+   */
+  private event(type: string, fields: string): string {
+    return `event: ${type}\ndata: {"type":"${type}",${fields},"sequence_number":${this.seq++}}\n\n`;
   }
 
-  /** An event whose one field is JSON text already: the opening's response object is serialized once for both of its events. */
-  private eventOfJson(type: string, field: string, json: string): string {
-    return `event: ${type}\ndata: {"type":"${type}","${field}":${json},"sequence_number":${this.seq++}}\n\n`;
+  /** An output item's `output_item.done` event; the item's JSON text is kept for the closing response. */
+  private itemDone(index: number, item: OutputItem, json = JSON.stringify(item)): string {
+    this.outputJson[index] = json;
+    return this.event('response.output_item.done', `"output_index":${index},"item":${json}`);
   }
 
   private opening(): string {
     if (this.started) return '';
     this.started = true;
-    const response = JSON.stringify(responseObject(this.facts, { status: 'in_progress', output: [] }));
+    // The response object is serialized once for both events, and is the closing one's text too.
+    this.responseJson = new ResponseJson(this.facts);
+    const response = this.responseJson.opening;
     return (
-      this.eventOfJson('response.created', 'response', response) +
-      this.eventOfJson('response.in_progress', 'response', response)
+      this.event('response.created', `"response":${response}`) +
+      this.event('response.in_progress', `"response":${response}`)
     );
   }
 
   chunk(json: string): string {
-    // Most chunks of a reply carry text for the output_text part already open: only their text is parsed.
-    if (this.message?.part === 'output_text') {
+    // Most chunks of a reply carry only text: only their text is read, once the response opened.
+    if (this.started) {
       const literal = textLiteralOf(json);
-      if (literal !== undefined)
-        return literal === '""' ? '' : this.text('output_text', JSON.parse(literal) as string, literal);
+      if (literal !== undefined) return literal === '""' ? '' : this.text('output_text', stringOf(literal), literal);
     }
-    const chunk = JSON.parse(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
+    const chunk = chunkOf(json) as ChatCompletionChunk & { usage?: ChatUsageJson | null };
     // The model that answered: a fallback's when the requested one's deployments failed.
     if (!this.started && chunk.model) this.facts = { ...this.facts, model: chunk.model };
     let frames = this.opening();
@@ -131,16 +151,20 @@ export class ResponseStreamEncoder {
         call = { index: this.output.length, item, done: false };
         this.calls.set(piece.index, call);
         this.output.push(item);
-        frames += this.event('response.output_item.added', { output_index: call.index, item: { ...item } });
+        frames += this.event(
+          'response.output_item.added',
+          `"output_index":${call.index},"item":${JSON.stringify(item)}`,
+        );
       }
       const args = piece.function?.arguments;
       if (args) {
         call.item.arguments += args;
-        frames += this.event('response.function_call_arguments.delta', {
-          item_id: call.item.id,
-          output_index: call.index,
-          delta: args,
-        });
+        // A call already done that gets more arguments: the closing response serializes it anew.
+        if (call.done) this.outputJson[call.index] = undefined;
+        frames += this.event(
+          'response.function_call_arguments.delta',
+          `"item_id":${JSON.stringify(call.item.id)},"output_index":${call.index},"delta":${JSON.stringify(args)}`,
+        );
       }
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -163,10 +187,10 @@ export class ResponseStreamEncoder {
           : { type: 'thinking', thinking: '', signature: '' };
       this.reasoning = { block: piece.index, index: this.output.length, item, sent, part: false };
       this.output.push(item);
-      frames += this.event('response.output_item.added', {
-        output_index: this.reasoning.index,
-        item: { ...item, summary: [] },
-      });
+      frames += this.event(
+        'response.output_item.added',
+        `"output_index":${this.reasoning.index},"item":${JSON.stringify(item)}`,
+      );
     }
     const r = this.reasoning as NonNullable<typeof this.reasoning>;
     if (r.sent.type === 'redacted_thinking') {
@@ -175,16 +199,16 @@ export class ResponseStreamEncoder {
     }
     if (piece.signature) r.sent.signature += piece.signature;
     if (piece.thinking) {
-      const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      const ids = reasoningIds(r);
       if (!r.part) {
         r.part = true;
-        frames += this.event('response.reasoning_summary_part.added', {
-          ...ids,
-          part: { type: 'summary_text', text: '' },
-        });
+        frames += this.event(
+          'response.reasoning_summary_part.added',
+          `${ids},"part":{"type":"summary_text","text":""}`,
+        );
       }
       r.sent.thinking += piece.thinking;
-      frames += this.event('response.reasoning_summary_text.delta', { ...ids, delta: piece.thinking });
+      frames += this.event('response.reasoning_summary_text.delta', `${ids},"delta":${JSON.stringify(piece.thinking)}`);
     }
     return frames;
   }
@@ -197,14 +221,18 @@ export class ResponseStreamEncoder {
     let frames = '';
     if (r.part && r.sent.type === 'thinking') {
       const text = r.sent.thinking;
-      const ids = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      const ids = reasoningIds(r);
+      const textJson = JSON.stringify(text);
       r.item.summary.push({ type: 'summary_text', text });
-      frames += this.event('response.reasoning_summary_text.done', { ...ids, text });
-      frames += this.event('response.reasoning_summary_part.done', { ...ids, part: { type: 'summary_text', text } });
+      frames += this.event('response.reasoning_summary_text.done', `${ids},"text":${textJson}`);
+      frames += this.event(
+        'response.reasoning_summary_part.done',
+        `${ids},"part":{"type":"summary_text","text":${textJson}}`,
+      );
     }
     const encrypted = encryptedContentOf(r.sent);
     if (encrypted !== undefined) r.item.encrypted_content = encrypted;
-    return frames + this.event('response.output_item.done', { output_index: r.index, item: r.item });
+    return frames + this.itemDone(r.index, r.item);
   }
 
   /** `literal`: the delta as a JSON string literal, when the caller has it. */
@@ -219,28 +247,22 @@ export class ResponseStreamEncoder {
         role: 'assistant',
         content: [],
       };
-      this.message = { index: this.output.length, item, part: undefined, text: '' };
+      this.message = { index: this.output.length, item, part: undefined, text: '', parts: [] };
       this.output.push(item);
-      frames += this.event('response.output_item.added', {
-        output_index: this.message.index,
-        item: { ...item, content: [] },
-      });
+      frames += this.event(
+        'response.output_item.added',
+        `"output_index":${this.message.index},"item":${JSON.stringify(item)}`,
+      );
     }
     const m = this.message;
     if (m.part !== kind) {
       frames += this.closePart();
       m.part = kind;
       m.text = '';
-      const part =
-        kind === 'output_text'
-          ? { type: 'output_text', text: '', annotations: [], logprobs: [] }
-          : { type: 'refusal', refusal: '' };
-      frames += this.event('response.content_part.added', {
-        item_id: m.item.id,
-        output_index: m.index,
-        content_index: m.item.content.length,
-        part,
-      });
+      frames += this.event(
+        'response.content_part.added',
+        `${partIds(m)},"part":${kind === 'output_text' ? EMPTY_OUTPUT_TEXT : EMPTY_REFUSAL}`,
+      );
     }
     m.text += delta;
     const contentIndex = m.item.content.length;
@@ -249,39 +271,30 @@ export class ResponseStreamEncoder {
       const data = `{"type":"response.output_text.delta","item_id":"${m.item.id}","output_index":${m.index},"content_index":${contentIndex},"delta":${literal},"logprobs":[],"sequence_number":${this.seq++}}`;
       return `${frames}event: response.output_text.delta\ndata: ${data}\n\n`;
     }
-    return (
-      frames +
-      this.event('response.refusal.delta', {
-        item_id: m.item.id,
-        output_index: m.index,
-        content_index: contentIndex,
-        delta,
-      })
-    );
+    return frames + this.event('response.refusal.delta', `${partIds(m)},"delta":${literal}`);
   }
 
   /** Ends the open content part of the message: its `.done` events, and the part joins the item. */
   private closePart(): string {
     const m = this.message;
     if (!m || m.part === undefined) return '';
-    const contentIndex = m.item.content.length;
-    const ids = { item_id: m.item.id, output_index: m.index, content_index: contentIndex };
+    const ids = partIds(m);
+    // The part's text is serialized once: for its two events, and the item's.
+    const text = JSON.stringify(m.text);
     let frames: string;
+    let part: string;
     if (m.part === 'output_text') {
-      const part = { type: 'output_text' as const, text: m.text, annotations: [], logprobs: [] };
-      m.item.content.push(part);
-      frames =
-        this.event('response.output_text.done', { ...ids, text: m.text, logprobs: [] }) +
-        this.event('response.content_part.done', { ...ids, part });
+      m.item.content.push({ type: 'output_text', text: m.text, annotations: [], logprobs: [] });
+      part = `{"type":"output_text","text":${text},"annotations":[],"logprobs":[]}`;
+      frames = this.event('response.output_text.done', `${ids},"text":${text},"logprobs":[]`);
     } else {
-      const part = { type: 'refusal' as const, refusal: m.text };
-      m.item.content.push(part);
-      frames =
-        this.event('response.refusal.done', { ...ids, refusal: m.text }) +
-        this.event('response.content_part.done', { ...ids, part });
+      m.item.content.push({ type: 'refusal', refusal: m.text });
+      part = `{"type":"refusal","refusal":${text}}`;
+      frames = this.event('response.refusal.done', `${ids},"refusal":${text}`);
     }
+    m.parts.push(part);
     m.part = undefined;
-    return frames;
+    return frames + this.event('response.content_part.done', `${ids},"part":${part}`);
   }
 
   private itemStatus(): 'completed' | 'incomplete' {
@@ -294,7 +307,9 @@ export class ResponseStreamEncoder {
     const frames = this.closePart();
     this.message = undefined;
     m.item.status = this.itemStatus();
-    return frames + this.event('response.output_item.done', { output_index: m.index, item: m.item });
+    const { id, status } = m.item;
+    const item = `{"type":"message","id":${JSON.stringify(id)},"status":"${status}","role":"assistant","content":[${m.parts.join(',')}]}`;
+    return frames + this.itemDone(m.index, m.item, item);
   }
 
   private closeCalls(): string {
@@ -303,13 +318,12 @@ export class ResponseStreamEncoder {
       if (call.done) continue;
       call.done = true;
       call.item.status = this.itemStatus();
-      frames += this.event('response.function_call_arguments.done', {
-        item_id: call.item.id,
-        output_index: call.index,
-        name: call.item.name,
-        arguments: call.item.arguments,
-      });
-      frames += this.event('response.output_item.done', { output_index: call.index, item: call.item });
+      const { id, name, arguments: args } = call.item;
+      frames += this.event(
+        'response.function_call_arguments.done',
+        `"item_id":${JSON.stringify(id)},"output_index":${call.index},"name":${JSON.stringify(name)},"arguments":${JSON.stringify(args)}`,
+      );
+      frames += this.itemDone(call.index, call.item);
     }
     return frames;
   }
@@ -321,11 +335,31 @@ export class ResponseStreamEncoder {
     const { status, incomplete_details } = statusOf(this.finish);
     const response = responseObject(this.facts, { status, incomplete_details, output: this.output, usage: this.usage });
     this.finalResponse = response;
-    return frames + this.event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
+    const output = `[${this.output.map((item, i) => this.outputJson[i] ?? JSON.stringify(item)).join(',')}]`;
+    const json = (this.responseJson as ResponseJson).closing(response, output);
+    return (
+      frames + this.event(status === 'completed' ? 'response.completed' : 'response.incomplete', `"response":${json}`)
+    );
   }
 
   /** A failure after the first event: one `error` event, never a clean end. */
   fail(err: GatewayError): string {
-    return this.opening() + this.event('error', { code: err.code, message: err.message, param: null });
+    return (
+      this.opening() +
+      this.event('error', `"code":${JSON.stringify(err.code)},"message":${JSON.stringify(err.message)},"param":null`)
+    );
   }
+}
+
+const EMPTY_OUTPUT_TEXT = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
+const EMPTY_REFUSAL = '{"type":"refusal","refusal":""}';
+
+/** The members naming the open content part of a message item. */
+function partIds(m: { index: number; item: MessageItem }): string {
+  return `"item_id":${JSON.stringify(m.item.id)},"output_index":${m.index},"content_index":${m.item.content.length}`;
+}
+
+/** The members naming a reasoning item's summary part. */
+function reasoningIds(r: { index: number; item: ReasoningItem }): string {
+  return `"item_id":${JSON.stringify(r.item.id)},"output_index":${r.index},"summary_index":0`;
 }
