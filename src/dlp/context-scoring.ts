@@ -19,6 +19,7 @@ class WordSet {
   private readonly exact: Set<string>;
   /** Prefixes by their first letter: a word is compared with the few that could match it. */
   private readonly prefixes = new Map<string, string[]>();
+  private readonly hasEmpty: boolean;
 
   constructor(words: readonly string[]) {
     this.exact = new Set(words.filter((w) => !w.endsWith('*')));
@@ -29,9 +30,12 @@ class WordSet {
       list.push(prefix);
       this.prefixes.set(prefix[0]!, list);
     }
+    this.hasEmpty = this.exact.has('') || this.prefixes.has(undefined as unknown as string);
   }
 
   has(word: string): boolean {
+    // The word a reader gives for one that no listed word opens like.
+    if (word === '') return this.hasEmpty;
     if (this.exact.has(word)) return true;
     const candidates = this.prefixes.get(word[0]!);
     if (candidates) for (const prefix of candidates) if (word.startsWith(prefix)) return true;
@@ -62,39 +66,33 @@ export class ContextScorer {
    * the match decides, alternating before and after ("ssn 219-09-9998, order
    * 123-45-6788": "order" is nearer the second number than "ssn"). Negative
    * words count only right before the match ("Order #…", "invoice no. …"):
-   * further away they are as likely to describe the whole message.
+   * further away they are as likely to describe the whole message. Words are
+   * read only as far as the nearest deciding one.
    */
   adjust(text: string, start: number, end: number, score: number): number {
-    const before = lastWords(
-      text,
-      Math.max(0, start - WINDOW_CHARS),
-      start,
-      CONTEXT_WORDS_BEFORE,
-      BEFORE,
-      this.openings,
-    );
-    const after = firstWords(
-      text,
-      end,
-      Math.min(text.length, end + WINDOW_CHARS),
-      CONTEXT_WORDS_AFTER,
-      AFTER,
-      this.openings,
-    );
-    for (let distance = 0; distance < Math.max(before, after); distance++) {
-      if (distance < before) {
-        const previous = BEFORE[distance]!;
+    const from = Math.max(0, start - WINDOW_CHARS);
+    const to = Math.min(text.length, end + WINDOW_CHARS);
+    // One test for both windows in the usual case; a slice is a view, and a test of it far cheaper than a loop.
+    const ascii = !NON_ASCII.test(text.slice(from, to));
+    BEFORE.open(text, from, start, this.openings, ascii || !NON_ASCII.test(text.slice(from, start)));
+    AFTER.open(text, end, to, this.openings, ascii || !NON_ASCII.test(text.slice(end, to)));
+    for (let distance = 0; ; distance++) {
+      const before = BEFORE.reach(distance);
+      if (before) {
+        const previous = BEFORE.words[distance]!;
         if (this.positive.has(previous)) {
           // "order number 4155552671", "invoice no …": the negative word says what kind of number it is.
-          const qualifier = NUMBER_NOUNS.has(previous) && distance + 1 < before ? BEFORE[distance + 1] : undefined;
+          const qualifier =
+            NUMBER_NOUNS.has(previous) && BEFORE.reach(distance + 1) ? BEFORE.words[distance + 1] : undefined;
           if (qualifier !== undefined && this.negative?.has(qualifier)) return Math.max(0, score - CONTEXT_BOOST);
           return Math.min(1, score + CONTEXT_BOOST);
         }
         if (distance < NEGATIVE_WORDS_BEFORE && this.negative?.has(previous)) return Math.max(0, score - CONTEXT_BOOST);
       }
-      if (distance < after && this.positive.has(AFTER[distance]!)) return Math.min(1, score + CONTEXT_BOOST);
+      const after = AFTER.reach(distance);
+      if (after && this.positive.has(AFTER.words[distance]!)) return Math.min(1, score + CONTEXT_BOOST);
+      if (!before && !after) return score;
     }
-    return score;
   }
 }
 
@@ -117,72 +115,140 @@ function openingsOf(words: Iterable<string>): Uint8Array {
   return table;
 }
 
-/** Scratch lists of the words around a match, nearest first; {@link ContextScorer.adjust} is synchronous, so one pair serves every call. */
-const BEFORE: string[] = [];
-const AFTER: string[] = [];
-
 function wordsOf(slice: string): string[] {
   const lower = slice.toLowerCase();
   return lower.match(NON_ASCII.test(lower) ? WORD : ASCII_WORD) ?? [];
 }
 
-function asciiOnly(text: string, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
 /**
- * The last `count` words of `text[from, to)` into `out`, nearest first; how
- * many. Plain ASCII, the usual case, is read backwards in place: no copy of
- * the window, and a word is lower-cased only when it has a capital.
+ * The words of a window on one side of a match, nearest first, read on
+ * demand: most matches are decided by the first word or two. Plain ASCII,
+ * the usual case, is read in place (no copy of the window, a word
+ * lower-cased only when it has a capital); other text is split by
+ * {@link WORD} at once.
  */
-function lastWords(text: string, from: number, to: number, count: number, out: string[], openings: Uint8Array): number {
-  if (!asciiOnly(text, from, to)) {
-    const words = wordsOf(text.slice(from, to));
-    let n = 0;
-    for (let i = words.length - 1; i >= 0 && n < count; i--) out[n++] = words[i]!;
-    return n;
+abstract class WordReader {
+  /** The words read so far, nearest first. */
+  readonly words: string[] = [];
+  protected count = 0;
+  protected done = true;
+  protected text = '';
+  protected from = 0;
+  protected to = 0;
+  /** Where the next word is looked for. */
+  protected at = 0;
+  protected openings: Uint8Array = new Uint8Array(0);
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
   }
-  let n = 0;
-  let i = to;
-  while (i > from && n < count) {
-    while (i > from && !isWordChar(text.charCodeAt(i - 1))) i--;
-    const end = i;
-    while (i > from && isWordChar(text.charCodeAt(i - 1))) i--;
-    if (end === i) break;
-    // ASCII_WORD's words start with a letter: skip leading digits as it does.
-    let start = i;
-    while (start < end && !isLetter(text.charCodeAt(start))) start++;
-    if (start < end) out[n++] = lowerWord(text, start, end, openings);
+
+  /** `ascii`: whether `text[from, to)` is plain ASCII. */
+  open(text: string, from: number, to: number, openings: Uint8Array, ascii: boolean): void {
+    this.count = 0;
+    this.done = false;
+    this.text = text;
+    this.from = from;
+    this.to = to;
+    this.openings = openings;
+    this.at = this.start();
+    if (!ascii) {
+      const words = wordsOf(text.slice(from, to));
+      this.fill(words);
+      this.done = true;
+    }
   }
-  return n;
+
+  /** Whether the window has a word at `index` (nearest first), reading up to it. */
+  reach(index: number): boolean {
+    while (this.count <= index && !this.done) {
+      if (this.count === this.limit) this.done = true;
+      else this.readNext();
+    }
+    return index < this.count;
+  }
+
+  protected push(word: string): void {
+    this.words[this.count++] = word;
+  }
+
+  protected abstract start(): number;
+  /** Reads one word into {@link words}, or sets {@link done}. */
+  protected abstract readNext(): void;
+  /** The words of a window that is not plain ASCII, in reading order. */
+  protected abstract fill(words: readonly string[]): void;
 }
 
-/** The first `count` words of `text[from, to)` into `out`; how many. */
-function firstWords(
-  text: string,
-  from: number,
-  to: number,
-  count: number,
-  out: string[],
-  openings: Uint8Array,
-): number {
-  if (!asciiOnly(text, from, to)) {
-    const words = wordsOf(text.slice(from, to));
-    let n = 0;
-    for (; n < words.length && n < count; n++) out[n] = words[n]!;
-    return n;
+/** The last words before a match, read backwards. */
+class WordsBefore extends WordReader {
+  protected start(): number {
+    return this.to;
   }
-  let n = 0;
-  let i = from;
-  while (i < to && n < count) {
-    while (i < to && !isLetter(text.charCodeAt(i))) i++;
-    const start = i;
-    while (i < to && isWordChar(text.charCodeAt(i))) i++;
-    if (i > start) out[n++] = lowerWord(text, start, i, openings);
+
+  protected readNext(): void {
+    const { text, from } = this;
+    let i = this.at;
+    for (;;) {
+      while (i > from && !isWordChar(text.charCodeAt(i - 1))) i--;
+      const end = i;
+      // ASCII_WORD's words start with a letter: leading digits are skipped as it skips them.
+      let start = end;
+      for (; i > from; i--) {
+        const c = text.charCodeAt(i - 1);
+        if (isLetter(c)) start = i - 1;
+        else if (!isDigit(c)) break;
+      }
+      if (end === i) {
+        this.done = true;
+        break;
+      }
+      if (start < end) {
+        this.push(lowerWord(text, start, end, this.openings));
+        break;
+      }
+    }
+    this.at = i;
   }
-  return n;
+
+  protected fill(words: readonly string[]): void {
+    for (let i = words.length - 1; i >= 0 && this.count < CONTEXT_WORDS_BEFORE; i--) this.push(words[i]!);
+  }
 }
+
+/** The first words after a match. */
+class WordsAfter extends WordReader {
+  protected start(): number {
+    return this.from;
+  }
+
+  protected readNext(): void {
+    const { text, to } = this;
+    let i = this.at;
+    for (;;) {
+      if (i >= to) {
+        this.done = true;
+        break;
+      }
+      while (i < to && !isLetter(text.charCodeAt(i))) i++;
+      const start = i;
+      while (i < to && isWordChar(text.charCodeAt(i))) i++;
+      if (i > start) {
+        this.push(lowerWord(text, start, i, this.openings));
+        break;
+      }
+    }
+    this.at = i;
+  }
+
+  protected fill(words: readonly string[]): void {
+    for (let i = 0; i < words.length && this.count < CONTEXT_WORDS_AFTER; i++) this.push(words[i]!);
+  }
+}
+
+/** One reader per side; {@link ContextScorer.adjust} is synchronous, so one pair serves every call. */
+const BEFORE = new WordsBefore(CONTEXT_WORDS_BEFORE);
+const AFTER = new WordsAfter(CONTEXT_WORDS_AFTER);
 
 /** The word `text[start, end)` lower-cased, or '' (which no list holds) when no listed word opens like it. */
 function lowerWord(text: string, start: number, end: number, openings: Uint8Array): string {
@@ -200,6 +266,10 @@ function isLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
 function isWordChar(c: number): boolean {
-  return isLetter(c) || (c >= 48 && c <= 57);
+  return isLetter(c) || isDigit(c);
 }

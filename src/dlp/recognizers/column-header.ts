@@ -3,6 +3,8 @@ const MAX_ROWS_UP = 200;
 const MAX_CHARS_UP = 16_384;
 const CELL_SEPARATORS = ['|', '\t', ';', ','] as const;
 const WORDS = /\p{L}+/gu;
+/** Markdown's `|---|` rule, and empty rows. */
+const RULE_ROW = /^[\s|:+-]*$/;
 
 /**
  * Whether the value at `position` sits in a table column (Markdown pipes,
@@ -14,20 +16,47 @@ const WORDS = /\p{L}+/gu;
  * characters up, so its cost does not grow with the text.
  */
 export function columnHeaderHas(text: string, position: number, words: ReadonlySet<string>): boolean {
-  const lineStart = text.lastIndexOf('\n', position - 1) + 1;
+  const lineStart = lineStartOf(text, position);
   // The first line has no header above it; most prose is one line.
   if (lineStart === 0) return false;
   const table = tableOf(text, lineStart);
   if (table === undefined) return false;
-  const cell = table.header[countOf(text, table.separator, lineStart, position)];
-  if (cell === undefined) return false;
-  for (const word of cell.toLowerCase().match(WORDS) ?? []) if (words.has(word)) return true;
-  return false;
+  const column = countOf(text, table.separator, lineStart, position);
+  if (column >= table.header.length) return false;
+  if (table.words !== words) {
+    table.words = words;
+    table.announces = table.header.map((cell) => (cell.toLowerCase().match(WORDS) ?? []).some((w) => words.has(w)));
+  }
+  return table.announces[column]!;
+}
+
+/**
+ * The line of the position asked last, and where the next line break after
+ * it is: a recognizer asks about positions in increasing order, so the text
+ * between two numbers of one line is not searched again for a line break.
+ */
+let lineText: string | undefined;
+let linePosition = 0;
+let lineStartAt = 0;
+let nextBreak = 0;
+
+/** Where the line holding `position` starts (what `text.lastIndexOf('\n', position - 1) + 1` says). */
+function lineStartOf(text: string, position: number): number {
+  if (text === lineText && position >= linePosition && position <= nextBreak) return lineStartAt;
+  lineText = text;
+  linePosition = position;
+  lineStartAt = text.lastIndexOf('\n', position - 1) + 1;
+  const next = text.indexOf('\n', position);
+  nextBreak = next === -1 ? text.length : next;
+  return lineStartAt;
 }
 
 interface Table {
   separator: string;
   header: readonly string[];
+  /** The words asked about last, and whether each header cell holds one of them. */
+  words: ReadonlySet<string> | undefined;
+  announces: boolean[];
 }
 
 /**
@@ -47,28 +76,53 @@ function tableOf(text: string, lineStart: number): Table | undefined {
   return lastTable;
 }
 
+/** The table built last, kept for the next row of its block: the same header, asked about the same words. */
+let builtText: string | undefined;
+let builtHeaderStart = -1;
+let builtHeaderEnd = -1;
+let builtTable: Table | undefined;
+
 function readTable(text: string, lineStart: number): Table | undefined {
   let lineEnd = text.indexOf('\n', lineStart);
   if (lineEnd < 0) lineEnd = text.length;
-  const separator = CELL_SEPARATORS.find((s) => {
-    const at = text.indexOf(s, lineStart);
-    return at >= 0 && at < lineEnd;
-  });
+  // Searched within the line only: a separator that the text lacks would otherwise be looked for to its end.
+  const line = text.slice(lineStart, lineEnd);
+  const separator = CELL_SEPARATORS.find((s) => line.includes(s));
   if (separator === undefined) return undefined;
   const cells = countOf(text, separator, lineStart, lineEnd);
-  let header: string | undefined;
+  let headerStart = -1;
+  let headerEnd = -1;
   let end = lineStart - 1;
   const floor = Math.max(0, lineStart - MAX_CHARS_UP);
   for (let rows = 0; rows < MAX_ROWS_UP && end > floor; rows++) {
     const start = text.lastIndexOf('\n', end - 1) + 1;
     // A row of another shape ends the block: the row below it was the header.
     if (countOf(text, separator, start, end) !== cells) break;
-    const row = text.slice(start, end);
-    if (!/^[\s|:+-]*$/.test(row)) header = row;
+    if (!RULE_ROW.test(text.slice(start, end))) {
+      headerStart = start;
+      headerEnd = end;
+    }
     end = start - 1;
     if (start === 0) break;
   }
-  return header === undefined ? undefined : { separator, header: header.split(separator) };
+  if (headerStart < 0) return undefined;
+  if (
+    text !== builtText ||
+    headerStart !== builtHeaderStart ||
+    headerEnd !== builtHeaderEnd ||
+    builtTable?.separator !== separator
+  ) {
+    builtText = text;
+    builtHeaderStart = headerStart;
+    builtHeaderEnd = headerEnd;
+    builtTable = {
+      separator,
+      header: text.slice(headerStart, headerEnd).split(separator),
+      words: undefined,
+      announces: [],
+    };
+  }
+  return builtTable;
 }
 
 function countOf(text: string, char: string, from: number, to: number): number {

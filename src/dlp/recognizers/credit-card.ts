@@ -31,6 +31,9 @@ export function creditCardRecognizer(): PatternRecognizer {
       },
     ],
     validate(value) {
+      // Most matches in a text full of numbers are dates and phone numbers: counted before anything is copied.
+      const count = digitCount(value);
+      if (count < 13 || count > 19) return 0;
       const digits = value.replace(/\D/g, '');
       if (digits.length < 13 || digits.length > 19 || !luhnValid(digits)) return 0;
       return cardIssuer(digits) ? 1 : 0.5;
@@ -38,4 +41,13 @@ export function creditCardRecognizer(): PatternRecognizer {
     normalize: (value) => value.replace(/\D/g, ''),
     context: { positive: ['card*', 'credit', 'debit', 'visa', 'mastercard', 'amex', 'cc', 'pan', 'cardholder'] },
   });
+}
+
+function digitCount(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
 }

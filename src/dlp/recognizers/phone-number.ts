@@ -104,12 +104,14 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
  * cost a check at every character of the text.
  */
 const CHUNK = /[+(\d][\d ()./-]{4,24}\d\)?/g;
-const LEADING_RUN = /^[+(]?\d+/;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
-const AFTER_OK = /(?![\w]|[.,-]\d)/y;
 const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
 
-/** Layouts of other numbers that a region's numbering plan could accept. */
+/**
+ * Layouts of other numbers that a region's numbering plan could accept.
+ * Tested as one expression ({@link NOT_PHONE}), so only the first may hold a
+ * capturing group: the union numbers groups across the alternatives.
+ */
 const NOT_PHONES = [
   /^\d{3}([- ])\d{2}\1\d{4}$/, // US SSN
   /^\d{5}-\d{4}$/, // ZIP+4
@@ -122,6 +124,8 @@ const NOT_PHONES = [
   /^\d(?: \d{3})+$/, // 1 234 567 amounts
   /^756\.\d{4}\.\d{4}\.\d{2}$/, // Swiss social security (AHV/AVS) numbers
 ];
+/** {@link NOT_PHONES} in one expression: one test per value instead of ten. */
+const NOT_PHONE = new RegExp(`^(?:${NOT_PHONES.map((shape) => shape.source.slice(1, -1)).join('|')})$`);
 /** Card layouts: a number printed like a card is not a phone number, nor is any prefix of it. */
 const CARD_LAYOUT = /^\d{4}([ .-])(?:\d{4}\1\d{4}\1\d{1,4}|\d{6}\1\d{4,5})$/;
 
@@ -131,7 +135,16 @@ const BARE_SCORE = 0.5;
 /** Digits without `+` that form a valid international number (`447911123456`): as likely a phone as a national number without its trunk 0. */
 const BARE_INTERNATIONAL_SCORE = 0.6;
 const MAX_TRIMS = 3;
-const MEMO_SIZE = 4096;
+const MEMO_SIZE = 1024;
+
+/** How a national number is read: with its trunk prefix, in a North American layout, or as written. */
+type NationalKind = 'trunk' | 'nanp' | 'any';
+
+function remember(memo: Map<string, string | null>, digits: string, found: string | undefined): string | undefined {
+  if (memo.size >= MEMO_SIZE) memo.clear();
+  memo.set(digits, found ?? null);
+  return found;
+}
 
 /**
  * Phone numbers. One bounded pattern finds digit runs with separators; each
@@ -156,9 +169,15 @@ export class PhoneNumberRecognizer implements Recognizer {
   /**
    * Digit runs already read, and what they were: a conversation re-sends its
    * earlier turns with every request, so most runs were read a moment ago.
-   * Bounded, and emptied when full; in memory only, like the request itself.
+   * One map per way of reading them; each bounded, and emptied when full; in
+   * memory only, like the request itself.
    */
-  private readonly memo = new Map<string, string | null>();
+  private readonly memo: Record<NationalKind | 'international', Map<string, string | null>> = {
+    trunk: new Map(),
+    nanp: new Map(),
+    any: new Map(),
+    international: new Map(),
+  };
 
   constructor(options: PhoneNumberRecognizerOptions = {}) {
     const regions = (options.regions && options.regions.length > 0 ? options.regions : DEFAULT_PHONE_REGIONS).map((r) =>
@@ -176,20 +195,20 @@ export class PhoneNumberRecognizer implements Recognizer {
     let match: RegExpExecArray | null;
     while ((match = CHUNK.exec(text)) !== null) {
       const start = match.index;
-      if (!startsNumber(text, start, match[0])) {
-        CHUNK.lastIndex = start + Math.max(1, LEADING_RUN.exec(match[0])?.[0].length ?? 1);
+      const chunk = match[0];
+      if (!startsNumber(text, start, chunk)) {
+        CHUNK.lastIndex = start + leadingRunLength(chunk);
         continue;
       }
-      const found = this.longestValid(text, start, match[0]);
+      const found = this.longestValid(text, start, chunk);
       if (!found) {
-        const nextGroup = match[0].search(/[ ./-]\(?\d/);
-        CHUNK.lastIndex = start + (nextGroup > 0 ? nextGroup + 1 : match[0].length);
+        const nextGroup = nextGroupAt(chunk);
+        CHUNK.lastIndex = start + (nextGroup > 0 ? nextGroup + 1 : chunk.length);
         continue;
       }
       let end = start + found.length;
-      EXTENSION.lastIndex = end;
-      const ext = EXTENSION.exec(text);
-      if (ext) end += ext[0].length;
+      const ext = extensionLength(text, end);
+      if (ext > 0) end += ext;
       // A column header is context the engine's word window cannot see: it counts like a phone word.
       const score =
         found.score < FORMATTED_SCORE && columnHeaderHas(text, start, this.phoneWords)
@@ -215,24 +234,17 @@ export class PhoneNumberRecognizer implements Recognizer {
         this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE ||
         columnHeaderHas(text, start, this.phoneWords));
     // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
-    EXTENSION.lastIndex = start + value.length;
-    const extended = EXTENSION.test(text);
-    if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONES.some((shape) => shape.test(value)))) return undefined;
+    const extended = extensionLength(text, start + value.length) > 0;
+    if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONE.test(value))) return undefined;
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
-      AFTER_OK.lastIndex = start + value.length;
+      const after = start + value.length;
       // An extension glued on (`415-555-2671x123`) ends the number as well as a space does.
-      EXTENSION.lastIndex = start + value.length;
-      if (AFTER_OK.test(text) || trims > 0 || EXTENSION.test(text)) {
+      if (trims > 0 || endsNumber(text, after) || extensionLength(text, after) > 0) {
         // The whole chunk's layout was checked above; a shorter prefix is checked again unless an extension proves it.
         const found = this.validate(value, trims === 0 || extended, phoneWordNearby);
-        if (found) return { length: value.length, ...found };
+        if (found) return { length: value.length, score: found.score, e164: found.e164 };
       }
-      const cut = Math.max(
-        value.lastIndexOf(' '),
-        value.lastIndexOf('-'),
-        value.lastIndexOf('.'),
-        value.lastIndexOf('/'),
-      );
+      const cut = lastSeparator(value);
       if (cut <= 0) return undefined;
       value = trimSeparators(value.slice(0, cut));
     }
@@ -244,30 +256,31 @@ export class PhoneNumberRecognizer implements Recognizer {
     layoutChecked: boolean,
     phoneWordNearby: () => boolean,
   ): { score: number; e164: string } | undefined {
-    const digits = digitsOf(value);
-    if (digits.length < 7 || digits.length > 17) return undefined;
+    const digitCount = countDigits(value);
+    if (digitCount < 7 || digitCount > 17) return undefined;
     if (count(value, '(') !== count(value, ')')) return undefined;
-    if (!layoutChecked && NOT_PHONES.some((shape) => shape.test(value))) return undefined;
-    if (value.startsWith('+') || value.startsWith('00')) {
-      const e164 = this.international(digits.slice(value.startsWith('+') ? 0 : 2));
+    if (!layoutChecked && NOT_PHONE.test(value)) return undefined;
+    const digits = digitCount === value.length ? value : digitsOf(value);
+    const first = value.charCodeAt(0);
+    if (first === PLUS || (first === ZERO && value.charCodeAt(1) === ZERO)) {
+      const e164 = this.international(first === PLUS ? digits : digits.slice(2));
       return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
     }
     const bare = digits.length === value.length;
     if (bare) {
       // A bare national number needs a full length to be told from an ID ("041363567").
       if (digits.length < 10 || digits.length > 15) return undefined;
-      const national =
-        digits.length <= 11 ? this.national(digits, digits.startsWith('0') ? 'trunk' : 'any') : undefined;
+      const national = digits.length <= 11 ? this.national(digits, first === ZERO ? 'trunk' : 'any') : undefined;
       if (national) return { score: BARE_SCORE, e164: national };
       // Typed without its `+` (`447911123456`): valid for the region its calling code names.
-      const international = digits.length >= 11 && !digits.startsWith('0') ? this.international(digits) : undefined;
+      const international = digits.length >= 11 && first !== ZERO ? this.international(digits) : undefined;
       return international ? { score: BARE_INTERNATIONAL_SCORE, e164: international } : undefined;
     }
     if (NANP_SHAPE.test(value)) {
       const e164 = this.national(digits, 'nanp');
       return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
     }
-    if (/^\(?0/.test(value)) {
+    if (first === ZERO || (first === OPEN && value.charCodeAt(1) === ZERO)) {
       const e164 = this.national(digits, 'trunk');
       return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
     }
@@ -285,24 +298,20 @@ export class PhoneNumberRecognizer implements Recognizer {
    * a North American layout only there. Reading "(123) 456-7890" as a
    * British number that forgot its 0 is how look-alikes become findings.
    */
-  private national(digits: string, kind: 'trunk' | 'nanp' | 'any'): string | undefined {
-    return this.remember(`${kind}${digits}`, () => this.readNational(digits, kind));
+  private national(digits: string, kind: NationalKind): string | undefined {
+    const memo = this.memo[kind];
+    const known = memo.get(digits);
+    if (known !== undefined) return known ?? undefined;
+    return remember(memo, digits, this.readNational(digits, kind));
   }
 
   private international(digits: string): string | undefined {
-    return this.remember(`+${digits}`, () => internationalE164(digits));
-  }
-
-  private remember(key: string, read: () => string | undefined): string | undefined {
-    const known = this.memo.get(key);
+    const known = this.memo.international.get(digits);
     if (known !== undefined) return known ?? undefined;
-    const found = read();
-    if (this.memo.size >= MEMO_SIZE) this.memo.clear();
-    this.memo.set(key, found ?? null);
-    return found;
+    return remember(this.memo.international, digits, internationalE164(digits));
   }
 
-  private readNational(digits: string, kind: 'trunk' | 'nanp' | 'any'): string | undefined {
+  private readNational(digits: string, kind: NationalKind): string | undefined {
     for (const plan of this.plans) {
       const nanp = NANP.has(plan.region);
       if (kind === 'trunk' && nanp) continue;
@@ -345,21 +354,115 @@ const PHONE_HEADER_WORDS = [
   'número',
 ];
 
+const PLUS = 43;
+const ZERO = 48;
+const OPEN = 40;
+const CLOSE = 41;
+const COMMA = 44;
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** A space, a dot, a slash or a dash: what separates the groups of a number. */
+function isSeparator(c: number): boolean {
+  return c === 32 || c === 46 || c === 47 || c === 45;
+}
+
+/** `[\w+./-]`: a character that glues whatever follows to a word or a longer number. */
+function gluesOn(c: number): boolean {
+  return (
+    isDigit(c) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    c === 95 ||
+    c === PLUS ||
+    c === 46 ||
+    c === 47 ||
+    c === 45
+  );
+}
+
 /**
  * Whether a number may start at `start`: not inside a word or a longer number
  * (`v2.14`, `+1 123…` whose start did not parse), nor a group after digits
  * and a separator (`4111 0605 …`, `1,234`) unless it carries its own `+`.
+ * Reads at most four characters back, in place.
  */
 function startsNumber(text: string, start: number, chunk: string): boolean {
-  if (chunk[0] === '(' && !/\d/.test(chunk[1] ?? '')) return false;
-  const before = text.slice(Math.max(0, start - 4), start);
-  if (/[\w+./-]$/.test(before) || /\d,$/.test(before)) return false;
-  return chunk[0] === '+' || !/[\d)][ .-]{1,3}$/.test(before);
+  if (chunk.charCodeAt(0) === OPEN && !isDigit(chunk.charCodeAt(1))) return false;
+  if (start === 0) return true;
+  if (gluesOn(text.charCodeAt(start - 1))) return false;
+  if (start >= 2 && text.charCodeAt(start - 1) === COMMA && isDigit(text.charCodeAt(start - 2))) return false;
+  if (chunk.charCodeAt(0) === PLUS) return true;
+  // A digit or `)` and one to three spaces, dots or dashes, all within the four characters before.
+  const floor = Math.max(0, start - 4);
+  let i = start;
+  while (i > floor && start - i < 3 && isSpaceDotOrDash(text.charCodeAt(i - 1))) i--;
+  if (i === start || i === floor) return true;
+  const c = text.charCodeAt(i - 1);
+  return !(isDigit(c) || c === CLOSE);
+}
+
+function isSpaceDotOrDash(c: number): boolean {
+  return c === 32 || c === 46 || c === 45;
+}
+
+/** Whether a number may end at `position` (what `(?![\w]|[.,-]\d)` asserts): no word character, no decimal or group after it. */
+function endsNumber(text: string, position: number): boolean {
+  const c = text.charCodeAt(position);
+  if (isDigit(c) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95) return false;
+  return !((c === 46 || c === COMMA || c === 45) && isDigit(text.charCodeAt(position + 1)));
+}
+
+/** Length of the extension (`x123`, ` ext. 12`) at `position`, 0 if none; the expression runs only where one could start. */
+function extensionLength(text: string, position: number): number {
+  let i = position;
+  let c = text.charCodeAt(i);
+  while (c === 32 || c === COMMA) c = text.charCodeAt(++i);
+  // x, e(xt), d(urchwahl), p(oste) in either case, or #.
+  const lower = c | 0x20;
+  if (c !== 35 && lower !== 120 && lower !== 101 && lower !== 100 && lower !== 112) return 0;
+  EXTENSION.lastIndex = position;
+  const ext = EXTENSION.exec(text);
+  return ext ? ext[0].length : 0;
+}
+
+/** Where the scan resumes after a chunk that cannot start a number: past its leading digits (what `/^[+(]?\d+/` matches), else one character on. */
+function leadingRunLength(chunk: string): number {
+  const first = chunk.charCodeAt(0);
+  let i = first === PLUS || first === OPEN ? 1 : 0;
+  const digitsFrom = i;
+  while (i < chunk.length && isDigit(chunk.charCodeAt(i))) i++;
+  return i > digitsFrom ? i : 1;
+}
+
+/** Index of the first separator before another group (what `/[ ./-]\(?\d/` finds), or -1. */
+function nextGroupAt(chunk: string): number {
+  for (let i = 0; i < chunk.length - 1; i++) {
+    if (!isSeparator(chunk.charCodeAt(i))) continue;
+    const next = chunk.charCodeAt(i + 1);
+    if (isDigit(next) || (next === OPEN && isDigit(chunk.charCodeAt(i + 2)))) return i;
+  }
+  return -1;
+}
+
+/** Index of the last space, dash, dot or slash in `value`, or -1. */
+function lastSeparator(value: string): number {
+  let i = value.length - 1;
+  while (i >= 0 && !isSeparator(value.charCodeAt(i))) i--;
+  return i;
 }
 
 function count(value: string, char: string): number {
   let n = 0;
   for (let i = value.indexOf(char); i >= 0; i = value.indexOf(char, i + 1)) n++;
+  return n;
+}
+
+function countDigits(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) if (isDigit(value.charCodeAt(i))) n++;
   return n;
 }
 
@@ -376,8 +479,6 @@ function digitsOf(value: string): string {
 /** Drops trailing separators (what `/[ .\/-]+$/` would). */
 function trimSeparators(value: string): string {
   let end = value.length;
-  while (end > 0 && SEPARATOR_CODES.has(value.charCodeAt(end - 1))) end--;
+  while (end > 0 && isSeparator(value.charCodeAt(end - 1))) end--;
   return end === value.length ? value : value.slice(0, end);
 }
-
-const SEPARATOR_CODES = new Set([32, 46, 47, 45]);
