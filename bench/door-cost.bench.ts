@@ -54,10 +54,12 @@ const doors: Door[] = [
   {
     name: 'chat',
     path: '/v1/chat/completions',
+    // A Messages or Responses reply always carries its usage, so the same chat completion asks for it too.
     body: (stream) => (i) =>
       JSON.stringify({
         model: 'a-4o',
         stream,
+        ...(stream ? { stream_options: { include_usage: true } } : {}),
         max_tokens: MAX_TOKENS,
         messages: [{ role: 'user', content: prompt(i) }],
       }),
