@@ -30,27 +30,9 @@ function mapMessageTexts(messages: readonly ChatMessage[], fn: (text: string) =>
           fn,
         );
       case 'tool':
-        return withFields(
-          {
-            ...message,
-            content:
-              typeof message.content === 'string'
-                ? fn(message.content)
-                : message.content.map((part) => mapPart(part, fn)),
-          },
-          fn,
-        );
+        return withFields({ ...message, content: mapContent(message.content, fn) }, fn);
       case 'user':
-        return withName(
-          {
-            ...message,
-            content:
-              typeof message.content === 'string'
-                ? fn(message.content)
-                : message.content.map((part) => mapPart(part, fn)),
-          },
-          fn,
-        );
+        return withName({ ...message, content: mapContent(message.content, fn) }, fn);
       case 'assistant': {
         const out = withName({ ...message, content: message.content === null ? null : fn(message.content) }, fn);
         if (message.refusal !== undefined) out.refusal = fn(message.refusal);
@@ -114,6 +96,11 @@ function withName<T extends { name?: string }>(message: T, fn: (text: string) =>
   if (message.name === undefined) return message;
   const name = fn(message.name);
   return { ...message, name: name === message.name ? name : name.replace(/[^A-Za-z0-9_-]/g, '') };
+}
+
+/** A message's content: its one text, or each of its parts. */
+function mapContent(content: string | ContentPart[], fn: (text: string) => string): string | ContentPart[] {
+  return typeof content === 'string' ? fn(content) : content.map((part) => mapPart(part, fn));
 }
 
 function mapPart(part: ContentPart, fn: (text: string) => string): ContentPart {
