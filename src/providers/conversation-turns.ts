@@ -239,31 +239,21 @@ export function toAlternatingTurns(
           parts.push({ kind: 'tool_call', call });
         }
         break;
-      case 'tool':
+      case 'tool': {
         role = 'user';
-        parts = [
-          {
-            kind: 'tool_result',
-            toolCallId: message.tool_call_id,
-            name: callNames.get(message.tool_call_id),
-            content: toolResultText(message.content),
-          },
-        ];
-        if (typeof message.content !== 'string')
-          parts[0] = {
-            ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>),
-            blocks: partsOfContent(message.content, options),
-          };
-        if (message.is_error === true)
-          parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), isError: true };
-        if (message.cache_control !== undefined)
-          parts[0] = {
-            ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>),
-            cacheControl: message.cache_control,
-          };
-        if (message.anthropic !== undefined)
-          parts[0] = { ...(parts[0] as Extract<TurnPart, { kind: 'tool_result' }>), extra: message.anthropic };
+        const result: Extract<TurnPart, { kind: 'tool_result' }> = {
+          kind: 'tool_result',
+          toolCallId: message.tool_call_id,
+          name: callNames.get(message.tool_call_id),
+          content: toolResultText(message.content),
+        };
+        if (typeof message.content !== 'string') result.blocks = partsOfContent(message.content, options);
+        if (message.is_error === true) result.isError = true;
+        if (message.cache_control !== undefined) result.cacheControl = message.cache_control;
+        if (message.anthropic !== undefined) result.extra = message.anthropic;
+        parts = [result];
         break;
+      }
     }
     if (parts.length === 0) continue;
     const last = turns.at(-1);
