@@ -54,8 +54,15 @@ describe('phone numbers', () => {
     'Order no. 4155552671',
     'tracking number 447911123456',
     'Ref 447911123456',
+    'the ratio is 0.4155552671',
+    'prompt number 42 0.8146392017',
   ])('leaves %j alone', (text) => {
     expect(phones(text)).toEqual([]);
+  });
+
+  it('still reads numbers written with dots or after a 0 group as phones', () => {
+    expect(phones('Tél. 01.23.45.67.89')).toEqual(['01.23.45.67.89']);
+    expect(phones('call 0171 2345678 or 0.5 times')).toEqual(['0171 2345678']);
   });
 
   it('keeps a bare international number without a phone word below the threshold', () => {

@@ -121,6 +121,7 @@ const NOT_PHONES = [
   /^\d{1,3}(?:[.,]\d{3})+$/, // 1.234.567 amounts
   /^\d{4}\.\d{2}\.\d{3}$/, // build numbers
   /^\d+[.,]\d{1,2}$/, // decimals
+  /^(?:\d+ )?0[.,]\d+$/, // a fraction under one (0.8146392017), also after another number
   /^\d(?: \d{3})+$/, // 1 234 567 amounts
   /^756\.\d{4}\.\d{4}\.\d{2}$/, // Swiss social security (AHV/AVS) numbers
 ];
