@@ -522,25 +522,27 @@ export class CacheLookup {
     if (followers > 0 && this.jobId) await this.cache.coalescer?.fail(this.jobId, err).catch(() => {});
   }
 
-  /** Passes the reply entries of this request's own job through, storing a complete reply before its terminal entry reaches the client. */
+  /** Passes the reply entries of this request's own job through; a complete reply is sent to be stored before its terminal entry reaches the client. */
   async *track(entries: AsyncGenerator<StreamEntry>): AsyncGenerator<StreamEntry> {
     const context = this.context;
     if (!context || this.status !== 'MISS') return yield* entries;
     const assembler = context.responses ? new ResponsesReplyAssembler() : new ReplyAssembler(context.request.n);
+    let stored: Promise<void> | undefined;
     try {
       for await (const entry of entries) {
         assembler.push(entry);
         if (isTerminal(entry.t)) {
           const completion = assembler.completion();
-          // Stored before the claim is released and before the client sees the end, so a request arriving after it hits.
-          if (completion !== undefined) await this.cache.store(context, completion);
-          void this.release();
+          // Sent before the client sees the end, not awaited: Redis runs one connection's commands in order, so a request that follows it finds it.
+          if (completion !== undefined) stored = this.cache.store(context, completion);
           yield entry;
           return;
         }
         yield entry;
       }
     } finally {
+      // The claim is held until the reply is stored: a request arriving meanwhile follows this job instead of calling the provider again.
+      if (stored) await stored;
       void this.release();
     }
   }
