@@ -29,6 +29,12 @@ import { startStack } from './support/stack.ts';
  * request, and encoding the reply (a `chat.completion`, or the chunks the
  * worker writes for a streamed one) in the door's shape.
  *
+ * With BENCH_RATE (requests per second) every door is offered the same
+ * paced load instead of a closed loop: at a fixed concurrency a door that
+ * runs slower batches less per event-loop wake-up, in the worker too, and pays
+ * more per request for that alone; at one rate below saturation every door
+ * batches alike.
+ *
  * BENCH_SMOKE=1: one short round. BENCH_DURATION_MS (per run), BENCH_ROUNDS,
  * BENCH_CONNECTIONS (one count), BENCH_ITERATIONS (in-process, per door and round) tune it.
  */
@@ -37,6 +43,7 @@ const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 800 : 5000))
 const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 1 : 3));
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const iterations = Number(process.env.BENCH_ITERATIONS ?? (smoke ? 2000 : 50_000));
+const rate = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const MAX_TOKENS = 256;
 
 const stack = await startStack({ env: { DLP_ENABLED: 'true', SEMANTIC_CACHE_ENABLED: 'false' } });
@@ -123,6 +130,7 @@ try {
             body: door.body(stream),
             connections,
             durationMs,
+            ...(rate ? { ratePerSecond: rate } : {}),
           }),
         );
         const key = `${door.name}, ${stream ? 'stream' : 'sync'}`;
@@ -147,7 +155,7 @@ const perRequest = (ms: number, requests: number) => (ms * 1000) / Math.max(1, r
 const format = (us: number) => (Number.isFinite(us) ? us.toFixed(0) : '-');
 
 console.log(
-  `${rounds} interleaved round(s) of ${durationMs} ms per door at ${connections} connections; CPU per request (user + system, all threads), µs\n`,
+  `${rounds} interleaved round(s) of ${durationMs} ms per door at ${connections} connections${rate ? `, ${rate} req/s offered` : ''}; CPU per request (user + system, all threads), µs\n`,
 );
 console.log('| door | requests | API | worker | API + worker | ratio to chat | errors |');
 console.log('|---|---|---|---|---|---|---|');

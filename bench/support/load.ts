@@ -27,6 +27,14 @@ export interface LoadOptions {
    * @defaultValue false
    */
   firstToken?: boolean;
+  /**
+   * Requests per second offered over all connections, each connection sending
+   * on its own fixed schedule (a late reply delays only its own connection's next
+   * request). Comparisons of CPU per request need it: at a fixed concurrency a
+   * slower server batches less per wake-up and pays more per request.
+   * @defaultValue unpaced: each connection sends its next request as soon as the last ended
+   */
+  ratePerSecond?: number;
 }
 
 /** Latency summary in ms. */
@@ -110,10 +118,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     });
 
   // One loop per connection: send a request, read its whole response, send the next.
+  const interval = options.ratePerSecond ? (1000 * options.connections) / options.ratePerSecond : 0;
+  let loops = 0;
   const loop = async () => {
     let socket: Socket | undefined;
     let settle: ((outcome: ReadResponse | Error) => void) | undefined;
+    // Connections' schedules are spread over one interval, so the rate is even.
+    let due = start + (interval * loops++) / options.connections;
     while (performance.now() < end) {
+      if (interval > 0) {
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        due = Math.max(due + interval, performance.now() - interval);
+        if (performance.now() >= end) break;
+      }
       const body = typeof options.body === 'string' ? options.body : options.body(counter++);
       if (!socket) {
         try {
