@@ -9,11 +9,11 @@ import { ResponseCache } from '../../src/cache/response-cache.ts';
 import { SemanticCache } from '../../src/cache/semantic-cache.ts';
 import { normalizeChatRequest } from '../../src/chat/request-schema.ts';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
-import { ChatDispatcher } from '../../src/queue/chat-dispatcher.ts';
 import { admit } from '../../src/ratelimit/admission.ts';
 import { entryFields, responseStreamKey } from '../../src/streams/protocol.ts';
 import { StreamReader } from '../../src/streams/stream-reader.ts';
 import { startRedisServer, type RedisServer } from '../support/redis-server.ts';
+import { replyFollower } from '../support/reply-follower.ts';
 
 /**
  * When a miss's reply is stored: the store is sent before the reply's end
@@ -66,16 +66,7 @@ it("hands the reply's end over before the store is done, holds the claim until i
     coalescer: new RequestCoalescer({ redis, keys, prefix, graceMs: 200 }),
   });
   await cache.start();
-  const replies = new ChatDispatcher({
-    config: () => ({}) as never,
-    queues: {} as never,
-    places: {} as never,
-    workers: {} as never,
-    reader,
-    redis,
-    prefix,
-    graceMs: 200,
-  });
+  const replies = replyFollower({ reader, redis, prefix, graceMs: 200 });
   const request = normalizeChatRequest({ model: 'a-4o', messages: [{ role: 'user', content: 'Store me.' }] } as never);
   const completion = {
     id: 'chatcmpl-1',

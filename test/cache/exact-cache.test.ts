@@ -3,7 +3,6 @@ import { CacheStats } from '../../src/cache/cache-stats.ts';
 import { ExactCache } from '../../src/cache/exact-cache.ts';
 import { readRedisInfo } from '../../src/cache/redis-info.ts';
 import { cacheKeys } from '../../src/cache/redis-keys.ts';
-import { ChatDispatcher } from '../../src/queue/chat-dispatcher.ts';
 import { RequestCoalescer } from '../../src/cache/request-coalescer.ts';
 import { formatBytes } from '../../src/cache/byte-size.ts';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
@@ -11,6 +10,7 @@ import { entryFields, responseStreamKey } from '../../src/streams/protocol.ts';
 import { StreamReader } from '../../src/streams/stream-reader.ts';
 import { waitFor } from '../support/processes.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { replyFollower } from '../support/reply-follower.ts';
 
 const prefix = uniquePrefix('exact-cache');
 const keys = cacheKeys(prefix);
@@ -64,16 +64,7 @@ describe('RequestCoalescer', () => {
   it('makes one leader; followers read its stream; release reports followers', async () => {
     const reader = new StreamReader({ connect: testRedis });
     const coalescer = new RequestCoalescer({ redis, keys, prefix, graceMs: 100 });
-    const replies = new ChatDispatcher({
-      config: () => ({}) as never,
-      queues: {} as never,
-      places: {} as never,
-      workers: {} as never,
-      reader,
-      redis,
-      prefix,
-      graceMs: 100,
-    });
+    const replies = replyFollower({ reader, redis, prefix, graceMs: 100 });
     try {
       const leader = await coalescer.joinOrLead('same', provider, 'job-1');
       expect(leader).toEqual({ role: 'leader', jobId: 'job-1' });

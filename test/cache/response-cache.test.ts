@@ -13,12 +13,13 @@ import { normalizeChatRequest } from '../../src/chat/request-schema.ts';
 import type { ChatCompletion, ChatRequest } from '../../src/chat/types.ts';
 import type { ProviderConfig } from '../../src/config/gateway-config.ts';
 import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
-import { ChatDispatcher, type Dispatch } from '../../src/queue/chat-dispatcher.ts';
+import type { Dispatch } from '../../src/queue/chat-dispatcher.ts';
 import { admit } from '../../src/ratelimit/admission.ts';
 import { entryFields, responseStreamKey, type StreamEntry } from '../../src/streams/protocol.ts';
 import { StreamReader } from '../../src/streams/stream-reader.ts';
 import { fakeEmbedding } from '../support/fake-embeddings.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
+import { replyFollower } from '../support/reply-follower.ts';
 
 /**
  * ResponseCache, the route's view of the caches, with real Redis: lookups,
@@ -105,16 +106,7 @@ async function writeReply(jobId: string, entries: [StreamEntry['t'], string][]):
 }
 
 /** Reads reply streams as the API does; only `follow` is used, so no queue is needed. */
-const replies = new ChatDispatcher({
-  config: () => ({}) as never,
-  queues: {} as never,
-  places: {} as never,
-  workers: {} as never,
-  reader,
-  redis,
-  prefix,
-  graceMs: 200,
-});
+const replies = replyFollower({ reader, redis, prefix, graceMs: 200 });
 
 function look(cache: ResponseCache, req: ChatRequest, owner: string, cacheControl?: string): Promise<CacheLookup> {
   return cache.lookup(req, owner, cacheControl, Promise.resolve(admit()));
