@@ -467,6 +467,8 @@ export class CacheLookup {
   private inflightKey: string | undefined;
   private jobId: string | undefined;
   private released: Promise<number> | undefined;
+  /** The store of this miss's reply, once sent. */
+  private stored: Promise<void> | undefined;
 
   private readonly cache: ResponseCache;
   private readonly context: LookupContext | undefined;
@@ -527,33 +529,33 @@ export class CacheLookup {
     const context = this.context;
     if (!context || this.status !== 'MISS') return yield* entries;
     const assembler = context.responses ? new ResponsesReplyAssembler() : new ReplyAssembler(context.request.n);
-    let stored: Promise<void> | undefined;
     try {
       for await (const entry of entries) {
         assembler.push(entry);
         if (isTerminal(entry.t)) {
           const completion = assembler.completion();
           // Sent before the client sees the end, not awaited: Redis runs one connection's commands in order, so a request that follows it finds it.
-          if (completion !== undefined) stored = this.cache.store(context, completion);
+          if (completion !== undefined) this.stored = this.cache.store(context, completion);
+          void this.release();
           yield entry;
           return;
         }
         yield entry;
       }
     } finally {
-      // The claim is held until the reply is stored: a request arriving meanwhile follows this job instead of calling the provider again.
-      if (stored) await stored;
       void this.release();
     }
   }
 
   private release(): Promise<number> {
     const coalescer = this.cache.coalescer;
+    // The claim is held until the reply is stored: a request arriving meanwhile follows this job instead of calling the provider again.
     // -1 when the claim was lost or could not be released: the number of followers is unknown then.
-    this.released ??=
+    this.released ??= (this.stored ?? Promise.resolve()).then(() =>
       this.role === 'leader' && coalescer && this.inflightKey && this.jobId
         ? coalescer.release(this.inflightKey, this.jobId).catch(() => -1)
-        : Promise.resolve(0);
+        : 0,
+    );
     return this.released;
   }
 
