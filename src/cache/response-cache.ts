@@ -467,8 +467,6 @@ export class CacheLookup {
   private inflightKey: string | undefined;
   private jobId: string | undefined;
   private released: Promise<number> | undefined;
-  /** The store of this miss's reply, once sent. */
-  private stored: Promise<void> | undefined;
 
   private readonly cache: ResponseCache;
   private readonly context: LookupContext | undefined;
@@ -524,7 +522,7 @@ export class CacheLookup {
     if (followers > 0 && this.jobId) await this.cache.coalescer?.fail(this.jobId, err).catch(() => {});
   }
 
-  /** Passes the reply entries of this request's own job through; a complete reply is sent to be stored before its terminal entry reaches the client. */
+  /** Passes the reply entries of this request's own job through, storing a complete reply before its terminal entry reaches the client. */
   async *track(entries: AsyncGenerator<StreamEntry>): AsyncGenerator<StreamEntry> {
     const context = this.context;
     if (!context || this.status !== 'MISS') return yield* entries;
@@ -534,8 +532,8 @@ export class CacheLookup {
         assembler.push(entry);
         if (isTerminal(entry.t)) {
           const completion = assembler.completion();
-          // Sent before the client sees the end, not awaited: Redis runs one connection's commands in order, so a request that follows it finds it.
-          if (completion !== undefined) this.stored = this.cache.store(context, completion);
+          // Stored before the claim is released and before the client sees the end, so a request arriving after it hits.
+          if (completion !== undefined) await this.cache.store(context, completion);
           void this.release();
           yield entry;
           return;
@@ -549,13 +547,11 @@ export class CacheLookup {
 
   private release(): Promise<number> {
     const coalescer = this.cache.coalescer;
-    // The claim is held until the reply is stored: a request arriving meanwhile follows this job instead of calling the provider again.
     // -1 when the claim was lost or could not be released: the number of followers is unknown then.
-    this.released ??= (this.stored ?? Promise.resolve()).then(() =>
+    this.released ??=
       this.role === 'leader' && coalescer && this.inflightKey && this.jobId
         ? coalescer.release(this.inflightKey, this.jobId).catch(() => -1)
-        : 0,
-    );
+        : Promise.resolve(0);
     return this.released;
   }
 

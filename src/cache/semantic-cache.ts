@@ -329,7 +329,39 @@ export class SemanticCache {
       n: input.size,
       v: vector.toString('base64'),
     };
-    // Indexed here before the script's answer: a lookup that finds it reads the entry after the script on this connection.
+    const evicted = (await (redis as unknown as StoreScript).gatewaySemanticStore(
+      keys.semanticEntry(id),
+      keys.semanticIndex,
+      id,
+      String(ttlSeconds),
+      String(expiresAt),
+      String(now),
+      String(this.maxEntries),
+      keys.semanticEntry(''),
+      keys.semanticEvents,
+      JSON.stringify(event),
+      JSON.stringify({ o: this.instance, op: 'del', ids: [] }).replace('[]', '%s'),
+      // The hash: partition, guard, expiry, stored at, size, vector, reply, canonical tokens, and the
+      // second-stage embedding, empty when unknown (a replaced entry must not keep an old one).
+      'p',
+      input.partition,
+      'g',
+      input.guard,
+      'x',
+      String(expiresAt),
+      't',
+      String(now),
+      'n',
+      String(input.size),
+      'v',
+      vector,
+      'c',
+      input.completion,
+      'q',
+      JSON.stringify(input.tokens),
+      'f',
+      input.confirmation ? toBuffer(input.confirmation) : '',
+    )) as string[];
     this.index.add({
       id,
       partition: input.partition,
@@ -338,44 +370,6 @@ export class SemanticCache {
       size: input.size,
       vector: input.vector,
     });
-    const evicted = (await (redis as unknown as StoreScript)
-      .gatewaySemanticStore(
-        keys.semanticEntry(id),
-        keys.semanticIndex,
-        id,
-        String(ttlSeconds),
-        String(expiresAt),
-        String(now),
-        String(this.maxEntries),
-        keys.semanticEntry(''),
-        keys.semanticEvents,
-        JSON.stringify(event),
-        JSON.stringify({ o: this.instance, op: 'del', ids: [] }).replace('[]', '%s'),
-        // The hash: partition, guard, expiry, stored at, size, vector, reply, canonical tokens, and the
-        // second-stage embedding, empty when unknown (a replaced entry must not keep an old one).
-        'p',
-        input.partition,
-        'g',
-        input.guard,
-        'x',
-        String(expiresAt),
-        't',
-        String(now),
-        'n',
-        String(input.size),
-        'v',
-        vector,
-        'c',
-        input.completion,
-        'q',
-        JSON.stringify(input.tokens),
-        'f',
-        input.confirmation ? toBuffer(input.confirmation) : '',
-      )
-      .catch((err: unknown) => {
-        this.index.remove(id);
-        throw err;
-      })) as string[];
     for (const gone of evicted) this.index.remove(gone);
     return id;
   }
