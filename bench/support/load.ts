@@ -117,14 +117,13 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       socket.once('error', reject);
     });
 
-  // One loop per connection: send a request, read its whole response, send the next.
   const interval = options.ratePerSecond ? (1000 * options.connections) / options.ratePerSecond : 0;
-  let loops = 0;
-  const loop = async () => {
+  // One loop per connection: send a request, read its whole response, send the next.
+  const loop = async (_: unknown, index: number) => {
     let socket: Socket | undefined;
     let settle: ((outcome: ReadResponse | Error) => void) | undefined;
     // Connections' schedules are spread over one interval, so the rate is even.
-    let due = start + (interval * loops++) / options.connections;
+    let due = start + (interval * index) / options.connections;
     while (performance.now() < end) {
       if (interval > 0) {
         const wait = due - performance.now();
