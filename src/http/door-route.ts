@@ -62,7 +62,6 @@ export function doorRoute(door: Door, options: DoorRouteOptions): DirectRoute {
       if (err instanceof StreamAbortedError) return;
       throw err;
     }
-    await codec.settled?.(exchange.request);
   };
   return { method: 'POST', path: options.path, handler };
 }

@@ -49,18 +49,18 @@ export class HttpAnswerer implements Answerer {
       const replay = codec.replay(completion);
       if (replay.usage) exchange.context.cacheHitUsage = { ...replay.usage, gateway_cache: mark };
       if (!exchange.request.stream) {
-        sendJsonText(res, 200, codec.completion(replay.completion), headers);
+        await this.sendJson(exchange, codec.completion(replay.completion), headers);
         return;
       }
       startSse(res, headers);
       writeSse(res, replay.chunks.map((chunk) => codec.chunk(chunk)).join(''));
-      endSse(res, codec.end());
+      await this.endStream(exchange);
       return;
     }
     if (!exchange.request.stream) {
       const marked = withUsageMark(completion, mark);
       if (marked.usage) exchange.context.cacheHitUsage = marked.usage;
-      sendJsonText(res, 200, codec.completion(marked.json), headers);
+      await this.sendJson(exchange, codec.completion(marked.json), headers);
       return;
     }
     const parsed = JSON.parse(completion) as ChatCompletion;
@@ -73,7 +73,20 @@ export class HttpAnswerer implements Answerer {
     for (const chunk of completionChunks(parsed, exchange.request.include_usage))
       frames += codec.chunk(JSON.stringify(chunk));
     writeSse(res, frames);
-    endSse(res, codec.end());
+    await this.endStream(exchange);
+  }
+
+  /** A JSON reply, sent once the codec kept what it keeps of it. */
+  private async sendJson(exchange: Exchange, body: string, headers: Record<string, string>): Promise<void> {
+    if (this.codec.keep) await this.codec.keep(exchange.request);
+    sendJsonText(this.res, 200, body, headers);
+  }
+
+  /** A stream's clean end: its closing frames are held until the codec kept what it keeps of the reply. */
+  private async endStream(exchange: Exchange): Promise<void> {
+    const closing = this.codec.end();
+    if (this.codec.keep) await this.codec.keep(exchange.request);
+    endSse(this.res, closing);
   }
 
   async relay(exchange: Exchange, dispatch: Dispatch): Promise<void> {
@@ -100,7 +113,7 @@ export class HttpAnswerer implements Answerer {
       noteReplyEntry(exchange.context, entry);
       if (entry.t === 'error') throw decodeError(entry);
       if (entry.t === 'result') {
-        sendJsonText(this.res, 200, this.codec.completion(filter ? await filter.completionAsync(entry.d) : entry.d), {
+        await this.sendJson(exchange, this.codec.completion(filter ? await filter.completionAsync(entry.d) : entry.d), {
           'Server-Timing': timingOf(exchange, entry),
         });
         return;
@@ -129,7 +142,7 @@ export class HttpAnswerer implements Answerer {
         if (entry.t === 'chunk') writeSse(res, codec.chunk(filter ? await filter.chunkAsync(entry.d) : entry.d));
         else if (entry.t === 'end') {
           if (filter) for (const held of await filter.flushAsync()) writeSse(res, codec.chunk(held));
-          endSse(res, codec.end());
+          await this.endStream(exchange);
           return;
         }
       }

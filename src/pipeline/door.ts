@@ -66,11 +66,13 @@ export interface ReplyCodec {
   /** The SSE frames of a stream that fails after its first frame (never a clean end). */
   fail(err: GatewayError, requestId: string): string;
   /**
-   * Called once the whole reply was sent (a door that stores replies stores
-   * it here), with the request as the pipeline sent it: routed and screened
-   * by DLP, so what is stored is what the upstream saw. @defaultValue none
+   * Awaited once the whole reply is encoded and before its last bytes are
+   * sent (a door that stores replies stores it here, so the client's next
+   * request finds it, whichever replica it reaches), with the request as the
+   * pipeline sent it: routed and screened by DLP, so what is stored is what
+   * the upstream saw. @defaultValue none
    */
-  settled?(sent?: ChatRequest): Promise<void>;
+  keep?(sent?: ChatRequest): Promise<void>;
   /**
    * A stored reply that is not a `chat.completion` (a native Responses
    * reply), replayed for a cache hit: the body completion() takes, the texts

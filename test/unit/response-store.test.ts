@@ -66,7 +66,7 @@ describe.each(backends)('on $name', (backend) => {
     door = new ResponsesDoor({ store, now: () => clock });
   });
 
-  /** One request through the door as the pipeline runs it: decode, encode the reply, settle. */
+  /** One request through the door as the pipeline runs it: decode, encode the reply, keep it. */
   async function turn(
     owner: string,
     body: Record<string, unknown>,
@@ -76,7 +76,7 @@ describe.each(backends)('on $name', (backend) => {
     const request = await door.decode(from);
     const codec = door.reply(request, from);
     const response = JSON.parse(codec.completion(reply)) as { id: string };
-    await codec.settled?.();
+    await codec.keep?.();
     return { id: response.id, messages: request.messages };
   }
 
@@ -162,7 +162,7 @@ describe.each(backends)('on $name', (backend) => {
       ...request,
       messages: [request.messages[0]!, { role: 'user' as const, content: 'my card is <CREDIT_CARD>' }],
     };
-    await codec.settled?.(screened);
+    await codec.keep?.(screened);
     const items = await store.inputItems(id, 'alice', { limit: 20, order: 'asc' });
     expect(items.data).toMatchObject([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'my card is <CREDIT_CARD>' }] },

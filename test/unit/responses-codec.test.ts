@@ -306,7 +306,7 @@ describe('decoding', () => {
     expect((err as Error).message).toMatch(message);
   });
 
-  it('keeps a reply it could not store to itself: the failure goes to onStoreError, settled() resolves', async () => {
+  it('keeps a reply it could not store to itself: the failure goes to onStoreError, keep() resolves', async () => {
     const failing = {
       all: async () => [],
       run: async () => Promise.reject(new Error('database down')),
@@ -321,7 +321,7 @@ describe('decoding', () => {
     const from = doorRequest({ model: 'a-4o', input: 'hi' });
     const codec = storing.reply(await storing.decode(from), from);
     const { id } = JSON.parse(codec.completion(completion({ role: 'assistant', content: 'Hello!' }))) as { id: string };
-    await expect(codec.settled?.()).resolves.toBeUndefined();
+    await expect(codec.keep?.()).resolves.toBeUndefined();
     expect(seen).toEqual([['database down', id]]);
   });
 

@@ -12,7 +12,7 @@ export interface NativeRecording {
   provider: string;
   /** The model as the client named it. */
   model: string;
-  /** Told when the record could not be written; without it settled() rejects. @defaultValue none */
+  /** Told when the record could not be written; without it keep() rejects. @defaultValue none */
   onError?: (err: Error, responseId: string) => void;
 }
 
@@ -24,13 +24,14 @@ type Json = Record<string, unknown>;
  * so the stream stays one gap-free sequence when the gateway ends it with its
  * own `error` event (an upstream failure or a deadline mid-stream) in place of
  * the upstream's. With a {@link NativeRecording}, the id of a response the
- * upstream keeps is recorded as the key owner's once the reply was sent.
+ * upstream keeps is recorded as the key owner's from the first event that
+ * names it, and the reply's last bytes wait for that record (keep()).
  */
 export class NativeResponsesCodec implements ReplyCodec {
   private seq = 0;
   private readonly recording: NativeRecording | undefined;
-  /** The response the upstream keeps, seen in the reply. */
-  private kept: { id: string; createdAt: number } | undefined;
+  /** The record of the response the upstream keeps, written once the reply names it. */
+  private recorded: Promise<void> | undefined;
   /** A cache hit: the response is the gateway's replay, which no upstream keeps. */
   private replayed = false;
 
@@ -44,18 +45,21 @@ export class NativeResponsesCodec implements ReplyCodec {
   }
 
   private note(response: Json): void {
-    if (this.kept || this.replayed || !this.recording || typeof response.id !== 'string' || response.store === false)
+    const recording = this.recording;
+    if (this.recorded || this.replayed || !recording || typeof response.id !== 'string' || response.store === false)
       return;
+    const id = response.id;
     const createdAt = typeof response.created_at === 'number' ? response.created_at : Math.floor(Date.now() / 1000);
-    this.kept = { id: response.id, createdAt };
+    // Written while the rest of the reply streams; the upstream keeps the response even when the stream fails later.
+    const { store, owner, provider, model, onError } = recording;
+    const saving = store.saveNative({ id, owner, provider, model, createdAt });
+    this.recorded = onError ? saving.catch((err: unknown) => onError(err as Error, id)) : saving;
+    // keep() is not called for a reply that failed: its rejection is not left unhandled.
+    this.recorded.catch(() => {});
   }
 
-  async settled(): Promise<void> {
-    if (!this.recording || !this.kept) return;
-    const { store, owner, provider, model, onError } = this.recording;
-    const saving = store.saveNative({ id: this.kept.id, owner, provider, model, createdAt: this.kept.createdAt });
-    if (!onError) return saving;
-    await saving.catch((err: unknown) => onError(err as Error, this.kept!.id));
+  async keep(): Promise<void> {
+    await this.recorded;
   }
 
   /** One upstream event, or the events DLP's reply filter sent in its place (one a line, none when it holds the text back). */

@@ -12,17 +12,18 @@ export interface ReplyStorage {
   owner: string;
   /** How many of the request's last messages are this request's own input (after instructions and earlier turns). */
   inputCount: number;
-  /** The request as decoded, when settled() is not told the one the pipeline sent. */
+  /** The request as decoded, when keep() is not told the one the pipeline sent. */
   request: ChatRequest;
-  /** Told when storing failed; without it settled() rejects. @defaultValue none */
+  /** Told when storing failed; without it keep() rejects. @defaultValue none */
   onError?: (err: Error, responseId: string) => void;
 }
 
 /**
  * The Responses door's codec of one reply: a `chat.completion` becomes a
  * `response` object, a chunk stream becomes the Responses event grammar, and
- * once the reply was sent the response, its input items and its turn are
- * stored (unless `store: false`). A reply that failed is not stored.
+ * once the reply is encoded whole, before its last bytes are sent, the
+ * response, its input items and its turn are stored (unless `store: false`).
+ * A reply that failed is not stored.
  */
 export class ResponsesReplyCodec implements ReplyCodec {
   private readonly facts: ResponseFacts;
@@ -64,7 +65,7 @@ export class ResponsesReplyCodec implements ReplyCodec {
     return this.encoder().fail(err);
   }
 
-  async settled(sent?: ChatRequest): Promise<void> {
+  async keep(sent?: ChatRequest): Promise<void> {
     if (!this.storage || !this.sent) return;
     const { store, owner, inputCount } = this.storage;
     // The request's last messages are its own input, as DLP left them: what is stored is what the upstream saw.

@@ -45,9 +45,9 @@ export interface ResponsesDoorOptions {
   /** Clock, epoch ms. @defaultValue Date.now */
   now?: () => number;
   /**
-   * Told when a sent reply could not be stored (the database is down): the
-   * client has its answer, a later retrieve or `previous_response_id` gets a 404.
-   * @defaultValue none: the failure reaches the caller of `settled()`
+   * Told when a reply could not be stored (the database is down): the client
+   * still gets its answer, a later retrieve or `previous_response_id` a 404.
+   * @defaultValue none: the failure reaches the caller of `keep()`
    */
   onStoreError?: (err: Error, responseId: string) => void;
 }
@@ -110,8 +110,8 @@ class AnsweredCodec implements ReplyCodec {
     return this.current.fail(err, requestId);
   }
 
-  async settled(sent?: ChatRequest): Promise<void> {
-    await this.current.settled?.(sent);
+  async keep(sent?: ChatRequest): Promise<void> {
+    await this.current.keep?.(sent);
   }
 
   replay(stored: string): ReturnType<NonNullable<ReplyCodec['replay']>> {
