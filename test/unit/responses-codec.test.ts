@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, Usage } from '../../src/chat/types.ts';
 import { ProviderError } from '../../src/errors/catalog.ts';
 import { ResponsesDoor } from '../../src/doors/responses/responses-door.ts';
+import { ResponseJson, responseObject, type ResponseFacts } from '../../src/doors/responses/response-object.ts';
 import { ResponseStore } from '../../src/doors/responses/response-store.ts';
 import { ChunkEmitter } from '../../src/execution/chunk-emitter.ts';
 import type { DoorRequest } from '../../src/pipeline/door.ts';
@@ -573,6 +574,74 @@ describe('streamed replies', () => {
     });
     const stream = clientAnswering(frames, true).responses.stream({ model: 'a-4o', input: 'hi' });
     await expect(stream.finalResponse()).rejects.toThrow(/the upstream cut the stream/);
+  });
+
+  it('write the response objects of its events as JSON.stringify writes responseObject(), for any facts and state', () => {
+    const plain: ResponseFacts = {
+      id: 'resp_1',
+      created_at: 1_764_265_000,
+      model: 'a-4o',
+      instructions: null,
+      tools: [],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      temperature: null,
+      top_p: null,
+      max_output_tokens: null,
+      metadata: {},
+      user: undefined,
+      store: false,
+      previous_response_id: null,
+      text: { format: { type: 'text' } },
+      reasoning: { effort: null, summary: null },
+      service_tier: 'default',
+      truncation: 'disabled',
+    };
+    const full: ResponseFacts = {
+      ...plain,
+      model: 'c-"sonnet"\n',
+      instructions: 'Be brief. "Quoted" \u2028',
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, strict: true, description: null }],
+      tool_choice: { type: 'function', name: 'f' },
+      parallel_tool_calls: false,
+      temperature: 0.5,
+      top_p: 1,
+      max_output_tokens: 64,
+      metadata: { a: 'b' },
+      user: 'u-1',
+      store: true,
+      previous_response_id: 'resp_0',
+      text: { format: { type: 'json_schema', name: 's', schema: {}, strict: true }, verbosity: 'low' },
+      reasoning: { effort: 'high', summary: 'auto' },
+    };
+    const output = [
+      {
+        type: 'message' as const,
+        id: 'msg_1',
+        status: 'incomplete' as const,
+        role: 'assistant' as const,
+        content: [{ type: 'output_text' as const, text: 'a "b"', annotations: [], logprobs: [] }],
+      },
+    ];
+    const usage = {
+      input_tokens: 3,
+      input_tokens_details: { cached_tokens: 1 },
+      output_tokens: 2,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 5,
+    };
+    for (const facts of [plain, full]) {
+      const json = new ResponseJson(facts);
+      expect(json.opening).toBe(JSON.stringify(responseObject(facts, { status: 'in_progress', output: [] })));
+      for (const state of [
+        { status: 'completed' as const, incomplete_details: null, output: [], usage },
+        { status: 'incomplete' as const, incomplete_details: { reason: 'max_output_tokens' }, output, usage },
+        { status: 'failed' as const, output, error: { code: 'upstream_error', message: 'x' } },
+      ]) {
+        const response = responseObject(facts, state);
+        expect(json.closing(response, JSON.stringify(state.output))).toBe(JSON.stringify(response));
+      }
+    }
   });
 
   it('opens with response.created even when the stream ends without a chunk', async () => {

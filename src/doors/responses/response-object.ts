@@ -183,40 +183,41 @@ export function responseObject(facts: ResponseFacts, state: ResponseState): Reco
 }
 
 /**
- * A stream's `response` objects as JSON text. The request's part of the
- * object (its facts: tools, instructions, metadata ...) is the same in the
- * opening events and the closing one, so the closing object is the opening
- * one's text with its state members written in; each member is found by its
- * text, which cannot occur inside a string (a quote in a string is escaped)
- * nor inside a value that comes before it (`status`, `incomplete_details` and
- * `output` follow only our own values and strings; `usage` is followed only by
- * `metadata`, strings, and `user`, a string).
+ * A stream's `response` objects as JSON text, written member by member in
+ * responseObject()'s order: the request's part of the object (its facts:
+ * tools, instructions, metadata ...) is serialized once, for the opening
+ * events and the closing one, and only the state members (status,
+ * incomplete_details, output, output_text, usage) are written per object.
+ * The text is the one JSON.stringify makes of responseObject() (a test holds
+ * them equal), without building and walking the whole object per event.
  */
 export class ResponseJson {
-  readonly facts: ResponseFacts;
   /** The in-progress object of the opening events. */
   readonly opening: string;
-  readonly #pieces: string[] | undefined;
+  /** The members before `status`, between `incomplete_details` and `output`, between `output_text` and `usage`, and after `usage`. */
+  readonly #head: string;
+  readonly #middle: string;
+  readonly #tail: string;
+  readonly #end: string;
 
   constructor(facts: ResponseFacts) {
-    this.facts = facts;
-    this.opening = JSON.stringify(responseObject(facts, { status: 'in_progress', output: [] }));
-    const members = [
-      this.opening.indexOf(STATUS_MEMBER),
-      this.opening.indexOf(INCOMPLETE_MEMBER),
-      this.opening.indexOf(OUTPUT_MEMBERS),
-      this.opening.lastIndexOf(USAGE_MEMBER),
-    ];
-    const ordered = members.every((at, i) => at >= 0 && (i === 0 || at > (members[i - 1] as number)));
-    this.#pieces = ordered
-      ? [
-          this.opening.slice(0, members[0]),
-          this.opening.slice((members[0] as number) + STATUS_MEMBER.length, members[1]),
-          this.opening.slice((members[1] as number) + INCOMPLETE_MEMBER.length, members[2]),
-          this.opening.slice((members[2] as number) + OUTPUT_MEMBERS.length, members[3]),
-          this.opening.slice((members[3] as number) + USAGE_MEMBER.length),
-        ]
-      : undefined;
+    const json = JSON.stringify;
+    this.#head = `{"id":${json(facts.id)},"object":"response","created_at":${json(facts.created_at)}`;
+    this.#middle = `,"instructions":${json(facts.instructions)},"max_output_tokens":${json(facts.max_output_tokens)},"max_tool_calls":null,"model":${json(facts.model)}`;
+    this.#tail =
+      `,"parallel_tool_calls":${json(facts.parallel_tool_calls)},"previous_response_id":${json(facts.previous_response_id)}` +
+      `,"reasoning":${json(facts.reasoning)},"service_tier":${json(facts.service_tier)},"store":${json(facts.store)}` +
+      `,"temperature":${json(facts.temperature)},"text":${json(facts.text)},"tool_choice":${json(facts.tool_choice)}` +
+      `,"tools":${json(facts.tools)},"top_p":${json(facts.top_p)},"truncation":${json(facts.truncation)}`;
+    this.#end = `,"metadata":${json(facts.metadata)}${facts.user !== undefined ? `,"user":${json(facts.user)}` : ''}}`;
+    this.opening = this.#text('"in_progress"', 'null', '[]', '""', 'null');
+  }
+
+  #text(status: string, incomplete: string, output: string, outputText: string, usage: string): string {
+    return (
+      `${this.#head},"status":${status},"background":false,"error":null,"incomplete_details":${incomplete}${this.#middle}` +
+      `,"output":${output},"output_text":${outputText}${this.#tail},"usage":${usage}${this.#end}`
+    );
   }
 
   /**
@@ -225,20 +226,16 @@ export class ResponseJson {
    * were done.
    */
   closing(response: Record<string, unknown>, output: string): string {
-    const p = this.#pieces;
-    if (p === undefined || response.error !== null) return JSON.stringify(response);
-    return (
-      `${p[0]},"status":${JSON.stringify(response.status)},${p[1]},"incomplete_details":${JSON.stringify(response.incomplete_details)},` +
-      `${p[2]},"output":${output},"output_text":${JSON.stringify(response.output_text)},` +
-      `${p[3]},"usage":${JSON.stringify(response.usage)},"metadata":${p[4]}`
+    if (response.error !== null) return JSON.stringify(response);
+    return this.#text(
+      JSON.stringify(response.status),
+      JSON.stringify(response.incomplete_details),
+      output,
+      JSON.stringify(response.output_text),
+      JSON.stringify(response.usage),
     );
   }
 }
-
-const STATUS_MEMBER = ',"status":"in_progress",';
-const INCOMPLETE_MEMBER = ',"incomplete_details":null,';
-const OUTPUT_MEMBERS = ',"output":[],"output_text":"",';
-const USAGE_MEMBER = ',"usage":null,"metadata":';
 
 /** The response of a non-streamed chat completion. */
 export function responseFromCompletion(
