@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchLine, pollBatch, submitBatch } from '../support/batches.ts';
@@ -141,6 +141,54 @@ describe('upload limits', () => {
     });
     const listed = JSON.stringify((await clientOf(OTHER_KEY).files.list()).data);
     expect(listed).not.toContain('n'.repeat(300));
+  });
+
+  it('answers a refusal found mid-body at once, closes the connection of a client that stops sending, and serves the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const boundary = 'refusedmidbody';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${'n'.repeat(300)}.jsonl"\r\nContent-Type: application/jsonl\r\n\r\n`;
+    try {
+      const upload = request(`${gateway.baseUrl}/v1/files`, {
+        agent,
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${OTHER_KEY}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': Buffer.byteLength(head) + 1000,
+        },
+      });
+      const closed = new Promise((resolve) => upload.once('close', resolve));
+      upload.on('error', () => {});
+      const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        upload.on('response', (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        upload.once('error', reject);
+        // The refusal comes while the body is still being sent; the rest of it never follows.
+        upload.write(head);
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toContain('FILES_MAX_FILENAME_LENGTH');
+      // The server gives the client a while to stop sending, then closes its connection.
+      await closed;
+      const next = await new Promise<number>((resolve, reject) => {
+        const list = request(`${gateway.baseUrl}/v1/files`, {
+          agent,
+          headers: { authorization: `Bearer ${OTHER_KEY}` },
+        });
+        list.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        list.on('error', reject);
+        list.end();
+      });
+      expect(next).toBe(200);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('expires uploaded files after FILES_TTL, except the input of a batch still running', async () => {

@@ -44,7 +44,9 @@ async function receiveUpload(req: Request, res: Response, deps: FilesDeps, owner
   let part: { name: string | undefined; filename: string | undefined } | undefined;
   let received = 0;
   try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+    // Leaving the loop early (a refusal) must not destroy the request: the catch below drains the rest of the body
+    // and closes the connection of a client still sending, which a destroyed request has no socket left for.
+    for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       received += chunk.length;
       if (received > limit) throw new RequestTooLargeError(limit);
       for (const event of reader.push(chunk)) {
