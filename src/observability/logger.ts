@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import type { Settings } from '../config/settings.ts';
 import { environmentSecrets, errorSerializer } from './log-error.ts';
 
@@ -66,7 +67,7 @@ type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> &
 /**
  * The process logger: JSON lines by default, readable text with
  * LOG_FORMAT=text (pino-pretty, one line per entry so the access log stays
- * one line per request). DEBUG=true lowers the level to debug whatever
+ * one line per request, written in the process: docs/decisions/text-logs-in-process.md). DEBUG=true lowers the level to debug whatever
  * LOG_LEVEL says; redaction applies at every level. Every line names the
  * host and pid; `err` is written as type, message and stack, scrubbed of the
  * process's secrets (log-error.ts).
@@ -88,13 +89,15 @@ export function createLogger(settings: LoggerSettings, name: string, options: Lo
     ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
   };
   if (settings.LOG_FORMAT === 'text') {
-    return pino({
-      ...config,
-      transport: {
-        target: 'pino-pretty',
-        options: { colorize: false, translateTime: 'SYS:standard', singleLine: true, ignore: '' },
-      },
+    const pretty = PinoPretty({
+      colorize: false,
+      translateTime: 'SYS:standard',
+      singleLine: true,
+      ignore: '',
+      sync: true,
+      ...(options.destination ? { destination: options.destination } : {}),
     });
+    return pino(config, pretty);
   }
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -18,8 +18,8 @@ const GATEWAY_KEY = 'gw_logs_key_0123456789abcdefghijklmnop';
 
 function capture(
   env: NodeJS.ProcessEnv,
-  settings: { API_KEYS?: string[] } = {},
-): { logger: Logger; lines: () => Record<string, Untyped>[] } {
+  settings: { API_KEYS?: string[]; LOG_FORMAT?: 'json' | 'text' } = {},
+): { logger: Logger; text: () => string; lines: () => Record<string, Untyped>[] } {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk, _enc, done) {
@@ -33,6 +33,7 @@ function capture(
   });
   return {
     logger,
+    text: () => chunks.join(''),
     lines: () =>
       chunks
         .join('')
@@ -104,5 +105,16 @@ describe('log lines', () => {
     expect(second.err).toEqual({ type: 'Error', message: 'plain text with [redacted]' });
     const text = JSON.stringify(lines());
     for (const secret of [PROVIDER_KEY, GATEWAY_KEY, 'url-pass-9c1d7e']) expect(text).not.toContain(secret);
+  });
+
+  it('in text form are written in the process before the call returns, one line each, secrets still redacted', () => {
+    const { logger, text } = capture({}, { LOG_FORMAT: 'text', API_KEYS: [GATEWAY_KEY] });
+    logger.info({ req: { headers: { authorization: `Bearer ${GATEWAY_KEY}` } }, status: 200 }, 'GET /v1/models 200');
+    // No transport thread: the line is in the destination before info() returned.
+    expect(text()).toMatch(/^\[.+\] INFO \(log-test\/\d+ on .+\): GET \/v1\/models 200 \{.*"status":200.*\}\n$/);
+    logger.error({ err: new Error(`failed with ${GATEWAY_KEY}`) }, 'request failed');
+    expect(text()).toContain('ERROR (log-test/');
+    expect(text()).toContain('[redacted]');
+    expect(text()).not.toContain(GATEWAY_KEY);
   });
 });
