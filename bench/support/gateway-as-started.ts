@@ -71,7 +71,7 @@ interface CacheCounts {
  * This gateway as `./scripts/start.sh` starts it: the API and one worker per
  * provider of the shipped config.yaml, the Node flags of the script, every
  * setting at its default (DLP on, exact and semantic cache on, access log at
- * info) except what a bench cannot do without: loopback ports, a private
+ * info in JSON lines) except what a bench cannot do without: loopback ports, a private
  * Redis, the upstreams' URL and keys, a key of its own, and a rate limit
  * high enough not to answer 429 (the limit is still checked on every request).
  * Only provider_a's model is asked for; the other two workers wait on their
@@ -103,6 +103,8 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
     PROVIDER_B_API_KEY: options.upstreamKey,
     PROVIDER_C_API_KEY: options.upstreamKey,
     RATE_LIMIT_REQUESTS: '100000000',
+    // The spec's default, and what the Dockerfile and the Kubernetes manifests run; start.sh would write text for a terminal.
+    LOG_FORMAT: 'json',
     ...(options.modelDir ? { EMBEDDING_MODEL_PATH: options.modelDir } : { SKIP_MODEL_SETUP: '1' }),
   };
   const service = startService({
