@@ -66,8 +66,9 @@ type LoggerSettings = Pick<Settings, 'LOG_LEVEL' | 'LOG_FORMAT' | 'DEBUG'> &
 
 /**
  * The process logger: JSON lines by default, readable text with
- * LOG_FORMAT=text (pino-pretty, one line per entry so the access log stays
- * one line per request, written in the process: docs/decisions/text-logs-in-process.md). DEBUG=true lowers the level to debug whatever
+ * LOG_FORMAT=text (pino-pretty in the process, one line per entry so the
+ * access log stays one line per request; docs/decisions/text-logs-in-process.md
+ * says why no transport thread). DEBUG=true lowers the level to debug whatever
  * LOG_LEVEL says; redaction applies at every level. Every line names the
  * host and pid; `err` is written as type, message and stack, scrubbed of the
  * process's secrets (log-error.ts).
