@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import type { PinoPretty } from 'pino-pretty';
 import type { Settings } from '../config/settings.ts';
 import { environmentSecrets, errorSerializer } from './log-error.ts';
 
@@ -90,7 +91,10 @@ export function createLogger(settings: LoggerSettings, name: string, options: Lo
     ...(traceIds ? { mixin: () => traceIds() ?? {} } : {}),
   };
   if (settings.LOG_FORMAT === 'text') {
-    const pretty = PinoPretty({
+    // Loaded only here: JSON-line processes (the images, the bench) would carry it for nothing (about 12 MiB).
+    const prettyStream = (createRequire(import.meta.url)('pino-pretty') as { PinoPretty: typeof PinoPretty })
+      .PinoPretty;
+    const pretty = prettyStream({
       colorize: false,
       translateTime: 'SYS:standard',
       singleLine: true,

@@ -31,12 +31,12 @@ function capture(
     env,
     destination: destination as never,
   });
+  const text = () => chunks.join('');
   return {
     logger,
-    text: () => chunks.join(''),
+    text,
     lines: () =>
-      chunks
-        .join('')
+      text()
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l)),
