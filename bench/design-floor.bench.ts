@@ -1,10 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest } from 'node:http';
-import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
-import { SlidingWindowLimiter } from '../src/ratelimit/sliding-window-limiter.ts';
-import { readBody } from '../test/support/read-body.ts';
+import { join } from 'node:path';
 import { deletePrefix, testRedis, uniquePrefix } from '../test/support/redis.ts';
 import { redisPid, withCpu } from './support/cpu.ts';
 import { percentiles, runLoad, type LoadResult } from './support/load.ts';
@@ -19,7 +14,8 @@ import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
  * read, observability); the floor itself is what no tuning of that code can
  * remove.
  *
- * Levels, each adding one mandated step to the one before:
+ * Levels (the floor's processes: bench/support/design-floor-server.ts), each
+ * adding one mandated step to the one before:
  *   proxy       a Node process between client and upstream (keep-alive node:http, no Redis)
  *   queue       BullMQ `add` (priority set, as every gateway job has one), a BullMQ
  *               `Worker` in its own process calling the upstream, the result `XADD`ed to a
@@ -45,106 +41,7 @@ import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
  * with the floor as a reference for the VM's drift.
  */
 
-const role = process.argv[2];
-// An exit of its own on SIGTERM, so that profilers (--cpu-prof) get to write.
-if (role) process.once('SIGTERM', () => process.exit(0));
-if (role === 'api') await serveFloorApi(process.argv[3] ?? '', process.argv[4] ?? '');
-else if (role === 'worker') runFloorWorker(process.argv[3] ?? '', process.argv[4] ?? '');
-else await main();
-
-function redisConnection(): Redis {
-  return new Redis({
-    host: process.env.REDIS_HOST ?? '127.0.0.1',
-    port: Number(process.env.REDIS_PORT ?? 6379),
-    maxRetriesPerRequest: null,
-  });
-}
-
-function postUpstream(agent: Agent, upstreamUrl: string, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const out = httpRequest(
-      `${upstreamUrl}/chat/completions`,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${UPSTREAM_KEY}`,
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (res) => void readBody(res).then(resolve, reject),
-    );
-    out.on('error', reject);
-    out.end(body);
-  });
-}
-
-async function serveFloorApi(upstreamUrl: string, prefix: string): Promise<void> {
-  const agent = new Agent({ keepAlive: true });
-  const commands = redisConnection();
-  const queue = new Queue('floor', { connection: redisConnection(), prefix });
-  const limiter = new SlidingWindowLimiter({ redis: commands, prefix });
-  const rule = { limit: 100_000_000, windowMs: 60_000 };
-  // Blocking reads need a connection each; at one connection one is ever in use.
-  const idleReaders: Redis[] = [];
-
-  async function viaQueue(body: string, limited: boolean): Promise<string> {
-    if (limited && !(await limiter.consume('floor-key', rule)).allowed) throw new Error('limited');
-    const id = randomUUID();
-    const replyKey = `${prefix}:reply:${id}`;
-    await queue.add(
-      'chat',
-      { body, replyKey },
-      { jobId: id, priority: 10, attempts: 1, removeOnComplete: true, removeOnFail: true },
-    );
-    const reader = idleReaders.pop() ?? redisConnection();
-    try {
-      const entries = (await reader.xread('BLOCK', 30_000, 'STREAMS', replyKey, '0')) as
-        [string, [string, string[]][]][] | null;
-      const fields = entries?.[0]?.[1]?.[0]?.[1];
-      if (!fields) throw new Error('no reply within 30 s');
-      return fields[1] ?? '';
-    } finally {
-      idleReaders.push(reader);
-      commands.unlink(replyKey).catch(() => {});
-    }
-  }
-
-  const server = createServer((req, res) => {
-    readBody(req)
-      .then((body) => {
-        if (req.url === '/proxy') return postUpstream(agent, upstreamUrl, body);
-        return viaQueue(body, req.url === '/queue-limit');
-      })
-      .then((reply) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply) });
-        res.end(reply);
-      })
-      .catch((err: Error) => {
-        res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end(err.message);
-      });
-  });
-  server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    process.send?.(typeof address === 'object' && address ? address.port : 0);
-  });
-}
-
-function runFloorWorker(upstreamUrl: string, prefix: string): void {
-  const agent = new Agent({ keepAlive: true });
-  const commands = redisConnection();
-  const worker = new Worker<{ body: string; replyKey: string }>(
-    'floor',
-    async (job) => {
-      const reply = await postUpstream(agent, upstreamUrl, job.data.body);
-      await commands.xadd(job.data.replyKey, '*', 'd', reply);
-    },
-    { connection: redisConnection(), prefix, concurrency: 8 },
-  );
-  worker.on('ready', () => process.send?.('ready'));
-}
+await main();
 
 async function main(): Promise<void> {
   const smoke = process.env.BENCH_SMOKE === '1';
@@ -171,7 +68,7 @@ async function main(): Promise<void> {
   let compare: BenchStack | undefined;
   const children: ChildProcess[] = [];
   const start = (r: string) => {
-    const child = fork(import.meta.filename, [r, stack.upstreamUrl, prefix], {
+    const child = fork(join(import.meta.dirname, 'support', 'design-floor-server.ts'), [r, stack.upstreamUrl, prefix], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: ['--experimental-strip-types', '--disable-warning=ExperimentalWarning'],
     });
@@ -187,7 +84,7 @@ async function main(): Promise<void> {
         ...(compareCheckout ? { root: compareCheckout } : {}),
       });
     }
-    const [port] = await Promise.all([start('api'), start('worker')]);
+    const [port] = await Promise.all([start('front'), start('worker')]);
     const probe = testRedis();
     const redis = await redisPid(probe).catch(() => undefined);
     probe.disconnect();

@@ -4,6 +4,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { cpuMs, redisPid } from './support/cpu.ts';
+import { startDesignFloor } from './support/design-floor-server.ts';
 import {
   buildEmbeddingModel,
   findEmbeddingModel,
@@ -29,10 +30,12 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * This gateway next to its peers (issue 40, item 3), in one run, in front of
  * the same fake OpenAI-format upstream answering at once (JSON and SSE):
  * direct to the upstream; Portkey's gateway (npm `@portkey-ai/gateway`, one
- * Node process); LiteLLM's proxy (PyPI `litellm[proxy]`, one worker); and this
- * gateway as `./scripts/start.sh` starts it (API and one worker per provider,
+ * Node process); LiteLLM's proxy (PyPI `litellm[proxy]`, one worker); the
+ * design's floor (the queue, worker and reply stream the architecture
+ * requires, with none of the gateway's code: support/design-floor-server.ts),
+ * which bounds what tuning the gateway can reach; and this gateway as `./scripts/start.sh` starts it (API and one worker per provider,
  * spec defaults: DLP and the semantic cache on). Each peer, this gateway's
- * processes and their private Redis run on core 0, the load generator and the
+ * processes, the floor's and their private Redis run on core 0, the load generator and the
  * upstream on core 1 (`taskset`). Every request carries a new prompt, of four
  * kinds, so no cache answers. Figures: req/s at 64 connections, p50 at one
  * connection, time to first token p50 (SSE, one connection), resident memory
@@ -48,7 +51,7 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * 25 MB from npm, bounded) but never LiteLLM (about 750 MB from PyPI).
  * BENCH_DURATION_MS (5000 per run), BENCH_WARMUP_MS (2000, on the run's own
  * connections), BENCH_ROUNDS (3), BENCH_PROMPTS (plain,numbers,code,long),
- * BENCH_PEERS (direct,portkey,litellm,gateway), BENCH_PEERS_INSTALL (1:
+ * BENCH_PEERS (direct,portkey,litellm,floor,gateway), BENCH_PEERS_INSTALL (1:
  * install missing peers, 0: never; default 1, smoke: Portkey only),
  * BENCH_DRAIN_MS (10000, smoke 2000: how long a run waits past its end for
  * the requests in flight), BENCH_PIN=0 (do not pin).
@@ -57,7 +60,7 @@ const smoke = process.env.BENCH_SMOKE === '1';
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? (smoke ? 300 : 5000));
 const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? (smoke ? 100 : 2000));
 const rounds = Number(process.env.BENCH_ROUNDS ?? (smoke ? 1 : 3));
-const selected = new Set((process.env.BENCH_PEERS ?? 'direct,portkey,litellm,gateway').split(','));
+const selected = new Set((process.env.BENCH_PEERS ?? 'direct,portkey,litellm,floor,gateway').split(','));
 const installSetting = process.env.BENCH_PEERS_INSTALL;
 /** How long a run waits past its end for the requests in flight (a peer may take minutes to answer 64 long streams). */
 const drainMs = Number(process.env.BENCH_DRAIN_MS ?? (smoke ? 2000 : 10_000));
@@ -109,7 +112,7 @@ interface Cell {
 }
 
 interface Row {
-  id: 'direct' | PeerName | 'gateway';
+  id: 'direct' | PeerName | 'floor' | 'gateway';
   target: BenchTarget;
 }
 const rows: Row[] = [];
@@ -163,6 +166,21 @@ try {
       rows.push({ id: peer, target: peer === 'portkey' ? await startPortkey(options) : await startLiteLLM(options) });
     } catch (err) {
       loud(`${peer.toUpperCase()} DID NOT START, its rows are missing: ${(err as Error).message}`);
+    }
+  }
+  if (selected.has('floor')) {
+    try {
+      rows.push({
+        id: 'floor',
+        target: await startDesignFloor({
+          upstreamUrl: upstream.url,
+          redisPort: redisServer.port,
+          core: gatewayCore,
+          workDir,
+        }),
+      });
+    } catch (err) {
+      loud(`THE DESIGN'S FLOOR DID NOT START, its rows are missing: ${(err as Error).message}`);
     }
   }
   if (selected.has('gateway')) {
@@ -400,40 +418,52 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
       `| ${gateway?.label} | every process scripts/start.sh started | ${fmt(gatewayAll, 0)} | ${ratio(gatewayAll, memory.get('portkey') ?? NaN)} |`,
     );
 
-  console.log(`\nThe targets of issue 40 (this gateway, spec defaults)\n`);
-  console.log('| target | prompts | measured | verdict |');
-  console.log('|---|---|---|---|');
+  console.log(`\nThe targets of issue 40 (this gateway, spec defaults; the design's floor against the same bar)\n`);
+  console.log("| target | prompts | measured | verdict | the design's floor |");
+  console.log('|---|---|---|---|---|');
   const verdict = (ok: boolean | undefined, why?: string) =>
     smoke ? 'n/a (smoke run: not judged)' : ok === undefined ? `n/a (${why})` : ok ? 'pass' : '**FAIL**';
+  /** The floor's figure for a target and whether it would meet it: a target the floor misses is out of the gateway's reach. */
+  const floorCell = (text: string, ok: boolean) =>
+    has('floor') ? `${text}, ${ok ? 'within reach' : 'beyond it'}` : 'n/a';
   for (const kind of kinds) {
-    const against = (id: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') => ({
-      mine: figure('gateway', kind.name, stream, connections, what),
-      theirs: figure(id, kind.name, stream, connections, what),
-    });
+    const of = (id: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') =>
+      figure(id, kind.name, stream, connections, what);
     const missing = !has('gateway') ? 'no gateway rows' : !has('portkey') ? 'no Portkey rows' : undefined;
     for (const stream of [false, true]) {
-      const { mine, theirs } = against('portkey', stream, MANY, 'rps');
-      const x = mine / theirs;
+      const [mine, floor, theirs] = ['gateway', 'floor', 'portkey'].map((id) => of(id, stream, MANY, 'rps')) as [
+        number,
+        number,
+        number,
+      ];
       console.log(
-        `| ${stream ? 'SSE' : 'JSON'} req/s at ${MANY} conns >= ${TARGETS.throughput}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine, 0)} / ${fmt(theirs, 0)}) | ${verdict(missing ? undefined : x >= TARGETS.throughput, missing)} |`,
+        `| ${stream ? 'SSE' : 'JSON'} req/s at ${MANY} conns >= ${TARGETS.throughput}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine, 0)} / ${fmt(theirs, 0)}) | ${verdict(missing ? undefined : mine / theirs >= TARGETS.throughput, missing)} | ${floorCell(`${ratio(floor, theirs)} (${fmt(floor, 0)})`, floor / theirs >= TARGETS.throughput)} |`,
       );
     }
     for (const stream of [false, true]) {
-      const { mine, theirs } = against('portkey', stream, ONE, 'p50');
+      const [mine, floor, theirs] = ['gateway', 'floor', 'portkey'].map((id) => of(id, stream, ONE, 'p50')) as [
+        number,
+        number,
+        number,
+      ];
       console.log(
-        `| ${stream ? 'SSE' : 'JSON'} p50 at 1 conn <= ${TARGETS.p50}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(missing ? undefined : mine / theirs <= TARGETS.p50, missing)} |`,
+        `| ${stream ? 'SSE' : 'JSON'} p50 at 1 conn <= ${TARGETS.p50}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(missing ? undefined : mine / theirs <= TARGETS.p50, missing)} | ${floorCell(`${ratio(floor, theirs)} (${fmt(floor)} ms)`, floor / theirs <= TARGETS.p50)} |`,
       );
     }
-    const { mine, theirs } = against('direct', true, ONE, 'ttft');
+    const [mine, floor, theirs] = ['gateway', 'floor', 'direct'].map((id) => of(id, true, ONE, 'ttft')) as [
+      number,
+      number,
+      number,
+    ];
     const noDirect = !has('gateway') ? 'no gateway rows' : !has('direct') ? 'no direct rows' : undefined;
     console.log(
-      `| time to first token p50 <= direct + ${TARGETS.ttftOverDirectMs} ms | ${kind.name} | +${fmt(mine - theirs)} ms (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(noDirect ? undefined : mine - theirs <= TARGETS.ttftOverDirectMs, noDirect)} |`,
+      `| time to first token p50 <= direct + ${TARGETS.ttftOverDirectMs} ms | ${kind.name} | +${fmt(mine - theirs)} ms (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(noDirect ? undefined : mine - theirs <= TARGETS.ttftOverDirectMs, noDirect)} | ${floorCell(`+${fmt(floor - theirs)} ms`, floor - theirs <= TARGETS.ttftOverDirectMs)} |`,
     );
   }
   const api = memory.get('gateway') ?? NaN;
   const modelLoaded = gateway?.semantic === 'ready';
   console.log(
-    `| API RSS after load <= ${TARGETS.apiMiB} MiB, embedding model loaded | all | ${fmt(api, 0)} MiB | ${verdict(!has('gateway') ? undefined : modelLoaded ? api <= TARGETS.apiMiB : undefined, !has('gateway') ? 'no gateway rows' : 'the model was not loaded')} |`,
+    `| API RSS after load <= ${TARGETS.apiMiB} MiB, embedding model loaded | all | ${fmt(api, 0)} MiB | ${verdict(!has('gateway') ? undefined : modelLoaded ? api <= TARGETS.apiMiB : undefined, !has('gateway') ? 'no gateway rows' : 'the model was not loaded')} | n/a (no model) |`,
   );
   for (const line of banners) console.log(`\n${line}`);
 }
