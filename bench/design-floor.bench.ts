@@ -21,6 +21,7 @@ import { startStack, UPSTREAM_KEY, type BenchStack } from './support/stack.ts';
  *               `Worker` in its own process calling the upstream, the result `XADD`ed to a
  *               reply stream the API waits on with `XREAD BLOCK`
  *   + limit     the gateway's atomic sliding-window rate limit (its Lua script) decided before `add`
+ *   + cache     one `GET` of the body's SHA-256 before the `add` (the cache check's read)
  *
  * Runs are interleaved (every scenario once per round) because the VM's speed
  * drifts; the table gives each column's median over the rounds, and "added"
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
       ],
       ['floor: + queue, worker, reply stream', floorPids, oneConnection(`${floor}/queue`)],
       ['floor: + rate limit', floorPids, oneConnection(`${floor}/queue-limit`)],
+      ['floor: + cache read', floorPids, oneConnection(`${floor}/queue-limit-cache`)],
       gatewayScenario('gateway miss (queue)', stack),
       ...(compare ? [gatewayScenario(`gateway miss (queue), ${compareLabel}`, compare)] : []),
     ];

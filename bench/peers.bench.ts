@@ -31,8 +31,9 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * the same fake OpenAI-format upstream answering at once (JSON and SSE):
  * direct to the upstream; Portkey's gateway (npm `@portkey-ai/gateway`, one
  * Node process); LiteLLM's proxy (PyPI `litellm[proxy]`, one worker); the
- * design's floor (the queue, worker and reply stream the architecture
- * requires, with none of the gateway's code: support/design-floor-server.ts),
+ * design's floor (the steps the design requires of a miss: rate-limit script,
+ * cache read, queue, worker and reply stream, with none of the gateway's
+ * code: support/design-floor-server.ts),
  * which bounds what tuning the gateway can reach; and this gateway as `./scripts/start.sh` starts it (API and one worker per provider,
  * spec defaults: DLP and the semantic cache on). Each peer, this gateway's
  * processes, the floor's and their private Redis run on core 0, the load generator and the

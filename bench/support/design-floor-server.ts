@@ -1,5 +1,5 @@
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -22,8 +22,11 @@ import { UPSTREAM_KEY } from './stack.ts';
  * gateway's own code can take away.
  *
  * Paths of the front: `/queue` (the floor), `/queue-limit` (the gateway's
- * sliding-window rate-limit script before the `add`), `/proxy` (the front
+ * sliding-window rate-limit script before the `add`), `/queue-limit-cache`
+ * (and a cache read: one `GET` of the body's SHA-256), `/proxy` (the front
  * relays to the upstream itself, no queue); GET answers 200 for readiness.
+ * The design card names both steps (the API tier rate-limits and checks the
+ * cache before it enqueues).
  *
  * Run as a process: `design-floor-server.ts front|worker <upstream base URL>
  * <key prefix> [port]`, Redis from REDIS_HOST / REDIS_PORT.
@@ -67,8 +70,13 @@ async function serveFront(upstreamUrl: string, prefix: string, port: number): Pr
   // A blocking read holds its connection: one per request in flight.
   const idleReaders: Redis[] = [];
 
-  async function viaQueue(body: string, stream: boolean, limited: boolean, res: ServerResponse): Promise<void> {
-    if (limited && !(await limiter.consume('floor-key', rule)).allowed) throw new Error('limited');
+  async function viaQueue(body: string, stream: boolean, path: string, res: ServerResponse): Promise<void> {
+    if (path.startsWith('/queue-limit') && !(await limiter.consume('floor-key', rule)).allowed)
+      throw new Error('limited');
+    if (path === '/queue-limit-cache') {
+      const cached = await commands.get(`${prefix}:cache:${createHash('sha256').update(body).digest('hex')}`);
+      if (cached !== null) throw new Error('every prompt is new: nothing may be cached');
+    }
     const id = randomUUID();
     const replyKey = `${prefix}:reply:${id}`;
     await queue.add(
@@ -105,7 +113,7 @@ async function serveFront(upstreamUrl: string, prefix: string, port: number): Pr
     readBody(req)
       .then((body) => {
         const stream = (JSON.parse(body) as { stream?: boolean }).stream === true;
-        if (req.url !== '/proxy') return viaQueue(body, stream, req.url === '/queue-limit', res);
+        if (req.url !== '/proxy') return viaQueue(body, stream, req.url ?? '', res);
         return new Promise<void>((resolve, reject) => {
           postUpstream(agent, upstreamUrl, body, (upstream) => {
             res.writeHead(upstream.statusCode ?? 502, { 'content-type': upstream.headers['content-type'] ?? '' });
@@ -201,8 +209,9 @@ export async function startDesignFloor(options: {
     );
   }
   return {
-    label: "the design's floor (BullMQ queue, worker, reply stream; none of the gateway's code)",
-    url: `${base}/queue`,
+    label:
+      "the design's floor (rate-limit script, cache read, BullMQ queue, worker, reply stream; none of the gateway's code)",
+    url: `${base}/queue-limit-cache`,
     headers: {},
     memory: async () => (await Promise.all(services.map((s) => s.rss()))).reduce((a, b) => a + b, 0),
     memoryOf: 'its two processes',

@@ -50,6 +50,11 @@ export interface GatewayAsStartedOptions {
   modelDir: string | undefined;
   core: number | undefined;
   workDir: string;
+  /**
+   * Settings added to (or overriding) the ones above, for an A/B of settings.
+   * @defaultValue none
+   */
+  env?: Record<string, string>;
 }
 
 /** The gateway as started, with what the bench reports about it. */
@@ -106,6 +111,7 @@ export async function startGatewayAsStarted(options: GatewayAsStartedOptions): P
     // The spec's default, and what the Dockerfile and the Kubernetes manifests run; start.sh would write text for a terminal.
     LOG_FORMAT: 'json',
     ...(options.modelDir ? { EMBEDDING_MODEL_PATH: options.modelDir } : { SKIP_MODEL_SETUP: '1' }),
+    ...options.env,
   };
   const service = startService({
     name: 'this gateway (scripts/start.sh)',
