@@ -33,11 +33,11 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * Node process); LiteLLM's proxy (PyPI `litellm[proxy]`, one worker); the
  * design's floor (the steps the design requires of a miss: rate-limit script,
  * cache read, queue, worker and reply stream, with none of the gateway's
- * code: support/design-floor-server.ts),
- * which bounds what tuning the gateway can reach; and this gateway as `./scripts/start.sh` starts it (API and one worker per provider,
- * spec defaults: DLP and the semantic cache on). Each peer, this gateway's
- * processes, the floor's and their private Redis run on core 0, the load generator and the
- * upstream on core 1 (`taskset`). Every request carries a new prompt, of four
+ * code: support/design-floor-server.ts), which bounds what tuning the gateway
+ * can reach; and this gateway as `./scripts/start.sh` starts it (API and one
+ * worker per provider, spec defaults: DLP and the semantic cache on). Each
+ * peer, this gateway's processes, the floor's and their private Redis run on
+ * core 0, the load generator and the upstream on core 1 (`taskset`). Every request carries a new prompt, of four
  * kinds, so no cache answers. Figures: req/s at 64 connections, p50 at one
  * connection, time to first token p50 (SSE, one connection), resident memory
  * after the load, each as a ratio to Portkey's in the same run, with the
@@ -426,36 +426,29 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
     smoke ? 'n/a (smoke run: not judged)' : ok === undefined ? `n/a (${why})` : ok ? 'pass' : '**FAIL**';
   /** The floor's figure for a target and whether it would meet it: a target the floor misses is out of the gateway's reach. */
   const floorCell = (text: string, ok: boolean) =>
-    has('floor') ? `${text}, ${ok ? 'within reach' : 'beyond it'}` : 'n/a';
+    !has('floor') ? 'n/a' : smoke ? text : `${text}, ${ok ? 'within reach' : 'beyond it'}`;
   for (const kind of kinds) {
-    const of = (id: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') =>
-      figure(id, kind.name, stream, connections, what);
-    const missing = !has('gateway') ? 'no gateway rows' : !has('portkey') ? 'no Portkey rows' : undefined;
-    for (const stream of [false, true]) {
-      const [mine, floor, theirs] = ['gateway', 'floor', 'portkey'].map((id) => of(id, stream, MANY, 'rps')) as [
+    /** The figures of the gateway, the floor and the row compared with. */
+    const of = (against: 'portkey' | 'direct', stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') =>
+      (['gateway', 'floor', against] as const).map((id) => figure(id, kind.name, stream, connections, what)) as [
         number,
         number,
         number,
       ];
+    const missing = !has('gateway') ? 'no gateway rows' : !has('portkey') ? 'no Portkey rows' : undefined;
+    for (const stream of [false, true]) {
+      const [mine, floor, theirs] = of('portkey', stream, MANY, 'rps');
       console.log(
         `| ${stream ? 'SSE' : 'JSON'} req/s at ${MANY} conns >= ${TARGETS.throughput}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine, 0)} / ${fmt(theirs, 0)}) | ${verdict(missing ? undefined : mine / theirs >= TARGETS.throughput, missing)} | ${floorCell(`${ratio(floor, theirs)} (${fmt(floor, 0)})`, floor / theirs >= TARGETS.throughput)} |`,
       );
     }
     for (const stream of [false, true]) {
-      const [mine, floor, theirs] = ['gateway', 'floor', 'portkey'].map((id) => of(id, stream, ONE, 'p50')) as [
-        number,
-        number,
-        number,
-      ];
+      const [mine, floor, theirs] = of('portkey', stream, ONE, 'p50');
       console.log(
         `| ${stream ? 'SSE' : 'JSON'} p50 at 1 conn <= ${TARGETS.p50}× Portkey | ${kind.name} | ${ratio(mine, theirs)} (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(missing ? undefined : mine / theirs <= TARGETS.p50, missing)} | ${floorCell(`${ratio(floor, theirs)} (${fmt(floor)} ms)`, floor / theirs <= TARGETS.p50)} |`,
       );
     }
-    const [mine, floor, theirs] = ['gateway', 'floor', 'direct'].map((id) => of(id, true, ONE, 'ttft')) as [
-      number,
-      number,
-      number,
-    ];
+    const [mine, floor, theirs] = of('direct', true, ONE, 'ttft');
     const noDirect = !has('gateway') ? 'no gateway rows' : !has('direct') ? 'no direct rows' : undefined;
     console.log(
       `| time to first token p50 <= direct + ${TARGETS.ttftOverDirectMs} ms | ${kind.name} | +${fmt(mine - theirs)} ms (${fmt(mine)} / ${fmt(theirs)} ms) | ${verdict(noDirect ? undefined : mine - theirs <= TARGETS.ttftOverDirectMs, noDirect)} | ${floorCell(`+${fmt(floor - theirs)} ms`, floor - theirs <= TARGETS.ttftOverDirectMs)} |`,
