@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { cpuMs, redisPid } from './support/cpu.ts';
+import { cpuMs, redisPid, withCpu } from './support/cpu.ts';
 import { startDesignFloor } from './support/design-floor-server.ts';
 import {
   buildEmbeddingModel,
@@ -39,8 +39,9 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * peer, this gateway's processes, the floor's and their private Redis run on
  * core 0, the load generator and the upstream on core 1 (`taskset`). Every request carries a new prompt, of four
  * kinds, so no cache answers. Figures: req/s at 64 connections, p50 at one
- * connection, time to first token p50 (SSE, one connection), resident memory
- * after the load, each as a ratio to Portkey's in the same run, with the
+ * connection, time to first token p50 (SSE, one connection), CPU per request
+ * at 64 connections (the server's processes, with Redis for this gateway and
+ * the floor), resident memory after the load, each as a ratio to Portkey's in the same run, with the
  * issue's targets and a verdict. Rounds rotate which server goes first;
  * figures are medians over the rounds.
  *
@@ -96,10 +97,11 @@ const gatewayCore = pinning ? GATEWAY_CORE : undefined;
 const workDir = mkdtempSync(join(tmpdir(), 'gw-bench-peers-'));
 const redisServer = await startRedisServer();
 const upstream = await startUpstreamProcess(0);
+const probe = new Redis({ port: redisServer.port, host: '127.0.0.1' });
+const redisServerPid = await redisPid(probe);
+probe.disconnect();
 if (pinning) {
-  const probe = new Redis({ port: redisServer.port, host: '127.0.0.1' });
-  await pin(GATEWAY_CORE, [await redisPid(probe)]);
-  probe.disconnect();
+  await pin(GATEWAY_CORE, [redisServerPid]);
   await pin(LOAD_CORE, [process.pid, upstream.proc.child.pid]);
 }
 
@@ -110,7 +112,12 @@ interface Cell {
   failures: Record<string, number>;
   /** Requests still unanswered `drainMs` after a run's end (not failures: the run stopped waiting). */
   abandoned: number;
+  /** CPU µs per request of the server's processes (and the Redis of those that use it), per run. */
+  cpu: number[];
 }
+
+/** The rows whose server keeps its state in the bench's Redis: its CPU counts as theirs. */
+const usesRedis = (id: Row['id']) => id === 'gateway' || id === 'floor';
 
 interface Row {
   id: 'direct' | PeerName | 'floor' | 'gateway';
@@ -221,18 +228,25 @@ try {
         for (const connections of [MANY, ONE]) {
           for (let i = 0; i < rows.length; i++) {
             const row = rows[(i + round) % rows.length] as Row;
-            const r = await runLoad({
-              url: row.target.url,
-              headers: row.target.headers,
-              body: () => JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content: kind.next() }] }),
-              connections,
-              durationMs,
-              warmupMs,
-              firstToken: stream,
-              drainMs,
-            });
+            const pids = [...(row.target.pids?.() ?? []), ...(usesRedis(row.id) ? [redisServerPid] : [])];
+            const { result: r, cpu } = await withCpu(Object.fromEntries(pids.map((pid) => [pid, pid])), () =>
+              runLoad({
+                url: row.target.url,
+                headers: row.target.headers,
+                body: () =>
+                  JSON.stringify({ model: 'a-4o', stream, messages: [{ role: 'user', content: kind.next() }] }),
+                connections,
+                durationMs,
+                warmupMs,
+                firstToken: stream,
+                drainMs,
+              }),
+            );
             const key = `${row.id}|${kind.name}|${stream}|${connections}`;
-            const cell = results.get(key) ?? { rps: [], p50: [], ttft: [], failures: {}, abandoned: 0 };
+            const cell = results.get(key) ?? { rps: [], p50: [], ttft: [], failures: {}, abandoned: 0, cpu: [] };
+            // Warm-up included on both sides: `finished` counts every request the span saw end.
+            const spentMs = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+            cell.cpu.push(pids.length > 0 && r.finished > 0 ? (spentMs * 1000) / r.finished : NaN);
             // A run in which no request both began and ended inside the measured span has no figure (a smoke run's slow server).
             cell.rps.push(r.requests > 0 ? r.rps : NaN);
             cell.p50.push(r.latency.p50);
@@ -346,8 +360,13 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
   const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
   const ratio = (x: number, portkey: number) =>
     Number.isFinite(x) && Number.isFinite(portkey) && portkey > 0 ? `${(x / portkey).toFixed(2)}×` : 'n/a';
-  const figure = (id: string, kind: string, stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft') =>
-    median(results.get(`${id}|${kind}|${stream}|${connections}`)?.[what] ?? []);
+  const figure = (
+    id: string,
+    kind: string,
+    stream: boolean,
+    connections: number,
+    what: 'rps' | 'p50' | 'ttft' | 'cpu',
+  ) => median(results.get(`${id}|${kind}|${stream}|${connections}`)?.[what] ?? []);
   const has = (id: string) => rows.some((r) => r.id === id);
   const commit = (() => {
     try {
@@ -372,11 +391,11 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
   for (const kind of kinds) {
     console.log(`### ${kind.label}\n`);
     console.log(
-      `| server | JSON req/s, ${MANY} conns | SSE req/s, ${MANY} conns | JSON p50, 1 conn | SSE p50, 1 conn | time to first token p50, 1 conn | over direct | failed requests |`,
+      `| server | JSON req/s, ${MANY} conns | SSE req/s, ${MANY} conns | JSON p50, 1 conn | SSE p50, 1 conn | time to first token p50, 1 conn | over direct | CPU µs per request, JSON / SSE, ${MANY} conns | failed requests |`,
     );
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const row of rows) {
-      const cell = (stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft', digits: number) => {
+      const cell = (stream: boolean, connections: number, what: 'rps' | 'p50' | 'ttft' | 'cpu', digits: number) => {
         const mine = figure(row.id, kind.name, stream, connections, what);
         return `${fmt(mine, digits)} (${ratio(mine, figure('portkey', kind.name, stream, connections, what))})`;
       };
@@ -399,7 +418,7 @@ function report(results: Map<string, Cell>, memory: Map<string, number>, gateway
       ];
       const bad = details.length === 0 ? '0' : `${total} (${details.join(', ')})`;
       console.log(
-        `| ${row.target.label} | ${cell(false, MANY, 'rps', 0)} | ${cell(true, MANY, 'rps', 0)} | ${cell(false, ONE, 'p50', 2)} | ${cell(true, ONE, 'p50', 2)} | ${cell(true, ONE, 'ttft', 2)} | ${over} | ${bad} |`,
+        `| ${row.target.label} | ${cell(false, MANY, 'rps', 0)} | ${cell(true, MANY, 'rps', 0)} | ${cell(false, ONE, 'p50', 2)} | ${cell(true, ONE, 'p50', 2)} | ${cell(true, ONE, 'ttft', 2)} | ${over} | ${row.id === 'direct' ? '' : `${cell(false, MANY, 'cpu', 0)} / ${cell(true, MANY, 'cpu', 0)}`} | ${bad} |`,
       );
     }
     console.log('');
