@@ -353,9 +353,12 @@ async function checkAnswers(target: BenchTarget, jsonPrompt: string, ssePrompt: 
 }
 
 function report(results: Map<string, Cell>, memory: Map<string, number>, gatewayAll: number): void {
+  // Of an even count, the mean of the two middle values: the upper one alone would be the cold first round's CPU.
   const median = (all: number[]) => {
     const xs = all.filter(Number.isFinite).sort((a, b) => a - b);
-    return xs.length === 0 ? NaN : (xs[Math.floor(xs.length / 2)] as number);
+    const mid = xs.length >> 1;
+    if (xs.length === 0) return NaN;
+    return xs.length % 2 === 1 ? (xs[mid] as number) : ((xs[mid - 1] as number) + (xs[mid] as number)) / 2;
   };
   const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
   const ratio = (x: number, portkey: number) =>
