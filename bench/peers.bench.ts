@@ -37,11 +37,12 @@ import { startRedisServer } from '../test/support/redis-server.ts';
  * can reach; and this gateway as `./scripts/start.sh` starts it (API and one
  * worker per provider, spec defaults: DLP and the semantic cache on). Each
  * peer, this gateway's processes, the floor's and their private Redis run on
- * core 0, the load generator and the upstream on core 1 (`taskset`). Every request carries a new prompt, of four
- * kinds, so no cache answers. Figures: req/s at 64 connections, p50 at one
- * connection, time to first token p50 (SSE, one connection), CPU per request
- * at 64 connections (the server's processes, with Redis for this gateway and
- * the floor), resident memory after the load, each as a ratio to Portkey's in the same run, with the
+ * core 0, the load generator and the upstream on core 1 (`taskset`). Every
+ * request carries a new prompt, of four kinds, so no cache answers. Figures:
+ * req/s at 64 connections, p50 at one connection, time to first token p50
+ * (SSE, one connection), CPU per request at 64 connections (the server's
+ * processes, with Redis for this gateway and the floor), resident memory
+ * after the load, each as a ratio to Portkey's in the same run, with the
  * issue's targets and a verdict. Rounds rotate which server goes first;
  * figures are medians over the rounds.
  *
@@ -115,6 +116,9 @@ interface Cell {
   /** CPU µs per request of the server's processes (and the Redis of those that use it), per run. */
   cpu: number[];
 }
+
+/** Sum of the known figures (a process that has gone reads as NaN). */
+const finiteSum = (xs: number[]) => xs.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
 
 /** The rows whose server keeps its state in the bench's Redis: its CPU counts as theirs. */
 const usesRedis = (id: Row['id']) => id === 'gateway' || id === 'floor';
@@ -245,7 +249,7 @@ try {
             const key = `${row.id}|${kind.name}|${stream}|${connections}`;
             const cell = results.get(key) ?? { rps: [], p50: [], ttft: [], failures: {}, abandoned: 0, cpu: [] };
             // Warm-up included on both sides: `finished` counts every request the span saw end.
-            const spentMs = Object.values(cpu).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+            const spentMs = finiteSum(Object.values(cpu));
             cell.cpu.push(pids.length > 0 && r.finished > 0 ? (spentMs * 1000) / r.finished : NaN);
             // A run in which no request both began and ended inside the measured span has no figure (a smoke run's slow server).
             cell.rps.push(r.requests > 0 ? r.rps : NaN);
@@ -291,8 +295,7 @@ if (failed) process.exit(1);
 async function quiet(target: BenchTarget, abandoned: number): Promise<void> {
   if (!target.pids) return;
   const started = Date.now();
-  const cpu = async (pids: number[]) =>
-    (await Promise.all(pids.map(cpuMs))).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+  const cpu = async (pids: number[]) => finiteSum(await Promise.all(pids.map(cpuMs)));
   while (Date.now() - started < 120_000) {
     const pids = target.pids();
     const before = await cpu(pids);

@@ -220,8 +220,9 @@ export async function startDesignFloor(options: {
   };
 }
 
-const [role, upstreamUrl = '', prefix = '', port = '0'] = process.argv.slice(2);
+// Run as a process (not when imported for startDesignFloor): its arguments say which half.
 if (import.meta.filename === process.argv[1]) {
+  const [role, upstreamUrl = '', prefix = '', port = '0'] = process.argv.slice(2);
   // An exit of its own on SIGTERM, so that profilers (--cpu-prof) get to write.
   process.once('SIGTERM', () => process.exit(0));
   if (role === 'front') await serveFront(upstreamUrl, prefix, Number(port));
