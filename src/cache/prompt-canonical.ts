@@ -1,4 +1,6 @@
+import { dropCourtesyIn } from './prompt-courtesy-languages.ts';
 import { dropCourtesy } from './prompt-courtesy.ts';
+import { isEnglishWord } from './english-dictionary.ts';
 import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
 import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
 
@@ -16,10 +18,11 @@ import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
  * quoted strings, code chunks (`-R`, `./build`, `i++`), symbols, and every
  * capital inside a sentence (`Turkey`, `CO`, `mW`, `iPhone`, `X`).
  *
- * Contractions, shorthand, courtesy, `&` and possessives are English rules
- * (their word lists are English): a prompt not detected as English
- * (`prompt-language.ts`) keeps every word, so only its case, whitespace and
- * punctuation fold.
+ * Contractions, shorthand, `&`, possessives and English courtesy are English
+ * rules (their word lists are English): a prompt not detected as English
+ * (`prompt-language.ts`) keeps every word but the greetings, thanks and
+ * "please" of its own language (`prompt-courtesy-languages.ts`), so only
+ * those, its case, whitespace and punctuation fold.
  */
 
 export interface CanonicalPrompt {
@@ -39,7 +42,11 @@ const OPAQUE =
 const TOKEN = /[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
 
 /** Sentence punctuation and dashes: they never change what is asked. */
-const PUNCTUATION = new Set(['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"', '“', '”', "'", '’', '—', '–']);
+const PUNCTUATION = new Set([
+  ...['.', ',', '!', '?', ';', ':', '…', '¿', '¡', '"', '“', '”', "'", '’', '—', '–'],
+  // The full-width forms of East Asian text.
+  ...['。', '、', '，', '？', '！', '：', '；', '．', '｡'],
+]);
 
 /** A chunk that is only a dash (` - `, `--`) or emoji: prose punctuation and tone, not content. */
 // Joiners and skin-tone modifiers are listed one by one on purpose: the run may hold them in any order.
@@ -117,6 +124,27 @@ const SHORTHAND: ReadonlyMap<string, readonly string[]> = new Map(
     vs: ['versus'],
   }),
 );
+
+/**
+ * Short words that are mistyped with two letters swapped (`teh`, `adn`, `waht`): too short for the verifier's typo
+ * rule, and mostly words it leaves out of the comparison, so the slip is undone here, where the swapped form is no
+ * English word.
+ */
+const SWAPPABLE: ReadonlyMap<string, string> = (() => {
+  const out = new Map<string, string>();
+  for (const word of 'the and you how what that with this your are for from there does when where which why who have'.split(
+    ' ',
+  ))
+    for (let i = 0; i + 1 < word.length; i++)
+      out.set(`${word.slice(0, i)}${word[i + 1]}${word[i]}${word.slice(i + 2)}`, word);
+  return out;
+})();
+
+/** The word `lower` mistypes by two neighbouring letters swapped, if it is one of {@link SWAPPABLE}'s and no word itself. */
+function unswapped(lower: string): string | undefined {
+  const word = SWAPPABLE.get(lower);
+  return word === undefined || isEnglishWord(lower) ? undefined : word;
+}
 
 /** Chunks of chat shorthand that hold a slash, which would make them code. */
 const SLASHED: ReadonlyMap<string, string> = new Map([
@@ -221,10 +249,12 @@ function expand(token: string, keepNames: boolean, english: boolean): string[] {
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];
-  // A compound written with a hyphen is its words: `non-stick` = `non stick`, `first-time` = `first time`.
-  if (/^\p{Ll}{2,}(?:-\p{Ll}{2,})+$/u.test(word)) return word.split('-');
+  // A compound written with a hyphen is its words: `non-stick` = `non stick`, `first-time` = `first time`, `30-minute` = `30 minute`.
+  if (/^[\p{Ll}\p{N}]+(?:-\p{Ll}{2,})+$/u.test(word) && /^(?:\p{Ll}{2}|\p{N})/u.test(word)) return word.split('-');
   const whole = CONTRACTIONS.get(lower) ?? SHORTHAND.get(lower);
   if (whole) return [...whole];
+  const swapped = unswapped(lower);
+  if (swapped) return [swapped];
   // Typed without its apostrophe, "n't" reads as with it: `dont` = `don't`, `wont` = `won't`.
   if (APOSTROPHELESS_NOT.test(lower)) return expand(`${lower.slice(0, -2)}n't`, keepNames, english);
   if (lower.endsWith("'s"))
@@ -235,7 +265,7 @@ function expand(token: string, keepNames: boolean, english: boolean): string[] {
 }
 
 /** Punctuation after which a capital letter starts a sentence rather than a name. */
-const SENTENCE_END = /^[.!?…:]$/;
+const SENTENCE_END = /^[.!?…:。？！]$/;
 
 /**
  * The tokens of a stretch of prose, chunk by chunk: a code chunk is one token,
@@ -325,7 +355,7 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const language = promptLanguage(plain.match(/\p{L}+/gu) ?? []);
   const english = language === 'en';
   const courtesy = (prose: string[], start: boolean, end: boolean) =>
-    english ? dropCourtesy(prose, start, end) : prose;
+    english ? dropCourtesy(prose, start, end) : dropCourtesyIn(language, prose, start, end);
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];

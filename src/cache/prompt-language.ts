@@ -4,19 +4,25 @@ import { isEnglishWord } from './english-dictionary.ts';
  * The language of a prompt, as far as the semantic cache's rules need it: the
  * folding of typos, contractions, courtesy, synonyms and function words is
  * written for English (its word lists are English), so it applies only to a
- * prompt detected as English. Any other prompt may differ from a cached one
- * in case, whitespace and punctuation only.
+ * prompt detected as English. A prompt detected as one of the other languages
+ * with a courtesy list (`prompt-courtesy-languages.ts`) loses its greetings,
+ * thanks and "please"; any other difference from a cached prompt in another
+ * language may be case, whitespace, punctuation and, when one of the two
+ * writes no accent at all, accents (`prompt-verifier.ts`).
  *
- * Dependency-free and small: the function words of seven languages counted
+ * Dependency-free and small: the function words of nine languages counted
  * over the prompt's words. English when its own outnumber every other
  * language's, or when no word carries a letter English does not write and
  * they tie with another language's, or there are none and at
  * least four in five of the words of three letters or more are English words
  * (`english-dictionary.ts`): "Isn't Pluto classed as a dwarf planet now?"
- * counts Portuguese `as` against no English function word.
+ * counts Portuguese `as` against no English function word. Otherwise the
+ * language whose function words alone outnumber the others', else the script:
+ * kana is Japanese, hangul Korean, Han characters alone Chinese.
  */
 
-export type PromptLanguage = 'en' | 'other';
+export type PromptLanguage =
+  'en' | 'fr' | 'de' | 'es' | 'pt' | 'it' | 'nl' | 'pl' | 'tr' | 'ja' | 'ko' | 'zh' | 'other';
 
 /** Function words of each language; a word in several lists (`is`, `in`, `de`) counts for each. */
 const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
@@ -53,6 +59,16 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
   nl: new Set(
     'de het een en is van hoe wat waarom ik jij mijn zijn niet met voor op te om er naar welke moet ook'.split(' '),
   ),
+  pl: new Set(
+    'jak jest nie się na do co czy to ile dla mój moja mnie od po przez gdzie kiedy dlaczego który która jaki jaka są'.split(
+      ' ',
+    ),
+  ),
+  tr: new Set(
+    've bir bu ne nasıl için mi mı mu mü de da ile nerede nereden neden niçin kaç çok gibi ama benim ben sen en daha'.split(
+      ' ',
+    ),
+  ),
 };
 
 /** A letter outside English's alphabet (an accent, another script). */
@@ -82,22 +98,30 @@ export function promptLanguage(words: readonly string[]): PromptLanguage {
 function languageOf(words: readonly string[]): PromptLanguage {
   const lower = words.map((word) => word.toLowerCase()).filter((word) => /^\p{L}+$/u.test(word));
   if (lower.length === 0) return 'other';
-  const counts: Record<string, number> = Object.fromEntries(
-    Object.keys(FUNCTION_WORDS).map((language) => [language, 0]),
-  );
+  const counts = new Map<string, number>(Object.keys(FUNCTION_WORDS).map((language) => [language, 0]));
   for (const word of lower)
-    for (const language of LANGUAGES_OF.get(word) ?? []) counts[language] = (counts[language] as number) + 1;
-  const english = counts.en as number;
-  const other = Math.max(
-    ...Object.entries(counts)
-      .filter(([language]) => language !== 'en')
-      .map(([, n]) => n),
-  );
+    for (const language of LANGUAGES_OF.get(word) ?? []) counts.set(language, (counts.get(language) as number) + 1);
+  const english = counts.get('en') as number;
+  counts.delete('en');
+  const other = Math.max(...counts.values());
   // An accented name in an English sentence ("Pokémon", "Perú") leaves it English.
   if (english > other) return 'en';
-  if (other > english || lower.some((word) => NON_ENGLISH_LETTER.test(word))) return 'other';
+  const script = scriptLanguage(lower);
+  if (script) return script;
+  const leaders = [...counts].filter(([, n]) => n === other);
+  if (other > english) return leaders.length === 1 ? (leaders[0] as [PromptLanguage, number])[0] : 'other';
+  if (lower.some((word) => NON_ENGLISH_LETTER.test(word))) return 'other';
   // A tie without accents ("match ^[a-z]+$ in JavaScript": `in` is Italian too) is English.
   if (english > 0 && english === other) return 'en';
   const long = lower.filter((word) => word.length >= 3);
   return long.length > 0 && long.filter(isEnglishWord).length >= 0.8 * long.length ? 'en' : 'other';
+}
+
+/** Japanese, Korean or Chinese by the script of the prompt's words, when it writes any of theirs. */
+function scriptLanguage(words: readonly string[]): PromptLanguage | undefined {
+  const text = words.join(' ');
+  if (/[\p{Script=Hiragana}\p{Script=Katakana}]/u.test(text)) return 'ja';
+  if (/\p{Script=Hangul}/u.test(text)) return 'ko';
+  if (/\p{Script=Han}/u.test(text)) return 'zh';
+  return undefined;
 }

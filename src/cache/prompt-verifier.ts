@@ -1,6 +1,7 @@
 import { CAPITONYMS } from './capitonyms.ts';
 import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
+import { withoutAccents } from './prompt-courtesy-languages.ts';
 import { promptLanguage } from './prompt-language.ts';
 import { negates, opposes } from './word-opposites.ts';
 import { synonymous } from './word-synonyms.ts';
@@ -20,10 +21,14 @@ import { synonymous } from './word-synonyms.ts';
  *   do I ignore my dog"), nor `for`;
  * - the case of a word, when the prompt writing it in lower case has no
  *   capital anywhere in its prose ("what is dna" = "What is DNA?"), except a
- *   name that is also a common word (`Turkey` / `turkey`), a word of one or
- *   two letters (`G` / `g` in vim) and mixed case (`kB` / `kb`); a word in
- *   capitals for emphasis (`SPANISH` = `Spanish`); and the case of a name's
- *   later words (`Eiffel Tower` = `Eiffel tower`);
+ *   name that is also a common word (`Turkey` / `turkey`), a word of one
+ *   letter (`G` / `g` in vim) or of two that spells a word (`US` / `us`),
+ *   and mixed case (`kB` / `kb`); a word in capitals for emphasis (`SPANISH`
+ *   = `Spanish`); and the case of a name's later words (`Eiffel Tower` =
+ *   `Eiffel tower`);
+ * - accents, in any language, when one of the two prompts writes none
+ *   (`reinitialiser` / `réinitialiser`), never between two that both do
+ *   (`papa` / `papá`);
  * - a typo: two words of 4+ letters with the same first letter, one edit
  *   apart (two from 8 letters), one of which is no English word
  *   (`english-dictionary.ts`: "recieve" / "receive", never "horse" / "house"),
@@ -32,7 +37,8 @@ import { synonymous } from './word-synonyms.ts';
  * - an acronym and its spelled-out words (`CEO` = `chief executive officer`);
  * - one contiguous block moved ("roughly, what is X" = "what is X roughly"),
  *   with relation words (`to`, `from`, `for`, `than`, `before`...) kept in place, so
- *   "USD to EUR" never matches "EUR to USD"; not two neighbouring words
+ *   "USD to EUR" never matches "EUR to USD", and a possessor (`neighbour's`)
+ *   kept in place unless the whole prompt turns around; not two neighbouring words
  *   swapped, unless one is `not` or an -ly adverb
  *   ("diff main feature" / "diff feature main", `mv a.yaml a.bak` /
  *   `mv a.bak a.yaml`, `a => b` / `a >= b`), and no symbol moved across
@@ -45,10 +51,11 @@ import { synonymous } from './word-synonyms.ts';
  * our own would be tuned to the words its author thought of, and a missed hit
  * costs only an upstream call.
  *
- * All of the above is for English prompts (`prompt-language.ts`): the word
- * lists are English. Two prompts of which either is not English must have
- * the same tokens once case is settled, that is, differ only in case,
- * whitespace and punctuation.
+ * All of the above but accents is for English prompts (`prompt-language.ts`):
+ * the word lists are English. Two prompts of which either is not English must
+ * have the same tokens once case and accents are settled, that is, differ only
+ * in case, accents, whitespace, punctuation and the courtesy that the
+ * canonical form takes out (`prompt-courtesy-languages.ts`).
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -481,6 +488,10 @@ function isBlockMove(
       // "... between murder and manslaughter under English law" does.
       const phrase = (block: readonly string[]) => RELATIONS.has(block[0] as string) && movable(block.slice(1));
       const endToEnd = start === 0 && end === n - 1 && (phrase(moved) || phrase(stayed));
+      // A possessor that changes places changes whose thing is whose: "my neighbour's tree fell onto my fence" /
+      // "my tree fell onto my neighbour's fence".
+      const possessors = new Set([...possessedWords(rawA), ...possessedWords(rawB)]);
+      if (!(start === 0 && end === n - 1) && region.some((word) => possessors.has(word))) return false;
       return movable(moved) || movable(stayed) || endToEnd;
     }
   }
@@ -525,18 +536,28 @@ function caseBlind(tokens: readonly string[]): boolean {
   return tokens.every((token) => !PROSE_WORD.test(token) || token === token.toLowerCase());
 }
 
+/** English words of two letters: in capitals they are an acronym (`US`, `IT`, `OR`) that lower case does not spell. */
+const TWO_LETTER_WORDS = new Set(
+  'ad ah am an as at aw ax be by do eh go ha he hi if in is it la lo ma me my no of oh ok on or ow ox pa pi re so to uh um up us we ye yo'.split(
+    ' ',
+  ),
+);
+
 /**
  * Words whose capitals a prompt without any may ignore: a capitalized word
- * (`Paris`), an acronym of three letters or more (`DNA`), a brand in mixed
- * case of four letters or more (`WordPress`, `WiFi`). Not one or two letters
- * (`G` in vim, `CO`, `Mm` for megametres), not short units in mixed case
- * (`kB`, `mW`, `MHz`), not a capitonym.
+ * (`Paris`), an acronym of three letters or more (`DNA`) or of two that
+ * spells no English word in lower case (`UK`, `TV`; not `US`, `IT`, nor a
+ * letter doubled as in the date pattern `MM`), a brand in mixed
+ * case of four letters or more (`WordPress`, `WiFi`). Not one letter (`G` in
+ * vim), not short units in mixed case (`kB`, `mW`, `MHz`, `Mm` for
+ * megametres), not a capitonym.
  */
 function foldable(token: string): boolean {
   const cased =
     /^\p{Lu}\p{Ll}{2,}$/u.test(token) ||
     /^\p{Lu}{3,}$/u.test(token) ||
-    (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token));
+    (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token)) ||
+    (/^\p{Lu}{2}$/u.test(token) && token[0] !== token[1] && !TWO_LETTER_WORDS.has(token.toLowerCase()));
   return cased && !CAPITONYMS.has(token.toLowerCase());
 }
 
@@ -590,6 +611,32 @@ function namesInCaseOf(tokens: readonly string[], other: readonly string[]): rea
   return out ?? tokens;
 }
 
+/** A word of prose in a Latin alphabet, accents and all (`réinitialiser`, `taşıma`; not `ください`, whose marks are letters). */
+const LATIN_WORD = /^[\p{Script=Latin}\p{M}]+(?:['’-][\p{Script=Latin}\p{M}]+)*$/u;
+
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/** Whether a prompt writes any accent on a word of prose. */
+function accented(tokens: readonly string[]): boolean {
+  return tokens.some((token) => NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token);
+}
+
+/**
+ * `tokens` without their accents, for comparison with a prompt that writes none: someone typing on a keyboard without
+ * them asks the same (`reinitialiser`, `taşıma` / `tasima`); a word whose apostrophe `plain` leaves out loses it
+ * too (Turkish `İstanbul'da` / `istanbulda`). Two prompts that both write accents keep them, so `papá` and `papa`, `avô`
+ * and `avó` stay apart wherever the writer could type them.
+ */
+function unaccented(tokens: readonly string[], plain: readonly string[]): string[] {
+  const written = new Set(plain);
+  return tokens.map((token) => {
+    if (!LATIN_WORD.test(token)) return token;
+    const bare = withoutAccents(token);
+    const joined = bare.replace(/['’]/gu, '');
+    return !written.has(bare) && written.has(joined) ? joined : bare;
+  });
+}
+
 /** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
 function possessedWords(tokens: readonly string[]): ReadonlySet<string> {
   const out = new Set<string>();
@@ -611,6 +658,9 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);
   [cached, next] = [namesInCaseOf(cached, next), namesInCaseOf(next, cached)];
+  const [accentedCached, accentedNext] = [accented(cached), accented(next)];
+  if (accentedCached && !accentedNext) cached = unaccented(cached, next);
+  else if (accentedNext && !accentedCached) next = unaccented(next, cached);
   if (sameTokens(cached, next)) return { ok: true };
   const a = contentOf(cached);
   const b = contentOf(next);

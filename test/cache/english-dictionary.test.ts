@@ -78,17 +78,23 @@ describe('prompt language', () => {
   });
 
   it('finds other languages, whatever their case and punctuation', () => {
-    for (const text of [
-      'Le poisson est-il bon pour les chats ?',
-      'Quanto custa uma cobra?',
-      'WIE LANGE DAUERT EIN FLUG NACH NEW YORK?',
-      '¿Cuál es la capital de Chile?',
-      'Il gatto mangia il topo?',
-      'Waarom is de zee zout?',
-      '東京の人口は何人ですか',
-      'Сколько стоит кошка?',
-    ]) {
-      expect(language(text), text).toBe('other');
+    for (const [text, expected] of [
+      ['Le poisson est-il bon pour les chats ?', 'fr'],
+      ['Quanto custa uma cobra?', 'pt'],
+      ['WIE LANGE DAUERT EIN FLUG NACH NEW YORK?', 'de'],
+      ['¿Cuál es la capital de Chile?', 'es'],
+      ['Perché il gatto mangia il topo?', 'it'],
+      ['Waarom is de zee zout?', 'nl'],
+      ['Jak długo gotować jajko na miękko?', 'pl'],
+      ['istanbulda toplu tasima karti nereden alinir', 'tr'],
+      ['東京の人口は何人ですか', 'ja'],
+      ['北京的地铁几点停运', 'zh'],
+      ['서울에서 제일 유명한 시장은 어디예요?', 'ko'],
+      ['Сколько стоит кошка?', 'other'],
+      // Chat shorthand is no Polish, though `w` and `o` are words there.
+      ['Store beans w/o a jar b/c of air, w/ a lid', 'en'],
+    ] as const) {
+      expect(language(text), text).toBe(expected);
     }
     expect(promptLanguage([])).toBe('other');
   });
@@ -133,7 +139,7 @@ describe('verifier, second round', () => {
     expect(verdict('What was the first Beatles album?', 'What was the last Beatles album?')).toBe('content');
   });
 
-  it('lets two prompts in another language differ in case, whitespace and punctuation only', () => {
+  it('lets two prompts in another language differ in case, whitespace, punctuation and courtesy only', () => {
     expect(verdict('Quelle est la capitale du Canada ?', 'quelle est la capitale du canada')).toBe('ok');
     expect(verdict('Wie koche ich Spargel?', 'wie koche ich spargel')).toBe('ok');
     expect(verdict('Le poisson est-il bon pour les chats ?', 'Le poison est-il bon pour les chats ?')).toBe('content');
@@ -141,7 +147,51 @@ describe('verifier, second round', () => {
     expect(verdict('Comment convertir des euros en dollars ?', 'Comment convertir des dollars en euros ?')).toBe(
       'content',
     );
-    // No English courtesy or contraction rule reads a French "merci" or "s'il vous plaît" away.
-    expect(verdict('Quelle heure est-il à Tokyo ?', "Quelle heure est-il à Tokyo, s'il vous plaît ?")).toBe('content');
+    // Greetings, thanks and "please" of the prompt's own language come off; a request's lead-in does not.
+    expect(verdict('Quelle heure est-il à Tokyo ?', "Quelle heure est-il à Tokyo, s'il vous plaît ?")).toBe('ok');
+    expect(verdict('Hallo, wie setzt man einen Sauerteig an? Danke!', 'Wie setzt man einen Sauerteig an?')).toBe('ok');
+    expect(verdict('Bedankt alvast: hoe lang is een rijbewijs geldig?', 'Hoe lang is een rijbewijs geldig?')).toBe(
+      'ok',
+    );
+    expect(verdict('Per favore, mi spieghi come funziona il voto?', 'Come funziona il voto?')).toBe('content');
+    expect(verdict('请问，北京的地铁几点停运？', '北京的地铁几点停运')).toBe('ok');
+    expect(verdict('東京駅から浅草までの行き方を教えてください。', '東京駅から浅草までの行き方を教えて')).toBe('ok');
+    // No other language's courtesy: "merci" in a German prompt is a word.
+    expect(verdict('Wie sagt man merci auf Deutsch?', 'Wie sagt man auf Deutsch?')).not.toBe('ok');
+  });
+
+  it('lets a prompt typed without any accent match one with them, but not two that both write accents', () => {
+    expect(verdict('¿Cuál es el horario del Museo del Prado?', 'cual es el horario del museo del prado')).toBe('ok');
+    expect(verdict('Jak długo gotować jajko na miękko?', 'jak dlugo gotowac jajko na miekko')).toBe('ok');
+    expect(
+      verdict("İstanbul'da toplu taşıma kartı nereden alınır?", 'istanbulda toplu tasima karti nereden alinir'),
+    ).toBe('ok');
+    expect(verdict('Quel est le meilleur café de Paris ?', 'Quel est le meilleur cafe de Paris ?')).toBe('ok');
+    expect(verdict('¿Qué edad tiene el papá de Messi?', '¿Qué edad tiene el papa de Messi?')).toBe('content');
+    expect(verdict('Em que ano nasceu o meu avô?', 'Em que ano nasceu a minha avó?')).toBe('content');
+  });
+
+  it('holds a possessor in place: whose thing it is changes with it', () => {
+    expect(
+      verdict(
+        "My neighbour's tree fell onto my fence in a storm. Who pays for the repair?",
+        "My tree fell onto my neighbour's fence in a storm. Who pays for the repair?",
+      ),
+    ).toBe('order');
+    expect(verdict("In my dog's bowl, what should I put?", "What should I put in my dog's bowl?")).toBe('ok');
+  });
+
+  it('reads short function words with two letters swapped, a number joined by a hyphen, and two-letter acronyms', () => {
+    expect(verdict('How do I unfreeze my bank card in the app?', 'How do I unfreeze my bank card in teh app?')).toBe(
+      'ok',
+    );
+    expect(verdict('What is the capital of Peru?', 'Waht is the capital of Peru?')).toBe('ok');
+    expect(
+      verdict('How many calories does a 30-minute swim burn?', 'How many calories does a 30 minute swim burn?'),
+    ).toBe('ok');
+    expect(verdict('how do i renew a uk driving licence', 'How do I renew a UK driving licence?')).toBe('ok');
+    // `US` is a word in lower case, and a doubled letter is a date pattern's field.
+    expect(verdict('what time is it in us', 'What time is it in US?')).not.toBe('ok');
+    expect(verdict('what does mm mean in a date format', 'what does MM mean in a date format')).not.toBe('ok');
   });
 });

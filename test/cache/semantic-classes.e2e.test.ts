@@ -10,8 +10,8 @@ import type { Untyped } from '../support/untyped.ts';
  * The near-miss classes of the second round (eval/semantic/README.md) through
  * a running gateway with the real all-MiniLM-L6-v2: a real word for another,
  * swapped roles, "A for B" / "B for A", "A to B" / "B to A", quantifiers and
- * other languages get their own answer, trivial variants are served from the
- * semantic tier, and the exact tier answers only the request as sent, so
+ * other languages get their own answer, trivial variants (accents dropped and
+ * courtesy in other languages too) are served from the semantic tier, and the exact tier answers only the request as sent, so
  * `X-Semantic-Cache: off` and a model without the semantic cache turn every
  * folding off. Each pair has its own user name (`name`), so no pair sees
  * another's entries.
@@ -121,6 +121,12 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['French real word', 'Le poisson est-il bon pour les chats ?', 'Le poison est-il bon pour les chats ?'],
     ['Portuguese real word', 'Quanto custa uma cobra?', 'Quanto custa uma cabra?'],
     ['German direction', 'Wie rechne ich Meilen in Kilometer um?', 'Wie rechne ich Kilometer in Meilen um?'],
+    ['Spanish accent in both', '¿Qué edad tiene el papá de Messi?', '¿Qué edad tiene el papa de Messi?'],
+    [
+      'possessor moved',
+      "My neighbour's tree fell onto my fence in a storm. Who pays for the repair?",
+      "My tree fell onto my neighbour's fence in a storm. Who pays for the repair?",
+    ],
   ])(
     'a near miss (%s) gets its own answer',
     async (_, a, b) => {
@@ -139,6 +145,22 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['courtesy', 'Can you tell me how to make pancakes?', 'how to make pancakes'],
     ['French case and punctuation', 'Quelle est la capitale du Canada ?', 'quelle est la capitale du canada'],
     ['German case', 'Wie koche ich Spargel?', 'wie koche ich spargel'],
+    [
+      'French accents dropped',
+      'Comment réinitialiser mon mot de passe Netflix ?',
+      'comment reinitialiser mon mot de passe netflix',
+    ],
+    [
+      'Spanish greeting and thanks',
+      'Hola, ¿me recomiendas un portátil para programar? Gracias.',
+      '¿Me recomiendas un portátil para programar?',
+    ],
+    ['Chinese polite opening', '请问，北京的地铁几点停运？', '北京的地铁几点停运'],
+    [
+      'a swapped function word',
+      'How do I unfreeze my bank card in the app?',
+      'How do I unfreeze my bank card in teh app?',
+    ],
   ])(
     'a trivial variant (%s) is served by the semantic tier, not the exact one',
     async (_, a, b) => {

@@ -1,0 +1,166 @@
+import type { PromptLanguage } from './prompt-language.ts';
+
+/**
+ * Politeness in prompts of languages other than English (English has its
+ * own, richer rules in `prompt-courtesy.ts`): greetings where a prompt starts,
+ * thanks where it starts or ends, and "please" wherever it stands. Only these
+ * phrases, and only for the languages listed: anything else, a request
+ * lead-in ("mi spieghi", "können Sie mir sagen") included, stays, so two
+ * prompts that differ in it are two prompts.
+ *
+ * Phrases are matched on tokens as the canonical form writes them (lower case
+ * where case carries no meaning) with their accents taken off, so `merci` and
+ * `s'il vous plait` match however they were typed (not in Japanese, where the
+ * marks that would come off are letters of their own).
+ */
+
+interface Courtesy {
+  /** Taken out where the prompt starts. */
+  readonly greetings: ReadonlyArray<readonly string[]>;
+  /** Taken out where the prompt starts or ends. */
+  readonly thanks: ReadonlyArray<readonly string[]>;
+  /** Taken out wherever they stand. */
+  readonly please: ReadonlyArray<readonly string[]>;
+}
+
+const words = (...phrases: string[]) => phrases.map((phrase) => phrase.split(' '));
+
+const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
+  fr: {
+    greetings: words('bonjour', 'bonsoir', 'salut', 'coucou', 'allo'),
+    thanks: words('merci beaucoup', "merci d'avance", 'merci par avance', 'merci bien', 'merci', 'cordialement'),
+    please: words("s'il vous plait", "s'il te plait", 'svp', 'stp'),
+  },
+  de: {
+    greetings: words('guten morgen', 'guten tag', 'guten abend', 'hallo', 'hi', 'moin', 'servus', 'gruss gott'),
+    thanks: words(
+      'vielen dank im voraus',
+      'danke im voraus',
+      'vielen dank',
+      'herzlichen dank',
+      'danke schon',
+      'danke sehr',
+      'danke',
+      'lg',
+      'mfg',
+    ),
+    please: words('bitte'),
+  },
+  es: {
+    greetings: words('buenos dias', 'buenas tardes', 'buenas noches', 'buenas', 'hola'),
+    thanks: words('muchas gracias', 'mil gracias', 'gracias de antemano', 'gracias', 'saludos'),
+    please: words('por favor', 'porfa'),
+  },
+  pt: {
+    greetings: words('bom dia', 'boa tarde', 'boa noite', 'ola', 'oi'),
+    thanks: words('muito obrigado', 'muito obrigada', 'obrigado', 'obrigada', 'valeu'),
+    please: words('por favor', 'por gentileza'),
+  },
+  it: {
+    greetings: words('buongiorno', 'buonasera', 'salve', 'ciao'),
+    thanks: words('grazie mille', 'grazie in anticipo', 'grazie'),
+    please: words('per favore', 'per piacere', 'per cortesia'),
+  },
+  nl: {
+    greetings: words('goedemorgen', 'goedemiddag', 'goedenavond', 'hallo', 'hoi', 'hey'),
+    thanks: words('alvast bedankt', 'bedankt alvast', 'dank je wel', 'dank u wel', 'dank je', 'dank u', 'bedankt'),
+    please: words('alsjeblieft', 'alstublieft', 'aub', 'graag'),
+  },
+  pl: {
+    greetings: words('dzien dobry', 'czesc', 'witam', 'hej'),
+    thanks: words('z gory dziekuje', 'dziekuje bardzo', 'dziekuje', 'dzieki'),
+    please: words('prosze'),
+  },
+  tr: {
+    greetings: words('merhaba', 'selam', 'iyi gunler'),
+    thanks: words('simdiden tesekkurler', 'tesekkur ederim', 'tesekkurler', 'sagol'),
+    please: words('lutfen'),
+  },
+  // Japanese, Chinese and Korean write no spaces: their phrases are also taken off the edge of a token.
+  ja: {
+    greetings: words('こんにちは', 'すみません', 'すいません'),
+    thanks: words('ありがとうございます', 'よろしくお願いします', 'お願いします'),
+    please: [],
+  },
+  zh: {
+    greetings: words('你好', '您好', '请问'),
+    thanks: words('谢谢你', '谢谢您', '谢谢', '多谢'),
+    please: [],
+  },
+  ko: {
+    greetings: words('안녕하세요'),
+    thanks: words('감사합니다', '고맙습니다'),
+    please: [],
+  },
+};
+
+/** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
+const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
+
+/** Letters without their accents, as the phrases are written. */
+export function withoutAccents(token: string): string {
+  // Most tokens are ASCII, and the decomposition is the costly part.
+  if (!/[^\x00-\x7f]/.test(token)) return token;
+  return token
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[ıłøđ]/gu, (letter) => ({ ı: 'i', ł: 'l', ø: 'o', đ: 'd' })[letter] as string);
+}
+
+function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
+  for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
+  return true;
+}
+
+/** Removes the politeness of `language` from a stretch of prose tokens; unchanged for a language without a list. */
+export function dropCourtesyIn(
+  language: PromptLanguage,
+  tokens: readonly string[],
+  promptStart: boolean,
+  promptEnd: boolean,
+): string[] {
+  const courtesy = COURTESY[language];
+  if (!courtesy || tokens.length === 0) return [...tokens];
+  const joined = language === 'ja' || language === 'zh' || language === 'ko';
+  const out = joined ? unglued(tokens, courtesy, promptStart, promptEnd) : [...tokens];
+  const plain = joined ? out : out.map(withoutAccents);
+  let start = 0;
+  let end = out.length;
+  const at = (phrases: ReadonlyArray<readonly string[]>, i: number) => phrases.find((p) => startsWith(plain, i, p));
+  for (let found = promptStart; found && start < end;) {
+    const phrase = at(courtesy.greetings, start) ?? at(courtesy.thanks, start) ?? at(courtesy.please, start);
+    if (phrase) start += phrase.length;
+    found = phrase !== undefined;
+  }
+  for (let found = promptEnd; found && end > start;) {
+    const phrase = [...courtesy.thanks, ...courtesy.please].find(
+      (p) => end - p.length >= start && startsWith(plain, end - p.length, p),
+    );
+    if (phrase) end -= phrase.length;
+    found = phrase !== undefined;
+  }
+  const kept: string[] = [];
+  for (let i = start; i < end;) {
+    const phrase = at(courtesy.please, i);
+    if (phrase) i += phrase.length;
+    else kept.push(out[i++] as string);
+  }
+  return kept;
+}
+
+/** Tokens of a language written without spaces, with a greeting glued to the first and thanks or a polite ending to the last taken off. */
+function unglued(tokens: readonly string[], courtesy: Courtesy, promptStart: boolean, promptEnd: boolean): string[] {
+  const out = [...tokens];
+  const first = out[0] as string;
+  const greeting = promptStart
+    ? courtesy.greetings.find(([g]) => first.startsWith(g as string) && first !== g)
+    : undefined;
+  if (greeting) out[0] = first.slice((greeting[0] as string).length);
+  if (promptEnd) {
+    const last = out.at(-1) as string;
+    const thanks = courtesy.thanks.find(([t]) => last.endsWith(t as string) && last !== t);
+    const polite = last.replace(JAPANESE_POLITE_ENDING, '');
+    out[out.length - 1] = thanks ? last.slice(0, -(thanks[0] as string).length) : polite;
+  }
+  return out;
+}
