@@ -9,8 +9,8 @@ import type { Label, Pair } from './pair-set.ts';
  * true rewordings written by hand (`classes-*`), and pairs taken from public
  * paraphrase corpora (`public-*`). Each comes as a tuning part (`-dev`) and a
  * held-out part (`-holdout`) that is run once, to report; `classes-holdout2`
- * and `classes-holdout3` are a second and a third held-out part of the same
- * classes, each written blind.
+ * to `classes-holdout4` are more held-out parts of the same classes, each
+ * written blind.
  */
 
 export const CLASS_SET_NAMES = [
@@ -18,6 +18,7 @@ export const CLASS_SET_NAMES = [
   'classes-holdout',
   'classes-holdout2',
   'classes-holdout3',
+  'classes-holdout4',
   'public-dev',
   'public-holdout',
 ] as const;
@@ -44,7 +45,7 @@ export const CLASS_CATEGORIES: Readonly<Record<string, Label>> = {
 
 const classPairSchema = z
   .object({
-    id: z.string().regex(/^(classes-(dev|holdout[23]?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
+    id: z.string().regex(/^(classes-(dev|holdout[234]?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
     category: z.string().refine((c) => c in CLASS_CATEGORIES, 'unknown category'),
     label: z.enum(['paraphrase', 'near_miss']),
     a: z.string().min(1),
