@@ -1,4 +1,4 @@
-import { dropCourtesyIn } from './prompt-courtesy-languages.ts';
+import { foldOtherLanguage } from './prompt-other-languages.ts';
 import { dropCourtesy } from './prompt-courtesy.ts';
 import { isEnglishWord } from './english-dictionary.ts';
 import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
@@ -20,9 +20,10 @@ import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
  *
  * Contractions, shorthand, `&`, possessives and English courtesy are English
  * rules (their word lists are English): a prompt not detected as English
- * (`prompt-language.ts`) keeps every word but the greetings, thanks and
- * "please" of its own language (`prompt-courtesy-languages.ts`), so only
- * those, its case, whitespace and punctuation fold.
+ * (`prompt-language.ts`) keeps every word but the greetings, thanks,
+ * "please" and chat shorthand of its own language
+ * (`prompt-other-languages.ts`), so only those, its case, whitespace and
+ * punctuation fold.
  */
 
 export interface CanonicalPrompt {
@@ -355,7 +356,7 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const language = promptLanguage(plain.match(/\p{L}+/gu) ?? []);
   const english = language === 'en';
   const courtesy = (prose: string[], start: boolean, end: boolean) =>
-    english ? dropCourtesy(prose, start, end) : dropCourtesyIn(language, prose, start, end);
+    english ? dropCourtesy(prose, start, end) : foldOtherLanguage(language, prose, start, end);
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];

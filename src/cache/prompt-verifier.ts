@@ -1,7 +1,7 @@
 import { CAPITONYMS } from './capitonyms.ts';
 import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
-import { withoutAccents } from './prompt-courtesy-languages.ts';
+import { withoutAccents } from './prompt-other-languages.ts';
 import { promptLanguage } from './prompt-language.ts';
 import { negates, opposes } from './word-opposites.ts';
 import { synonymous } from './word-synonyms.ts';
@@ -27,8 +27,9 @@ import { synonymous } from './word-synonyms.ts';
  *   = `Spanish`); and the case of a name's later words (`Eiffel Tower` =
  *   `Eiffel tower`);
  * - accents, in any language, when one of the two prompts writes none
- *   (`reinitialiser` / `réinitialiser`), never between two that both do
- *   (`papa` / `papá`);
+ *   (`reinitialiser` / `réinitialiser`, `Bettwaesche` / `Bettwäsche`), never
+ *   between two that both do (`papa` / `papá`); a compound written apart
+ *   (`zomer vakantie`, `wi fi`), unless it is two English words;
  * - a typo: two words of 4+ letters with the same first letter, one edit
  *   apart (two from 8 letters), one of which is no English word
  *   (`english-dictionary.ts`: "recieve" / "receive", never "horse" / "house"),
@@ -55,7 +56,7 @@ import { synonymous } from './word-synonyms.ts';
  * the word lists are English. Two prompts of which either is not English must
  * have the same tokens once case and accents are settled, that is, differ only
  * in case, accents, whitespace, punctuation and the courtesy that the
- * canonical form takes out (`prompt-courtesy-languages.ts`).
+ * canonical form takes out (`prompt-other-languages.ts`).
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -571,11 +572,20 @@ function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly
   const written = (word: string) =>
     lower.has(word) ||
     blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
-  return tokens.map((token, i) =>
+  const out = tokens.map((token, i) =>
     foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '')
       ? token.toLowerCase()
       : token,
   );
+  // A capitonym inside a name the case-blind prompt writes whole is part of the name: `Elden Ring` = `elden ring`.
+  for (let i = 1; i < out.length; i++) {
+    const token = out[i] as string;
+    if (!CAPITALIZED.test(token) || out[i - 1] === tokens[i - 1] || !CAPITALIZED.test(tokens[i - 1] as string))
+      continue;
+    const folded = token.toLowerCase();
+    if (blind.some((word, j) => word === folded && blind[j - 1] === out[i - 1])) out[i] = folded;
+  }
+  return out;
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
@@ -632,9 +642,34 @@ function unaccented(tokens: readonly string[], plain: readonly string[]): string
   return tokens.map((token) => {
     if (!LATIN_WORD.test(token)) return token;
     const bare = withoutAccents(token);
+    if (written.has(bare)) return bare;
+    // German typed without umlauts spells them out: `Bettwäsche` / `Bettwaesche`.
+    const spelled = withoutAccents(token.replace(/[äöü]/gu, (letter) => `${letter.normalize('NFD')[0]}e`));
     const joined = bare.replace(/['’]/gu, '');
-    return !written.has(bare) && written.has(joined) ? joined : bare;
+    return [spelled, joined].find((form) => written.has(form)) ?? bare;
   });
+}
+
+/**
+ * `tokens` with two neighbouring words joined where `other` writes them as one and `tokens` does not: a compound
+ * split or hyphenated (`zomer vakantie` / `zomervakantie`, `wi-fi` / `wifi`). Not two English words of an English
+ * prompt, which say something else apart (`every day` is not `everyday`, `may be` not `maybe`).
+ */
+function joinedAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  let out: string[] | undefined;
+  let byLower: Map<string, string> | undefined;
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const [first, second] = [tokens[i] as string, tokens[i + 1] as string];
+    if (!LATIN_WORD.test(first) || !LATIN_WORD.test(second)) continue;
+    byLower ??= new Map(other.map((word) => [word.toLowerCase(), word]));
+    const whole = byLower.get(`${first}${second}`.toLowerCase());
+    if (whole === undefined || tokens.includes(whole)) continue;
+    if (promptLanguage(tokens) === 'en' && isEnglishWord(first.toLowerCase()) && isEnglishWord(second.toLowerCase()))
+      continue;
+    out ??= [...tokens];
+    out.splice(i - (tokens.length - out.length), 2, whole);
+  }
+  return out ?? tokens;
 }
 
 /** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
@@ -661,6 +696,7 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   const [accentedCached, accentedNext] = [accented(cached), accented(next)];
   if (accentedCached && !accentedNext) cached = unaccented(cached, next);
   else if (accentedNext && !accentedCached) next = unaccented(next, cached);
+  if (cached.length !== next.length) [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
   if (sameTokens(cached, next)) return { ok: true };
   const a = contentOf(cached);
   const b = contentOf(next);

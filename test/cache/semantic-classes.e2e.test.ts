@@ -157,6 +157,16 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ],
     ['Chinese polite opening', '请问，北京的地铁几点停运？', '北京的地铁几点停运'],
     [
+      'German umlauts spelled out',
+      'Wie heiß muss das Wasser sein, um Bettwäsche zu waschen?',
+      'Wie heiss muss das Wasser sein, um Bettwaesche zu waschen?',
+    ],
+    [
+      'Portuguese chat shorthand',
+      'Você sabe quanto tempo leva para uma galinha chocar os ovos?',
+      'vc sabe quanto tempo leva pra uma galinha chocar os ovos',
+    ],
+    [
       'a swapped function word',
       'How do I unfreeze my bank card in the app?',
       'How do I unfreeze my bank card in teh app?',

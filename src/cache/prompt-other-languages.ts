@@ -1,12 +1,14 @@
 import type { PromptLanguage } from './prompt-language.ts';
 
 /**
- * Politeness in prompts of languages other than English (English has its
- * own, richer rules in `prompt-courtesy.ts`): greetings where a prompt starts,
- * thanks where it starts or ends, and "please" wherever it stands. Only these
- * phrases, and only for the languages listed: anything else, a request
- * lead-in ("mi spieghi", "können Sie mir sagen") included, stays, so two
- * prompts that differ in it are two prompts.
+ * What the canonical form folds in prompts of languages other than English
+ * (English has its own, richer rules in `prompt-courtesy.ts` and
+ * `prompt-canonical.ts`): greetings where a prompt starts, thanks where it
+ * starts or ends, "please" wherever it stands, and the chat shorthand of the
+ * language (`vc` = `você`, `bcp` = `beaucoup`). Only these words, and only
+ * for the languages listed: anything else, a request lead-in ("mi spieghi",
+ * "können Sie mir sagen") included, stays, so two prompts that differ in it
+ * are two prompts.
  *
  * Phrases are matched on tokens as the canonical form writes them (lower case
  * where case carries no meaning) with their accents taken off, so `merci` and
@@ -94,17 +96,51 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   },
 };
 
+/** Chat shorthand that is no other word of its language, and what it stands for. */
+const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = {
+  fr: new Map(
+    Object.entries({
+      bcp: 'beaucoup',
+      pk: 'pourquoi',
+      pq: 'pourquoi',
+      qd: 'quand',
+      tjrs: 'toujours',
+      qqn: "quelqu'un",
+      qqch: 'quelque chose',
+    }),
+  ),
+  de: new Map(Object.entries({ gibts: 'gibt es', wg: 'wegen', evtl: 'eventuell', vllt: 'vielleicht' })),
+  es: new Map(
+    Object.entries({ q: 'que', xq: 'porque', pq: 'porque', tb: 'también', tmb: 'también', xfa: 'por favor' }),
+  ),
+  pt: new Map(
+    Object.entries({
+      vc: 'você',
+      vcs: 'vocês',
+      pra: 'para',
+      pro: 'para o',
+      tb: 'também',
+      tbm: 'também',
+      q: 'que',
+      pq: 'porque',
+      hj: 'hoje',
+    }),
+  ),
+  it: new Map(Object.entries({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche' })),
+  nl: new Map(Object.entries({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad' })),
+};
+
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
 
-/** Letters without their accents, as the phrases are written. */
+/** Letters without their accents (`ß` as `ss`), as the phrases are written. */
 export function withoutAccents(token: string): string {
   // Most tokens are ASCII, and the decomposition is the costly part.
   if (!/[^\x00-\x7f]/.test(token)) return token;
   return token
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
-    .replace(/[ıłøđ]/gu, (letter) => ({ ı: 'i', ł: 'l', ø: 'o', đ: 'd' })[letter] as string);
+    .replace(/[ıłøđß]/gu, (letter) => ({ ı: 'i', ł: 'l', ø: 'o', đ: 'd', ß: 'ss' })[letter] as string);
 }
 
 function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
@@ -112,8 +148,8 @@ function startsWith(tokens: readonly string[], at: number, phrase: readonly stri
   return true;
 }
 
-/** Removes the politeness of `language` from a stretch of prose tokens; unchanged for a language without a list. */
-export function dropCourtesyIn(
+/** Reads the shorthand of `language` in a stretch of prose tokens and removes its politeness; unchanged for a language without lists. */
+export function foldOtherLanguage(
   language: PromptLanguage,
   tokens: readonly string[],
   promptStart: boolean,
@@ -121,8 +157,10 @@ export function dropCourtesyIn(
 ): string[] {
   const courtesy = COURTESY[language];
   if (!courtesy || tokens.length === 0) return [...tokens];
+  const shorthand = SHORTHAND[language];
+  const read = shorthand ? tokens.flatMap((token) => shorthand.get(token)?.split(' ') ?? [token]) : tokens;
   const joined = language === 'ja' || language === 'zh' || language === 'ko';
-  const out = joined ? unglued(tokens, courtesy, promptStart, promptEnd) : [...tokens];
+  const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
   const plain = joined ? out : out.map(withoutAccents);
   let start = 0;
   let end = out.length;
