@@ -214,7 +214,8 @@ function byFirstWord(phrases: ReadonlyArray<readonly string[]>): ReadonlyMap<str
 const FILLERS_BY_FIRST = byFirstWord(FILLERS);
 const REQUEST_LEAD_INS_BY_FIRST = byFirstWord(REQUEST_LEAD_INS);
 
-function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
+/** Whether `phrase` stands in `tokens` from `at`. */
+export function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
   for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
   return true;
 }

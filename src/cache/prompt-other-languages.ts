@@ -1,3 +1,4 @@
+import { startsWith } from './prompt-courtesy.ts';
 import type { PromptLanguage } from './prompt-language.ts';
 
 /**
@@ -141,11 +142,6 @@ export function withoutAccents(token: string): string {
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
     .replace(/[ıłøđß]/gu, (letter) => ({ ı: 'i', ł: 'l', ø: 'o', đ: 'd', ß: 'ss' })[letter] as string);
-}
-
-function startsWith(tokens: readonly string[], at: number, phrase: readonly string[]): boolean {
-  for (let i = 0; i < phrase.length; i++) if (tokens[at + i] !== phrase[i]) return false;
-  return true;
 }
 
 /** Reads the shorthand of `language` in a stretch of prose tokens and removes its politeness; unchanged for a language without lists. */

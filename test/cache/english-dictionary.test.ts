@@ -139,38 +139,6 @@ describe('verifier, second round', () => {
     expect(verdict('What was the first Beatles album?', 'What was the last Beatles album?')).toBe('content');
   });
 
-  it('lets two prompts in another language differ in case, whitespace, punctuation and courtesy only', () => {
-    expect(verdict('Quelle est la capitale du Canada ?', 'quelle est la capitale du canada')).toBe('ok');
-    expect(verdict('Wie koche ich Spargel?', 'wie koche ich spargel')).toBe('ok');
-    expect(verdict('Le poisson est-il bon pour les chats ?', 'Le poison est-il bon pour les chats ?')).toBe('content');
-    expect(verdict('Quanto custa uma cobra?', 'Quanto custa uma cabra?')).toBe('content');
-    expect(verdict('Comment convertir des euros en dollars ?', 'Comment convertir des dollars en euros ?')).toBe(
-      'content',
-    );
-    // Greetings, thanks and "please" of the prompt's own language come off; a request's lead-in does not.
-    expect(verdict('Quelle heure est-il à Tokyo ?', "Quelle heure est-il à Tokyo, s'il vous plaît ?")).toBe('ok');
-    expect(verdict('Hallo, wie setzt man einen Sauerteig an? Danke!', 'Wie setzt man einen Sauerteig an?')).toBe('ok');
-    expect(verdict('Bedankt alvast: hoe lang is een rijbewijs geldig?', 'Hoe lang is een rijbewijs geldig?')).toBe(
-      'ok',
-    );
-    expect(verdict('Per favore, mi spieghi come funziona il voto?', 'Come funziona il voto?')).toBe('content');
-    expect(verdict('请问，北京的地铁几点停运？', '北京的地铁几点停运')).toBe('ok');
-    expect(verdict('東京駅から浅草までの行き方を教えてください。', '東京駅から浅草までの行き方を教えて')).toBe('ok');
-    // No other language's courtesy: "merci" in a German prompt is a word.
-    expect(verdict('Wie sagt man merci auf Deutsch?', 'Wie sagt man auf Deutsch?')).not.toBe('ok');
-  });
-
-  it('lets a prompt typed without any accent match one with them, but not two that both write accents', () => {
-    expect(verdict('¿Cuál es el horario del Museo del Prado?', 'cual es el horario del museo del prado')).toBe('ok');
-    expect(verdict('Jak długo gotować jajko na miękko?', 'jak dlugo gotowac jajko na miekko')).toBe('ok');
-    expect(
-      verdict("İstanbul'da toplu taşıma kartı nereden alınır?", 'istanbulda toplu tasima karti nereden alinir'),
-    ).toBe('ok');
-    expect(verdict('Quel est le meilleur café de Paris ?', 'Quel est le meilleur cafe de Paris ?')).toBe('ok');
-    expect(verdict('¿Qué edad tiene el papá de Messi?', '¿Qué edad tiene el papa de Messi?')).toBe('content');
-    expect(verdict('Em que ano nasceu o meu avô?', 'Em que ano nasceu a minha avó?')).toBe('content');
-  });
-
   it('holds a possessor in place: whose thing it is changes with it', () => {
     expect(
       verdict(
