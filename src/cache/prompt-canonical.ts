@@ -245,8 +245,13 @@ function foldCase(word: string, keepNames: boolean): string {
 function expand(token: string, keepNames: boolean, english: boolean): string[] {
   const word = foldCase(token, keepNames);
   const lower = word.toLowerCase().replaceAll('’', "'");
-  // Outside English only case folds: `l'oignon`, `Bär` and `est-il` stay as written (case aside).
-  if (!english) return [lower === word.replaceAll('’', "'") ? lower : word];
+  // Outside English only case folds, `ß` is `ss` (as Swiss German writes it) and an elided word is a word of its own
+  // (`l'anno` = `l anno`, `qual'è` = `qual è`): `Bär` and `est-il` stay as written (case aside).
+  if (!english)
+    return (lower === word.replaceAll('’', "'") ? lower : word)
+      .replaceAll('ß', 'ss')
+      .split(/['’]/u)
+      .filter((part) => part !== '');
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];

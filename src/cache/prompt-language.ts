@@ -32,32 +32,32 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
     ),
   ),
   fr: new Set(
-    'le la les des du une est et que qui pour dans sur pas ce cette mon ma mes je tu il elle nous vous comment pourquoi quelle quel quels avec sont au aux en peut faire ne se de un à y quand où mais ou très plus faut son sa ses leur quoi combien'.split(
+    'le la les des du une est et que qui pour dans sur pas ce cette mon ma mes je tu il elle nous vous comment pourquoi quelle quel quels avec sont au aux en peut faire ne se de un à y quand où mais ou très plus faut son sa ses leur quoi combien bonjour merci'.split(
       ' ',
     ),
   ),
   de: new Set(
-    'der die das und ist nicht ein eine einen mit wie warum was wo ich du er sie wir ihr mein meine meinen zu von für auf auch sind im dem den des kann viel welche sich muss wann wer wieviel oder aber bei nach gibt mir mich dich dass habe hat'.split(
+    'der die das und ist nicht ein eine einen mit wie warum was wo ich du er sie wir ihr mein meine meinen zu von für auf auch sind im dem den des kann viel welche sich muss wann wer wieviel oder aber bei nach gibt mir mich dich dass habe hat danke bitte'.split(
       ' ',
     ),
   ),
   es: new Set(
-    'el los las es y que de del un una por para con cómo qué cuál cuánto cuanto mi mis yo tu su se al lo hay son está todos algunos la ya muy pero cuando dónde donde esta este puedo debo cuántos cuántas también hola'.split(
+    'el los las es y que de del un una por para con cómo qué cuál cuánto cuanto mi mis yo tu su se al lo hay son está todos algunos la ya muy pero cuando dónde donde esta este puedo debo cuántos cuántas también hola gracias'.split(
       ' ',
     ),
   ),
   pt: new Set(
-    'o os as e é que de do da dos das um uma para com como qual quanto meu minha eu você em no na não são por vc pra tem mais muito quando onde isso esse essa ao pelo pela'.split(
+    'o os as e é que de do da dos das um uma para com como qual quanto meu minha eu você em no na não são por vc pra tem mais muito quando onde isso esse essa ao pelo pela obrigado obrigada olá'.split(
       ' ',
     ),
   ),
   it: new Set(
-    'il lo la gli le è e che di del della un una per con come perché qual quanto mio mia io tu si non sono in ci al alla dei delle nel nella quando dove cosa quanti quante ho hai anche più molto questo questa'.split(
+    'il lo la gli le è e che di del della un una per con come perché qual quanto mio mia io tu si non sono in ci al alla dei delle nel nella quando dove cosa quanti quante ho hai anche più molto questo questa mi ti uno degli sul sulla tra fra già ogni tutti tutto ciao grazie'.split(
       ' ',
     ),
   ),
   nl: new Set(
-    'de het een en is van hoe wat waarom ik jij mijn zijn niet met voor op te om er naar welke moet ook hoeveel mag kan wordt heb hebben bij als maar nog uit dat deze wanneer waar je'.split(
+    'de het een en is van hoe wat waarom ik jij mijn zijn niet met voor op te om er naar welke moet ook hoeveel mag kan wordt heb hebben bij als maar nog uit dat deze wanneer waar je bedankt'.split(
       ' ',
     ),
   ),

@@ -13,8 +13,9 @@ import type { PromptLanguage } from './prompt-language.ts';
  *
  * Phrases are matched on tokens as the canonical form writes them (lower case
  * where case carries no meaning) with their accents taken off, so `merci` and
- * `s'il vous plait` match however they were typed (not in Japanese, where the
- * marks that would come off are letters of their own).
+ * `s'il vous plait` (its elided `s'` a word of its own, as the canonical form
+ * splits it) match however they were typed (not in Japanese, where the marks
+ * that would come off are letters of their own).
  */
 
 interface Courtesy {
@@ -31,8 +32,8 @@ const words = (...phrases: string[]) => phrases.map((phrase) => phrase.split(' '
 const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   fr: {
     greetings: words('bonjour', 'bonsoir', 'salut', 'coucou', 'allo'),
-    thanks: words('merci beaucoup', "merci d'avance", 'merci par avance', 'merci bien', 'merci', 'cordialement'),
-    please: words("s'il vous plait", "s'il te plait", 'svp', 'stp'),
+    thanks: words('merci beaucoup', 'merci d avance', 'merci par avance', 'merci bien', 'merci', 'cordialement'),
+    please: words('s il vous plait', 's il te plait', 'svp', 'stp'),
   },
   de: {
     greetings: words('guten morgen', 'guten tag', 'guten abend', 'hallo', 'hi', 'moin', 'servus', 'gruss gott'),
@@ -106,7 +107,7 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
       pq: 'pourquoi',
       qd: 'quand',
       tjrs: 'toujours',
-      qqn: "quelqu'un",
+      qqn: 'quelqu un',
       qqch: 'quelque chose',
     }),
   ),

@@ -633,8 +633,7 @@ function accented(tokens: readonly string[]): boolean {
 
 /**
  * `tokens` without their accents, for comparison with a prompt that writes none: someone typing on a keyboard without
- * them asks the same (`reinitialiser`, `taşıma` / `tasima`); a word whose apostrophe `plain` leaves out loses it
- * too (Turkish `İstanbul'da` / `istanbulda`). Two prompts that both write accents keep them, so `papá` and `papa`, `avô`
+ * them asks the same (`reinitialiser`, `taşıma` / `tasima`). Two prompts that both write accents keep them, so `papá` and `papa`, `avô`
  * and `avó` stay apart wherever the writer could type them.
  */
 function unaccented(tokens: readonly string[], plain: readonly string[]): string[] {
@@ -645,8 +644,7 @@ function unaccented(tokens: readonly string[], plain: readonly string[]): string
     if (written.has(bare)) return bare;
     // German typed without umlauts spells them out: `Bettwäsche` / `Bettwaesche`.
     const spelled = withoutAccents(token.replace(/[äöü]/gu, (letter) => `${letter.normalize('NFD')[0]}e`));
-    const joined = bare.replace(/['’]/gu, '');
-    return [spelled, joined].find((form) => written.has(form)) ?? bare;
+    return written.has(spelled) ? spelled : bare;
   });
 }
 
@@ -693,11 +691,16 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);
   [cached, next] = [namesInCaseOf(cached, next), namesInCaseOf(next, cached)];
+  const [settledCached, settledNext] = [cached, next];
   const [accentedCached, accentedNext] = [accented(cached), accented(next)];
   if (accentedCached && !accentedNext) cached = unaccented(cached, next);
   else if (accentedNext && !accentedCached) next = unaccented(next, cached);
   if (cached.length !== next.length) [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
-  if (sameTokens(cached, next)) return { ok: true };
+  // Spelled-out umlauts and joined compounds are other words to the model: it compares the cached prompt with itself.
+  if (sameTokens(cached, next))
+    return sameTokens(settledCached, settledNext) || (cached === settledCached && next === settledNext)
+      ? { ok: true }
+      : { ok: true, corrected: [...storedTokens] };
   const a = contentOf(cached);
   const b = contentOf(next);
   const payloadA = a.filter(isPayload).sort();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { foldOtherLanguage, withoutAccents } from '../../src/cache/prompt-other-languages.ts';
+import { canonicalPrompt } from '../../src/cache/prompt-canonical.ts';
+import { verifyCandidate } from '../../src/cache/prompt-verifier.ts';
 import { verdict } from '../support/prompt-verdict.ts';
 
 describe('prompts in other languages', () => {
@@ -99,5 +101,37 @@ describe('prompts in other languages', () => {
         '¿A qué temperatura se debe guardar la insulina ya abierta?',
       ),
     ).toBe('ok');
+  });
+  it('writes ß as ss and an elided word as a word of its own', () => {
+    expect(
+      verdict(
+        'Welche Größe sollte ein Fußball für die F-Jugend haben?',
+        'Welche Grösse sollte ein Fussball für die F-Jugend haben?',
+      ),
+    ).toBe('ok');
+    expect(
+      verdict('Welche Größe hat ein Fußball für die F-Jugend?', 'Welche Grösse hat ein Fussball für die F-Jugend?'),
+    ).toBe('ok');
+    expect(verdict('Quanto dura il modello 730 durante l’anno?', 'quanto dura il modello 730 durante l anno')).toBe(
+      'ok',
+    );
+    expect(verdict('Qual è la differenza tra olio e acrilico?', "Qual'è la differenza tra olio e acrilico?")).toBe(
+      'ok',
+    );
+  });
+
+  it('hands the second stage the cached prompt when umlauts spelled out or a compound made the difference', () => {
+    const cached = canonicalPrompt('Kannst du mir ein Rezept für Käsespätzle für zwölf Personen geben?').tokens;
+    const next = canonicalPrompt('Kannst du mir ein Rezept fuer Kaesespaetzle fuer zwoelf Personen geben?').tokens;
+    expect(verifyCandidate(cached, next)).toEqual({ ok: true, corrected: cached });
+    // Case alone is no other word to the model: nothing to correct.
+    expect(
+      verifyCandidate(
+        cached,
+        canonicalPrompt('kannst du mir ein rezept für käsespätzle für zwölf personen geben').tokens,
+      ),
+    ).toEqual({
+      ok: true,
+    });
   });
 });
