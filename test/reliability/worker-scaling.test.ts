@@ -204,7 +204,9 @@ describe('provider workers added while traffic runs', () => {
       expect(rps[i], `${p.workers} workers per provider: ${rps[i]} req/s, model ${model}`).toBeGreaterThan(
         model * (workerBound ? 0.8 : 0.65),
       );
-      expect(rps[i]).toBeLessThan(model * 1.1);
+      // A window counts a random number of completions of 1-3 s jobs (one sigma about 5 % over the
+      // three providers, 7-8 % for one): 1.1 was two sigmas, and a quiet run went past it (13.6 of 12).
+      expect(rps[i]).toBeLessThan(model * 1.2);
     });
     // Growth while the workers' slots are short of the clients, then the plateau the model puts at
     // clients / concurrency workers: the fourth worker per provider finds nothing waiting (below).
