@@ -654,20 +654,21 @@ function unaccented(tokens: readonly string[], plain: readonly string[]): string
  * prompt, which say something else apart (`every day` is not `everyday`, `may be` not `maybe`).
  */
 function joinedAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
-  let out: string[] | undefined;
-  let byLower: Map<string, string> | undefined;
-  for (let i = 0; i + 1 < tokens.length; i++) {
-    const [first, second] = [tokens[i] as string, tokens[i + 1] as string];
-    if (!LATIN_WORD.test(first) || !LATIN_WORD.test(second)) continue;
-    byLower ??= new Map(other.map((word) => [word.toLowerCase(), word]));
+  const byLower = new Map(other.map((word) => [word.toLowerCase(), word]));
+  const compound = (first: string, second: string) => {
+    if (!LATIN_WORD.test(first) || !LATIN_WORD.test(second)) return undefined;
     const whole = byLower.get(`${first}${second}`.toLowerCase());
-    if (whole === undefined || tokens.includes(whole)) continue;
-    if (promptLanguage(tokens) === 'en' && isEnglishWord(first.toLowerCase()) && isEnglishWord(second.toLowerCase()))
-      continue;
-    out ??= [...tokens];
-    out.splice(i - (tokens.length - out.length), 2, whole);
+    if (whole === undefined || tokens.includes(whole)) return undefined;
+    const english = promptLanguage(tokens) === 'en';
+    return english && isEnglishWord(first.toLowerCase()) && isEnglishWord(second.toLowerCase()) ? undefined : whole;
+  };
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const whole = i + 1 < tokens.length ? compound(tokens[i] as string, tokens[i + 1] as string) : undefined;
+    out.push(whole ?? (tokens[i] as string));
+    if (whole) i++;
   }
-  return out ?? tokens;
+  return out;
 }
 
 /** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
@@ -691,16 +692,13 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);
   [cached, next] = [namesInCaseOf(cached, next), namesInCaseOf(next, cached)];
-  const [settledCached, settledNext] = [cached, next];
+  if (sameTokens(cached, next)) return { ok: true };
   const [accentedCached, accentedNext] = [accented(cached), accented(next)];
   if (accentedCached && !accentedNext) cached = unaccented(cached, next);
   else if (accentedNext && !accentedCached) next = unaccented(next, cached);
   if (cached.length !== next.length) [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
   // Spelled-out umlauts and joined compounds are other words to the model: it compares the cached prompt with itself.
-  if (sameTokens(cached, next))
-    return sameTokens(settledCached, settledNext) || (cached === settledCached && next === settledNext)
-      ? { ok: true }
-      : { ok: true, corrected: [...storedTokens] };
+  if (sameTokens(cached, next)) return { ok: true, corrected: [...storedTokens] };
   const a = contentOf(cached);
   const b = contentOf(next);
   const payloadA = a.filter(isPayload).sort();
