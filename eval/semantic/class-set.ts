@@ -9,7 +9,7 @@ import type { Label, Pair } from './pair-set.ts';
  * true rewordings written by hand (`classes-*`), and pairs taken from public
  * paraphrase corpora (`public-*`). Each comes as a tuning part (`-dev`) and a
  * held-out part (`-holdout`) that is run once, to report; `classes-holdout2`
- * to `classes-holdout5` are more held-out parts of the same classes, each
+ * to `classes-holdout6` are more held-out parts of the same classes, each
  * written blind.
  */
 
@@ -20,6 +20,7 @@ export const CLASS_SET_NAMES = [
   'classes-holdout3',
   'classes-holdout4',
   'classes-holdout5',
+  'classes-holdout6',
   'public-dev',
   'public-holdout',
 ] as const;
@@ -46,7 +47,7 @@ export const CLASS_CATEGORIES: Readonly<Record<string, Label>> = {
 
 const classPairSchema = z
   .object({
-    id: z.string().regex(/^(classes-(dev|holdout[2-5]?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
+    id: z.string().regex(/^(classes-(dev|holdout[2-6]?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
     category: z.string().refine((c) => c in CLASS_CATEGORIES, 'unknown category'),
     label: z.enum(['paraphrase', 'near_miss']),
     a: z.string().min(1),
