@@ -4,9 +4,9 @@
  * bits: FNV-1a with two offsets, combined by double hashing.
  */
 
-/** Bits per stored word: with {@link HASHES} hashes, about 0.3 % false positives. */
-export const BITS_PER_WORD = 12;
-export const HASHES = 8;
+/** Bits per stored word: with {@link HASHES} hashes, about 0.05 % false positives. */
+export const BITS_PER_WORD = 16;
+export const HASHES = 11;
 
 function fnv1a(text: string, seed: number): number {
   let hash = seed >>> 0;
