@@ -17,6 +17,13 @@ import { WORDNET_GROUPS } from './synonyms/wordnet-groups.ts';
 const MAX_RANK_SUM = 2;
 
 /**
+ * The same for nouns: the shared sense must be the first of both. A noun names a thing, and two nouns
+ * that share only a later sense name different things where it matters (`pond` / `pool`: a house with
+ * a pool has a swimming pool).
+ */
+const MAX_NOUN_RANK_SUM = 0;
+
+/**
  * Words never matched: relation, direction, time, order and quantity words, and names that are also words.
  * WordNet gives them senses that would let a near miss through (`before` =
  * `earlier`, `last` = `final`, `up` = `upward`, `present` = `show`).
@@ -190,9 +197,10 @@ export function synonymous(a: string, b: string): boolean {
     for (const [posB, lemmaB, endingB] of readings(b)) {
       if (posA !== posB || endingA !== endingB || lemmaA === lemmaB) continue;
       const ranks = new Map(known.get(`${posA}:${lemmaA}`));
+      const limit = posA === 'n' ? MAX_NOUN_RANK_SUM : MAX_RANK_SUM;
       for (const [group, rank] of known.get(`${posB}:${lemmaB}`) ?? []) {
         const other = ranks.get(group);
-        if (other !== undefined && other + rank <= MAX_RANK_SUM) return true;
+        if (other !== undefined && other + rank <= limit) return true;
       }
     }
   }

@@ -33,6 +33,9 @@ describe('WordNet synonyms', () => {
       ['java', 'coffee'],
       ['fast', 'slow'],
       ['Big', 'large'],
+      // Nouns share their first sense or name different things.
+      ['pond', 'pool'],
+      ['purpose', 'function'],
     ]) {
       expect(synonymous(a as string, b as string), `${a} / ${b}`).toBe(false);
     }
