@@ -3,6 +3,7 @@ import { dropCourtesy } from './prompt-courtesy.ts';
 import { isEnglishWord } from './english-dictionary.ts';
 import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
 import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
+import { isShouting, QUOTED_STRING, quoteAsWritten, straightQuote } from './prompt-quotes.ts';
 
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
@@ -35,9 +36,8 @@ export interface CanonicalPrompt {
   language: PromptLanguage;
 }
 
-/** Fenced code, inline code and quoted strings, kept verbatim (the quote rules of `prompt-guards.ts`). */
-const OPAQUE =
-  /```[\s\S]*?```|`[^`\n]+`|"[^"\n]+"|“[^”\n]+”|«[^»\n]+»|‘[^’\n]+’|(?<=^|[\s([{:=])'[^'\n]+'(?=$|[\s.,;:!?)\]}])/gu;
+/** Fenced code, inline code and quoted strings, kept verbatim (the quotes of `prompt-quotes.ts`). */
+const OPAQUE = new RegExp(`\`\`\`[\\s\\S]*?\`\`\`|\`[^\`\\n]+\`|${QUOTED_STRING.source}`, 'gu');
 
 /** Words (letters and digits, joined by . _ ' ’ -), or single symbols. */
 const TOKEN = /[\p{L}\p{N}]+(?:[._'’-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]/gu;
@@ -179,17 +179,6 @@ const SUFFIXES: ReadonlyArray<[string, string]> = [
   ["'d", 'would'],
 ];
 
-/** A word written in capitals from start to end (with at least 8 letters in all) is shouting, not acronyms. */
-function isShouting(text: string): boolean {
-  let upper = 0;
-  let lower = 0;
-  for (const char of text) {
-    if (char >= 'A' && char <= 'Z') upper++;
-    else if (char >= 'a' && char <= 'z') lower++;
-  }
-  return upper >= 8 && upper > 4 * lower;
-}
-
 /**
  * A sentence or line of prose written in capitals (`SUMMARISE WEEKS 1 TO 4 FOR ME.`) inside a
  * prompt that is not, as a request typed in capitals under a pasted document: in lower case, as a
@@ -311,7 +300,11 @@ function proseTokens(
       continue;
     }
     const core = chunkCore(chunk);
-    if (DASH_OR_EMOJI.test(core)) continue;
+    // What follows a dash or an emoji opens a clause of its own, as after a colon ("translate into French - The meeting").
+    if (DASH_OR_EMOJI.test(core)) {
+      sentenceStart = true;
+      continue;
+    }
     // A lone ampersand joins words as `and` does ("salt & pepper").
     if (core === '&' && english) {
       tokens.push('and');
@@ -345,6 +338,43 @@ function proseTokens(
   return tokens;
 }
 
+/** A quoted string whose last word ends a sentence (`"... on time."`). */
+const QUOTE_ENDING_SENTENCE = /^["'“‘„«].*[.!?…]["'”’“»]$/su;
+
+/** A number with a unit glued on (`50ml`, `2.5kg`, `24h`); not an ordinal (`1st`, `2nd`, `3e`, `2de`). */
+const GLUED_UNIT = /^(\p{N}+(?:[.,]\p{N}+)?)(\p{L}{1,4})$/u;
+const ORDINAL_ENDINGS = new Set([
+  'st',
+  'nd',
+  'rd',
+  'th',
+  'e',
+  'er',
+  're',
+  'ere',
+  'ème',
+  'eme',
+  'de',
+  'ste',
+  'te',
+  'o',
+  'a',
+]);
+
+/** The litre and its multiples, which SI writes with `l` or `L` alike (`50 mL` = `50 ml`). */
+const LITRES = /^[mcdhkµu]?L$/u;
+
+/** Writes units alike, in place: `50ml` = `50 ml` (a unit glued to its number is a word of its own), `mL` = `ml`. */
+function unitsSpelledAlike(tokens: string[]): void {
+  for (let i = 0; i < tokens.length; i++) {
+    const glued = GLUED_UNIT.exec(tokens[i] as string);
+    if (glued && !ORDINAL_ENDINGS.has((glued[2] as string).toLowerCase()))
+      tokens.splice(i, 1, glued[1] as string, glued[2] as string);
+    if (LITRES.test(tokens[i + 1] ?? '') && /^\p{N}/u.test(tokens[i] as string))
+      tokens[i + 1] = (tokens[i + 1] as string).toLowerCase();
+  }
+}
+
 /** A prompt that is one quoted string as a whole is that string. */
 const WHOLLY_QUOTED = /^\s*(?:"([^"]+)"|“([^”]+)”)\s*$/u;
 
@@ -365,21 +395,25 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   const tokens: string[] = [];
   let cursor = 0;
   let prose: string[] = [];
+  // A quote that ends its sentence inside (`"... on time." Thank you!`) lets the next word open one.
+  let quoteEndsSentence = false;
   const flushProse = (until: number) => {
     const stretch = text.slice(cursor, until);
     // Without code or quotes the one stretch is the whole prompt, folded above already.
     const unshouted = shouting ? stretch : stretch === plain ? folded : withoutShoutedSentences(stretch);
-    prose.push(...proseTokens(unshouted, shouting, mayKeepNames, cursor === 0, english));
+    prose.push(...proseTokens(unshouted, shouting, mayKeepNames, cursor === 0 || quoteEndsSentence, english));
   };
   for (const match of text.matchAll(OPAQUE)) {
     flushProse(match.index);
     tokens.push(...courtesy(prose, tokens.length === 0, false));
     prose = [];
-    tokens.push(match[0]);
+    tokens.push(match[0].startsWith('`') ? match[0] : quoteAsWritten(straightQuote(match[0]), shouting));
     cursor = match.index + match[0].length;
+    quoteEndsSentence = QUOTE_ENDING_SENTENCE.test(match[0]);
   }
   flushProse(text.length);
   tokens.push(...courtesy(prose, tokens.length === 0, true));
+  unitsSpelledAlike(tokens);
   // "'s been" and "is been" (from "it's been") are "has been".
   if (english)
     for (let i = 0; i + 1 < tokens.length; i++)

@@ -1,3 +1,5 @@
+import { isOneWordQuote, isShouting, QUOTED_STRING, quoteAsWritten, quoteInner } from './prompt-quotes.ts';
+
 /**
  * Guards against the known false hits of a semantic cache. Sentence
  * embeddings barely move when a number, a quoted literal or a negation
@@ -7,7 +9,9 @@
  *
  * - numbers, in order (digits, with `1,000` = `1000` and `2.50` = `2.5`; number
  *   words zero to twenty and the tens count as their digits);
- * - quoted strings, in order ("…", '…', `…`, “…”, ‘…’, «…»), compared as written;
+ * - quoted strings and inline code, in order (the quotes of `prompt-quotes.ts`), compared as
+ *   written; a quote in capitals in a prompt in capitals in lower case, and not a quote of one
+ *   word, which the verifier compares as a word;
  * - count of negations (not, no, never, none, nothing, nobody, neither, nor,
  *   nowhere, cannot, without, `w/o`, and every "n't", also written without
  *   its apostrophe: `doesnt`).
@@ -72,8 +76,7 @@ const NEGATIONS = new Set([
 export const APOSTROPHELESS_NOT = /^(?:do|does|did|is|are|was|were|have|has|had|would|should|could|ca|wo|must|need)nt$/;
 
 // Quotes open after a start, a space or an opening bracket, so the apostrophes of "don't" or "Paris' river" never pair up.
-const QUOTED =
-  /"([^"\n]+)"|“([^”\n]+)”|«([^»\n]+)»|`([^`\n]+)`|‘([^’\n]+)’|(?<=^|[\s([{:=])'([^'\n]+)'(?=$|[\s.,;:!?)\]}])/gu;
+const QUOTED = new RegExp(`\`([^\`\\n]+)\`|${QUOTED_STRING.source}`, 'gu');
 const NUMBER = /\d[\d,]*(?:\.\d+)?/g;
 const WORD = /[\p{L}’']+/gu;
 
@@ -95,9 +98,14 @@ export interface PromptGuards {
 
 export function promptGuardsOf(text: string): PromptGuards {
   const quotes: string[] = [];
+  const shouted = isShouting(text.replace(QUOTED, ' '));
   for (const match of text.matchAll(QUOTED)) {
-    const inner = match.slice(1).find((group) => group !== undefined);
-    if (inner !== undefined && inner.trim() !== '') quotes.push(inner.trim());
+    const inner = quoteInner(match).trim();
+    // One word in quotes is the word, marked: the verifier compares it with the other prompt's word.
+    // Not a value (`enabled: "no"`), where the quotes make a string of what would be a boolean.
+    const value = /[:=]\s*$/u.test(text.slice(Math.max(0, (match.index ?? 0) - 3), match.index));
+    if (inner !== '' && !(match[0][0] !== '`' && isOneWordQuote(inner) && !value))
+      quotes.push(match[0][0] === '`' ? inner : quoteAsWritten(inner, shouted));
   }
   // Numbers and words, in the order they appear.
   const numbers: { at: number; value: string }[] = [];

@@ -10,7 +10,7 @@ import { isEnglishWord } from './english-dictionary.ts';
  * language may be case, whitespace, punctuation and, when one of the two
  * writes no accent at all, accents (`prompt-verifier.ts`).
  *
- * Dependency-free and small: the function words of nine languages counted
+ * Dependency-free and small: the function words of eleven languages counted
  * over the prompt's words. English when its own outnumber every other
  * language's, or when no word carries a letter English does not write and
  * they tie with another language's, or there are none and at
@@ -22,7 +22,7 @@ import { isEnglishWord } from './english-dictionary.ts';
  */
 
 export type PromptLanguage =
-  'en' | 'fr' | 'de' | 'es' | 'pt' | 'it' | 'nl' | 'pl' | 'tr' | 'ja' | 'ko' | 'zh' | 'other';
+  'en' | 'fr' | 'de' | 'es' | 'pt' | 'it' | 'nl' | 'pl' | 'tr' | 'sv' | 'ru' | 'ja' | 'ko' | 'zh' | 'other';
 
 /** Function words of each language; a word in several lists (`is`, `in`, `de`) counts for each. */
 const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
@@ -42,7 +42,7 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
     ),
   ),
   es: new Set(
-    'el los las es y que de del un una por para con cómo qué cuál cuánto cuanto mi mis yo tu su se al lo hay son está todos algunos la ya muy pero cuando dónde donde esta este puedo debo cuántos cuántas también hola gracias'.split(
+    'el los las es y que de del en un una por para con sin sobre hasta desde más cómo qué cuál cuánto cuanto mi mis yo tu su se al lo hay son está todos algunos la ya muy pero cuando dónde donde esta este puedo debo cuántos cuántas también hola gracias'.split(
       ' ',
     ),
   ),
@@ -68,6 +68,16 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
   ),
   tr: new Set(
     've bir bu ne nasıl için mi mı mu mü de da ile nerede nereden neden niçin kaç çok gibi ama benim ben sen en daha'.split(
+      ' ',
+    ),
+  ),
+  sv: new Set(
+    'och att det som är ett på för med hur vad varför jag du han hon vi ni mitt mina inte av till har kan ska vilken vilket när så också eller finns hej tack'.split(
+      ' ',
+    ),
+  ),
+  ru: new Set(
+    'и в не на я что как с по это для у к о из мой моя можно ли почему где когда сколько какой какая какие есть нужно ты вы он она мы они мне меня здравствуйте привет спасибо пожалуйста'.split(
       ' ',
     ),
   ),

@@ -27,7 +27,11 @@ interface Courtesy {
   readonly please: ReadonlyArray<readonly string[]>;
 }
 
-const words = (...phrases: string[]) => phrases.map((phrase) => phrase.split(' '));
+/** Phrases as they are matched: words without their accents. */
+const words = (...phrases: string[]) => phrases.map((phrase) => withoutAccents(phrase).split(' '));
+
+/** Phrases of a language written without spaces, as written: their marks are letters. */
+const glued = (...phrases: string[]) => phrases.map((phrase) => [phrase]);
 
 const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   fr: {
@@ -80,57 +84,78 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
     thanks: words('simdiden tesekkurler', 'tesekkur ederim', 'tesekkurler', 'sagol'),
     please: words('lutfen'),
   },
+  sv: {
+    greetings: words('god morgon', 'god kväll', 'god dag', 'hejsan', 'hej', 'hallå', 'tjena'),
+    thanks: words('tack på förhand', 'tack så mycket', 'tusen tack', 'tack'),
+    please: words('snälla'),
+  },
+  ru: {
+    greetings: words('здравствуйте', 'добрый день', 'добрый вечер', 'доброе утро', 'привет'),
+    thanks: words('заранее спасибо', 'спасибо заранее', 'большое спасибо', 'спасибо'),
+    please: words('пожалуйста'),
+  },
   // Japanese, Chinese and Korean write no spaces: their phrases are also taken off the edge of a token.
   ja: {
-    greetings: words('こんにちは', 'すみません', 'すいません'),
-    thanks: words('ありがとうございます', 'よろしくお願いします', 'お願いします'),
+    greetings: glued('こんにちは', 'すみません', 'すいません'),
+    thanks: glued('ありがとうございます', 'よろしくお願いします', 'お願いします'),
     please: [],
   },
   zh: {
-    greetings: words('你好', '您好', '请问'),
-    thanks: words('谢谢你', '谢谢您', '谢谢', '多谢'),
+    greetings: glued('你好', '您好', '请问'),
+    thanks: glued('谢谢你', '谢谢您', '谢谢', '多谢'),
     please: [],
   },
   ko: {
-    greetings: words('안녕하세요'),
-    thanks: words('감사합니다', '고맙습니다'),
+    greetings: glued('안녕하세요'),
+    thanks: glued('감사합니다', '고맙습니다'),
     please: [],
   },
 };
 
-/** Chat shorthand that is no other word of its language, and what it stands for. */
+/** Chat shorthand that is no other word of its language (one word, or two of an elision split at its apostrophe: `m'n`), and what it stands for. */
+const shorthand = (entries: Record<string, string>): ReadonlyMap<string, string> => new Map(Object.entries(entries));
+
 const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = {
-  fr: new Map(
-    Object.entries({
-      bcp: 'beaucoup',
-      pk: 'pourquoi',
-      pq: 'pourquoi',
-      qd: 'quand',
-      tjrs: 'toujours',
-      qqn: 'quelqu un',
-      qqch: 'quelque chose',
-    }),
-  ),
-  de: new Map(Object.entries({ gibts: 'gibt es', wg: 'wegen', evtl: 'eventuell', vllt: 'vielleicht' })),
-  es: new Map(
-    Object.entries({ q: 'que', xq: 'porque', pq: 'porque', tb: 'también', tmb: 'también', xfa: 'por favor' }),
-  ),
-  pt: new Map(
-    Object.entries({
-      vc: 'você',
-      vcs: 'vocês',
-      pra: 'para',
-      pro: 'para o',
-      tb: 'também',
-      tbm: 'também',
-      q: 'que',
-      pq: 'porque',
-      hj: 'hoje',
-    }),
-  ),
-  it: new Map(Object.entries({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche' })),
-  nl: new Map(Object.entries({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad' })),
+  fr: shorthand({
+    bcp: 'beaucoup',
+    pk: 'pourquoi',
+    pq: 'pourquoi',
+    qd: 'quand',
+    tjrs: 'toujours',
+    qqn: 'quelqu un',
+    qqch: 'quelque chose',
+    // Spoken `t'as`, `t'es` (the elided word a word of its own). `t'` is also `te` (`je t'aime`), but `te` is never
+    // written whole before a vowel, so reading it as `tu` joins no two prompts that differ.
+    t: 'tu',
+  }),
+  de: shorthand({ gibts: 'gibt es', wg: 'wegen', evtl: 'eventuell', vllt: 'vielleicht' }),
+  es: shorthand({ q: 'que', xq: 'porque', pq: 'porque', tb: 'también', tmb: 'también', xfa: 'por favor' }),
+  pt: shorthand({
+    vc: 'você',
+    vcs: 'vocês',
+    pra: 'para',
+    pro: 'para o',
+    tb: 'também',
+    tbm: 'também',
+    q: 'que',
+    pq: 'porque',
+    hj: 'hoje',
+  }),
+  it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche' }),
+  nl: shorthand({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad', t: 'het', 'm n': 'mijn', 'z n': 'zijn' }),
 };
+
+/**
+ * Whether `word` is what shorthand stands for, accented (`você` for `vc`): an accent the writer did
+ * not type, so it says nothing of whether they type accents.
+ */
+export function isWrittenOut(word: string): boolean {
+  return WRITTEN_OUT.has(word);
+}
+
+const WRITTEN_OUT: ReadonlySet<string> = new Set(
+  Object.values(SHORTHAND).flatMap((map) => [...map.values()].flatMap((long) => long.split(' '))),
+);
 
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
@@ -155,13 +180,16 @@ export function foldOtherLanguage(
   const courtesy = COURTESY[language];
   if (!courtesy || tokens.length === 0) return [...tokens];
   const shorthand = SHORTHAND[language];
-  const read = shorthand ? tokens.flatMap((token) => shorthand.get(token)?.split(' ') ?? [token]) : tokens;
+  const read = shorthand ? readShorthand(tokens, shorthand) : tokens;
   const joined = language === 'ja' || language === 'zh' || language === 'ko';
   const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
   const plain = joined ? out : out.map(withoutAccents);
+  // A greeting or thanks typed with its last letter held (`Holaa`, `merciii`) is the word.
+  const held = joined ? plain : plain.map((word) => word.replace(/(\p{L})\1+$/u, '$1'));
   let start = 0;
   let end = out.length;
-  const at = (phrases: ReadonlyArray<readonly string[]>, i: number) => phrases.find((p) => startsWith(plain, i, p));
+  const at = (phrases: ReadonlyArray<readonly string[]>, i: number) =>
+    phrases.find((p) => startsWith(plain, i, p) || startsWith(held, i, p));
   for (let found = promptStart; found && start < end;) {
     const phrase = at(courtesy.greetings, start) ?? at(courtesy.thanks, start) ?? at(courtesy.please, start);
     if (phrase) start += phrase.length;
@@ -169,7 +197,7 @@ export function foldOtherLanguage(
   }
   for (let found = promptEnd; found && end > start;) {
     const phrase = [...courtesy.thanks, ...courtesy.please].find(
-      (p) => end - p.length >= start && startsWith(plain, end - p.length, p),
+      (p) => end - p.length >= start && (startsWith(plain, end - p.length, p) || startsWith(held, end - p.length, p)),
     );
     if (phrase) end -= phrase.length;
     found = phrase !== undefined;
@@ -181,6 +209,17 @@ export function foldOtherLanguage(
     else kept.push(out[i++] as string);
   }
   return kept;
+}
+
+/** `tokens` with each shorthand word, or pair of words, written out. */
+function readShorthand(tokens: readonly string[], shorthand: ReadonlyMap<string, string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const pair = i + 1 < tokens.length ? shorthand.get(`${tokens[i]} ${tokens[i + 1]}`) : undefined;
+    if (pair) i++;
+    out.push(...(pair ?? shorthand.get(tokens[i] as string) ?? (tokens[i] as string)).split(' '));
+  }
+  return out;
 }
 
 /** Tokens of a language written without spaces, with a greeting glued to the first and thanks or a polite ending to the last taken off. */

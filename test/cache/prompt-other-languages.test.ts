@@ -88,6 +88,39 @@ describe('prompts in other languages', () => {
     expect(verdict('Where can I buy a Ring doorbell?', 'where can i buy a ring doorbell')).not.toBe('ok');
   });
 
+  it('folds Swedish and Russian courtesy, greetings typed with a held letter, and spoken elisions', () => {
+    expect(
+      verdict('Hej! Hur lång tid tar det att få ett pass? Tack på förhand', 'Hur lång tid tar det att få ett pass?'),
+    ).toBe('ok');
+    expect(verdict('Здравствуйте! Сколько стоит билет до Москвы? Спасибо', 'Сколько стоит билет до Москвы?')).toBe(
+      'ok',
+    );
+    expect(verdict('Сколько стоит билет до Москвы?', 'Сколько стоит билет до Казани?')).not.toBe('ok');
+    expect(verdict('Holaa, ¿cómo cambio mi contraseña?', '¿Cómo cambio mi contraseña?')).toBe('ok');
+    expect(verdict('Merciii, comment changer mon mot de passe ?', 'Comment changer mon mot de passe ?')).toBe('ok');
+    expect(verdict("t'as une idée pour enlever le calcaire ?", 'Tu as une idée pour enlever le calcaire ?')).toBe('ok');
+    expect(verdict("Wat zet ik in m'n brief?", 'Wat zet ik in mijn brief?')).toBe('ok');
+    expect(verdict("Wat zet ik in z'n brief?", 'Wat zet ik in mijn brief?')).toBe('content');
+    // The accent of what shorthand stands for is not the writer's: `vc` with no accent typed matches `você`.
+    expect(verdict('Você sabe quanto dura a vacina antirrábica?', 'vc sabe quanto dura a vacina antirrabica?')).toBe(
+      'ok',
+    );
+    expect(verdict('Você pode me explicar o que é franquia?', 'vc pode me explicar o que é franquia?')).toBe('ok');
+  });
+
+  it('reads quotes of any typography alike, and a quoted word as the word where the other prompt writes it bare', () => {
+    expect(verdict('Was bedeutet „Staffelmiete“ im Mietvertrag?', 'Was bedeutet Staffelmiete im Mietvertrag??')).toBe(
+      'ok',
+    );
+    expect(
+      verdict(
+        'Mi traduci in inglese: «Siamo spiacenti per il disagio»?',
+        'Mi traduci in inglese: "Siamo spiacenti per il disagio" grazie',
+      ),
+    ).toBe('ok');
+    expect(verdict('Was bedeutet „Staffelmiete“?', 'Was bedeutet „Indexmiete“?')).toBe('payload');
+  });
+
   it('tells French and Spanish apart by their commonest words', () => {
     expect(
       verdict(

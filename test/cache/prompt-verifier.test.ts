@@ -385,4 +385,31 @@ describe('verifyCandidate', () => {
       verdict(`${report} Summarize the decision of the committee.`, `${report} Sumarize the decison of the comittee.`),
     ).toBe('ok');
   });
+
+  it('writes units alike, opens a clause after a dash or a quote that ends a sentence, and reads a shouted quote in lower case', () => {
+    const tokens = (text: string) => canonicalPrompt(text).tokens;
+    expect(tokens('Pour 50ml of milk')).toEqual(tokens('Pour 50 mL of milk'));
+    expect(tokens('Pour 2L of milk')).toEqual(tokens('Pour 2 l of milk'));
+    expect(tokens('Is 5mW safe?')).not.toEqual(tokens('Is 5 MW safe?'));
+    expect(tokens('What happened on the 1st of May?')).toContain('1st');
+    expect(verdict('how do I set up 2FA', 'how do I set up two-factor authentication')).toBe('ok');
+    expect(
+      verdict(
+        'Translate into French: The meeting has been postponed.',
+        'translate into french - The meeting has been postponed.',
+      ),
+    ).toBe('ok');
+    expect(
+      verdict(
+        'Is this sentence correct: "Neither of the reports were submitted on time."',
+        'Is this sentence correct: "Neither of the reports were submitted on time." Thank you!',
+      ),
+    ).toBe('ok');
+    expect(verdict("WHAT DOES 'UNDER OFFER' MEAN ON A LISTING?", "What does 'under offer' mean on a listing?")).toBe(
+      'ok',
+    );
+    expect(verdict("What does 'UNDER OFFER' mean on a listing?", "What does 'under offer' mean on a listing?")).toBe(
+      'payload',
+    );
+  });
 });
