@@ -127,6 +127,10 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
       "My neighbour's tree fell onto my fence in a storm. Who pays for the repair?",
       "My tree fell onto my neighbour's fence in a storm. Who pays for the repair?",
     ],
+    ['a letter far from the one it replaces', 'What does the enzyme lipase do?', 'What does the enzyme ligase do?'],
+    ['a technical word', 'What is the molar mass of sodium sulfate?', 'What is the molar mass of sodium sulfite?'],
+    ['nouns that meet in a later sense', 'Is a house with a pond worth it?', 'Is a house with a pool worth it?'],
+    ['a value quoted', 'What does this YAML parse to: enabled: no', 'What does this YAML parse to: enabled: "no"'],
   ])(
     'a near miss (%s) gets its own answer',
     async (_, a, b) => {
@@ -170,6 +174,26 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
       'a swapped function word',
       'How do I unfreeze my bank card in the app?',
       'How do I unfreeze my bank card in teh app?',
+    ],
+    [
+      'a unit glued to its number',
+      'How much is 50 mL of olive oil in grams?',
+      'how much is 50ml of olive oil in grams',
+    ],
+    [
+      'a quote in capitals in a prompt in capitals',
+      "WHAT DOES 'UNDER OFFER' MEAN ON A PROPERTY LISTING?",
+      "What does 'under offer' mean on a property listing?",
+    ],
+    [
+      'German quotes dropped',
+      'Was bedeutet „Staffelmiete“ im Mietvertrag?',
+      'Was bedeutet Staffelmiete im Mietvertrag?',
+    ],
+    [
+      'Swedish greeting and thanks',
+      'Hej! Hur lång tid tar det att få ett nytt pass? Tack på förhand',
+      'Hur lång tid tar det att få ett nytt pass?',
     ],
   ])(
     'a trivial variant (%s) is served by the semantic tier, not the exact one',
