@@ -3,7 +3,7 @@ import { dropCourtesy } from './prompt-courtesy.ts';
 import { isEnglishWord } from './english-dictionary.ts';
 import { APOSTROPHELESS_NOT } from './prompt-guards.ts';
 import { promptLanguage, type PromptLanguage } from './prompt-language.ts';
-import { isShouting, QUOTED_STRING, quoteAsWritten, straightQuote } from './prompt-quotes.ts';
+import { isShouting, QUOTED_STRING, quoteAsWritten, straightQuote, unquotedPrompt } from './prompt-quotes.ts';
 
 /**
  * The canonical form of a prompt: what cannot change the answer is taken out,
@@ -234,11 +234,13 @@ function foldCase(word: string, keepNames: boolean): string {
 function expand(token: string, keepNames: boolean, english: boolean): string[] {
   const word = foldCase(token, keepNames);
   const lower = word.toLowerCase().replaceAll('’', "'");
-  // Outside English only case folds, `ß` is `ss` (as Swiss German writes it) and an elided word is a word of its own
-  // (`l'anno` = `l anno`, `qual'è` = `qual è`): `Bär` and `est-il` stay as written (case aside).
+  // Outside English only case folds, `ß` is `ss` (as Swiss German writes it), `ё` is `е` (as Russian mostly writes it)
+  // and an elided word is a word of its own (`l'anno` = `l anno`, `qual'è` = `qual è`): `Bär` and `est-il` stay as
+  // written (case aside).
   if (!english)
     return (lower === word.replaceAll('’', "'") ? lower : word)
       .replaceAll('ß', 'ss')
+      .replaceAll('ё', 'е')
       .split(/['’]/u)
       .filter((part) => part !== '');
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
@@ -375,13 +377,9 @@ function unitsSpelledAlike(tokens: string[]): void {
   }
 }
 
-/** A prompt that is one quoted string as a whole is that string. */
-const WHOLLY_QUOTED = /^\s*(?:"([^"]+)"|“([^”]+)”)\s*$/u;
-
 /** The canonical form of one prompt text. */
 export function canonicalPrompt(raw: string): CanonicalPrompt {
-  const quoted = WHOLLY_QUOTED.exec(raw);
-  const text = quoted ? ((quoted[1] ?? quoted[2]) as string) : raw;
+  const text = unquotedPrompt(raw);
   const plain = text.replace(OPAQUE, ' ');
   // A prompt in alternating case says no more by its capitals than a shouted one.
   const shouting = isShouting(plain) || isAlternatingCase(plain);

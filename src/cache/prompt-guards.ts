@@ -1,4 +1,11 @@
-import { isOneWordQuote, isShouting, QUOTED_STRING, quoteAsWritten, quoteInner } from './prompt-quotes.ts';
+import {
+  isOneWordQuote,
+  isShouting,
+  QUOTED_STRING,
+  quoteAsWritten,
+  quoteInner,
+  unquotedPrompt,
+} from './prompt-quotes.ts';
 
 /**
  * Guards against the known false hits of a semantic cache. Sentence
@@ -9,7 +16,8 @@ import { isOneWordQuote, isShouting, QUOTED_STRING, quoteAsWritten, quoteInner }
  *
  * - numbers, in order (digits, with `1,000` = `1000` and `2.50` = `2.5`; number
  *   words zero to twenty and the tens count as their digits);
- * - quoted strings and inline code, in order (the quotes of `prompt-quotes.ts`), compared as
+ * - quoted strings and inline code, in order (the quotes of `prompt-quotes.ts`; a prompt that is
+ *   one quote as a whole is its text), compared as
  *   written; a quote in capitals in a prompt in capitals in lower case, and not a quote of one
  *   word, which the verifier compares as a word;
  * - count of negations (not, no, never, none, nothing, nobody, neither, nor,
@@ -96,7 +104,8 @@ export interface PromptGuards {
   negations: number;
 }
 
-export function promptGuardsOf(text: string): PromptGuards {
+export function promptGuardsOf(raw: string): PromptGuards {
+  const text = unquotedPrompt(raw);
   const quotes: string[] = [];
   const shouted = isShouting(text.replace(QUOTED, ' '));
   for (const match of text.matchAll(QUOTED)) {

@@ -141,7 +141,7 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
     pq: 'porque',
     hj: 'hoje',
   }),
-  it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche' }),
+  it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche', gg: 'giorni' }),
   nl: shorthand({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad', t: 'het', 'm n': 'mijn', 'z n': 'zijn' }),
 };
 
@@ -183,7 +183,8 @@ export function foldOtherLanguage(
   const read = shorthand ? readShorthand(tokens, shorthand) : tokens;
   const joined = language === 'ja' || language === 'zh' || language === 'ko';
   const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
-  const plain = joined ? out : out.map(withoutAccents);
+  // Lower case too: German writes the nouns of its phrases with capitals (`Danke im Voraus`).
+  const plain = joined ? out : out.map((word) => withoutAccents(word).toLowerCase());
   // A greeting or thanks typed with its last letter held (`Holaa`, `merciii`) is the word.
   const held = joined ? plain : plain.map((word) => word.replace(/(\p{L})\1+$/u, '$1'));
   let start = 0;

@@ -51,3 +51,12 @@ export function quoteAsWritten(inner: string, shouted: boolean): string {
 export function isOneWordQuote(inner: string): boolean {
   return /^\p{L}{4,}(?:-\p{L}+)*$/u.test(inner);
 }
+
+/** A prompt that is one quoted string as a whole. */
+const WHOLLY_QUOTED = /^\s*(?:"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«([^»]+)»)\s*$/u;
+
+/** A prompt that is one quoted string as a whole is that string (`"How many bees live in a hive?"`). */
+export function unquotedPrompt(text: string): string {
+  const quoted = WHOLLY_QUOTED.exec(text);
+  return quoted ? quoteInner(quoted) : text;
+}

@@ -611,19 +611,27 @@ function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly
     lower.has(word) ||
     blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
   const out = tokens.map((token, i) =>
-    foldable(token) && written(token.toLowerCase()) && !/^\p{N}/u.test(tokens[i - 1] ?? '')
-      ? token.toLowerCase()
-      : token,
+    foldable(token) && written(token.toLowerCase()) && !isUnit(tokens, i) ? token.toLowerCase() : token,
   );
-  // A capitonym inside a name the case-blind prompt writes whole is part of the name: `Elden Ring` = `elden ring`.
-  for (let i = 1; i < out.length; i++) {
-    const token = out[i] as string;
-    if (!CAPITALIZED.test(token) || out[i - 1] === tokens[i - 1] || !CAPITALIZED.test(tokens[i - 1] as string))
-      continue;
-    const folded = token.toLowerCase();
-    if (blind.some((word, j) => word === folded && blind[j - 1] === out[i - 1])) out[i] = folded;
+  // A name of several words the case-blind prompt writes whole is the name, capitonyms and acronyms included:
+  // `Elden Ring` = `elden ring`, `Ford Focus` = `ford focus`, `VW Golf` = `vw golf`.
+  for (let i = 0; i < tokens.length;) {
+    let end = i;
+    while (end < tokens.length && NAME_WORD.test(tokens[end] as string)) end++;
+    const name = tokens.slice(i, end).map((word) => word.toLowerCase());
+    if (name.length >= 2 && contiguous(blind, name)) out.splice(i, name.length, ...name);
+    i = Math.max(end, i + 1);
   }
   return out;
+}
+
+/** A word of a name: capitalized, or an acronym. */
+const NAME_WORD = /^(?:\p{Lu}\p{Ll}+|\p{Lu}{2,})$/u;
+
+/** Whether `tokens[i]` follows a quantity, as a unit whose case is its meaning (`200 Cal`); not a year (`2016 Ford`). */
+function isUnit(tokens: readonly string[], i: number): boolean {
+  const previous = tokens[i - 1] ?? '';
+  return /^\p{N}/u.test(previous) && !/^(?:1[89]|20)\d\d$/u.test(previous);
 }
 
 /** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */

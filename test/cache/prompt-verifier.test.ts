@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalPrompt } from '../../src/cache/prompt-canonical.ts';
+import { guardSignatureOf } from '../../src/cache/prompt-guards.ts';
 import { verifyCandidate } from '../../src/cache/prompt-verifier.ts';
 import { verdict } from '../support/prompt-verdict.ts';
 
@@ -410,6 +411,31 @@ describe('verifyCandidate', () => {
     );
     expect(verdict("What does 'UNDER OFFER' mean on a listing?", "What does 'under offer' mean on a listing?")).toBe(
       'payload',
+    );
+  });
+
+  it('folds a name of several words that a case-blind prompt writes whole, capitonyms and acronyms included, after a year too', () => {
+    expect(
+      verdict(
+        'How do I reset the oil light on a 2016 Ford Focus?',
+        'how do i reset the oil light on a 2016 ford focus',
+      ),
+    ).toBe('ok');
+    expect(
+      verdict('how do i reset the tyre light on a 2018 vw golf', 'How do I reset the tyre light on a 2018 VW Golf?'),
+    ).toBe('ok');
+    // One capitonym alone is still the common word, and a unit after a quantity keeps its case.
+    expect(verdict('Is Turkey safe to visit in May?', 'is turkey safe to visit in may')).not.toBe('ok');
+    expect(verdict('Is 200 Cal a lot for lunch?', 'is 200 cal a lot for lunch')).not.toBe('ok');
+  });
+
+  it('reads a prompt that is one quote as a whole as its text, in the guards too', () => {
+    expect(
+      verdict('"Can I bring a power bank in my checked luggage?"', 'Can I bring a power bank in my checked luggage?'),
+    ).toBe('ok');
+    expect(guardSignatureOf('"How many bees live in a hive?"')).toBe(guardSignatureOf('How many bees live in a hive?'));
+    expect(guardSignatureOf('«Combien d’abeilles vivent dans une ruche ?»')).toBe(
+      guardSignatureOf('Combien d’abeilles vivent dans une ruche ?'),
     );
   });
 });
