@@ -32,4 +32,10 @@ describe('WordPieceTokenizer typoTolerant', () => {
     expect(new WordPieceTokenizer(vocab).encode('the theroy')).toEqual([1, 1, 6]);
     expect(new WordPieceTokenizer(vocab, { typoTolerant: true }).encode('the theroy')).toEqual([1, 4]);
   });
+
+  it('reads letters that decompose to no base letter as the letter typed without a keyboard for them, only when asked', () => {
+    const letters = ['[UNK]', 'kisa', 'kı', '##sa'];
+    expect(new WordPieceTokenizer(letters, { typoTolerant: true }).encode('kısa')).toEqual([1]);
+    expect(new WordPieceTokenizer(letters).encode('kısa')).toEqual([2, 3]);
+  });
 });

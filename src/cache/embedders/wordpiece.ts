@@ -43,12 +43,15 @@ function isCjk(code: number): boolean {
 export interface WordPieceOptions {
   /**
    * Read a word that is not in the vocabulary as the whole word one edit away
-   * (`vocabulary-typos.ts`) instead of splitting it into pieces. Not BERT's
-   * behaviour: only for the static first stage, never for the transformer.
+   * (`vocabulary-typos.ts`) instead of splitting it into pieces, and `ı`, `ł`,
+   * `ø`, `đ` as `i`, `l`, `o`, `d`. Not BERT's behaviour: only for the static
+   * first stage, never for the transformer.
    * @defaultValue false
    */
   typoTolerant?: boolean;
 }
+
+const UNDECOMPOSED: Readonly<Record<string, string>> = { ı: 'i', ł: 'l', ø: 'o', đ: 'd' };
 
 export class WordPieceTokenizer {
   private readonly ids: Map<string, number>;
@@ -89,7 +92,12 @@ export class WordPieceTokenizer {
   private *words(text: string): Generator<string> {
     let lowered = text.toLowerCase();
     // Only texts with non-ASCII letters need the (slow) decomposition that strips accents.
-    if (/[^\x00-\x7f]/.test(lowered)) lowered = lowered.normalize('NFD').replace(/\p{Mn}/gu, '');
+    if (/[^\x00-\x7f]/.test(lowered)) {
+      lowered = lowered.normalize('NFD').replace(/\p{Mn}/gu, '');
+      // Letters that decompose to no base letter, as their writers type them without a keyboard for them
+      // (`kışa` / `kisa`, `długo` / `dlugo`): the static first stage only, so it proposes what the verifier folds.
+      if (this.typoTolerant) lowered = lowered.replace(/[ıłøđ]/gu, (letter) => UNDECOMPOSED[letter] as string);
+    }
     let word = '';
     for (const char of lowered) {
       const code = char.codePointAt(0) as number;
