@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { refineAnalyzerFindings } from './analyzer-findings.ts';
 import { ANALYZER_DEFAULT_ENTITIES, isEntityType, type EntityType } from './entities.ts';
 import type { Candidate } from './recognizer.ts';
 
@@ -83,8 +84,6 @@ const JSON_STRING = /"((?:[^"\\\n]|\\.)*)"(\s*:)?/g;
 const BARE_NUMBER = /^\d{9,}$/;
 /** A placeholder of an earlier turn (`<LOCATION_1>`): text, which the medium pipeline reads as a place. */
 const IN_PLACEHOLDER = /^[A-Z_]+_\d+$/;
-const NAME_TYPES = new Set(['PERSON', 'ORGANIZATION', 'LOCATION', 'NRP']);
-const ACRONYM = /^(?:\p{Lu}{1,4}|iban|atm)$/u;
 
 /** A piece of a scanned text placed in the document sent: `at` in the text, `doc` in the document. */
 interface Segment {
@@ -165,8 +164,6 @@ export class AnalyzerClient {
       // spaCy reads a long bare number as a date ("order number 4155552671"): no date is nine digits or more.
       if (r.entity_type === 'DATE_TIME' && BARE_NUMBER.test(value.trim())) continue;
       if (text[localStart - 1] === '<' && text[localEnd] === '>' && IN_PLACEHOLDER.test(value)) continue;
-      // A short word in capitals is an acronym (ATM, ASAP, IBAN) far more often than a name or a company.
-      if (NAME_TYPES.has(r.entity_type) && ACRONYM.test(value.trim())) continue;
       out[segment.index]!.push({
         entity: r.entity_type,
         start: localStart + lead,
@@ -176,7 +173,7 @@ export class AnalyzerClient {
         recognizer: 'analyzer',
       });
     }
-    return out.map((list, i) => joinFragments(list, texts[i]!));
+    return out.map((list, i) => refineAnalyzerFindings(joinFragments(list, texts[i]!), texts[i]!));
   }
 
   private async call(text: string, threshold: number): Promise<z.infer<typeof replySchema>> {

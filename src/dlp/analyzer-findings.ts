@@ -1,0 +1,258 @@
+import { readFileSync } from 'node:fs';
+import type { Candidate } from './recognizer.ts';
+import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
+
+/** Where the in-process dictionaries are (scripts/build-person-names.ts and build-place-names.ts write them). */
+const DATA = new URL('./data/', import.meta.url);
+
+/**
+ * Lower-case words that belong inside a name, a place or an organisation:
+ * `de Vries`, `Bank of America`, `Federación Internacional de Fútbol`.
+ */
+const CONNECTORS = new Set([
+  'de',
+  'da',
+  'das',
+  'do',
+  'dos',
+  'del',
+  'della',
+  'delle',
+  'dei',
+  'di',
+  'du',
+  'des',
+  'van',
+  'von',
+  'der',
+  'den',
+  'ter',
+  'le',
+  'la',
+  'las',
+  'los',
+  'el',
+  'al',
+  'bin',
+  'binti',
+  'y',
+  'e',
+  'i',
+  'et',
+  'of',
+  'and',
+  'the',
+  'for',
+  'on',
+  'upon',
+  'sur',
+  'und',
+  'für',
+  'am',
+  'an',
+  'im',
+  'zu',
+  'zum',
+  'zur',
+  'en',
+]);
+
+/**
+ * Words that open a sentence or a form's line in the languages the
+ * gateway's users write besides English (articles, prepositions,
+ * conjunctions, pronouns, adverbs, courtesies), capitalised there and read
+ * as names by an English pipeline (`Según`, `Además`, `Ihre Anfrage`,
+ * `Vos coordonnées`). Compared in lower case; never part of a name.
+ */
+const FUNCTION_WORDS = new Set(
+  [
+    // Spanish
+    'un una uno unos unas por para con sin según tras entre sobre desde hasta durante además también mientras',
+    'pero aunque si se su sus ese esa este esta estos estas esos esas ahora después antes ambos sólo solo',
+    'todavía todo toda todos todas otro otra otros otras asimismo así cuando donde hoy ayer mañana muy más',
+    'menos cada qué sí no nos les',
+    // Portuguese
+    'um uma os pelo pela pelos pelas com sem ao aos também então obrigado obrigada',
+    // French
+    'une les pour avec dans par vos votre nous vous notre leur merci bonjour cordialement madame monsieur',
+    // Italian
+    'il gli per della dello delle degli nel nella sul sulla grazie cordiali saluti gentile',
+    // German
+    'der die das ein eine einer einem einen ihr ihre ihren ihrem ihnen sie wir mit bei nach aus vom zum zur',
+    'für bitte vielen dank sehr liebe lieber geehrte geehrter falls wenn dass freundlichen grüßen grüssen',
+  ]
+    .join(' ')
+    .split(' '),
+);
+
+interface Dictionaries {
+  /** Known first and last names, lower case, without the words more often something else. */
+  names: Set<string>;
+  firstNames: Set<string>;
+  /** Known countries and cities, lower case without accents (`sao paulo`, `rio de janeiro`). */
+  countries: Set<string>;
+  cities: Set<string>;
+}
+
+let dictionaries: Dictionaries | undefined;
+
+/** Lower case without accents: `Río` and `Rio`, `São Paulo` and `Sao Paulo` are one place. */
+function fold(value: string): string {
+  return value.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+/** The engine's name and place lists, read on first use (the engine reads its own copies only when the opt-in types are on). */
+function loadDictionaries(): Dictionaries {
+  const read = (file: string) =>
+    readFileSync(new URL(file, DATA), 'utf8')
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
+  // As in the engine, a name that is more often another word (`Will`, `Paris`) is not evidence of a person.
+  const names = (file: string) =>
+    read(file)
+      .filter((line) => !COMMON_CAPITALISED.has(line))
+      .map((line) => line.toLowerCase());
+  const firstNames = new Set(names('first-names.txt'));
+  return {
+    firstNames,
+    names: new Set([...firstNames, ...names('last-names.txt')]),
+    countries: new Set(read('countries.txt').map(fold)),
+    cities: new Set(read('cities.txt').map(fold)),
+  };
+}
+
+const NAME_TYPES = new Set(['PERSON', 'LOCATION', 'ORGANIZATION', 'NRP']);
+/** A short word in capitals is an acronym (ATM, ASAP, IBAN) far more often than a name or a company. */
+const ACRONYM = /^(?:\p{Lu}{1,4}|iban|atm)$/u;
+const WORD = /\S+/gu;
+const WORD_EDGE = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+const POSSESSIVE = /['’]s$/u;
+const LEADING_PUNCTUATION = /^[^\p{L}\p{N}]+/u;
+/** A final `.` stays: `Vanessa P.`, `Acme Inc.`. */
+const TRAILING_PUNCTUATION = /[^\p{L}\p{N}.]+$/u;
+const UPPER = /\p{Lu}/u;
+const LETTER = /\p{L}/u;
+const DIGIT = /\p{N}/u;
+/** A lower-case word this short between capitalised ones is a particle of a language the list does not cover (`Kengo wa Dondo`). */
+const SHORT_PARTICLE = 3;
+/**
+ * What follows a form's label rather than a name: a colon, then the end of
+ * the line or a value with a digit in its first characters (`Zwischensumme: CHF 1'234`, `Von:` and
+ * the sender below); a speaker in a chat (`Amy: Remember me?`) is not one.
+ */
+const LABEL = /^:[^\S\n]*(?:\n|$|[^\n\d]{0,6}\d)/u;
+
+interface Word {
+  start: number;
+  end: number;
+  /** Lower case, edge punctuation and a possessive `'s` taken off (`Kent,` is `kent`). */
+  bare: string;
+  digit: boolean;
+  /** Letters, none of them upper case, and not a connector; or a function word however written. */
+  lower: boolean;
+  /** Has an upper-case letter. */
+  cased: boolean;
+  /** A short word in capitals: `ATM`, `DPO`, `AE`. */
+  acronym: boolean;
+}
+
+function wordsOf(text: string, start: number, end: number): Word[] {
+  const list: Word[] = [];
+  for (const m of text.slice(start, end).matchAll(WORD)) {
+    const raw = m[0];
+    const bare = raw.replace(WORD_EDGE, '').replace(POSSESSIVE, '');
+    if (bare === '') continue;
+    list.push({
+      start: start + m.index,
+      end: start + m.index + raw.length,
+      bare: bare.toLowerCase(),
+      acronym: ACRONYM.test(bare),
+      digit: DIGIT.test(raw),
+      lower: (LETTER.test(raw) && !UPPER.test(raw) && !CONNECTORS.has(bare)) || FUNCTION_WORDS.has(bare.toLowerCase()),
+      cased: UPPER.test(raw),
+    });
+  }
+  return list;
+}
+
+/**
+ * Corrections of the analyzer's people, places, organisations and groups,
+ * where spaCy's English pipelines are known to be wrong (eval/dlp, splits
+ * `dev` and `dev2`); each one narrows, drops or retypes a finding, never
+ * adds one:
+ *
+ * - a finding ends at a line break: a form's next line is another field
+ *   (`United Kingdom\nMobile`), a scorecard's next line another player;
+ * - lower-case words and other languages' function words at its edges, and
+ *   a possessive `'s`, are not part of the value (`Charles ceded`,
+ *   `st Kaluwitharana`, `Según Alvarez`, `England's`); numbers stay (a house
+ *   number is redacted with its street) but do not decide the type;
+ * - a phrase is not a name: a finding with more lower-case or function
+ *   words than others, or a long lower-case word between capitalised ones
+ *   (`möchten Ihnen mitteilen`, `Mit freundlichen Grüssen`, `hoy de que
+ *   pidió`), one written all in lower case whose words the name lists do
+ *   not all know (`bearbeitet wurde`, `de la`; `sarah johnson` stays), a
+ *   short word in capitals (`ATM`, `IBAN`, `DPO AE`), or a form's label, a
+ *   word before a colon and a value that is neither a known name nor a
+ *   known place (`Zwischensumme: CHF 1250`; a chat's `Amy: hi` stays);
+ * - the in-process dictionaries settle the type: a known country, or a
+ *   known city that is not also a first name, found as a person is a place
+ *   (`Bern`, `Francia`; `Verona` stays), a known city or country found as
+ *   an organisation is a place (`ESPOO`), and known first and last names
+ *   found as an organisation are a person (`Michael Hoffmann`; `Johnson &
+ *   Johnson` stays).
+ */
+export function refineAnalyzerFindings(list: readonly Candidate[], text: string): Candidate[] {
+  const out: Candidate[] = [];
+  for (const finding of list) {
+    const refined = NAME_TYPES.has(finding.entity) ? refine({ ...finding }, text) : finding;
+    if (refined) out.push(refined);
+  }
+  return out;
+}
+
+function refine(f: Candidate, text: string): Candidate | undefined {
+  const lineBreak = text.indexOf('\n', f.start);
+  const all = wordsOf(text, f.start, lineBreak >= 0 && lineBreak < f.end ? lineBreak : f.end);
+  // Written all in lower case, a value is judged by the dictionaries below, not by its case.
+  const cased = all.some((w) => w.cased);
+  // Mostly lower-case words is a phrase, not a name (`möchten Ihnen mitteilen`); connectors are neutral (`Bank of America`).
+  const lower = cased ? all.filter((w) => w.lower).length : 0;
+  if (lower * 2 > all.length) return undefined;
+  // A lower-case connector at an edge is the phrase around the name (`Numéro de`); a capitalised one opens it (`El Salvador`).
+  const edge = (w: Word) => cased && (w.lower || (!w.cased && CONNECTORS.has(w.bare)));
+  let words = all;
+  while (words.length > 0 && edge(words[0]!)) words = words.slice(1);
+  while (words.length > 0 && edge(words.at(-1)!)) words = words.slice(0, -1);
+  if (words.some((w) => w.lower && cased && w.bare.length > SHORT_PARTICLE)) return undefined;
+  // Numbers stay in the span (a house number redacted with its street) but say nothing about the type.
+  const named = words.filter((w) => !w.digit);
+  if (named.length === 0 || words.every((w) => w.acronym || CONNECTORS.has(w.bare))) return undefined;
+
+  let value = text.slice(words[0]!.start, words.at(-1)!.end);
+  const lead = value.length - value.replace(LEADING_PUNCTUATION, '').length;
+  value = value.slice(lead).replace(TRAILING_PUNCTUATION, '').replace(POSSESSIVE, '');
+  if (value === '') return undefined;
+  f.start = words[0]!.start + lead;
+  f.end = f.start + value.length;
+
+  const dict = (dictionaries ??= loadDictionaries());
+  const whole = named.map((w) => w.bare).join(' ');
+  const folded = fold(whole);
+  const country = dict.countries.has(folded);
+  const place = country || dict.cities.has(folded);
+  // Initials and connectors say nothing; a lower-case name needs its other words known.
+  const content = named.filter((w) => w.bare.length >= 3 && !CONNECTORS.has(w.bare));
+  const known = content.filter((w) => dict.names.has(w.bare)).length;
+  const name = known > 0 && known === content.length;
+  if (!cased && !(f.entity === 'LOCATION' ? place : name)) return undefined;
+  if (LABEL.test(text.slice(f.end, f.end + 24)) && !place && known === 0) return undefined;
+  // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
+  if (
+    f.entity === 'ORGANIZATION' ? place : f.entity === 'PERSON' && (country || (place && !dict.firstNames.has(whole)))
+  )
+    f.entity = 'LOCATION';
+  else if (f.entity === 'ORGANIZATION' && name && !value.includes('&')) f.entity = 'PERSON';
+  f.key = value.toLowerCase().replace(/\s+/g, ' ');
+  return f;
+}
