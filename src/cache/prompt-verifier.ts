@@ -260,7 +260,7 @@ const KEYS: ReadonlyMap<string, readonly [row: number, column: number]> = new Ma
 
 /**
  * Whether one letter typed for another is a slip: a neighbouring key, or a vowel for a vowel
- * (`calender`, `sentance`). A letter replaced by a far one is another word the dictionary does not
+ * (`seperate`, `sentance`). A letter replaced by a far one is another word the dictionary does not
  * know (`lipase` / `ligase`), not a typo.
  */
 function slip(x: string, y: string): boolean {
