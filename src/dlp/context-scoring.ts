@@ -1,3 +1,4 @@
+import { AsciiStretch } from './ascii-stretch.ts';
 import {
   CONTEXT_BOOST,
   CONTEXT_WORDS_AFTER,
@@ -72,10 +73,8 @@ export class ContextScorer {
   adjust(text: string, start: number, end: number, score: number): number {
     const from = Math.max(0, start - WINDOW_CHARS);
     const to = Math.min(text.length, end + WINDOW_CHARS);
-    // One test for both windows in the usual case; a slice is a view, and a test of it far cheaper than a loop.
-    const ascii = !NON_ASCII.test(text.slice(from, to));
-    BEFORE.open(text, from, start, this.openings, ascii || !NON_ASCII.test(text.slice(from, start)));
-    AFTER.open(text, end, to, this.openings, ascii || !NON_ASCII.test(text.slice(end, to)));
+    BEFORE.open(text, from, start, this.openings, ASCII.between(text, from, start));
+    AFTER.open(text, end, to, this.openings, ASCII.between(text, end, to));
     for (let distance = 0; ; distance++) {
       const before = BEFORE.reach(distance);
       if (before) {
@@ -249,6 +248,7 @@ class WordsAfter extends WordReader {
 /** One reader per side; {@link ContextScorer.adjust} is synchronous, so one pair serves every call. */
 const BEFORE = new WordsBefore(CONTEXT_WORDS_BEFORE);
 const AFTER = new WordsAfter(CONTEXT_WORDS_AFTER);
+const ASCII = new AsciiStretch();
 
 /** The word `text[start, end)` lower-cased, or '' (which no list holds) when no listed word opens like it. */
 function lowerWord(text: string, start: number, end: number, openings: Uint8Array): string {
