@@ -53,7 +53,7 @@ class WordSet {
 export class ContextScorer {
   private readonly positive: WordSet;
   private readonly negative: WordSet | undefined;
-  /** The first two letters of every word either list (or {@link NUMBER_NOUNS}) could match: other words are never copied out of the text. */
+  /** The first three letters of every word either list (or {@link NUMBER_NOUNS}) could match: other words are never copied out of the text. */
   private readonly openings: Uint8Array;
 
   constructor(rule: ContextRule) {
@@ -95,21 +95,34 @@ export class ContextScorer {
   }
 }
 
-/** Index of a word's opening in {@link ContextScorer}'s table: two lower-case ASCII letters, the second 26 when the word has one letter. */
-function openingIndex(first: number, second: number): number {
-  return first * 27 + second;
+/** Where a word stops before its second or third letter: {@link openingIndex}'s 26. */
+const ENDED = 26;
+
+/**
+ * Index of a word's opening in {@link ContextScorer}'s table: its first
+ * three letters, lower-case ASCII, each 0-25, or {@link ENDED} after the
+ * last one (a digit in third place counts as an end: such a word opens like
+ * the two letters before it, so it is still copied and compared whenever
+ * they could match).
+ */
+function openingIndex(first: number, second: number, third: number): number {
+  return (first * 27 + second) * 27 + third;
 }
 
+/** Every opening a listed word could share with a word of plain ASCII text; the others can never match. */
 function openingsOf(words: Iterable<string>): Uint8Array {
-  const table = new Uint8Array(27 * 27);
+  const table = new Uint8Array(27 * 27 * 27);
+  const letter = (word: string, i: number) => (i < word.length ? word.charCodeAt(i) - 97 : ENDED);
   for (const raw of words) {
-    const word = raw.endsWith('*') ? raw.slice(0, -1) : raw;
-    const first = word.charCodeAt(0) - 97;
+    const prefix = raw.endsWith('*');
+    const word = prefix ? raw.slice(0, -1) : raw;
+    const [first, second, third] = [letter(word, 0), letter(word, 1), letter(word, 2)];
     // Words of other scripts are only compared on the slow path, which copies every word.
-    if (first < 0 || first > 25) continue;
-    const second = word.length > 1 ? word.charCodeAt(1) - 97 : 26;
-    if (raw.endsWith('*') && word.length === 1) for (let c = 0; c <= 26; c++) table[openingIndex(first, c)] = 1;
-    else if (second >= 0 && second <= 26) table[openingIndex(first, second)] = 1;
+    if (first < 0 || first > 25 || second < 0 || second > ENDED) continue;
+    // A prefix opens every longer word; a digit in third place reads as an end (see openingIndex).
+    const seconds = prefix && second === ENDED ? [...Array(27).keys()] : [second];
+    const thirds = prefix && third === ENDED ? [...Array(27).keys()] : third >= -49 && third <= -40 ? [ENDED] : [third];
+    for (const s of seconds) for (const t of thirds) if (t >= 0 && t <= ENDED) table[openingIndex(first, s, t)] = 1;
   }
   return table;
 }
@@ -254,7 +267,9 @@ const ASCII = new AsciiStretch();
 function lowerWord(text: string, start: number, end: number, openings: Uint8Array): string {
   const first = text.charCodeAt(start) | 0x20;
   const second = end - start > 1 ? text.charCodeAt(start + 1) | 0x20 : 123;
-  if (second < 97 || !openings[openingIndex(first - 97, second - 97)]) return '';
+  if (second < 97) return '';
+  const third = end - start > 2 ? text.charCodeAt(start + 2) | 0x20 : 123;
+  if (!openings[openingIndex(first - 97, second - 97, third < 97 ? ENDED : third - 97)]) return '';
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c >= 65 && c <= 90) return text.slice(start, end).toLowerCase();
