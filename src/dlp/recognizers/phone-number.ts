@@ -265,13 +265,14 @@ export class PhoneNumberRecognizer implements Recognizer {
   /**
    * Whether a phone word, or a table's column header, is near the chunk
    * being read: reading the words around costs more than the rest, so it is
-   * asked at most once per chunk, and only when the answer matters.
+   * asked at most once per chunk, only when the answer matters, and after
+   * the header (read once per line, and enough for a row of a phone column).
    */
   private phoneWordNearby(): boolean {
     const nearby = this.nearby;
     return (nearby.answer ??=
-      this.scorer.adjust(nearby.text, nearby.start, nearby.end, NATIONAL_SCORE) > NATIONAL_SCORE ||
-      columnHeaderHas(nearby.text, nearby.start, this.phoneWords));
+      columnHeaderHas(nearby.text, nearby.start, this.phoneWords) ||
+      this.scorer.adjust(nearby.text, nearby.start, nearby.end, NATIONAL_SCORE) > NATIONAL_SCORE);
   }
 
   private validate(value: string, layoutChecked: boolean): { score: number; e164: string } | undefined {
