@@ -113,16 +113,20 @@ function openingIndex(first: number, second: number, third: number): number {
 function openingsOf(words: Iterable<string>): Uint8Array {
   const table = new Uint8Array(27 * 27 * 27);
   const letter = (word: string, i: number) => (i < word.length ? word.charCodeAt(i) - 97 : ENDED);
+  const any = [...Array(ENDED + 1).keys()];
   for (const raw of words) {
     const prefix = raw.endsWith('*');
     const word = prefix ? raw.slice(0, -1) : raw;
-    const [first, second, third] = [letter(word, 0), letter(word, 1), letter(word, 2)];
+    const first = letter(word, 0);
+    const second = letter(word, 1);
+    // A digit in third place reads as an end (see openingIndex).
+    const third = isDigit(word.charCodeAt(2)) ? ENDED : letter(word, 2);
     // Words of other scripts are only compared on the slow path, which copies every word.
-    if (first < 0 || first > 25 || second < 0 || second > ENDED) continue;
-    // A prefix opens every longer word; a digit in third place reads as an end (see openingIndex).
-    const seconds = prefix && second === ENDED ? [...Array(27).keys()] : [second];
-    const thirds = prefix && third === ENDED ? [...Array(27).keys()] : third >= -49 && third <= -40 ? [ENDED] : [third];
-    for (const s of seconds) for (const t of thirds) if (t >= 0 && t <= ENDED) table[openingIndex(first, s, t)] = 1;
+    if (first < 0 || first > 25 || second < 0 || second > ENDED || third < 0 || third > ENDED) continue;
+    // A prefix opens every longer word.
+    const seconds = prefix && second === ENDED ? any : [second];
+    const thirds = prefix && third === ENDED ? any : [third];
+    for (const s of seconds) for (const t of thirds) table[openingIndex(first, s, t)] = 1;
   }
   return table;
 }
