@@ -1,3 +1,4 @@
+import { AsciiStretch } from './ascii-stretch.ts';
 import {
   CONTEXT_BOOST,
   CONTEXT_WORDS_AFTER,
@@ -52,7 +53,7 @@ class WordSet {
 export class ContextScorer {
   private readonly positive: WordSet;
   private readonly negative: WordSet | undefined;
-  /** The first two letters of every word either list (or {@link NUMBER_NOUNS}) could match: other words are never copied out of the text. */
+  /** The first three letters of every word either list (or {@link NUMBER_NOUNS}) could match: other words are never copied out of the text. */
   private readonly openings: Uint8Array;
 
   constructor(rule: ContextRule) {
@@ -72,10 +73,8 @@ export class ContextScorer {
   adjust(text: string, start: number, end: number, score: number): number {
     const from = Math.max(0, start - WINDOW_CHARS);
     const to = Math.min(text.length, end + WINDOW_CHARS);
-    // One test for both windows in the usual case; a slice is a view, and a test of it far cheaper than a loop.
-    const ascii = !NON_ASCII.test(text.slice(from, to));
-    BEFORE.open(text, from, start, this.openings, ascii || !NON_ASCII.test(text.slice(from, start)));
-    AFTER.open(text, end, to, this.openings, ascii || !NON_ASCII.test(text.slice(end, to)));
+    BEFORE.open(text, from, start, this.openings, ASCII.between(text, from, start));
+    AFTER.open(text, end, to, this.openings, ASCII.between(text, end, to));
     for (let distance = 0; ; distance++) {
       const before = BEFORE.reach(distance);
       if (before) {
@@ -96,21 +95,38 @@ export class ContextScorer {
   }
 }
 
-/** Index of a word's opening in {@link ContextScorer}'s table: two lower-case ASCII letters, the second 26 when the word has one letter. */
-function openingIndex(first: number, second: number): number {
-  return first * 27 + second;
+/** Where a word stops before its second or third letter: {@link openingIndex}'s 26. */
+const ENDED = 26;
+
+/**
+ * Index of a word's opening in {@link ContextScorer}'s table: its first
+ * three letters, lower-case ASCII, each 0-25, or {@link ENDED} after the
+ * last one (a digit in third place counts as an end: such a word opens like
+ * the two letters before it, so it is still copied and compared whenever
+ * they could match).
+ */
+function openingIndex(first: number, second: number, third: number): number {
+  return (first * 27 + second) * 27 + third;
 }
 
+/** Every opening a listed word could share with a word of plain ASCII text; the others can never match. */
 function openingsOf(words: Iterable<string>): Uint8Array {
-  const table = new Uint8Array(27 * 27);
+  const table = new Uint8Array(27 * 27 * 27);
+  const letter = (word: string, i: number) => (i < word.length ? word.charCodeAt(i) - 97 : ENDED);
+  const any = [...Array(ENDED + 1).keys()];
   for (const raw of words) {
-    const word = raw.endsWith('*') ? raw.slice(0, -1) : raw;
-    const first = word.charCodeAt(0) - 97;
+    const prefix = raw.endsWith('*');
+    const word = prefix ? raw.slice(0, -1) : raw;
+    const first = letter(word, 0);
+    const second = letter(word, 1);
+    // A digit in third place reads as an end (see openingIndex).
+    const third = isDigit(word.charCodeAt(2)) ? ENDED : letter(word, 2);
     // Words of other scripts are only compared on the slow path, which copies every word.
-    if (first < 0 || first > 25) continue;
-    const second = word.length > 1 ? word.charCodeAt(1) - 97 : 26;
-    if (raw.endsWith('*') && word.length === 1) for (let c = 0; c <= 26; c++) table[openingIndex(first, c)] = 1;
-    else if (second >= 0 && second <= 26) table[openingIndex(first, second)] = 1;
+    if (first < 0 || first > 25 || second < 0 || second > ENDED || third < 0 || third > ENDED) continue;
+    // A prefix opens every longer word.
+    const seconds = prefix && second === ENDED ? any : [second];
+    const thirds = prefix && third === ENDED ? any : [third];
+    for (const s of seconds) for (const t of thirds) table[openingIndex(first, s, t)] = 1;
   }
   return table;
 }
@@ -249,12 +265,15 @@ class WordsAfter extends WordReader {
 /** One reader per side; {@link ContextScorer.adjust} is synchronous, so one pair serves every call. */
 const BEFORE = new WordsBefore(CONTEXT_WORDS_BEFORE);
 const AFTER = new WordsAfter(CONTEXT_WORDS_AFTER);
+const ASCII = new AsciiStretch();
 
 /** The word `text[start, end)` lower-cased, or '' (which no list holds) when no listed word opens like it. */
 function lowerWord(text: string, start: number, end: number, openings: Uint8Array): string {
   const first = text.charCodeAt(start) | 0x20;
   const second = end - start > 1 ? text.charCodeAt(start + 1) | 0x20 : 123;
-  if (second < 97 || !openings[openingIndex(first - 97, second - 97)]) return '';
+  if (second < 97) return '';
+  const third = end - start > 2 ? text.charCodeAt(start + 2) | 0x20 : 123;
+  if (!openings[openingIndex(first - 97, second - 97, third < 97 ? ENDED : third - 97)]) return '';
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c >= 65 && c <= 90) return text.slice(start, end).toLowerCase();

@@ -90,21 +90,9 @@ function readTable(text: string, lineStart: number): Table | undefined {
   const separator = CELL_SEPARATORS.find((s) => line.includes(s));
   if (separator === undefined) return undefined;
   const cells = countOf(text, separator, lineStart, lineEnd);
-  let headerStart = -1;
-  let headerEnd = -1;
-  let end = lineStart - 1;
-  const floor = Math.max(0, lineStart - MAX_CHARS_UP);
-  for (let rows = 0; rows < MAX_ROWS_UP && end > floor; rows++) {
-    const start = text.lastIndexOf('\n', end - 1) + 1;
-    // A row of another shape ends the block: the row below it was the header.
-    if (countOf(text, separator, start, end) !== cells) break;
-    if (!RULE_ROW.test(text.slice(start, end))) {
-      headerStart = start;
-      headerEnd = end;
-    }
-    end = start - 1;
-    if (start === 0) break;
-  }
+  const walk = walkOn(text, lineStart, lineEnd, separator, cells) ?? walkUp(text, lineStart, lineEnd, separator, cells);
+  lastWalk = walk;
+  const { headerStart, headerEnd } = walk;
   if (headerStart < 0) return undefined;
   if (
     text !== builtText ||
@@ -123,6 +111,82 @@ function readTable(text: string, lineStart: number): Table | undefined {
     };
   }
   return builtTable;
+}
+
+/** A row of a table and what walking up its block found: the rows read, the end of the topmost, the header. */
+interface Walk {
+  text: string;
+  lineStart: number;
+  lineEnd: number;
+  separator: string;
+  cells: number;
+  rows: number;
+  topEnd: number;
+  headerStart: number;
+  headerEnd: number;
+}
+
+/** The walk of the row read last, which the row right below it continues: each row of a block would otherwise walk up the whole block again. */
+let lastWalk: Walk | undefined;
+
+/** Walks up from the line `text[lineStart, lineEnd)` to the first row of its block (or a limit): the header is the topmost row that is not a rule. */
+function walkUp(text: string, lineStart: number, lineEnd: number, separator: string, cells: number): Walk {
+  let headerStart = -1;
+  let headerEnd = -1;
+  let end = lineStart - 1;
+  let topEnd = end;
+  let rows = 0;
+  const floor = Math.max(0, lineStart - MAX_CHARS_UP);
+  for (; rows < MAX_ROWS_UP && end > floor; rows++) {
+    topEnd = end;
+    const start = text.lastIndexOf('\n', end - 1) + 1;
+    // A row of another shape ends the block: the row below it was the header.
+    if (countOf(text, separator, start, end) !== cells) {
+      rows++;
+      break;
+    }
+    if (!RULE_ROW.test(text.slice(start, end))) {
+      headerStart = start;
+      headerEnd = end;
+    }
+    end = start - 1;
+    if (start === 0) {
+      rows++;
+      break;
+    }
+  }
+  return { text, lineStart, lineEnd, separator, cells, rows, topEnd, headerStart, headerEnd };
+}
+
+/**
+ * What {@link walkUp} would find from the row right below the one walked
+ * last, without reading the block again: the same rows with the last one on
+ * top, provided the same limits still let {@link walkUp} reach them all.
+ */
+function walkOn(text: string, lineStart: number, lineEnd: number, separator: string, cells: number): Walk | undefined {
+  const above = lastWalk;
+  if (
+    above === undefined ||
+    above.text !== text ||
+    above.lineEnd !== lineStart - 1 ||
+    above.separator !== separator ||
+    above.cells !== cells ||
+    above.rows >= MAX_ROWS_UP ||
+    (above.rows > 0 && above.topEnd <= lineStart - MAX_CHARS_UP)
+  )
+    return undefined;
+  const aboveIsHeader = above.headerStart < 0 && !RULE_ROW.test(text.slice(above.lineStart, above.lineEnd));
+  return {
+    text,
+    lineStart,
+    lineEnd,
+    separator,
+    cells,
+    rows: above.rows + 1,
+    topEnd: above.rows > 0 ? above.topEnd : above.lineEnd,
+    headerStart: aboveIsHeader ? above.lineStart : above.headerStart,
+    headerEnd: aboveIsHeader ? above.lineEnd : above.headerEnd,
+  };
 }
 
 function countOf(text: string, char: string, from: number, to: number): number {

@@ -14,6 +14,9 @@ import { PatternRecognizer } from './pattern-recognizer.ts';
 // Not inside a longer number or word: no word character or number separator before, none after.
 const BEFORE = String.raw`(?<![\w.,+-])`;
 const AFTER = String.raw`(?![\w]|[.,-]\d)`;
+const MIN_DIGITS = 13;
+/** Groups of digits the expression takes at most: two, then up to five more. */
+const MAX_GROUPS = 7;
 
 export function creditCardRecognizer(): PatternRecognizer {
   return new PatternRecognizer({
@@ -33,12 +36,13 @@ export function creditCardRecognizer(): PatternRecognizer {
     validate(value) {
       // Most matches in a text full of numbers are dates and phone numbers: counted before anything is copied.
       const count = digitCount(value);
-      if (count < 13 || count > 19) return 0;
+      if (count < MIN_DIGITS || count > 19) return 0;
       const digits = value.replace(/\D/g, '');
-      if (digits.length < 13 || digits.length > 19 || !luhnValid(digits)) return 0;
+      if (digits.length < MIN_DIGITS || digits.length > 19 || !luhnValid(digits)) return 0;
       return cardIssuer(digits) ? 1 : 0.5;
     },
     normalize: (value) => value.replace(/\D/g, ''),
+    resumeAfterRejected: (value) => (digitCount(value) < MIN_DIGITS ? lastGroupIfNoneBefore(value) : undefined),
     context: { positive: ['card*', 'credit', 'debit', 'visa', 'mastercard', 'amex', 'cc', 'pan', 'cardholder'] },
   });
 }
@@ -50,4 +54,28 @@ function digitCount(value: string): number {
     if (c >= 48 && c <= 57) n++;
   }
   return n;
+}
+
+/**
+ * Where the last group of a match with too few digits starts, when no match
+ * could start at an earlier one: from any group but the last, the same
+ * separator follows, so the run ends where this match ended and holds fewer
+ * digits still; the last group may be followed by another separator and
+ * start a card. Undefined when the match stopped at the expression's
+ * seventh group, since a later start could then run on past it.
+ */
+function lastGroupIfNoneBefore(value: string): number | undefined {
+  let groups = 0;
+  let lastStart = 0;
+  for (let i = 0; i < value.length; i++) {
+    if (isDigit(value.charCodeAt(i)) && (i === 0 || !isDigit(value.charCodeAt(i - 1)))) {
+      groups++;
+      lastStart = i;
+    }
+  }
+  return groups < MAX_GROUPS ? lastStart : undefined;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
 }

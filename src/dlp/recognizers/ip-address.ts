@@ -14,7 +14,11 @@ import { ipv4Scope, ipv6Scope, type IpScope } from '../validators/ip-address.ts'
 
 const SCORES: Record<IpScope, number> = { routable: 0.85, private: 0.85, loopback: 0.3, unspecified: 0.3, invalid: 0 };
 
-const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)/g;
+/**
+ * `(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}…` with its first digit before the lookbehind: the same
+ * matches, but the engine looks for a digit first instead of testing the lookbehind at every character.
+ */
+const IPV4 = /\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}(?![\w]|\.\d)/g;
 /** Anchored where a candidate starts; see {@link IpAddressRecognizer.scanIpv6}. */
 const IPV6 = /(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\w.]+)?(?![\w:])/y;
 const MAX_IPV6_LENGTH = 45;

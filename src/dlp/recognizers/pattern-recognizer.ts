@@ -33,6 +33,12 @@ export interface PatternRecognizerOptions {
   validate?(value: string, pattern: PatternSpec): number;
   /** Canonical form of a value, the key of its placeholder. Default: the value. */
   normalize?(value: string): string;
+  /**
+   * Where in a value the validator rejected the scan resumes, when no match
+   * could start before that point either. Default: one character after the
+   * match's start.
+   */
+  resumeAfterRejected?(value: string): number | undefined;
 }
 
 /**
@@ -49,6 +55,7 @@ export class PatternRecognizer implements Recognizer {
   private readonly patterns: readonly PatternSpec[];
   private readonly validate: ((value: string, pattern: PatternSpec) => number) | undefined;
   private readonly normalize: (value: string) => string;
+  private readonly resumeAfterRejected: ((value: string) => number | undefined) | undefined;
 
   constructor(options: PatternRecognizerOptions) {
     for (const pattern of options.patterns) {
@@ -61,6 +68,7 @@ export class PatternRecognizer implements Recognizer {
     this.patterns = options.patterns;
     this.validate = options.validate;
     this.normalize = options.normalize ?? ((value) => value);
+    this.resumeAfterRejected = options.resumeAfterRejected;
   }
 
   analyze(text: string, out: Candidate[]): void {
@@ -78,7 +86,8 @@ export class PatternRecognizer implements Recognizer {
         if (score > 0) {
           out.push({ entity: this.entity, start, end, score, key: this.normalize(value), recognizer: this.name });
         } else {
-          regex.lastIndex = match.index + 1;
+          const resume = this.resumeAfterRejected?.(value);
+          regex.lastIndex = resume === undefined ? match.index + 1 : start + resume;
         }
         if (match[0].length === 0) regex.lastIndex++;
       }

@@ -136,6 +136,8 @@ const BARE_SCORE = 0.5;
 /** Digits without `+` that form a valid international number (`447911123456`): as likely a phone as a national number without its trunk 0. */
 const BARE_INTERNATIONAL_SCORE = 0.6;
 const MAX_TRIMS = 3;
+const MIN_DIGITS = 7;
+const MAX_DIGITS = 17;
 const MEMO_SIZE = 1024;
 
 /** How a national number is read: with its trunk prefix, in a North American layout, or as written. */
@@ -167,6 +169,13 @@ export class PhoneNumberRecognizer implements Recognizer {
   private readonly plans: readonly PhonePlan[];
   private readonly scorer = new ContextScorer(PHONE_CONTEXT);
   private readonly phoneWords: ReadonlySet<string>;
+  /** The chunk being read, and whether a phone word is near it once asked ({@link phoneWordNearby}); refilled per chunk. */
+  private readonly nearby: { text: string; start: number; end: number; answer: boolean | undefined } = {
+    text: '',
+    start: 0,
+    end: 0,
+    answer: undefined,
+  };
   /**
    * Digit runs already read, and what they were: a conversation re-sends its
    * earlier turns with every request, so most runs were read a moment ago.
@@ -228,21 +237,22 @@ export class PhoneNumberRecognizer implements Recognizer {
   ): { length: number; score: number; e164: string } | undefined {
     let value = trimSeparators(chunk);
     while (value.endsWith(')') && count(value, '(') < count(value, ')')) value = value.slice(0, -1);
-    let context: boolean | undefined;
-    // Reading the words around costs more than the rest; asked at most once per chunk. A table's column header counts as a word nearby.
-    const phoneWordNearby = () =>
-      (context ??=
-        this.scorer.adjust(text, start, start + chunk.length, NATIONAL_SCORE) > NATIONAL_SCORE ||
-        columnHeaderHas(text, start, this.phoneWords));
+    const nearby = this.nearby;
+    nearby.text = text;
+    nearby.start = start;
+    nearby.end = start + chunk.length;
+    nearby.answer = undefined;
     // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
     const extended = extensionLength(text, start + value.length) > 0;
-    if (CARD_LAYOUT.test(value) || (!extended && NOT_PHONE.test(value))) return undefined;
+    // Both layouts start with a digit, and most chunks that do not are numbers with `+` or `(`.
+    if (isDigit(value.charCodeAt(0)) && (CARD_LAYOUT.test(value) || (!extended && NOT_PHONE.test(value))))
+      return undefined;
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
       const after = start + value.length;
       // An extension glued on (`415-555-2671x123`) ends the number as well as a space does.
       if (trims > 0 || endsNumber(text, after) || extensionLength(text, after) > 0) {
         // The whole chunk's layout was checked above; a shorter prefix is checked again unless an extension proves it.
-        const found = this.validate(value, trims === 0 || extended, phoneWordNearby);
+        const found = this.validate(value, trims === 0 || extended);
         if (found) return { length: value.length, score: found.score, e164: found.e164 };
       }
       const cut = lastSeparator(value);
@@ -252,16 +262,25 @@ export class PhoneNumberRecognizer implements Recognizer {
     return undefined;
   }
 
-  private validate(
-    value: string,
-    layoutChecked: boolean,
-    phoneWordNearby: () => boolean,
-  ): { score: number; e164: string } | undefined {
-    const digitCount = countDigits(value);
-    if (digitCount < 7 || digitCount > 17) return undefined;
-    if (count(value, '(') !== count(value, ')')) return undefined;
+  /**
+   * Whether a phone word, or a table's column header, is near the chunk
+   * being read: reading the words around costs more than the rest, so it is
+   * asked at most once per chunk, only when the answer matters, and after
+   * the header (read once per line, and enough for a row of a phone column).
+   */
+  private phoneWordNearby(): boolean {
+    const nearby = this.nearby;
+    return (nearby.answer ??=
+      columnHeaderHas(nearby.text, nearby.start, this.phoneWords) ||
+      this.scorer.adjust(nearby.text, nearby.start, nearby.end, NATIONAL_SCORE) > NATIONAL_SCORE);
+  }
+
+  private validate(value: string, layoutChecked: boolean): { score: number; e164: string } | undefined {
+    const shape = shapeOf(value);
+    if (shape.digits < MIN_DIGITS || shape.digits > MAX_DIGITS) return undefined;
+    if (shape.opens !== shape.closes) return undefined;
     if (!layoutChecked && NOT_PHONE.test(value)) return undefined;
-    const digits = digitCount === value.length ? value : digitsOf(value);
+    const digits = shape.digits === value.length ? value : digitsOf(value);
     const first = value.charCodeAt(0);
     if (first === PLUS || (first === ZERO && value.charCodeAt(1) === ZERO)) {
       const e164 = this.international(first === PLUS ? digits : digits.slice(2));
@@ -286,7 +305,7 @@ export class PhoneNumberRecognizer implements Recognizer {
       return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
     }
     // Without a phone word nearby the score could not reach a threshold anyway.
-    if (!phoneWordNearby()) return undefined;
+    if (!this.phoneWordNearby()) return undefined;
     const e164 = this.national(digits, 'any');
     if (e164) return { score: NATIONAL_SCORE, e164 };
     const international = digits.length >= 11 ? this.international(digits) : undefined;
@@ -461,10 +480,23 @@ function count(value: string, char: string): number {
   return n;
 }
 
-function countDigits(value: string): number {
-  let n = 0;
-  for (let i = 0; i < value.length; i++) if (isDigit(value.charCodeAt(i))) n++;
-  return n;
+/** Digits and parentheses of a value, counted in one pass; one object reused, since a scan is synchronous. */
+const SHAPE = { digits: 0, opens: 0, closes: 0 };
+
+function shapeOf(value: string): typeof SHAPE {
+  let digits = 0;
+  let opens = 0;
+  let closes = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (isDigit(c)) digits++;
+    else if (c === OPEN) opens++;
+    else if (c === CLOSE) closes++;
+  }
+  SHAPE.digits = digits;
+  SHAPE.opens = opens;
+  SHAPE.closes = closes;
+  return SHAPE;
 }
 
 /** The digits of `value`, and nothing else. */
