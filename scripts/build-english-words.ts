@@ -128,7 +128,8 @@ export function buildEnglishWordsModule(): string {
     '',
     `export const ENGLISH_WORD_COUNT = ${words.length};`,
     `export const ENGLISH_WORD_BITS = ${bits};`,
-    `export const ENGLISH_WORD_FILTER =\n  '${lines.join("' +\n  '")}';`,
+    // Lines of an array, not a chain of `+`: a chain of thousands nests as deep, and TypeScript's walkers recurse on it.
+    `export const ENGLISH_WORD_FILTER = [\n  '${lines.join("',\n  '")}',\n].join('');`,
     '',
   ].join('\n');
 }
