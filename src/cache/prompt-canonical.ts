@@ -366,12 +366,22 @@ const ORDINAL_ENDINGS = new Set([
 /** The litre and its multiples, which SI writes with `l` or `L` alike (`50 mL` = `50 ml`). */
 const LITRES = /^[mcdhkµu]?L$/u;
 
-/** Writes units alike, in place: `50ml` = `50 ml` (a unit glued to its number is a word of its own), `mL` = `ml`. */
-function unitsSpelledAlike(tokens: string[]): void {
+/** A number with its per cent sign (`80%`). */
+const PER_CENT = /^(\p{N}+(?:[.,]\p{N}+)?)%$/u;
+
+/**
+ * Writes units alike, in place: `50ml` = `50 ml` (a unit glued to its number is a word of its own), `mL` = `ml`,
+ * `80%` = `80 %`, and in English `80 percent` and `80 per cent` = `80 %`.
+ */
+function unitsSpelledAlike(tokens: string[], english: boolean): void {
   for (let i = 0; i < tokens.length; i++) {
-    const glued = GLUED_UNIT.exec(tokens[i] as string);
-    if (glued && !ORDINAL_ENDINGS.has((glued[2] as string).toLowerCase()))
-      tokens.splice(i, 1, glued[1] as string, glued[2] as string);
+    const glued = GLUED_UNIT.exec(tokens[i] as string) ?? PER_CENT.exec(tokens[i] as string);
+    if (glued && !ORDINAL_ENDINGS.has((glued[2] ?? '%').toLowerCase()))
+      tokens.splice(i, 1, glued[1] as string, glued[2] ?? '%');
+    if (english && /^\p{N}/u.test(tokens[i] as string)) {
+      if (tokens[i + 1] === 'percent') tokens[i + 1] = '%';
+      else if (tokens[i + 1] === 'per' && tokens[i + 2] === 'cent') tokens.splice(i + 1, 2, '%');
+    }
     if (LITRES.test(tokens[i + 1] ?? '') && /^\p{N}/u.test(tokens[i] as string))
       tokens[i + 1] = (tokens[i + 1] as string).toLowerCase();
   }
@@ -411,7 +421,7 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   }
   flushProse(text.length);
   tokens.push(...courtesy(prose, tokens.length === 0, true));
-  unitsSpelledAlike(tokens);
+  unitsSpelledAlike(tokens, english);
   // "'s been" and "is been" (from "it's been") are "has been".
   if (english)
     for (let i = 0; i + 1 < tokens.length; i++)

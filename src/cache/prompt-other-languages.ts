@@ -142,6 +142,7 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
     hj: 'hoje',
   }),
   it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche', gg: 'giorni' }),
+  ru: shorthand({ спс: 'спасибо', пж: 'пожалуйста', пжл: 'пожалуйста', плз: 'пожалуйста' }),
   nl: shorthand({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad', t: 'het', 'm n': 'mijn', 'z n': 'zijn' }),
 };
 
@@ -156,6 +157,9 @@ export function isWrittenOut(word: string): boolean {
 const WRITTEN_OUT: ReadonlySet<string> = new Set(
   Object.values(SHORTHAND).flatMap((map) => [...map.values()].flatMap((long) => long.split(' '))),
 );
+
+/** Korean chat emoticons written in jamo at a prompt's end: `ㅠㅠ`, `ㅜㅜ`, `ㅋㅋㅋ`, `ㅎㅎ`. */
+const KOREAN_EMOTICON = /(?<=.)[ㅠㅜㅋㅎ]{2,}$/u;
 
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
@@ -226,12 +230,17 @@ function readShorthand(tokens: readonly string[], shorthand: ReadonlyMap<string,
 /** Tokens of a language written without spaces, with a greeting glued to the first and thanks or a polite ending to the last taken off. */
 function unglued(tokens: readonly string[], courtesy: Courtesy, promptStart: boolean, promptEnd: boolean): string[] {
   const out = [...tokens];
-  const first = out[0] as string;
+  // The first token that is more than a greeting (`你好，请问猫…`: the second greeting is glued to the question).
+  let at = 0;
+  while (promptStart && at + 1 < out.length && courtesy.greetings.some(([g]) => out[at] === g)) at++;
+  const first = out[at] as string;
   const greeting = promptStart
     ? courtesy.greetings.find(([g]) => first.startsWith(g as string) && first !== g)
     : undefined;
-  if (greeting) out[0] = first.slice((greeting[0] as string).length);
+  if (greeting) out[at] = first.slice((greeting[0] as string).length);
   if (promptEnd) {
+    // Korean crying or laughing in letters (`ㅠㅠ`, `ㅋㅋ`) is tone, as an emoji is.
+    out[out.length - 1] = (out.at(-1) as string).replace(KOREAN_EMOTICON, '');
     const last = out.at(-1) as string;
     const thanks = courtesy.thanks.find(([t]) => last.endsWith(t as string) && last !== t);
     const polite = last.replace(JAPANESE_POLITE_ENDING, '');

@@ -587,7 +587,7 @@ const TWO_LETTER_WORDS = new Set(
  * (`Paris`), an acronym of three letters or more (`DNA`) or of two that
  * spells no English word in lower case (`UK`, `TV`; not `US`, `IT`, nor a
  * letter doubled as in the date pattern `MM`), a brand in mixed
- * case of four letters or more (`WordPress`, `WiFi`). Not one letter (`G` in
+ * case of four letters or more (`WordPress`, `WiFi`), a model code (`S24`). Not one letter (`G` in
  * vim), not short units in mixed case (`kB`, `mW`, `MHz`, `Mm` for
  * megametres), not a capitonym.
  */
@@ -596,9 +596,13 @@ function foldable(token: string): boolean {
     /^\p{Lu}\p{Ll}{2,}$/u.test(token) ||
     /^\p{Lu}{3,}$/u.test(token) ||
     (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token)) ||
-    (/^\p{Lu}{2}$/u.test(token) && token[0] !== token[1] && !TWO_LETTER_WORDS.has(token.toLowerCase()));
+    (/^\p{Lu}{2}$/u.test(token) && token[0] !== token[1] && !TWO_LETTER_WORDS.has(token.toLowerCase())) ||
+    MODEL_CODE.test(token);
   return cased && !CAPITONYMS.has(token.toLowerCase());
 }
+
+/** A product or model code, a capital and digits (`S24`, `A4`, `M2`): a case-blind writer types it in lower case. */
+const MODEL_CODE = /^\p{Lu}\p{N}+$/u;
 
 /**
  * `tokens` with each foldable word that `blind` writes in lower case (or misspells so) written so
@@ -704,13 +708,15 @@ function unaccented(tokens: readonly string[], plain: readonly string[]): string
 
 /**
  * `tokens` with two neighbouring words joined where `other` writes them as one and `tokens` does not: a compound
- * split or hyphenated (`zomer vakantie` / `zomervakantie`, `wi-fi` / `wifi`). Not two English words of an English
- * prompt, which say something else apart (`every day` is not `everyday`, `may be` not `maybe`).
+ * split or hyphenated (`zomer vakantie` / `zomervakantie`, `wi-fi` / `wifi`, Korean `의료비 공제` / `의료비공제`).
+ * Not two English words of an English prompt, which say something else apart (`every day` is not `everyday`,
+ * `may be` not `maybe`).
  */
 function joinedAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
   const byLower = new Map(other.map((word) => [word.toLowerCase(), word]));
   const compound = (first: string, second: string) => {
-    if (!LATIN_WORD.test(first) || !LATIN_WORD.test(second)) return undefined;
+    if (!(LATIN_WORD.test(first) && LATIN_WORD.test(second)) && !(HANGUL_WORD.test(first) && HANGUL_WORD.test(second)))
+      return undefined;
     const whole = byLower.get(`${first}${second}`.toLowerCase());
     if (whole === undefined || tokens.includes(whole)) return undefined;
     const english = promptLanguage(tokens) === 'en';
@@ -723,6 +729,23 @@ function joinedAsIn(tokens: readonly string[], other: readonly string[]): readon
     if (whole) i++;
   }
   return out;
+}
+
+/** A word of Korean, whose spacing between the parts of a compound varies from writer to writer (`의료비 공제` / `의료비공제`). */
+const HANGUL_WORD = /^\p{Script=Hangul}+$/u;
+
+/**
+ * `tokens` with a hyphenated word written as its parts where `other` writes them apart and not joined: `faut-il` /
+ * `faut il` (English prompts have their hyphens taken out by the canonical form already).
+ */
+function splitAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
+  if (!tokens.some((token) => token.includes('-'))) return tokens;
+  return tokens.flatMap((token) => {
+    const parts = token.split('-');
+    return parts.length > 1 && LATIN_WORD.test(token) && !other.includes(token) && contiguous(other, parts)
+      ? parts
+      : [token];
+  });
 }
 
 /** Lower-case words a prompt writes with a possessive `'s` (`dog` in "my dog's ears"). */
@@ -769,7 +792,10 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
     cached = cached.map(writtenOutPlain);
     next = unaccented(next, cached);
   }
-  if (cached.length !== next.length) [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
+  if (cached.length !== next.length) {
+    [cached, next] = [splitAsIn(cached, next), splitAsIn(next, cached)];
+    [cached, next] = [joinedAsIn(cached, next), joinedAsIn(next, cached)];
+  }
   // Spelled-out umlauts and joined compounds are other words to the model: it compares the cached prompt with itself.
   if (sameTokens(cached, next)) return { ok: true, corrected: [...storedTokens] };
   const a = contentOf(cached);

@@ -114,6 +114,27 @@ describe('prompts in other languages', () => {
       'ok',
     );
     expect(verdict('Quanti giorni prima si fa il check-in?', 'quanti gg prima si fa il check-in?')).toBe('ok');
+    // Two greetings, the second glued to the question; Korean crying in letters; Russian `спс`; a model code in lower case.
+    expect(verdict('你好，请问猫可以吃香蕉吗？', '猫可以吃香蕉吗')).toBe('ok');
+    expect(
+      verdict(
+        '갤럭시 S24 배터리가 너무 빨리 닳는데 어떻게 해야 하나요?',
+        '갤럭시 s24 배터리가 너무 빨리 닳는데 어떻게 해야 하나요ㅠㅠ',
+      ),
+    ).toBe('ok');
+    expect(
+      verdict('Как перенести контакты с Android на iPhone? Спасибо!', 'как перенести контакты с android на iphone спс'),
+    ).toBe('ok');
+    // A hyphenated word against its parts; a Korean compound written apart.
+    expect(
+      verdict('Combien de temps faut-il laisser reposer la pâte ?', 'combien de temps faut il laisser reposer la pate'),
+    ).toBe('ok');
+    expect(verdict('연말정산 의료비 공제 받으려면 뭐가 필요해요?', '연말정산 의료비공제 받으려면 뭐가 필요해요')).toBe(
+      'ok',
+    );
+    expect(
+      verdict('연말정산 의료비 공제 받으려면 뭐가 필요해요?', '연말정산 의료비 환급 받으려면 뭐가 필요해요'),
+    ).not.toBe('ok');
   });
 
   it('reads quotes of any typography alike, and a quoted word as the word where the other prompt writes it bare', () => {

@@ -394,6 +394,11 @@ describe('verifyCandidate', () => {
     expect(tokens('Is 5mW safe?')).not.toEqual(tokens('Is 5 MW safe?'));
     expect(tokens('What happened on the 1st of May?')).toContain('1st');
     expect(verdict('how do I set up 2FA', 'how do I set up two-factor authentication')).toBe('ok');
+    expect(verdict("Why doesn't my laptop charge past 80 percent?", 'Why does my laptop not charge past 80%?')).toBe(
+      'ok',
+    );
+    expect(verdict('Is 80 per cent humidity too high?', 'Is 80% humidity too high?')).toBe('ok');
+    expect(verdict('Is 80% humidity too high?', 'Is 90% humidity too high?')).not.toBe('ok');
     expect(
       verdict(
         'Translate into French: The meeting has been postponed.',
