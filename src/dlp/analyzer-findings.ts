@@ -1,60 +1,19 @@
 import { readFileSync } from 'node:fs';
 import type { Candidate } from './recognizer.ts';
+import { NAME_PARTICLES } from './recognizers/person-name.ts';
 import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
 
 /** Where the in-process dictionaries are (scripts/build-person-names.ts and build-place-names.ts write them). */
 const DATA = new URL('./data/', import.meta.url);
 
 /**
- * Lower-case words that belong inside a name, a place or an organisation:
- * `de Vries`, `Bank of America`, `Federación Internacional de Fútbol`.
+ * Lower-case words that belong inside a name, a place or an organisation: a name's particles
+ * (`de Vries`) and the joining words of places and organisations (`Bank of America`,
+ * `Federación Internacional de Fútbol`).
  */
-const CONNECTORS = new Set([
-  'de',
-  'da',
-  'das',
-  'do',
-  'dos',
-  'del',
-  'della',
-  'delle',
-  'dei',
-  'di',
-  'du',
-  'des',
-  'van',
-  'von',
-  'der',
-  'den',
-  'ter',
-  'le',
-  'la',
-  'las',
-  'los',
-  'el',
-  'al',
-  'bin',
-  'binti',
-  'y',
-  'e',
-  'i',
-  'et',
-  'of',
-  'and',
-  'the',
-  'for',
-  'on',
-  'upon',
-  'sur',
-  'und',
-  'für',
-  'am',
-  'an',
-  'im',
-  'zu',
-  'zum',
-  'zur',
-  'en',
+const CONNECTORS: ReadonlySet<string> = new Set([
+  ...NAME_PARTICLES,
+  ...'delle dei du des las los y e i et of and the for on upon sur und für am an im zu zum zur en'.split(' '),
 ]);
 
 /**

@@ -5,7 +5,7 @@ import { COMMON_CAPITALISED } from './person-stopwords.ts';
 /** A capitalised word: `Müller`, `O'Brien`, `Jean-Luc`, `McDonald`. */
 const WORD = /\p{Lu}[\p{Ll}\p{M}]*(?:['’]\p{Lu}?[\p{Ll}\p{M}]+|-\p{Lu}[\p{Ll}\p{M}]+|\p{Lu}[\p{Ll}\p{M}]+)*/gu;
 /** Lower-case name particles kept inside a name: `de Vries`, `van der Berg`, `da Silva`. */
-const PARTICLES = new Set([
+export const NAME_PARTICLES: ReadonlySet<string> = new Set([
   'de',
   'da',
   'das',
@@ -217,7 +217,7 @@ export class PersonNameRecognizer implements Recognizer {
     if (between === ' ') return true;
     if (between === ', ') return run.length === 1 && this.last.has(run[0]!.word) && this.first.has(next);
     const particles = between.trim().split(/\s+/);
-    return /^ .+ $/.test(between) && particles.length <= 2 && particles.every((p) => PARTICLES.has(p));
+    return /^ .+ $/.test(between) && particles.length <= 2 && particles.every((p) => NAME_PARTICLES.has(p));
   }
 
   private known(word: string): boolean {
