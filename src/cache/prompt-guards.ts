@@ -17,9 +17,8 @@ import {
  * - numbers, in order (digits, with `1,000` = `1000` and `2.50` = `2.5`; number
  *   words zero to twenty and the tens count as their digits);
  * - quoted strings and inline code, in order (the quotes of `prompt-quotes.ts`; a prompt that is
- *   one quote as a whole is its text), compared as
- *   written; a quote in capitals in a prompt in capitals in lower case, and not a quote of one
- *   word, which the verifier compares as a word;
+ *   one quote as a whole is its text), compared as written; but a quote in capitals in a prompt in
+ *   capitals in lower case, and no quote of one word, which the verifier compares as a word;
  * - count of negations (not, no, never, none, nothing, nobody, neither, nor,
  *   nowhere, cannot, without, `w/o`, and every "n't", also written without
  *   its apostrophe: `doesnt`).

@@ -112,7 +112,10 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   },
 };
 
-/** Chat shorthand that is no other word of its language (one word, or two of an elision split at its apostrophe: `m'n`), and what it stands for. */
+/**
+ * Chat shorthand that is no other word of its language (one word, or two of an elision split at its
+ * apostrophe: `m'n`), and what it stands for.
+ */
 const shorthand = (entries: Record<string, string>): ReadonlyMap<string, string> => new Map(Object.entries(entries));
 
 const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = {
