@@ -1,5 +1,6 @@
 import { startsWith } from './prompt-courtesy.ts';
 import type { PromptLanguage } from './prompt-language.ts';
+import { withBaseLetters } from './embedders/base-letters.ts';
 
 /**
  * What the canonical form folds in prompts of languages other than English
@@ -171,10 +172,7 @@ const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
 export function withoutAccents(token: string): string {
   // Most tokens are ASCII, and the decomposition is the costly part.
   if (!/[^\x00-\x7f]/.test(token)) return token;
-  return token
-    .normalize('NFD')
-    .replace(/\p{M}/gu, '')
-    .replace(/[ıłøđß]/gu, (letter) => ({ ı: 'i', ł: 'l', ø: 'o', đ: 'd', ß: 'ss' })[letter] as string);
+  return withBaseLetters(token.normalize('NFD').replace(/\p{M}/gu, '')).replaceAll('ß', 'ss');
 }
 
 /** Reads the shorthand of `language` in a stretch of prose tokens and removes its politeness; unchanged for a language without lists. */

@@ -1,4 +1,5 @@
 import { nearestWholeWord } from './vocabulary-typos.ts';
+import { withBaseLetters } from './base-letters.ts';
 
 /**
  * BERT's uncased WordPiece tokenizer (what all-MiniLM-L6-v2's `tokenizer.json`
@@ -51,8 +52,6 @@ export interface WordPieceOptions {
   typoTolerant?: boolean;
 }
 
-const UNDECOMPOSED: Readonly<Record<string, string>> = { ı: 'i', ł: 'l', ø: 'o', đ: 'd' };
-
 export class WordPieceTokenizer {
   private readonly ids: Map<string, number>;
   private readonly typoTolerant: boolean;
@@ -96,7 +95,7 @@ export class WordPieceTokenizer {
       lowered = lowered.normalize('NFD').replace(/\p{Mn}/gu, '');
       // Letters that decompose to no base letter, as their writers type them without a keyboard for them
       // (`kışa` / `kisa`, `długo` / `dlugo`): the static first stage only, so it proposes what the verifier folds.
-      if (this.typoTolerant) lowered = lowered.replace(/[ıłøđ]/gu, (letter) => UNDECOMPOSED[letter] as string);
+      if (this.typoTolerant) lowered = withBaseLetters(lowered);
     }
     let word = '';
     for (const char of lowered) {
