@@ -713,10 +713,12 @@ function unaccented(tokens: readonly string[], plain: readonly string[]): string
  * `may be` not `maybe`).
  */
 function joinedAsIn(tokens: readonly string[], other: readonly string[]): readonly string[] {
-  const byLower = new Map(other.map((word) => [word.toLowerCase(), word]));
+  // Built on the first pair of words that could be a compound: most prompts of two lengths have none.
+  let byLower: Map<string, string> | undefined;
   const compound = (first: string, second: string) => {
     if (!(LATIN_WORD.test(first) && LATIN_WORD.test(second)) && !(HANGUL_WORD.test(first) && HANGUL_WORD.test(second)))
       return undefined;
+    byLower ??= new Map(other.map((word) => [word.toLowerCase(), word]));
     const whole = byLower.get(`${first}${second}`.toLowerCase());
     if (whole === undefined || tokens.includes(whole)) return undefined;
     const english = promptLanguage(tokens) === 'en';
@@ -728,7 +730,7 @@ function joinedAsIn(tokens: readonly string[], other: readonly string[]): readon
     out.push(whole ?? (tokens[i] as string));
     if (whole) i++;
   }
-  return out;
+  return out.length === tokens.length ? tokens : out;
 }
 
 /** A word of Korean, whose spacing between the parts of a compound varies from writer to writer (`의료비 공제` / `의료비공제`). */
