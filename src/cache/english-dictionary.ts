@@ -1,4 +1,4 @@
-import { bloomPositions, HASHES } from './dictionary/bloom.ts';
+import { bloomHas, HASHES } from './dictionary/bloom.ts';
 import { ENGLISH_WORD_BITS, ENGLISH_WORD_FILTER } from './dictionary/english-words.ts';
 import { isWordOrInflection } from './dictionary/inflections.ts';
 
@@ -16,10 +16,7 @@ let filter: Uint8Array | undefined;
 
 function stored(word: string): boolean {
   filter ??= new Uint8Array(Buffer.from(ENGLISH_WORD_FILTER, 'base64'));
-  const bits = filter;
-  return bloomPositions(word, ENGLISH_WORD_BITS, HASHES).every(
-    (position) => ((bits[position >> 3] as number) & (1 << (position & 7))) !== 0,
-  );
+  return bloomHas(filter, ENGLISH_WORD_BITS, HASHES, word);
 }
 
 /** Whether `word` (any case) is an English word or a regular inflection of one. */

@@ -1,8 +1,10 @@
 import { CAPITONYMS } from './capitonyms.ts';
 import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
+import { slipsOfTheFinger } from './keyboard-slips.ts';
+import { hasDictionary, isWordOf } from './other-dictionaries.ts';
 import { isWrittenOut, withoutAccents } from './prompt-other-languages.ts';
-import { promptLanguage } from './prompt-language.ts';
+import { type PromptLanguage, promptLanguage } from './prompt-language.ts';
 import { isOneWordQuote } from './prompt-quotes.ts';
 import { negates, opposes } from './word-opposites.ts';
 import { synonymous } from './word-synonyms.ts';
@@ -57,7 +59,10 @@ import { synonymous } from './word-synonyms.ts';
  * the word lists are English. Two prompts of which either is not English must
  * have the same tokens once case and accents are settled, that is, differ only
  * in case, accents, whitespace, punctuation and the courtesy that the
- * canonical form takes out (`prompt-other-languages.ts`).
+ * canonical form takes out (`prompt-other-languages.ts`), and, in French,
+ * Spanish, German, Italian and Portuguese, in typos: a word one slip from the
+ * other's in the same place, one of the two no word of the language
+ * (`other-dictionaries.ts`).
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -240,51 +245,14 @@ function isTypo(a: string, b: string): boolean {
 }
 
 /** Whether `a` and `b` are close enough in spelling to be one word mistyped. */
-function closeEnough(a: string, b: string): boolean {
+function closeEnough(a: string, b: string, language: PromptLanguage = 'en'): boolean {
   // A capitalized name of six letters or more may carry one slip (`Novmber`); shorter ones are other names (`Iran`, `Iraq`).
   if (CAPITALIZED.test(a) && CAPITALIZED.test(b) && a[0] === b[0] && Math.min(a.length, b.length) >= 6)
-    return editDistance(a, b, 1) <= 1 && slipsOfTheFinger(a, b);
+    return editDistance(a, b, 1) <= 1 && slipsOfTheFinger(a, b, language);
   if (isPayload(a) || isPayload(b) || a.length < 4 || b.length < 4 || a[0] !== b[0] || negates(a, b) || opposes(a, b))
     return false;
   const allowed = Math.min(a.length, b.length) >= 8 ? 2 : 1;
-  return editDistance(a, b, allowed) <= allowed && slipsOfTheFinger(a, b);
-}
-
-const KEY_ROWS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
-const VOWELS = /^[aeiouy]{2}$/;
-
-/** Where each letter sits on a QWERTY keyboard: row, and column as the rows are staggered. */
-const KEYS: ReadonlyMap<string, readonly [row: number, column: number]> = new Map(
-  KEY_ROWS.flatMap((row, r) => [...row].map((key, i) => [key, [r, i]] as const)),
-);
-
-/**
- * Whether one letter typed for another is a slip: a neighbouring key, or a vowel for a vowel
- * (`seperate`, `sentance`). A letter replaced by a far one is another word the dictionary does not
- * know (`lipase` / `ligase`), not a typo.
- */
-function slip(x: string, y: string): boolean {
-  if (VOWELS.test(x + y)) return true;
-  const [p, q] = [KEYS.get(x.toLowerCase()), KEYS.get(y.toLowerCase())];
-  if (!p || !q) return true;
-  const [dr, dc] = [q[0] - p[0], q[1] - p[1]];
-  return (
-    (dr === 0 && Math.abs(dc) === 1) || (dr === 1 && (dc === 0 || dc === -1)) || (dr === -1 && (dc === 0 || dc === 1))
-  );
-}
-
-/** Whether the letters `a` and `b` (of one length) write differently are slips or swapped neighbours; other edits pass. */
-function slipsOfTheFinger(a: string, b: string): boolean {
-  if (a.length !== b.length) return true;
-  for (let i = 0; i < a.length; i++) {
-    if (a[i] === b[i]) continue;
-    if (a[i] === b[i + 1] && a[i + 1] === b[i]) {
-      i++;
-      continue;
-    }
-    if (!slip(a[i] as string, b[i] as string)) return false;
-  }
-  return true;
+  return editDistance(a, b, allowed) <= allowed && slipsOfTheFinger(a, b, language);
 }
 
 const CAPITALIZED = /^\p{Lu}\p{Ll}+$/u;
@@ -772,6 +740,24 @@ function unquotedAsIn(tokens: readonly string[], other: readonly string[]): read
 /** A quote token as the canonical form writes it, straight marks around one chunk. */
 const ONE_WORD_QUOTE = /^["'](\S+)["']$/u;
 
+/**
+ * Whether two prompts of one language with a word list differ only by typos: in the same place, a word one slip
+ * from the other's, one of the two no word of the language (`delcarar` / `declarar`; never `poisson` / `poison`).
+ */
+function typosOnly(cached: readonly string[], next: readonly string[]): boolean {
+  const language = promptLanguage(next);
+  if (!hasDictionary(language) || promptLanguage(cached) !== language || cached.length !== next.length) return false;
+  let typos = 0;
+  for (let i = 0; i < next.length; i++) {
+    const [was, now] = [cached[i] as string, next[i] as string];
+    if (was === now) continue;
+    if (!LATIN_WORD.test(was) || !LATIN_WORD.test(now) || !closeEnough(was, now, language)) return false;
+    if (isWordOf(language, was) && isWordOf(language, now)) return false;
+    typos++;
+  }
+  return typos > 0;
+}
+
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((token, i) => token === b[i]);
 }
@@ -808,9 +794,12 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   // Same verdict either way; the count first because it is cheap and refuses most candidates of long prompts.
   if (missingCount(a, b) > MAX_DIFFERING_WORDS || missingCount(b, a) > MAX_DIFFERING_WORDS)
     return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
-  // The rules below are English; elsewhere case, whitespace and punctuation were all that could differ.
-  if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en')
+  // The rules below are English; elsewhere case, whitespace, punctuation and, with a word list, typos were all that could differ.
+  if (promptLanguage(cached) !== 'en' || promptLanguage(next) !== 'en') {
+    // What is left after a typo is case and accents, settled above: the model compares the cached prompt with itself.
+    if (typosOnly(cached, next)) return { ok: true, corrected: [...storedTokens] };
     return { ok: false, reason: payloadDiffers ? 'payload' : 'content' };
+  }
   const { sequence, unexplained, replacements } = explain(b, a, { here: next, there: cached });
   if (unexplained.length > 0)
     return { ok: false, reason: unexplained.some(isPayload) || payloadDiffers ? 'payload' : 'content' };

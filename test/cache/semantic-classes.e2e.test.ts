@@ -131,6 +131,8 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['a technical word', 'What is the molar mass of sodium sulfate?', 'What is the molar mass of sodium sulfite?'],
     ['nouns that meet in a later sense', 'Is a house with a pond worth it?', 'Is a house with a pool worth it?'],
     ['a value quoted', 'What does this YAML parse to: enabled: no', 'What does this YAML parse to: enabled: "no"'],
+    ['Spanish real word one slip away', '¿Cuánto cuesta una casa en Madrid?', '¿Cuánto cuesta una cosa en Madrid?'],
+    ['Spanish verb with its pronoun', 'Dame la receta de la paella', 'Dime la receta de la paella'],
   ])(
     'a near miss (%s) gets its own answer',
     async (_, a, b) => {
@@ -195,6 +197,9 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
       'Hej! Hur lång tid tar det att få ett nytt pass? Tack på förhand',
       'Hur lång tid tar det att få ett nytt pass?',
     ],
+    ['a Spanish typo', '¿Cómo declarar el alquiler en la renta?', '¿Cómo delcarar el alquiler en la renta?'],
+    ['a French typo on AZERTY', 'Combien coûte une baguette à Paris ?', 'Combien coûte une bqguette à Paris ?'],
+    ['Chinese punctuation', '怎么煮米饭？', '怎么煮米饭'],
   ])(
     'a trivial variant (%s) is served by the semantic tier, not the exact one',
     async (_, a, b) => {

@@ -115,6 +115,11 @@ describe.runIf(present)('two-stage semantic lookup with the real model', () => {
     expect((await ask('How do solar panels generate electricity?')).xCache).toBe('MISS');
     expect((await ask('How do solar pannels generate electrcity?')).xCache).toBe('SEMANTIC_HIT');
     expect(await candidates('verified')).toBe(2);
+    // Han characters the vocabulary lacks still give a Chinese prompt a first-stage vector, its own.
+    expect((await ask('怎么煮米饭？')).xCache).toBe('MISS');
+    expect((await ask('怎么煮米饭')).xCache).toBe('SEMANTIC_HIT');
+    expect((await ask('如何申请签证')).xCache).toBe('MISS');
+    expect(await candidates('verified')).toBe(3);
   }, 120_000);
 
   it('counts a verified candidate the model finds below the threshold as dissimilar, and misses', async () => {

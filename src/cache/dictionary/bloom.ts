@@ -1,12 +1,16 @@
 /**
- * The hashing of the English word filter (`english-words.ts` beside this
- * file), shared by its generator and its reader so both set and test the same
+ * The hashing of the word filters (`english-words.ts` and the other languages' beside this
+ * file), shared by their generators and readers so both set and test the same
  * bits: FNV-1a with two offsets, combined by double hashing.
  */
 
 /** Bits per stored word: with {@link HASHES} hashes, about 0.05 % false positives. */
 export const BITS_PER_WORD = 16;
 export const HASHES = 11;
+
+/** The same for the other languages' filters (`../other-dictionaries.ts`), ten times longer lists: about 1 % false positives. */
+export const OTHER_WORD_BITS_PER_WORD = 10;
+export const OTHER_WORD_HASHES = 7;
 
 function fnv1a(text: string, seed: number): number {
   let hash = seed >>> 0;
@@ -24,4 +28,11 @@ export function bloomPositions(word: string, bits: number, hashes: number): numb
   const out: number[] = [];
   for (let i = 0; i < hashes; i++) out.push((a + Math.imul(i, b)) >>> 0);
   return out.map((h) => h % bits);
+}
+
+/** Whether every bit of `word` is set in `filter`: the word was stored, or is a false positive. */
+export function bloomHas(filter: Uint8Array, bits: number, hashes: number, word: string): boolean {
+  return bloomPositions(word, bits, hashes).every(
+    (position) => ((filter[position >> 3] as number) & (1 << (position & 7))) !== 0,
+  );
 }

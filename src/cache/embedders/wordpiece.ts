@@ -27,7 +27,8 @@ function isPunctuation(code: number): boolean {
   return code > 127 && /\p{P}/u.test(String.fromCodePoint(code));
 }
 
-function isCjk(code: number): boolean {
+/** A Han character, which BERT reads as a word of its own. */
+export function isCjk(code: number): boolean {
   return (
     (code >= 0x4e00 && code <= 0x9fff) ||
     (code >= 0x3400 && code <= 0x4dbf) ||
