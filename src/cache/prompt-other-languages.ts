@@ -34,11 +34,24 @@ const words = (...phrases: string[]) => phrases.map((phrase) => withoutAccents(p
 /** Phrases of a language written without spaces, as written: their marks are letters. */
 const glued = (...phrases: string[]) => phrases.map((phrase) => [phrase]);
 
+/** English chat courtesy that writers of other European languages type as often as their own. */
+const LOANED_THANKS = ['thx', 'thanks', 'tks'];
+const LOANED_PLEASE = ['pls', 'plz'];
+
 const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   fr: {
-    greetings: words('bonjour', 'bonsoir', 'salut', 'coucou', 'allo'),
-    thanks: words('merci beaucoup', 'merci d avance', 'merci par avance', 'merci bien', 'merci', 'cordialement'),
-    please: words('s il vous plait', 's il te plait', 'svp', 'stp'),
+    greetings: words('bonjour', 'bonsoir', 'salut', 'slt', 'coucou', 'allo'),
+    thanks: words(
+      'merci beaucoup',
+      'merci d avance',
+      'merci par avance',
+      'merci bien',
+      'merci',
+      'mrc',
+      'cordialement',
+      ...LOANED_THANKS,
+    ),
+    please: words('s il vous plait', 's il te plait', 'svp', 'stp', ...LOANED_PLEASE),
   },
   de: {
     greetings: words('guten morgen', 'guten tag', 'guten abend', 'hallo', 'hi', 'moin', 'servus', 'gruss gott'),
@@ -49,50 +62,91 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
       'herzlichen dank',
       'danke schon',
       'danke sehr',
+      'danke dir',
+      'dankeschon',
       'danke',
       'lg',
       'mfg',
+      ...LOANED_THANKS,
     ),
-    please: words('bitte'),
+    please: words('bitte', ...LOANED_PLEASE),
   },
   es: {
     greetings: words('buenos dias', 'buenas tardes', 'buenas noches', 'buenas', 'hola'),
-    thanks: words('muchas gracias', 'mil gracias', 'gracias de antemano', 'gracias', 'saludos'),
-    please: words('por favor', 'porfa'),
+    thanks: words(
+      'muchas gracias',
+      'mil gracias',
+      'gracias de antemano',
+      'gracias',
+      'grax',
+      'saludos',
+      ...LOANED_THANKS,
+    ),
+    please: words('por favor', 'porfa', 'porfis', ...LOANED_PLEASE),
   },
   pt: {
     greetings: words('bom dia', 'boa tarde', 'boa noite', 'ola', 'oi'),
-    thanks: words('muito obrigado', 'muito obrigada', 'obrigado', 'obrigada', 'valeu'),
-    please: words('por favor', 'por gentileza'),
+    thanks: words(
+      'muito obrigado',
+      'muito obrigada',
+      'obrigado',
+      'obrigada',
+      'obg',
+      'obgd',
+      'obgda',
+      'valeu',
+      'vlw',
+      ...LOANED_THANKS,
+    ),
+    please: words('por favor', 'por gentileza', 'pfv', ...LOANED_PLEASE),
   },
   it: {
     greetings: words('buongiorno', 'buonasera', 'salve', 'ciao'),
-    thanks: words('grazie mille', 'grazie in anticipo', 'grazie'),
-    please: words('per favore', 'per piacere', 'per cortesia'),
+    thanks: words('grazie mille', 'grazie in anticipo', 'grazie', 'grz', ...LOANED_THANKS),
+    please: words('per favore', 'per piacere', 'per cortesia', ...LOANED_PLEASE),
   },
   nl: {
     greetings: words('goedemorgen', 'goedemiddag', 'goedenavond', 'hallo', 'hoi', 'hey'),
-    thanks: words('alvast bedankt', 'bedankt alvast', 'dank je wel', 'dank u wel', 'dank je', 'dank u', 'bedankt'),
-    please: words('alsjeblieft', 'alstublieft', 'aub', 'graag'),
+    thanks: words(
+      'alvast bedankt',
+      'bedankt alvast',
+      'dank je wel',
+      'dank u wel',
+      'dank je',
+      'dank u',
+      'bedankt',
+      'thnx',
+      ...LOANED_THANKS,
+    ),
+    please: words('alsjeblieft', 'alstublieft', 'aub', 'graag', 'ajb', ...LOANED_PLEASE),
   },
   pl: {
     greetings: words('dzien dobry', 'czesc', 'witam', 'hej'),
-    thanks: words('z gory dziekuje', 'dziekuje bardzo', 'dziekuje', 'dzieki'),
-    please: words('prosze'),
+    thanks: words(
+      'z gory dziekuje',
+      'dzieki z gory',
+      'dziekuje bardzo',
+      'dziekuje',
+      'dzieki',
+      'dzieks',
+      'dzk',
+      ...LOANED_THANKS,
+    ),
+    please: words('prosze', 'prosz', 'plis', ...LOANED_PLEASE),
   },
   tr: {
-    greetings: words('merhaba', 'selam', 'iyi gunler'),
-    thanks: words('simdiden tesekkurler', 'tesekkur ederim', 'tesekkurler', 'sagol'),
+    greetings: words('merhaba', 'mrb', 'selam', 'slm', 'iyi gunler'),
+    thanks: words('simdiden tesekkurler', 'tesekkur ederim', 'tesekkurler', 'tsk', 'tskler', 'sagol', 'sagolun'),
     please: words('lutfen'),
   },
   sv: {
     greetings: words('god morgon', 'god kväll', 'god dag', 'hejsan', 'hej', 'hallå', 'tjena'),
-    thanks: words('tack på förhand', 'tack så mycket', 'tusen tack', 'tack'),
-    please: words('snälla'),
+    thanks: words('tack på förhand', 'tack så mycket', 'tusen tack', 'tackar', 'tack', ...LOANED_THANKS),
+    please: words('snälla', ...LOANED_PLEASE),
   },
   ru: {
     greetings: words('здравствуйте', 'добрый день', 'добрый вечер', 'доброе утро', 'привет'),
-    thanks: words('заранее спасибо', 'спасибо заранее', 'большое спасибо', 'спасибо'),
+    thanks: words('заранее спасибо', 'спасибо заранее', 'большое спасибо', 'спасибо большое', 'спасибо'),
     please: words('пожалуйста'),
   },
   // Japanese, Chinese and Korean write no spaces: their phrases are also taken off the edge of a token.
@@ -103,12 +157,12 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   },
   zh: {
     greetings: glued('你好', '您好', '请问'),
-    thanks: glued('谢谢你', '谢谢您', '谢谢', '多谢'),
+    thanks: glued('谢谢你', '谢谢您', '谢谢啦', '谢谢', '多谢', '谢啦'),
     please: [],
   },
   ko: {
     greetings: glued('안녕하세요'),
-    thanks: glued('감사합니다', '고맙습니다'),
+    thanks: glued('감사합니다', '고맙습니다', '감사해요', '고마워요', 'ㄳㄳ', 'ㄳ', 'ㄱㅅ'),
     please: [],
   },
 };
@@ -131,6 +185,8 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
     // Spoken `t'as`, `t'es` (the elided word a word of its own). `t'` is also `te` (`je t'aime`), but `te` is never
     // written whole before a vowel, so reading it as `tu` joins no two prompts that differ.
     t: 'tu',
+    c: 'c est',
+    diff: 'difference',
   }),
   de: shorthand({ gibts: 'gibt es', wg: 'wegen', evtl: 'eventuell', vllt: 'vielleicht' }),
   es: shorthand({ q: 'que', xq: 'porque', pq: 'porque', tb: 'también', tmb: 'también', xfa: 'por favor' }),
@@ -223,7 +279,16 @@ function readShorthand(tokens: readonly string[], shorthand: ReadonlyMap<string,
   for (let i = 0; i < tokens.length; i++) {
     const pair = i + 1 < tokens.length ? shorthand.get(`${tokens[i]} ${tokens[i + 1]}`) : undefined;
     if (pair) i++;
-    out.push(...(pair ?? shorthand.get(tokens[i] as string) ?? (tokens[i] as string)).split(' '));
+    const long = (pair ?? shorthand.get(tokens[i] as string) ?? (tokens[i] as string)).split(' ');
+    // Shorthand that is the first word of what it stands for (`c` = `c'est`) is not read where that follows it already.
+    if (
+      !pair &&
+      long.length > 1 &&
+      long[0] === tokens[i] &&
+      long.slice(1).every((word, k) => tokens[i + 1 + k] === word)
+    )
+      out.push(tokens[i] as string);
+    else out.push(...long);
   }
   return out;
 }

@@ -52,6 +52,31 @@ describe('prompts in other languages', () => {
       ),
     ).toBe('ok');
     expect(verdict('Il y a beaucoup de neige à Lyon ?', 'il y a bcp de neige a lyon')).toBe('ok');
+    // Shorthand that is the first word of what it stands for is not read where that follows: `c'est` stays `c est`.
+    expect(foldOtherLanguage('fr', ['c', 'quoi'], false, false)).toEqual(['c', 'est', 'quoi']);
+    expect(foldOtherLanguage('fr', ['c', 'est', 'quoi'], false, false)).toEqual(['c', 'est', 'quoi']);
+    expect(
+      verdict(
+        "Salut, c'est quoi la différence entre un CDD et un CDI, s'il te plaît ?",
+        'slt c quoi la diff entre un CDD et un CDI stp',
+      ),
+    ).toBe('ok');
+  });
+
+  it('takes off chat courtesy: shortened thanks and greetings, and English thanks and please typed in another language', () => {
+    expect(verdict('Você sabe como pedir reembolso? Obrigado!', 'oi vc sabe como pedir reembolso? obg')).toBe('ok');
+    expect(verdict('이력서에 사진 꼭 넣어야 하나요? 감사합니다', '이력서에 사진 꼭 넣어야 하나요 ㄳ')).toBe('ok');
+    expect(
+      verdict('Wie lange hält sich Sauerteig im Kühlschrank?', 'wie lange hält sich sauerteig im kühlschrank thx'),
+    ).toBe('ok');
+    expect(
+      verdict(
+        'Ciao, quanto tempo ci vuole per cuocere la pasta al dente?',
+        'quanto tempo ci vuole per cuocere la pasta al dente grz',
+      ),
+    ).toBe('ok');
+    // Still only courtesy: a request's lead-in stays a difference.
+    expect(verdict('Wie lange hält sich Sauerteig?', 'pls sag mir wie lange sich Sauerteig hält')).not.toBe('ok');
   });
 
   it('takes off accents and spells out umlauts and ß for a prompt typed without them', () => {
