@@ -62,12 +62,12 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
     ),
   ),
   pl: new Set(
-    'jak jest nie się na do co czy to ile dla mój moja mnie od po przez gdzie kiedy dlaczego który która jaki jaka są'.split(
+    'jak jest nie się sie na do co czy to ile dla mój moj moja mnie od po przez gdzie kiedy dlaczego który ktory która ktora jaki jaka są sa cześć czesc dziękuję dziekuje proszę prosze'.split(
       ' ',
     ),
   ),
   tr: new Set(
-    've bir bu ne nasıl için mi mı mu mü de da ile nerede nereden neden niçin kaç çok gibi ama benim ben sen en daha'.split(
+    've bir bu ne nasıl nasil için icin mi mı mu mü de da ile nerede nerde nereden neden niçin kaç kac çok cok gibi ama benim ben sen en daha merhaba selam lütfen lutfen teşekkürler tesekkurler'.split(
       ' ',
     ),
   ),

@@ -94,6 +94,9 @@ describe('prompt language', () => {
       ['Waarom is de zee zout?', 'nl'],
       ['Jak długo gotować jajko na miękko?', 'pl'],
       ['istanbulda toplu tasima karti nereden alinir', 'tr'],
+      // Typed without the language's own letters, its function words still count.
+      ['kedi mama nasil secilir cok pahali mi', 'tr'],
+      ['jak sie robi pierogi ktore sa najlepsze', 'pl'],
       ['東京の人口は何人ですか', 'ja'],
       ['北京的地铁几点停运', 'zh'],
       ['서울에서 제일 유명한 시장은 어디예요?', 'ko'],
