@@ -499,6 +499,10 @@ function isBlockMove(
       // "my tree fell onto my neighbour's fence".
       const possessors = new Set([...possessedWords(rawA), ...possessedWords(rawB)]);
       if (!(start === 0 && end === n - 1) && region.some((word) => possessors.has(word))) return false;
+      // Inside a prompt, a word that moves past a relation word and its object changes what the relation joins:
+      // "exchange the iPhone 15 for the iPhone 15 Pro" is not "exchange the iPhone 15 Pro for the iPhone 15".
+      const ledByRelation = (block: readonly string[]) => RELATIONS.has(block[0] as string);
+      if (!(start === 0 && end === n - 1) && (ledByRelation(moved) || ledByRelation(stayed))) return false;
       return movable(moved) || movable(stayed) || endToEnd;
     }
   }

@@ -210,6 +210,21 @@ describe('verifyCandidate', () => {
     expect(verdict('Suggest some dinner ideas', 'Suggest dinner ideas')).toBe('ok');
   });
 
+  it('rejects a word moved past a relation word and its object inside the prompt, not a phrase moved to its other end', () => {
+    expect(
+      verdict(
+        'Can I exchange the iPhone 15 for the iPhone 15 Pro at an Apple Store?',
+        'Can I exchange the iPhone 15 Pro for the iPhone 15 at an Apple Store?',
+      ),
+    ).toBe('order');
+    expect(
+      verdict(
+        'Which documents are needed to export wine from France to Japan?',
+        'To export wine from France to Japan, which documents are needed?',
+      ),
+    ).toBe('ok');
+  });
+
   it('hands the second stage the new prompt with its typos and acronyms written as the cached prompt has them', () => {
     const check = (cached: string, next: string) =>
       verifyCandidate(canonicalPrompt(cached).tokens, canonicalPrompt(next).tokens);

@@ -133,6 +133,11 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['a value quoted', 'What does this YAML parse to: enabled: no', 'What does this YAML parse to: enabled: "no"'],
     ['Spanish real word one slip away', '¿Cuánto cuesta una casa en Madrid?', '¿Cuánto cuesta una cosa en Madrid?'],
     ['Spanish verb with its pronoun', 'Dame la receta de la paella', 'Dime la receta de la paella'],
+    [
+      'a word moved past "for" and its object',
+      'Can I exchange the iPhone 15 for the iPhone 15 Pro at an Apple Store?',
+      'Can I exchange the iPhone 15 Pro for the iPhone 15 at an Apple Store?',
+    ],
   ])(
     'a near miss (%s) gets its own answer',
     async (_, a, b) => {
