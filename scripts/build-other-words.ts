@@ -18,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { bloomPositions, OTHER_WORD_BITS_PER_WORD, OTHER_WORD_HASHES } from '../src/cache/dictionary/bloom.ts';
-import { plainWord } from '../src/cache/dictionary/plain-word.ts';
+import { plainWord } from '../src/cache/other-dictionaries.ts';
 
 /** Each language with a list: its code, its package and the package's file. */
 export const SOURCES = [

@@ -3,7 +3,7 @@ import type { PromptLanguage } from './prompt-language.ts';
 /**
  * Whether two spellings of one length differ by slips of the finger: a neighbouring key, a vowel
  * for a vowel, or two neighbouring letters swapped. The keyboard is the one the prompt's language
- * is usually typed on: AZERTY for French, QWERTZ for German, QWERTY elsewhere.
+ * is usually typed on: AZERTY for French, QWERTY for the others with typo rules.
  */
 
 type Layout = ReadonlyMap<string, readonly [row: number, column: number]>;
@@ -16,7 +16,6 @@ function layout(rows: readonly string[]): Layout {
 const QWERTY = layout(['qwertyuiop', 'asdfghjkl', 'zxcvbnm']);
 const LAYOUTS: Partial<Record<PromptLanguage, Layout>> = {
   fr: layout(['azertyuiop', 'qsdfghjklm', 'wxcvbn']),
-  de: layout(['qwertzuiop', 'asdfghjkl', 'yxcvbnm']),
 };
 
 const VOWELS = /^[aeiouy]{2}$/;

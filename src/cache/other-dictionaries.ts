@@ -1,10 +1,10 @@
 import { bloomHas, OTHER_WORD_HASHES } from './dictionary/bloom.ts';
 import * as french from './dictionary/french-words.ts';
 import * as italian from './dictionary/italian-words.ts';
-import { plainWord } from './dictionary/plain-word.ts';
 import * as portuguese from './dictionary/portuguese-words.ts';
 import * as spanish from './dictionary/spanish-words.ts';
 import type { PromptLanguage } from './prompt-language.ts';
+import { withoutAccents } from './prompt-other-languages.ts';
 
 /**
  * Whether a word is a word of French, Spanish, Italian or Portuguese, as the verifier needs it to
@@ -26,6 +26,11 @@ const FILTERS: Partial<Record<PromptLanguage, WordFilter>> = {
 
 /** Each filter decoded on the first word looked up in its language: most gateways never see most of them. */
 const decoded = new Map<PromptLanguage, Uint8Array>();
+
+/** A word as the filters store it: lower case, without accents, ligatures written out (`sœur` as `soeur`). */
+export function plainWord(word: string): string {
+  return withoutAccents(word.toLowerCase()).replaceAll('œ', 'oe').replaceAll('æ', 'ae');
+}
 
 /** Whether `language` has a word list, and so typo rules. */
 export function hasDictionary(language: PromptLanguage): boolean {
