@@ -22,7 +22,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { BITS_PER_WORD, bloomPositions, HASHES } from '../src/cache/dictionary/bloom.ts';
+import { BITS_PER_WORD, bloomFilter, HASHES } from '../src/cache/dictionary/bloom.ts';
 import { isWordOrInflection } from '../src/cache/dictionary/inflections.ts';
 
 export const OUTPUT = resolve(import.meta.dirname, '../src/cache/dictionary/english-words.ts');
@@ -107,10 +107,7 @@ export function buildEnglishWordsModule(): string {
   const scowlLicense = readFileSync(scowlFile('Copyright'), 'utf8').split('\n\n').slice(0, 2).join('\n\n').trim();
   const words = englishWords();
   const bits = Math.ceil((words.length * BITS_PER_WORD) / 8) * 8;
-  const filter = new Uint8Array(bits / 8);
-  for (const word of words)
-    for (const position of bloomPositions(word, bits, HASHES))
-      filter[position >> 3] = (filter[position >> 3] as number) | (1 << (position & 7));
+  const filter = bloomFilter(words, bits, HASHES);
   const encoded = Buffer.from(filter).toString('base64');
   const lines = encoded.match(/.{1,120}/g) ?? [];
   return [

@@ -17,7 +17,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { bloomPositions, OTHER_WORD_BITS_PER_WORD, OTHER_WORD_HASHES } from '../src/cache/dictionary/bloom.ts';
+import { bloomFilter, OTHER_WORD_BITS_PER_WORD, OTHER_WORD_HASHES } from '../src/cache/dictionary/bloom.ts';
 import { plainWord } from '../src/cache/other-dictionaries.ts';
 
 /** Each language with a list: its code, its package and the package's file. */
@@ -54,10 +54,7 @@ export function buildOtherWordsModule(source: Source): string {
   const pkg = JSON.parse(readFileSync(join(packageDir(source), 'package.json'), 'utf8')) as { version: string };
   const words = wordsOf(source);
   const bits = Math.ceil((words.length * OTHER_WORD_BITS_PER_WORD) / 8) * 8;
-  const filter = new Uint8Array(bits / 8);
-  for (const word of words)
-    for (const position of bloomPositions(word, bits, OTHER_WORD_HASHES))
-      filter[position >> 3] = (filter[position >> 3] as number) | (1 << (position & 7));
+  const filter = bloomFilter(words, bits, OTHER_WORD_HASHES);
   const lines =
     Buffer.from(filter)
       .toString('base64')

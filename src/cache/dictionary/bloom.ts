@@ -22,12 +22,21 @@ function fnv1a(text: string, seed: number): number {
 }
 
 /** The `hashes` bit positions of `word` in a filter of `bits` bits. */
-export function bloomPositions(word: string, bits: number, hashes: number): number[] {
+function bloomPositions(word: string, bits: number, hashes: number): number[] {
   const a = fnv1a(word, 0x811c9dc5);
   const b = fnv1a(word, 0x9747b28c) | 1;
   const out: number[] = [];
   for (let i = 0; i < hashes; i++) out.push((a + Math.imul(i, b)) >>> 0);
   return out.map((h) => h % bits);
+}
+
+/** A filter of `bits` bits with the `hashes` bits of each of `words` set: what the generators write. */
+export function bloomFilter(words: Iterable<string>, bits: number, hashes: number): Uint8Array {
+  const filter = new Uint8Array(bits / 8);
+  for (const word of words)
+    for (const position of bloomPositions(word, bits, hashes))
+      filter[position >> 3] = (filter[position >> 3] as number) | (1 << (position & 7));
+  return filter;
 }
 
 /** Whether every bit of `word` is set in `filter`: the word was stored, or is a false positive. */
