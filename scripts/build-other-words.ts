@@ -1,34 +1,44 @@
 /**
  * Writes `src/cache/dictionary/<language>-words.ts`, the word lists that let the semantic-cache
- * verifier fold a typo in French, Spanish, Italian and Portuguese prompts: a word one slip away
- * from the cached prompt's is a typo only when it is no word of the language. The lists are the
- * `an-array-of-<language>-words` packages (MIT, dev dependencies): French and Spanish every
- * inflected form of a word-game list, Italian and Portuguese the commonest forms seen on the web.
- * (The German one of the series lacks words as common as `Vertrag` and `Rezept`, and a missing
- * word reads as a typo of its neighbour, so German has no typo rules.) They are stored lower case
- * and without accents (the Spanish and Italian lists write none), in a Bloom filter of 10 bits a word
- * and 7 hashes: about 1 % false positives, which make a misspelling look like a word and so cost
- * a hit, never serve a wrong one. Fewer bits than the English filter's 16 because these lists are
- * ten times longer.
+ * verifier fold a typo in French, Spanish, Italian, Portuguese, German, Dutch, Polish and Swedish
+ * prompts: a word one slip away from the cached prompt's is a typo only when it is no word of the
+ * language. French, Spanish, Italian and Portuguese come from the `an-array-of-<language>-words`
+ * packages (MIT, dev dependencies): French and Spanish every inflected form of a word-game list,
+ * Italian and Portuguese the commonest forms seen on the web. (The German one of the series lacks
+ * words as common as `Vertrag` and `Rezept`.) German, Dutch, Polish and Swedish come from the large
+ * lists of PyPI's wordfreq 3.1.1 (data CC BY-SA 4.0: the words seen in subtitles, Wikipedia, news,
+ * web text and social media, every form as written), read through `scripts/wordfreq-words.py` by
+ * the python that `scripts/wordfreq-python.sh` installs (or `WORDFREQ_PYTHON`). They are stored
+ * lower case and without accents (the Spanish and Italian lists write none), in a Bloom filter of
+ * 10 bits a word and 7 hashes: about 1 % false positives, which make a misspelling look like a word
+ * and so cost a hit, never serve a wrong one. Fewer bits than the English filter's 16 because these
+ * lists are ten times longer.
  *
  * `node --experimental-strip-types scripts/build-other-words.ts` rewrites the files;
  * `test/cache/other-dictionaries.test.ts` checks that they equal this script's output.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { bloomFilter, OTHER_WORD_BITS_PER_WORD, OTHER_WORD_HASHES } from '../src/cache/dictionary/bloom.ts';
 import { plainWord } from '../src/cache/other-dictionaries.ts';
 
-/** Each language with a list: its code, its package and the package's file. */
+/** Each language with a list: its code, its name, and its npm package's file or wordfreq. */
 export const SOURCES = [
   { language: 'fr', name: 'french', file: 'index.json' },
   { language: 'es', name: 'spanish', file: 'index.json' },
   { language: 'it', name: 'italian', file: 'words.json' },
   { language: 'pt', name: 'portuguese', file: 'words.json' },
+  { language: 'de', name: 'german', file: 'wordfreq' },
+  { language: 'nl', name: 'dutch', file: 'wordfreq' },
+  { language: 'pl', name: 'polish', file: 'wordfreq' },
+  { language: 'sv', name: 'swedish', file: 'wordfreq' },
 ] as const;
 
 export type Source = (typeof SOURCES)[number];
+
+const WORDFREQ_VERSION = '3.1.1';
 
 export function outputOf(source: Source): string {
   return resolve(import.meta.dirname, `../src/cache/dictionary/${source.name}-words.ts`);
@@ -38,20 +48,37 @@ function packageDir(source: Source): string {
   return dirname(createRequire(import.meta.url).resolve(`an-array-of-${source.name}-words/package.json`));
 }
 
+let wordfreqPython: string | undefined;
+
+/** The words of a source as published. */
+function rawWords(source: Source): string[] {
+  if (source.file !== 'wordfreq') return JSON.parse(readFileSync(join(packageDir(source), source.file), 'utf8'));
+  wordfreqPython ??=
+    process.env.WORDFREQ_PYTHON ||
+    execFileSync('bash', [resolve(import.meta.dirname, 'wordfreq-python.sh')], { encoding: 'utf8' }).trim();
+  const script = resolve(import.meta.dirname, 'wordfreq-words.py');
+  return execFileSync(wordfreqPython, [script, source.language], { encoding: 'utf8', maxBuffer: 1 << 28 }).split('\n');
+}
+
 /** The words of `source` as the filter stores them: lower case, without accents, 2 letters or more, once each. */
 export function wordsOf(source: Source): string[] {
-  const raw = JSON.parse(readFileSync(join(packageDir(source), source.file), 'utf8')) as string[];
   const out = new Set<string>();
-  for (const word of raw) {
+  for (const word of rawWords(source)) {
     const stored = plainWord(word);
     if (/^\p{Ll}{2,}$/u.test(stored)) out.add(stored);
   }
   return [...out].sort();
 }
 
+function origin(source: Source): string {
+  if (source.file === 'wordfreq')
+    return `wordfreq ${WORDFREQ_VERSION}'s large list (its data, and so this file, CC BY-SA 4.0)`;
+  const pkg = JSON.parse(readFileSync(join(packageDir(source), 'package.json'), 'utf8')) as { version: string };
+  return `an-array-of-${source.name}-words ${pkg.version} (MIT)`;
+}
+
 /** The generated module's text for `source`. */
 export function buildOtherWordsModule(source: Source): string {
-  const pkg = JSON.parse(readFileSync(join(packageDir(source), 'package.json'), 'utf8')) as { version: string };
   const words = wordsOf(source);
   const bits = Math.ceil((words.length * OTHER_WORD_BITS_PER_WORD) / 8) * 8;
   const filter = bloomFilter(words, bits, OTHER_WORD_HASHES);
@@ -61,7 +88,7 @@ export function buildOtherWordsModule(source: Source): string {
       .match(/.{1,120}/g) ?? [];
   return [
     '/* eslint-disable */',
-    `// Generated by scripts/build-other-words.ts from an-array-of-${source.name}-words ${pkg.version} (MIT); do not edit.`,
+    `// Generated by scripts/build-other-words.ts from ${origin(source)}; do not edit.`,
     `// A Bloom filter (${OTHER_WORD_HASHES} hashes, ${bits} bits) of its ${words.length} words of 2 letters or more,`,
     '// lower case and without accents. Read by ../other-dictionaries.ts.',
     '',

@@ -3,7 +3,8 @@ import type { PromptLanguage } from './prompt-language.ts';
 /**
  * Whether two spellings of one length differ by slips of the finger: a neighbouring key, a vowel
  * for a vowel, or two neighbouring letters swapped. The keyboard is the one the prompt's language
- * is usually typed on: AZERTY for French, QWERTY for the others with typo rules.
+ * is usually typed on: AZERTY for French, QWERTZ for German, Swedish QWERTY with `å ö ä`, QWERTY for the others
+ * with typo rules.
  */
 
 type Layout = ReadonlyMap<string, readonly [row: number, column: number]>;
@@ -16,6 +17,8 @@ function layout(rows: readonly string[]): Layout {
 const QWERTY = layout(['qwertyuiop', 'asdfghjkl', 'zxcvbnm']);
 const LAYOUTS: Partial<Record<PromptLanguage, Layout>> = {
   fr: layout(['azertyuiop', 'qsdfghjklm', 'wxcvbn']),
+  de: layout(['qwertzuiopü', 'asdfghjklöä', 'yxcvbnm']),
+  sv: layout(['qwertyuiopå', 'asdfghjklöä', 'zxcvbnm']),
 };
 
 const VOWELS = /^[aeiouy]{2}$/;

@@ -1,13 +1,17 @@
 import { bloomHas, OTHER_WORD_HASHES } from './dictionary/bloom.ts';
+import * as dutch from './dictionary/dutch-words.ts';
 import * as french from './dictionary/french-words.ts';
+import * as german from './dictionary/german-words.ts';
 import * as italian from './dictionary/italian-words.ts';
+import * as polish from './dictionary/polish-words.ts';
 import * as portuguese from './dictionary/portuguese-words.ts';
 import * as spanish from './dictionary/spanish-words.ts';
+import * as swedish from './dictionary/swedish-words.ts';
 import type { PromptLanguage } from './prompt-language.ts';
 import { withoutAccents } from './prompt-other-languages.ts';
 
 /**
- * Whether a word is a word of French, Spanish, Italian or Portuguese, as the verifier needs it to
+ * Whether a word is a word of French, Spanish, Italian, Portuguese, German, Dutch, Polish or Swedish, as the verifier needs it to
  * tell a typo from another word in those languages (`scripts/build-other-words.ts` says where the
  * lists come from). Looked up lower case and without accents, as stored.
  */
@@ -22,6 +26,10 @@ const FILTERS: Partial<Record<PromptLanguage, WordFilter>> = {
   es: spanish,
   it: italian,
   pt: portuguese,
+  de: german,
+  nl: dutch,
+  pl: polish,
+  sv: swedish,
 };
 
 /** Each filter decoded on the first word looked up in its language: most gateways never see most of them. */

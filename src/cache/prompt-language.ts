@@ -7,8 +7,8 @@ import { isEnglishWord } from './english-dictionary.ts';
  * prompt detected as English. A prompt detected as one of the other languages
  * with a courtesy list (`prompt-other-languages.ts`) loses its greetings,
  * thanks and "please"; any other difference from a cached prompt in another
- * language may be case, whitespace, punctuation and, when one of the two
- * writes no accent at all, accents (`prompt-verifier.ts`).
+ * language may be case, whitespace, punctuation and the accents one of the
+ * two did not type (`prompt-verifier.ts`).
  *
  * Dependency-free and small: the function words of eleven languages counted
  * over the prompt's words. English when its own outnumber every other
@@ -83,13 +83,25 @@ const FUNCTION_WORDS: Readonly<Record<string, ReadonlySet<string>>> = {
   ),
 };
 
+/**
+ * Each list with its words also as typed without their accents (`cuantas`, `perche`, `nao`), which is how many
+ * write them; not where that spells a letter alone or an English function word (`à` / `a`, `för` / `for`).
+ */
+const FUNCTION_WORDS_AS_TYPED: Readonly<Record<string, ReadonlySet<string>>> = Object.fromEntries(
+  Object.entries(FUNCTION_WORDS).map(([language, list]) => {
+    const plain = [...list].map((word) => word.normalize('NFD').replace(/\p{M}/gu, ''));
+    const typed = plain.filter((word) => word.length > 1 && !FUNCTION_WORDS.en?.has(word));
+    return [language, new Set([...list, ...typed])];
+  }),
+);
+
 /** A letter outside English's alphabet (an accent, another script). */
 const NON_ENGLISH_LETTER = /[^a-z]/;
 
 /** Languages whose list holds each function word: one lookup per word instead of one per language. */
 const LANGUAGES_OF: ReadonlyMap<string, readonly string[]> = (() => {
   const out = new Map<string, string[]>();
-  for (const [language, list] of Object.entries(FUNCTION_WORDS))
+  for (const [language, list] of Object.entries(FUNCTION_WORDS_AS_TYPED))
     for (const word of list) (out.get(word) ?? out.set(word, []).get(word))?.push(language);
   return out;
 })();

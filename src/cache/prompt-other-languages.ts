@@ -6,8 +6,9 @@ import { withBaseLetters } from './embedders/base-letters.ts';
  * What the canonical form folds in prompts of languages other than English
  * (English has its own, richer rules in `prompt-courtesy.ts` and
  * `prompt-canonical.ts`): greetings where a prompt starts, thanks where it
- * starts or ends, "please" wherever it stands, and the chat shorthand of the
- * language (`vc` = `você`, `bcp` = `beaucoup`). Only these words, and only
+ * starts or ends, "please" wherever it stands, the chat shorthand of the
+ * language (`vc` = `você`, `bcp` = `beaucoup`) and the two spellings of the
+ * Korean copula. Only these words, and only
  * for the languages listed: anything else, a request lead-in ("mi spieghi",
  * "können Sie mir sagen") included, stays, so two prompts that differ in it
  * are two prompts.
@@ -186,7 +187,8 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
     // written whole before a vowel, so reading it as `tu` joins no two prompts that differ.
     t: 'tu',
     c: 'c est',
-    diff: 'difference',
+    cest: 'c est',
+    diff: 'différence',
   }),
   de: shorthand({ gibts: 'gibt es', wg: 'wegen', evtl: 'eventuell', vllt: 'vielleicht' }),
   es: shorthand({ q: 'que', xq: 'porque', pq: 'porque', tb: 'también', tmb: 'también', xfa: 'por favor' }),
@@ -203,23 +205,26 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
   }),
   it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche', gg: 'giorni' }),
   ru: shorthand({ спс: 'спасибо', пж: 'пожалуйста', пжл: 'пожалуйста', плз: 'пожалуйста' }),
-  nl: shorthand({ ff: 'even', wss: 'waarschijnlijk', idd: 'inderdaad', t: 'het', 'm n': 'mijn', 'z n': 'zijn' }),
+  nl: shorthand({
+    ff: 'even',
+    wss: 'waarschijnlijk',
+    idd: 'inderdaad',
+    t: 'het',
+    'm n': 'mijn',
+    'z n': 'zijn',
+    mn: 'mijn',
+    zn: 'zijn',
+  }),
 };
-
-/**
- * Whether `word` is what shorthand stands for, accented (`você` for `vc`): an accent the writer did
- * not type, so it says nothing of whether they type accents.
- */
-export function isWrittenOut(word: string): boolean {
-  return WRITTEN_OUT.has(word);
-}
-
-const WRITTEN_OUT: ReadonlySet<string> = new Set(
-  Object.values(SHORTHAND).flatMap((map) => [...map.values()].flatMap((long) => long.split(' '))),
-);
 
 /** Korean chat emoticons written in jamo at a prompt's end: `ㅠㅠ`, `ㅜㅜ`, `ㅋㅋㅋ`, `ㅎㅎ`. */
 const KOREAN_EMOTICON = /(?<=.)[ㅠㅜㅋㅎ]{2,}$/u;
+
+/**
+ * The Korean copula after a vowel, `예요`, which writers often type as `에요` (`뭐에요` for `뭐예요`, `책이예요` for
+ * `책이에요`): one ending in two spellings, read as one.
+ */
+const KOREAN_COPULA = /예요$/u;
 
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
@@ -244,6 +249,8 @@ export function foldOtherLanguage(
   const read = shorthand ? readShorthand(tokens, shorthand) : tokens;
   const joined = language === 'ja' || language === 'zh' || language === 'ko';
   const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
+  if (language === 'ko')
+    for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(KOREAN_COPULA, '에요');
   // Lower case too: German writes the nouns of its phrases with capitals (`Danke im Voraus`).
   const plain = joined ? out : out.map((word) => withoutAccents(word).toLowerCase());
   // A greeting or thanks typed with its last letter held (`Holaa`, `merciii`) is the word.
@@ -273,13 +280,20 @@ export function foldOtherLanguage(
   return kept;
 }
 
-/** `tokens` with each shorthand word, or pair of words, written out. */
+/**
+ * `tokens` with each shorthand word, or pair of words, written out: with its accents where the writer types accents
+ * elsewhere (`tb` = `também`), else without (`vc` = `voce`), as they would have written it.
+ */
 function readShorthand(tokens: readonly string[], shorthand: ReadonlyMap<string, string>): string[] {
   const out: string[] = [];
+  const accents = tokens.some((token) => withoutAccents(token) !== token);
   for (let i = 0; i < tokens.length; i++) {
     const pair = i + 1 < tokens.length ? shorthand.get(`${tokens[i]} ${tokens[i + 1]}`) : undefined;
     if (pair) i++;
-    const long = (pair ?? shorthand.get(tokens[i] as string) ?? (tokens[i] as string)).split(' ');
+    const written = pair ?? shorthand.get(tokens[i] as string);
+    const long = (written === undefined ? (tokens[i] as string) : accents ? written : withoutAccents(written)).split(
+      ' ',
+    );
     // Shorthand that is the first word of what it stands for (`c` = `c'est`) is not read where that follows it already.
     if (
       !pair &&

@@ -3,7 +3,7 @@ import { isEnglishAdverb, isEnglishWord } from './english-dictionary.ts';
 import { NUMBER_WORDS } from './prompt-guards.ts';
 import { slipsOfTheFinger } from './keyboard-slips.ts';
 import { hasDictionary, isWordOf } from './other-dictionaries.ts';
-import { isWrittenOut, withoutAccents } from './prompt-other-languages.ts';
+import { withoutAccents } from './prompt-other-languages.ts';
 import { type PromptLanguage, promptLanguage } from './prompt-language.ts';
 import { isOneWordQuote } from './prompt-quotes.ts';
 import { negates, opposes } from './word-opposites.ts';
@@ -30,8 +30,11 @@ import { synonymous } from './word-synonyms.ts';
  *   = `Spanish`); and the case of a name's later words (`Eiffel Tower` =
  *   `Eiffel tower`);
  * - accents, in any language, when one of the two prompts writes none
- *   (`reinitialiser` / `réinitialiser`, `Bettwaesche` / `Bettwäsche`), never
- *   between two that both do (`papa` / `papá`); a compound written apart
+ *   (`reinitialiser` / `réinitialiser`, `Bettwaesche` / `Bettwäsche`), and
+ *   those its language's keyboard types with a dead key when one of the two
+ *   writes only letters of one key (`cuantas` / `cuántas` beside `niño`,
+ *   `etre` / `être` beside `remboursé`), never between two that both type
+ *   them (`papa` / `papá`); a compound written apart
  *   (`zomer vakantie`, `wi fi`), unless it is two English words;
  * - a typo: two words of 4+ letters with the same first letter, one edit
  *   apart (two from 8 letters), one of which is no English word
@@ -60,9 +63,9 @@ import { synonymous } from './word-synonyms.ts';
  * have the same tokens once case and accents are settled, that is, differ only
  * in case, accents, whitespace, punctuation and the courtesy that the
  * canonical form takes out (`prompt-other-languages.ts`), and, in French,
- * Spanish, German, Italian and Portuguese, in typos: a word one slip from the
- * other's in the same place, one of the two no word of the language
- * (`other-dictionaries.ts`).
+ * Spanish, Italian, Portuguese, German, Dutch, Polish and Swedish, in typos:
+ * a word one slip from the other's in the same place, one of the two a word
+ * of the language and the other not (`other-dictionaries.ts`).
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -561,16 +564,17 @@ const TWO_LETTER_WORDS = new Set(
  * letter doubled as in the date pattern `MM`), a brand in mixed
  * case of four letters or more (`WordPress`, `WiFi`), a model code (`S24`). Not one letter (`G` in
  * vim), not short units in mixed case (`kB`, `mW`, `MHz`, `Mm` for
- * megametres), not a capitonym.
+ * megametres), not a capitonym of an English prompt.
  */
-function foldable(token: string): boolean {
+function foldable(token: string, english: boolean): boolean {
   const cased =
     /^\p{Lu}\p{Ll}{2,}$/u.test(token) ||
     /^\p{Lu}{3,}$/u.test(token) ||
     (/^\p{L}{4,}$/u.test(token) && /\p{Lu}/u.test(token)) ||
     (/^\p{Lu}{2}$/u.test(token) && token[0] !== token[1] && !TWO_LETTER_WORDS.has(token.toLowerCase())) ||
     MODEL_CODE.test(token);
-  return cased && !CAPITONYMS.has(token.toLowerCase());
+  // The capitonyms are English words: in another language `amazon` is only the shop.
+  return cased && !(english && CAPITONYMS.has(token.toLowerCase()));
 }
 
 /** A product or model code, a capital and digits (`S24`, `A4`, `M2`): a case-blind writer types it in lower case. */
@@ -582,12 +586,13 @@ const MODEL_CODE = /^\p{Lu}\p{N}+$/u;
  */
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
+  const english = promptLanguage(tokens) === 'en';
   // A name the case-blind prompt also misspells is in its case too ("Fahrenheit" / "farenheit"): the typo is judged after.
   const written = (word: string) =>
     lower.has(word) ||
     blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
   const out = tokens.map((token, i) =>
-    foldable(token) && written(token.toLowerCase()) && !isUnit(tokens, i) ? token.toLowerCase() : token,
+    foldable(token, english) && written(token.toLowerCase()) && !isUnit(tokens, i) ? token.toLowerCase() : token,
   );
   // A name of several words the case-blind prompt writes whole is the name, capitonyms and acronyms included:
   // `Elden Ring` = `elden ring`, `Ford Focus` = `ford focus`, `VW Golf` = `vw golf`.
@@ -630,9 +635,12 @@ function namesInCaseOf(tokens: readonly string[], other: readonly string[]): rea
   // Built on the first name met: most prompts have none, and a long one's bigrams are costly.
   let bigrams: Set<string> | undefined;
   let out: string[] | undefined;
+  let english: boolean | undefined;
   for (let i = 1; i < tokens.length; i++) {
     const [previous, token] = [tokens[i - 1] as string, tokens[i] as string];
-    if (!/^\p{Lu}/u.test(previous) || !foldable(token)) continue;
+    if (!/^\p{Lu}/u.test(previous)) continue;
+    english ??= promptLanguage(tokens) === 'en';
+    if (!foldable(token, english)) continue;
     if (!bigrams) {
       bigrams = new Set<string>();
       for (let j = 1; j < other.length; j++) bigrams.add(`${other[j - 1]} ${other[j]}`);
@@ -648,17 +656,53 @@ const LATIN_WORD = /^[\p{Script=Latin}\p{M}]+(?:['’-][\p{Script=Latin}\p{M}]+)
 
 const NOT_ASCII = /[^\x00-\x7f]/;
 
-/** Whether a prompt's writer typed any accent on a word of prose (not one that shorthand stands for: `vc` = `você`). */
+/** Whether a prompt's writer typed any accent on a word of prose. */
 function accented(tokens: readonly string[]): boolean {
+  return tokens.some((token) => NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token);
+}
+
+/**
+ * Accented letters a keyboard of the language types with one key (`ñ` in Spanish, `é è à ç ù` on a French one):
+ * writers who type these often skip those that need a dead key first (`cuantas` beside `niño`, `etre` beside
+ * `remboursé`).
+ */
+const ONE_KEY_LETTERS: Partial<Record<PromptLanguage, string>> = {
+  es: 'ñ',
+  fr: 'éèàçù',
+  it: 'àèéìòù',
+  pt: 'ç',
+  de: 'äöüß',
+  sv: 'åäö',
+};
+
+/** Whether a prompt's writer typed an accent that takes a dead key on `oneKey`'s keyboard. */
+function deadKeyAccented(tokens: readonly string[], oneKey: string): boolean {
   return tokens.some(
     (token) =>
-      NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token && !isWrittenOut(token),
+      NOT_ASCII.test(token) &&
+      LATIN_WORD.test(token) &&
+      [...token].some((letter) => !oneKey.includes(letter.toLowerCase()) && withoutAccents(letter) !== letter),
   );
 }
 
-/** A word that shorthand stands for, without the accent its writer did not type (`você` for `vc`). */
-function writtenOutPlain(token: string): string {
-  return isWrittenOut(token) ? withoutAccents(token) : token;
+/** `token` without the accents that take a dead key on `oneKey`'s keyboard. */
+function withoutDeadKeys(token: string, oneKey: string): string {
+  if (!NOT_ASCII.test(token) || !LATIN_WORD.test(token)) return token;
+  return [...token].map((letter) => (oneKey.includes(letter.toLowerCase()) ? letter : withoutAccents(letter))).join('');
+}
+
+/**
+ * Two prompts of one language that both write accents, with those that take a dead key taken off the one whose
+ * writer typed none of them.
+ */
+function deadKeysSettled(cached: readonly string[], next: readonly string[]): [readonly string[], readonly string[]] {
+  const language = promptLanguage(next);
+  const oneKey = ONE_KEY_LETTERS[language];
+  if (oneKey === undefined || promptLanguage(cached) !== language) return [cached, next];
+  const [deadCached, deadNext] = [deadKeyAccented(cached, oneKey), deadKeyAccented(next, oneKey)];
+  if (deadCached && !deadNext) return [cached.map((token) => withoutDeadKeys(token, oneKey)), next];
+  if (deadNext && !deadCached) return [cached, next.map((token) => withoutDeadKeys(token, oneKey))];
+  return [cached, next];
 }
 
 /**
@@ -746,7 +790,8 @@ const ONE_WORD_QUOTE = /^["'](\S+)["']$/u;
 
 /**
  * Whether two prompts of one language with a word list differ only by typos: in the same place, a word one slip
- * from the other's, one of the two no word of the language (`delcarar` / `declarar`; never `poisson` / `poison`).
+ * from the other's, one of the two a word of the language and the other not (`delcarar` / `declarar`; never
+ * `poisson` / `poison`, nor two words the list lacks, as a German compound may be).
  */
 function typosOnly(cached: readonly string[], next: readonly string[]): boolean {
   const language = promptLanguage(next);
@@ -756,7 +801,7 @@ function typosOnly(cached: readonly string[], next: readonly string[]): boolean 
     const [was, now] = [cached[i] as string, next[i] as string];
     if (was === now) continue;
     if (!LATIN_WORD.test(was) || !LATIN_WORD.test(now) || !closeEnough(was, now, language)) return false;
-    if (isWordOf(language, was) && isWordOf(language, now)) return false;
+    if (isWordOf(language, was) === isWordOf(language, now)) return false;
     typos++;
   }
   return typos > 0;
@@ -778,11 +823,11 @@ export function verifyCandidate(storedTokens: readonly string[], nextTokens: rea
   if (sameTokens(cached, next)) return { ok: true };
   const [accentedCached, accentedNext] = [accented(cached), accented(next)];
   if (accentedCached && !accentedNext) {
-    next = next.map(writtenOutPlain);
     cached = unaccented(cached, next);
   } else if (accentedNext && !accentedCached) {
-    cached = cached.map(writtenOutPlain);
     next = unaccented(next, cached);
+  } else if (accentedCached && accentedNext) {
+    [cached, next] = deadKeysSettled(cached, next);
   }
   if (cached.length !== next.length) {
     [cached, next] = [splitAsIn(cached, next), splitAsIn(next, cached)];

@@ -38,12 +38,14 @@ describe('prompts in other languages', () => {
   });
 
   it('reads the chat shorthand of the prompt’s own language, and only of it', () => {
+    // Written out as the writer would have: with accents where they type any, else without.
     expect(foldOtherLanguage('pt', ['vc', 'sabe', 'pra', 'que'], false, false)).toEqual([
-      'você',
+      'voce',
       'sabe',
       'para',
       'que',
     ]);
+    expect(foldOtherLanguage('pt', ['vc', 'está', 'aí'], false, false)).toEqual(['você', 'está', 'aí']);
     expect(foldOtherLanguage('fr', ['vc', 'sabe'], false, false)).toEqual(['vc', 'sabe']);
     expect(
       verdict(
@@ -77,6 +79,38 @@ describe('prompts in other languages', () => {
     ).toBe('ok');
     // Still only courtesy: a request's lead-in stays a difference.
     expect(verdict('Wie lange hält sich Sauerteig?', 'pls sag mir wie lange sich Sauerteig hält')).not.toBe('ok');
+  });
+
+  it('takes off the accents of a dead key when the other prompt types only the letters of one key', () => {
+    // `ñ` is a key of its own on a Spanish keyboard, `á` takes two; `é` is one key on a French one, `ê` two.
+    expect(
+      verdict('¿Cuántas horas debe dormir un niño de 2 años?', 'cuantas horas debe dormir un niño de 2 años'),
+    ).toBe('ok');
+    expect(verdict('Combien de temps pour être remboursé ?', 'combien de temps pour etre remboursé')).toBe('ok');
+    // Both type a dead key: `papá` and `papa` stay apart; `ù` is one key on a French keyboard, so `où` is not `ou`.
+    expect(verdict('¿Qué edad tiene el papá de la niña?', '¿Qué edad tiene el papa de la niña?')).toBe('content');
+    expect(verdict('Tu préfères le thé ou le café ?', 'Tu préfères le thé où le café ?')).toBe('content');
+  });
+
+  it('reads Dutch mn and zn, French cest and diff, the Korean copula in either spelling, and a shop name in any case', () => {
+    expect(verdict('Hoe vaak moet ik mijn kat laten vaccineren?', 'hoe vaak moet ik mn kat laten vaccineren')).toBe(
+      'ok',
+    );
+    expect(verdict('Hoe vaak moet ik mijn kat laten vaccineren?', 'hoe vaak moet ik zn kat laten vaccineren')).toBe(
+      'content',
+    );
+    expect(
+      verdict(
+        "C'est quoi la différence entre un détartrage et un blanchiment ?",
+        'cest quoi la diff entre un détartrage et un blanchiment',
+      ),
+    ).toBe('ok');
+    expect(verdict('강아지 입양할 때 필요한 서류가 뭐예요?', '강아지 입양할 때 필요한 서류가 뭐에요?')).toBe('ok');
+    // The English capitonyms (`Amazon` / `amazon`) are English words: a French prompt's `amazon` is the shop.
+    expect(verdict('Combien de temps pour un retour sur Amazon ?', 'combien de temps pour un retour sur amazon')).toBe(
+      'ok',
+    );
+    expect(verdict('How long is the Amazon?', 'how long is the amazon')).not.toBe('ok');
   });
 
   it('takes off accents and spells out umlauts and ß for a prompt typed without them', () => {

@@ -121,6 +121,7 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ['French real word', 'Le poisson est-il bon pour les chats ?', 'Le poison est-il bon pour les chats ?'],
     ['Portuguese real word', 'Quanto custa uma cobra?', 'Quanto custa uma cabra?'],
     ['German direction', 'Wie rechne ich Meilen in Kilometer um?', 'Wie rechne ich Kilometer in Meilen um?'],
+    ['German real word', 'Wie lange muss Rind im Ofen garen?', 'Wie lange muss Rand im Ofen garen?'],
     ['Spanish accent in both', '¿Qué edad tiene el papá de Messi?', '¿Qué edad tiene el papa de Messi?'],
     [
       'possessor moved',
@@ -191,6 +192,16 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
       'a quote in capitals in a prompt in capitals',
       "WHAT DOES 'UNDER OFFER' MEAN ON A PROPERTY LISTING?",
       "What does 'under offer' mean on a property listing?",
+    ],
+    [
+      'Spanish accents of a dead key dropped, ñ kept',
+      '¿Cuántas horas debe dormir un niño de 3 años?',
+      'cuantas horas debe dormir un niño de 3 años',
+    ],
+    [
+      'a German misspelling that is no word',
+      'Wo finde ich die Unterlagen für die Steuer?',
+      'Wo finde ich die Unterlagn für die Steuer?',
     ],
     [
       'German quotes dropped',
