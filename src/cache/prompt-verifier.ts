@@ -64,8 +64,9 @@ import { synonymous } from './word-synonyms.ts';
  * in case, accents, whitespace, punctuation and the courtesy that the
  * canonical form takes out (`prompt-other-languages.ts`), and, in French,
  * Spanish, Italian, Portuguese, German, Dutch, Polish and Swedish, in typos:
- * a word one slip from the other's in the same place, one of the two a word
- * of the language and the other not (`other-dictionaries.ts`).
+ * a word one slip from the other's in the same place, one of the two no word
+ * of the language and, in German, Dutch and Swedish, the other one
+ * (`other-dictionaries.ts`).
  */
 
 /** Why a candidate was rejected (the `reason` label of the rejection metric). */
@@ -790,8 +791,9 @@ const ONE_WORD_QUOTE = /^["'](\S+)["']$/u;
 
 /**
  * Whether two prompts of one language with a word list differ only by typos: in the same place, a word one slip
- * from the other's, one of the two a word of the language and the other not (`delcarar` / `declarar`; never
- * `poisson` / `poison`, nor two words the list lacks, as a German compound may be).
+ * from the other's, one of the two no word of the language (`delcarar` / `declarar`; never `poisson` / `poison`).
+ * In a language that writes compounds as one word, one of the two must also be a word of the list: two forms it
+ * lacks may be two compounds.
  */
 function typosOnly(cached: readonly string[], next: readonly string[]): boolean {
   const language = promptLanguage(next);
@@ -801,11 +803,16 @@ function typosOnly(cached: readonly string[], next: readonly string[]): boolean 
     const [was, now] = [cached[i] as string, next[i] as string];
     if (was === now) continue;
     if (!LATIN_WORD.test(was) || !LATIN_WORD.test(now) || !closeEnough(was, now, language)) return false;
-    if (isWordOf(language, was) === isWordOf(language, now)) return false;
+    const [wasWord, nowWord] = [isWordOf(language, was), isWordOf(language, now)];
+    if (wasWord && nowWord) return false;
+    if (!wasWord && !nowWord && COMPOUNDING.has(language)) return false;
     typos++;
   }
   return typos > 0;
 }
+
+/** Languages that write compounds as one word, which no list enumerates: German, Dutch, Swedish. */
+const COMPOUNDING: ReadonlySet<PromptLanguage> = new Set(['de', 'nl', 'sv']);
 
 function sameTokens(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((token, i) => token === b[i]);
