@@ -286,11 +286,13 @@ export function foldOtherLanguage(
  */
 function readShorthand(tokens: readonly string[], shorthand: ReadonlyMap<string, string>): string[] {
   const out: string[] = [];
-  const accents = tokens.some((token) => withoutAccents(token) !== token);
+  // Looked at only once some shorthand is met: most prompts have none.
+  let accents: boolean | undefined;
   for (let i = 0; i < tokens.length; i++) {
     const pair = i + 1 < tokens.length ? shorthand.get(`${tokens[i]} ${tokens[i + 1]}`) : undefined;
     if (pair) i++;
     const written = pair ?? shorthand.get(tokens[i] as string);
+    accents ??= written === undefined ? undefined : tokens.some((token) => withoutAccents(token) !== token);
     const long = (written === undefined ? (tokens[i] as string) : accents ? written : withoutAccents(written)).split(
       ' ',
     );

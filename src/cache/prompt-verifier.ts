@@ -657,11 +657,6 @@ const LATIN_WORD = /^[\p{Script=Latin}\p{M}]+(?:['’-][\p{Script=Latin}\p{M}]+)
 
 const NOT_ASCII = /[^\x00-\x7f]/;
 
-/** Whether a prompt's writer typed any accent on a word of prose. */
-function accented(tokens: readonly string[]): boolean {
-  return tokens.some((token) => NOT_ASCII.test(token) && LATIN_WORD.test(token) && withoutAccents(token) !== token);
-}
-
 /**
  * Accented letters a keyboard of the language types with one key (`ñ` in Spanish, `é è à ç ù` on a French one):
  * writers who type these often skip those that need a dead key first (`cuantas` beside `niño`, `etre` beside
@@ -676,8 +671,8 @@ const ONE_KEY_LETTERS: Partial<Record<PromptLanguage, string>> = {
   sv: 'åäö',
 };
 
-/** Whether a prompt's writer typed an accent that takes a dead key on `oneKey`'s keyboard. */
-function deadKeyAccented(tokens: readonly string[], oneKey: string): boolean {
+/** Whether a prompt's writer typed an accent on a word of prose; with `oneKey`, one that takes a dead key on that keyboard. */
+function accented(tokens: readonly string[], oneKey = ''): boolean {
   return tokens.some(
     (token) =>
       NOT_ASCII.test(token) &&
@@ -700,7 +695,7 @@ function deadKeysSettled(cached: readonly string[], next: readonly string[]): [r
   const language = promptLanguage(next);
   const oneKey = ONE_KEY_LETTERS[language];
   if (oneKey === undefined || promptLanguage(cached) !== language) return [cached, next];
-  const [deadCached, deadNext] = [deadKeyAccented(cached, oneKey), deadKeyAccented(next, oneKey)];
+  const [deadCached, deadNext] = [accented(cached, oneKey), accented(next, oneKey)];
   if (deadCached && !deadNext) return [cached.map((token) => withoutDeadKeys(token, oneKey)), next];
   if (deadNext && !deadCached) return [cached, next.map((token) => withoutDeadKeys(token, oneKey))];
   return [cached, next];
