@@ -114,6 +114,10 @@ const SHORTHAND: ReadonlyMap<string, readonly string[]> = new Map(
     theyve: ['they', 'have'],
     u: ['you'],
     ur: ['your'],
+    shud: ['should'],
+    shld: ['should'],
+    wud: ['would'],
+    wld: ['would'],
     approx: ['approximately'],
     max: ['maximum'],
     info: ['information'],
@@ -243,6 +247,8 @@ function expand(token: string, keepNames: boolean, english: boolean): string[] {
       .replaceAll('ё', 'е')
       .split(/['’]/u)
       .filter((part) => part !== '');
+  // `OK` is the word `ok` in any case.
+  if (lower === 'ok') return ['ok'];
   // A possessive stays a word of its own, so `the UK's` and `the United Kingdom's` differ only in the name.
   if (/^\p{Lu}/u.test(word) && /['’]s$/.test(word)) return [word.slice(0, -2), "'s"];
   if (lower !== word.replaceAll('’', "'")) return [word];
@@ -387,6 +393,9 @@ function unitsSpelledAlike(tokens: string[], english: boolean): void {
   }
 }
 
+/** Words after which chat's `2` can only be `to`. */
+const BEFORE_TO = new Set(['how', 'want', 'need', 'going', 'trying', 'able', 'wanna']);
+
 /** The canonical form of one prompt text. */
 export function canonicalPrompt(raw: string): CanonicalPrompt {
   const text = unquotedPrompt(raw);
@@ -422,9 +431,18 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   flushProse(text.length);
   tokens.push(...courtesy(prose, tokens.length === 0, true));
   unitsSpelledAlike(tokens, english);
-  // "'s been" and "is been" (from "it's been") are "has been".
   if (english)
-    for (let i = 0; i + 1 < tokens.length; i++)
+    for (let i = 0; i + 1 < tokens.length; i++) {
+      // "'s been" and "is been" (from "it's been") are "has been".
       if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
+      // Chat's `2` for `to` where a verb must follow ("how 2 fix it", "want 2 know"); elsewhere `2` is the number.
+      if (
+        tokens[i] === '2' &&
+        i > 0 &&
+        BEFORE_TO.has(tokens[i - 1] as string) &&
+        /^\p{Ll}+$/u.test(tokens[i + 1] as string)
+      )
+        tokens[i] = 'to';
+    }
   return { text: tokens.join(' '), tokens, language };
 }

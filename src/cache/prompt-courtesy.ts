@@ -30,6 +30,7 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
   ['quick', 'question'],
   ['quick', 'favour'],
   ['quick', 'favor'],
+  ['thx', 'in', 'advance'],
   ['thx'],
   ['much', 'appreciated'],
   ['please'],

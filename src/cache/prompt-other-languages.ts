@@ -203,7 +203,8 @@ const SHORTHAND: Partial<Record<PromptLanguage, ReadonlyMap<string, string>>> = 
     pq: 'porque',
     hj: 'hoje',
   }),
-  it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche', gg: 'giorni' }),
+  // `x` for `per` is also the times sign, which Italian reads `per` as well (`3 x 4` = `3 per 4`).
+  it: shorthand({ cmq: 'comunque', xké: 'perché', xche: 'perché', nn: 'non', qlc: 'qualche', gg: 'giorni', x: 'per' }),
   ru: shorthand({ спс: 'спасибо', пж: 'пожалуйста', пжл: 'пожалуйста', плз: 'пожалуйста' }),
   nl: shorthand({
     ff: 'even',
@@ -225,6 +226,13 @@ const KOREAN_EMOTICON = /(?<=.)[ㅠㅜㅋㅎ]{2,}$/u;
  * `책이에요`): one ending in two spellings, read as one.
  */
 const KOREAN_COPULA = /예요$/u;
+
+/**
+ * The Turkish present tense as it is spoken and typed in chat, without its `r`: `kusuyo` for `kusuyor`, `biliyom` for
+ * `biliyorum`, `gidiyoz` for `gidiyoruz` (after the tense's vowel, so `radyo` and `stüdyo` stay).
+ */
+const TURKISH_SPOKEN_PRESENT = /(?<=\p{L}{2}[ıiuü])yo([mz]?)$/u;
+const spokenPresent = (_: string, person: string) => (person === 'm' ? 'yorum' : person === 'z' ? 'yoruz' : 'yor');
 
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
@@ -251,6 +259,8 @@ export function foldOtherLanguage(
   const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
   if (language === 'ko')
     for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(KOREAN_COPULA, '에요');
+  if (language === 'tr')
+    for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(TURKISH_SPOKEN_PRESENT, spokenPresent);
   // Lower case too: German writes the nouns of its phrases with capitals (`Danke im Voraus`).
   const plain = joined ? out : out.map((word) => withoutAccents(word).toLowerCase());
   // A greeting or thanks typed with its last letter held (`Holaa`, `merciii`) is the word.

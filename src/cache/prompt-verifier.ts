@@ -27,7 +27,7 @@ import { synonymous } from './word-synonyms.ts';
  *   name that is also a common word (`Turkey` / `turkey`), a word of one
  *   letter (`G` / `g` in vim) or of two that spells a word (`US` / `us`),
  *   and mixed case (`kB` / `kb`); a word in capitals for emphasis (`SPANISH`
- *   = `Spanish`); and the case of a name's later words (`Eiffel Tower` =
+ *   = `Spanish`, `FREE` = `free`); and the case of a name's later words (`Eiffel Tower` =
  *   `Eiffel tower`);
  * - accents, in any language, when one of the two prompts writes none
  *   (`reinitialiser` / `réinitialiser`, `Bettwaesche` / `Bettwäsche`), and
@@ -588,9 +588,11 @@ const MODEL_CODE = /^\p{Lu}\p{N}+$/u;
 function inCaseOf(tokens: readonly string[], blind: readonly string[]): readonly string[] {
   const lower = new Set(blind);
   const english = promptLanguage(tokens) === 'en';
-  // A name the case-blind prompt also misspells is in its case too ("Fahrenheit" / "farenheit"): the typo is judged after.
+  // A name the case-blind prompt also misspells, or writes without its accents, is in its case too ("Fahrenheit" /
+  // "farenheit", "São Paulo" / "sao paulo"): the typo and the accents are judged after.
   const written = (word: string) =>
     lower.has(word) ||
+    lower.has(withoutAccents(word)) ||
     blind.some((other) => /^\p{Ll}+$/u.test(other) && !FUNCTION_WORDS.has(other) && isTypo(other, word));
   const out = tokens.map((token, i) =>
     foldable(token, english) && written(token.toLowerCase()) && !isUnit(tokens, i) ? token.toLowerCase() : token,
@@ -616,14 +618,22 @@ function isUnit(tokens: readonly string[], i: number): boolean {
   return /^\p{N}/u.test(previous) && !/^(?:1[89]|20)\d\d$/u.test(previous);
 }
 
-/** A word of four capitals or more that `other` writes capitalized is written so too: `SPANISH` for emphasis is `Spanish` (an acronym such as `NASA` stays, so its words can still spell it). */
+/**
+ * A word of four capitals or more written for emphasis, as `other` writes it: capitalized (`SPANISH` = `Spanish`), or, in
+ * an English prompt, in lower case where it is an English word (`FREE` = `free`). An acronym such as `HTML` stays, so
+ * its words can still spell it.
+ */
 function unshouted(tokens: readonly string[], other: readonly string[]): readonly string[] {
   if (!tokens.some((token) => /^\p{Lu}{4,}$/u.test(token))) return tokens;
   const capitalized = (token: string) => `${token[0]}${token.slice(1).toLowerCase()}`;
   const written = new Set(other);
-  return tokens.map((token) =>
-    /^\p{Lu}{4,}$/u.test(token) && written.has(capitalized(token)) ? capitalized(token) : token,
-  );
+  let english: boolean | undefined;
+  return tokens.map((token) => {
+    if (!/^\p{Lu}{4,}$/u.test(token)) return token;
+    if (written.has(capitalized(token))) return capitalized(token);
+    const lower = token.toLowerCase();
+    return written.has(lower) && (english ??= promptLanguage(tokens) === 'en') && isEnglishWord(lower) ? lower : token;
+  });
 }
 
 /**

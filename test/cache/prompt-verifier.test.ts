@@ -83,6 +83,12 @@ describe('canonicalPrompt', () => {
     same('Could you please tell me the capital of Kenya?', 'What is the capital of Kenya?');
     same('Some notes. Tell me the deadline.', 'Some notes. What is the deadline?');
     same('hey!! could u pls tell me how to unclog a drain? thx', 'How to unclog a drain');
+    same('thx in advance - how do I descale a kettle?', 'How do I descale a kettle?');
+    same('how often shud I water basil', 'How often should I water basil?');
+    same('can u show me how 2 hem trousers', 'Can you show me how to hem trousers?');
+    // Elsewhere `2` is the number: "buy 2 tickets" is not "buy to tickets", nor "how 2 4" "how to 4".
+    expect(canonicalPrompt('buy 2 tickets, how 2 4').tokens).toEqual(['buy', '2', 'tickets', 'how', '2', '4']);
+    same('Is it OK to fly with a cold?', 'is it ok to fly with a cold??');
     same('Good morning :) Can you list the halogens?', 'List the halogens.');
     same('hello! quick favour: name the bones of the ear pls 🙏', 'Name the bones of the ear');
     same('Hiya! Mind suggesting a yoga routine? Ta!', 'Suggest a yoga routine.');
@@ -309,6 +315,11 @@ describe('verifyCandidate', () => {
     ).toBe('payload');
     expect(verdict('What does the vim command G do?', 'what does the vim command g do?')).toBe('payload');
     expect(verdict('best way to learn SPANISH fast', 'best way to learn Spanish fast')).toBe('ok');
+    // A word in capitals for emphasis is the word, beside other capitals; an acronym that is no word stays one.
+    expect(
+      verdict('Which galleries in Madrid are FREE on Sundays?', 'Which galleries in Madrid are free on Sundays'),
+    ).toBe('ok');
+    expect(verdict('How do I write a JSON schema in Rust?', 'How do I write a json schema in Rust?')).toBe('payload');
     expect(verdict('When was the Eiffel Tower built?', 'When was the Eiffel tower built?')).toBe('ok');
     expect(verdict('When was the Eiffel Tower built?', 'When was the eiffel Tower built?')).toBe('payload');
     expect(verdict('What is the history of the Olympic Games?', 'What is the history of the\nOlympic Games?')).toBe(
