@@ -65,6 +65,20 @@ describe('phone numbers', () => {
     expect(phones('call 0171 2345678 or 0.5 times')).toEqual(['0171 2345678']);
   });
 
+  it('finds a number in a range not assigned (or not in the metadata) where a phone word announces it', () => {
+    // 247 and 20 9… are no area codes in use; the layout and the length are a phone number's.
+    expect(phones('telefono: +1 (247) 529-2011.')).toEqual(['+1 (247) 529-2011']);
+    expect(phones('Mobile +44 20 9212 3212')).toEqual(['+44 20 9212 3212']);
+    expect(phones('telefoon: (247) 529-2011')).toEqual(['(247) 529-2011']);
+    // Without a phone word it stays below the threshold; a length the country's numbers never have is no number.
+    expect(phones('batch +1 (247) 529-2011 shipped')).toEqual([]);
+    expect(phones('phone +44 20 9212 32')).toEqual([]);
+  });
+
+  it('never reads a date in parentheses as a phone number', () => {
+    expect(phones('Phone follow-up done (2025-01-16) as planned')).toEqual([]);
+  });
+
   it('keeps a bare international number without a phone word below the threshold', () => {
     expect(
       engine.analyze('checksum 447911123456 matches', { threshold: 0 }).find((f) => f.entity === 'PHONE_NUMBER')?.score,

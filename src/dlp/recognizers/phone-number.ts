@@ -1,6 +1,12 @@
 import { ContextScorer } from '../context-scoring.ts';
 import { CONTEXT_BOOST, type Candidate, type ContextRule, type Recognizer } from '../recognizer.ts';
-import { internationalE164, nationalE164, phonePlan, type PhonePlan } from '../validators/phone-plans.ts';
+import {
+  internationalE164,
+  nationalE164,
+  phonePlan,
+  possibleInternational,
+  type PhonePlan,
+} from '../validators/phone-plans.ts';
 import { columnHeaderHas } from './column-header.ts';
 import { PHONE_CONTEXT } from './phone-context.ts';
 
@@ -106,6 +112,11 @@ export const DEFAULT_PHONE_REGIONS: readonly string[] = [
 const CHUNK = /[+(\d][\d ()./-]{4,24}\d\)?/g;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
+/**
+ * The ten digits of a North American number whose area code and exchange could exist (`NXX NXX XXXX`, no service code
+ * `N11` as area code), and not one digit ten times over, the placeholder `555-555-5555`.
+ */
+const NANP_POSSIBLE = /^(?!(\d)\1{9})(?![2-9]11)[2-9]\d\d[2-9]\d{6}$/;
 
 /**
  * Layouts of other numbers that a region's numbering plan could accept.
@@ -242,10 +253,13 @@ export class PhoneNumberRecognizer implements Recognizer {
     nearby.start = start;
     nearby.end = start + chunk.length;
     nearby.answer = undefined;
-    // No prefix of a card, a date or an address is a phone number either; an extension right after proves a phone.
+    // No prefix of a card, a date or an address is a phone number either, nor one in parentheses (`(2025-01-16)`); an
+    // extension right after proves a phone.
     const extended = extensionLength(text, start + value.length) > 0;
+    const layout =
+      value.charCodeAt(0) === OPEN && value.charCodeAt(value.length - 1) === CLOSE ? value.slice(1, -1) : value;
     // Both layouts start with a digit, and most chunks that do not are numbers with `+` or `(`.
-    if (isDigit(value.charCodeAt(0)) && (CARD_LAYOUT.test(value) || (!extended && NOT_PHONE.test(value))))
+    if (isDigit(layout.charCodeAt(0)) && (CARD_LAYOUT.test(layout) || (!extended && NOT_PHONE.test(layout))))
       return undefined;
     for (let trims = 0; trims <= MAX_TRIMS; trims++) {
       const after = start + value.length;
@@ -283,8 +297,18 @@ export class PhoneNumberRecognizer implements Recognizer {
     const digits = shape.digits === value.length ? value : digitsOf(value);
     const first = value.charCodeAt(0);
     if (first === PLUS || (first === ZERO && value.charCodeAt(1) === ZERO)) {
-      const e164 = this.international(first === PLUS ? digits : digits.slice(2));
-      return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
+      const international = first === PLUS ? digits : digits.slice(2);
+      const e164 = this.international(international);
+      if (e164) return { score: FORMATTED_SCORE, e164 };
+      // Written in groups as a phone number, of a length its country's numbers have, in a range not assigned (or not
+      // known to this release's metadata): a phone number where a phone word says so.
+      const possible =
+        international.length === 11 && international.charCodeAt(0) === ONE
+          ? NANP_POSSIBLE.test(international.slice(1))
+          : possibleInternational(international);
+      return value.length > digits.length + 1 && possible && this.phoneWordNearby()
+        ? { score: NATIONAL_SCORE, e164: `+${international}` }
+        : undefined;
     }
     const bare = digits.length === value.length;
     if (bare) {
@@ -298,7 +322,11 @@ export class PhoneNumberRecognizer implements Recognizer {
     }
     if (NANP_SHAPE.test(value)) {
       const e164 = this.national(digits, 'nanp');
-      return e164 ? { score: FORMATTED_SCORE, e164 } : undefined;
+      if (e164) return { score: FORMATTED_SCORE, e164 };
+      const ten = digits.slice(-10);
+      return NANP_POSSIBLE.test(ten) && this.phoneWordNearby()
+        ? { score: NATIONAL_SCORE, e164: `+1${ten}` }
+        : undefined;
     }
     if (first === ZERO || (first === OPEN && value.charCodeAt(1) === ZERO)) {
       const e164 = this.national(digits, 'trunk');
@@ -358,12 +386,14 @@ const PHONE_HEADER_WORDS = [
   'cell',
   'fax',
   'telefon',
+  'telefoon',
   'telefono',
   'teléfono',
   'téléphone',
   'telefone',
   'handy',
   'mobil',
+  'mobiel',
   'portable',
   'celular',
   'contact',
@@ -376,6 +406,7 @@ const PHONE_HEADER_WORDS = [
 
 const PLUS = 43;
 const ZERO = 48;
+const ONE = 49;
 const OPEN = 40;
 const CLOSE = 41;
 const COMMA = 44;

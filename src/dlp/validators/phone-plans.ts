@@ -145,6 +145,20 @@ export function internationalE164(digits: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether `digits` (calling code first, no `+`) could be a number of the country its calling code names: the rest has
+ * a length that country's numbers have, though it may lie in no range assigned (yet, or in the metadata this release
+ * ships).
+ */
+export function possibleInternational(digits: string): boolean {
+  for (let size = 1; size <= 3 && size < digits.length; size++) {
+    const main = regionsOfCallingCode(digits.slice(0, size))[0];
+    if (main === undefined) continue;
+    return phonePlan(main)?.lengths.has(digits.length - size) ?? false;
+  }
+  return false;
+}
+
 function isValidFor(plan: PhonePlan, nsn: string): boolean {
   return plan.lengths.has(nsn.length) && plan.valid.test(nsn);
 }
