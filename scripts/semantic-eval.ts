@@ -30,9 +30,9 @@ import { MINILM } from '../test/support/tiny-onnx-model.ts';
  *
  * Sets: dev, test, holdout2 to holdout7 (first round), classes-dev, classes-holdout, public-dev,
  * public-holdout (second round: the new near-miss classes and the public corpora), classes-holdout2
- * to classes-holdout10 (third to eleventh rounds: the same classes, written blind); `round2` is
- * `classes-holdout,public-holdout`, `round2-dev` is `classes-dev,public-dev`, `round3` to `round11`
- * are `classes-holdout2` to `classes-holdout10`. Each set gets its own
+ * to classes-holdout11 (third to twelfth rounds: the same classes, written blind); `round2` is
+ * `classes-holdout,public-holdout`, `round2-dev` is `classes-dev,public-dev`, `round3` to `round12`
+ * are `classes-holdout2` to `classes-holdout11`. Each set gets its own
  * per-category table and totals.
  *
  * Runs the labelled pairs of eval/semantic/ through a real gateway (API and
@@ -75,6 +75,7 @@ const ALIASES: Readonly<Record<string, readonly AnySet[]>> = {
   round9: ['classes-holdout8'],
   round10: ['classes-holdout9'],
   round11: ['classes-holdout10'],
+  round12: ['classes-holdout11'],
 };
 const ALL_SETS: readonly string[] = [...SET_NAMES, ...CLASS_SET_NAMES];
 const sets = (args.set as string).split(',').flatMap((name) => ALIASES[name] ?? [name as AnySet]);

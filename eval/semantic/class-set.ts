@@ -9,7 +9,7 @@ import type { Label, Pair } from './pair-set.ts';
  * true rewordings written by hand (`classes-*`), and pairs taken from public
  * paraphrase corpora (`public-*`). Each comes as a tuning part (`-dev`) and a
  * held-out part (`-holdout`) that is run once, to report; `classes-holdout2`
- * to `classes-holdout10` are more held-out parts of the same classes, each
+ * to `classes-holdout11` are more held-out parts of the same classes, each
  * written blind.
  */
 
@@ -25,6 +25,7 @@ export const CLASS_SET_NAMES = [
   'classes-holdout8',
   'classes-holdout9',
   'classes-holdout10',
+  'classes-holdout11',
   'public-dev',
   'public-holdout',
 ] as const;
@@ -51,7 +52,7 @@ export const CLASS_CATEGORIES: Readonly<Record<string, Label>> = {
 
 const classPairSchema = z
   .object({
-    id: z.string().regex(/^(classes-(dev|holdout(?:[2-9]|10)?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
+    id: z.string().regex(/^(classes-(dev|holdout(?:[2-9]|1[01])?)|public-(dev|holdout))-[a-z_]+-\d{2,3}$/),
     category: z.string().refine((c) => c in CLASS_CATEGORIES, 'unknown category'),
     label: z.enum(['paraphrase', 'near_miss']),
     a: z.string().min(1),
