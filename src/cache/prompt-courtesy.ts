@@ -61,6 +61,8 @@ const FILLERS: ReadonlyArray<readonly string[]> = [
 
 /** Sign-offs, taken out only where a prompt ends ("what does cheers mean" keeps its cheers). */
 const SIGN_OFFS: ReadonlyArray<readonly string[]> = [
+  ['please', 'help'],
+  ['pls', 'help'],
   ['thanks', 'again'],
   ['best', 'regards'],
   ['kind', 'regards'],

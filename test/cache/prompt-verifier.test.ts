@@ -85,6 +85,9 @@ describe('canonicalPrompt', () => {
     same('hey!! could u pls tell me how to unclog a drain? thx', 'How to unclog a drain');
     same('thx in advance - how do I descale a kettle?', 'How do I descale a kettle?');
     same('how often shud I water basil', 'How often should I water basil?');
+    same('can i return a gift without the receipt pls help', 'Can I return a gift without the receipt?');
+    // Only where the prompt ends: "help me write" is the request.
+    expect(verdict('pls help me write a cover letter', 'write a cover letter')).not.toBe('ok');
     same('can u show me how 2 hem trousers', 'Can you show me how to hem trousers?');
     // Elsewhere `2` is the number: "buy 2 tickets" is not "buy to tickets", nor "how 2 4" "how to 4".
     expect(canonicalPrompt('buy 2 tickets, how 2 4').tokens).toEqual(['buy', '2', 'tickets', 'how', '2', '4']);
