@@ -159,7 +159,8 @@ const COURTESY: Partial<Record<PromptLanguage, Courtesy>> = {
   zh: {
     greetings: glued('你好', '您好', '请问'),
     thanks: glued('谢谢你', '谢谢您', '谢谢啦', '谢谢', '多谢', '谢啦'),
-    please: [],
+    // "May I ask", before a question wherever it starts (`我是老师，请问怎么…`).
+    please: glued('请问'),
   },
   ko: {
     greetings: glued('안녕하세요'),
@@ -330,6 +331,11 @@ function unglued(tokens: readonly string[], courtesy: Courtesy, promptStart: boo
     ? courtesy.greetings.find(([g]) => first.startsWith(g as string) && first !== g)
     : undefined;
   if (greeting) out[at] = first.slice((greeting[0] as string).length);
+  // "Please" glued to the start of a clause.
+  for (let i = 0; i < out.length; i++) {
+    const please = courtesy.please.find(([p]) => (out[i] as string).startsWith(p as string) && out[i] !== p);
+    if (please) out[i] = (out[i] as string).slice((please[0] as string).length);
+  }
   if (promptEnd) {
     // Korean crying or laughing in letters (`ㅠㅠ`, `ㅋㅋ`) is tone, as an emoji is.
     out[out.length - 1] = (out.at(-1) as string).replace(KOREAN_EMOTICON, '');

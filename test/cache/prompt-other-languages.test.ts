@@ -184,6 +184,8 @@ describe('prompts in other languages', () => {
     expect(verdict('Quanti giorni prima si fa il check-in?', 'quanti gg prima si fa il check-in?')).toBe('ok');
     // Two greetings, the second glued to the question; Korean crying in letters; Russian `спс`; a model code in lower case.
     expect(verdict('你好，请问猫可以吃香蕉吗？', '猫可以吃香蕉吗')).toBe('ok');
+    // `请问` ("may I ask") before a question that follows a sentence.
+    expect(verdict('我是三年级的老师，请问怎么布置作业？', '我是三年级的老师,怎么布置作业?')).toBe('ok');
     expect(
       verdict(
         '갤럭시 S24 배터리가 너무 빨리 닳는데 어떻게 해야 하나요?',
