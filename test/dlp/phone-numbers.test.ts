@@ -69,6 +69,7 @@ describe('phone numbers', () => {
     // 247 and 20 9… are no area codes in use; the layout and the length are a phone number's.
     expect(phones('telefono: +1 (247) 529-2011.')).toEqual(['+1 (247) 529-2011']);
     expect(phones('Mobile +44 20 9212 3212')).toEqual(['+44 20 9212 3212']);
+    expect(phones('Tel. 0044 20 9212 3212')).toEqual(['0044 20 9212 3212']);
     expect(phones('telefoon: (247) 529-2011')).toEqual(['(247) 529-2011']);
     // Without a phone word it stays below the threshold; a length the country's numbers never have is no number.
     expect(phones('batch +1 (247) 529-2011 shipped')).toEqual([]);

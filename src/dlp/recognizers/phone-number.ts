@@ -171,7 +171,10 @@ function remember(memo: Map<string, string | null>, digits: string, found: strin
  * layout, or a national number with its trunk prefix (`0…`) 0.85; a national
  * number without one (`612 34 56 78`) 0.6, and only with a phone word nearby
  * (the context then lifts it), since such layouts match many other numbers;
- * a bare 10-11 digit run 0.5. Dates, amounts, SSN and ZIP+4 layouts are never numbers.
+ * a bare 10-11 digit run 0.5. A number in an international or North American
+ * layout whose range is not assigned (or not in this release's metadata) but
+ * whose length its country's numbers have is 0.6 too, and only with a phone
+ * word nearby. Dates, amounts, SSN and ZIP+4 layouts are never numbers.
  */
 export class PhoneNumberRecognizer implements Recognizer {
   readonly name = 'phone-number';
@@ -306,7 +309,8 @@ export class PhoneNumberRecognizer implements Recognizer {
         international.length === 11 && international.charCodeAt(0) === ONE
           ? NANP_POSSIBLE.test(international.slice(1))
           : possibleInternational(international);
-      return value.length > digits.length + 1 && possible && this.phoneWordNearby()
+      const grouped = value.length > digits.length + (first === PLUS ? 1 : 0);
+      return grouped && possible && this.phoneWordNearby()
         ? { score: NATIONAL_SCORE, e164: `+${international}` }
         : undefined;
     }
