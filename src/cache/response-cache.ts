@@ -392,6 +392,12 @@ export class ResponseCache {
     }
   }
 
+  /** The exact entry of a request that missed, if one was stored since its lookup ({@link CacheLookup.claim}); never throws. */
+  storedSince(context: LookupContext): Promise<CachedReply | undefined> {
+    if (!this.options.exactEnabled) return Promise.resolve(undefined);
+    return this.options.exact.get(context.exactKey).catch(() => undefined);
+  }
+
   /** Stores a complete reply in both caches; never throws. Resolves once the writes are done. */
   async store(context: LookupContext, completion: string): Promise<void> {
     const writes: Promise<unknown>[] = [];
@@ -444,11 +450,16 @@ export class ResponseCache {
   }
 }
 
-/** Who answers a miss: this request enqueues the job (`leader`, or `alone` when nothing coalesces), or it reads another's (`follower`). */
+/**
+ * Who answers a miss: this request enqueues the job (`leader`, or `alone` when nothing coalesces), it reads another's
+ * (`follower`), or an identical request stored its reply since this one's lookup (`stored`: nothing to enqueue).
+ */
 export interface MissClaim {
-  role: 'alone' | 'leader' | 'follower';
+  role: 'alone' | 'leader' | 'follower' | 'stored';
   /** The job to enqueue, or to follow. */
   jobId: string;
+  /** The reply stored since the lookup (`stored` only). */
+  stored?: CachedReply;
 }
 
 /**
@@ -509,11 +520,22 @@ export class CacheLookup {
     if (!coalescer || !context || this.status !== 'MISS' || context.mode !== 'use' || context.responses)
       return { role: 'alone', jobId };
     const inflightKey = inflightKeyOf(context.exactKey, context.request);
-    const role = await coalescer.joinOrLead(inflightKey, provider, jobId).catch(() => undefined);
+    // An identical request may have stored its reply and released its claim between this lookup and this claim. The
+    // entry is read in the same round trip, after the claim: a reply stored before that release is found.
+    const [role, stored] = await Promise.all([
+      coalescer.joinOrLead(inflightKey, provider, jobId).catch(() => undefined),
+      this.cache.storedSince(context),
+    ]);
     if (role === undefined) return { role: 'alone', jobId };
     this.role = role.role;
-    if (role.role === 'leader') this.inflightKey = inflightKey;
-    return role.role === 'leader' ? { role: 'leader', jobId } : { role: 'follower', jobId: role.jobId };
+    if (role.role === 'follower') return { role: 'follower', jobId: role.jobId };
+    this.inflightKey = inflightKey;
+    // Answered from it unless someone joined this claim meanwhile: they wait for this request's job, which then runs.
+    if (stored && (await this.release()) === 0) {
+      this.role = 'alone';
+      return { role: 'stored', jobId, stored };
+    }
+    return { role: 'leader', jobId };
   }
 
   /** The leader could not enqueue its job: its followers get the same error on the stream they read. */

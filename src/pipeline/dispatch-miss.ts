@@ -1,3 +1,4 @@
+import { cachedReplyEntries, type CachedReply } from '../cache/cached-reply.ts';
 import type { CacheLookup } from '../cache/response-cache.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
@@ -34,8 +35,9 @@ export interface Miss {
 
 /**
  * Gets the reply of a miss (the chat route's and every batch line's):
- * follows an identical request in flight, or enqueues this one (its reply
- * passes through the cache, which stores it once complete). The place in the
+ * follows an identical request in flight, replays the reply an identical
+ * request stored since the lookup, or enqueues this one (its reply passes
+ * through the cache, which stores it once complete). The place in the
  * queue is taken in the same round trip as the claim, so a full queue or a
  * provider without workers costs no extra wait; a follower gives its place back.
  */
@@ -57,13 +59,24 @@ export async function dispatchMiss(
   reserving.catch(() => {});
   const claim = lookup ? await lookup.claim(provider, jobId) : undefined;
   const span = miss.span ?? NOOP_SPAN;
-  if (claim?.role === 'follower') {
+  if (claim?.role === 'stored' || claim?.role === 'follower') {
+    // Another request's job answers, or the reply it stored: this one takes no place in the queue.
     reserving.then(
       (place) => dispatcher.releasePlace(place),
       () => {},
     );
-    span.set('gateway.coalesced', true);
-    return dispatcher.follow(claim.jobId, provider, signal);
+    if (claim.role === 'follower') {
+      span.set('gateway.coalesced', true);
+      return dispatcher.follow(claim.jobId, provider, signal);
+    }
+    span.set('gateway.cache.stored_since_lookup', true);
+    const { completion } = claim.stored as CachedReply;
+    return {
+      jobId,
+      provider,
+      enqueuedAt: Date.now(),
+      entries: cachedReplyEntries(completion, request.stream, request.include_usage),
+    };
   }
   // The job carries this span's context: the worker's spans continue the request's trace under it.
   const publish = span.child('queue publish', { kind: 'producer', attributes: { 'gateway.provider': provider.name } });

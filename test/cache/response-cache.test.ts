@@ -3,6 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { CacheStats, type CacheType } from '../../src/cache/cache-stats.ts';
 import { EmbeddingBatcher } from '../../src/cache/embedders/embedding-batcher.ts';
 import type { Embedder } from '../../src/cache/embedders/embedder.ts';
+import { cachedReplyEntries } from '../../src/cache/cached-reply.ts';
 import { ExactCache } from '../../src/cache/exact-cache.ts';
 import { cacheKeys } from '../../src/cache/redis-keys.ts';
 import { completionChunks } from '../../src/chat/completion-accumulator.ts';
@@ -283,6 +284,49 @@ describe('ResponseCache', () => {
     await dispatchMiss(next, undefined, nextIds);
     expect(nextIds).toHaveLength(1);
     expect(next.coalesced).toBe(false);
+  });
+
+  it('answers a new leader from the reply an identical request stored after its lookup, unless someone joined it', async () => {
+    const { cache } = await build();
+    const first = await look(cache, request('Stored meanwhile.'), 'alice');
+    const late = await look(cache, request('Stored meanwhile.'), 'alice');
+    const [both, joining] = [
+      await look(cache, request('Stored meanwhile.'), 'alice'),
+      await look(cache, request('Stored meanwhile.'), 'alice'),
+    ];
+    expect([first, late, both, joining].map((lookup) => lookup.status)).toEqual(['MISS', 'MISS', 'MISS', 'MISS']);
+    // The first request's reply is stored and its claim released before the others claim.
+    const jobIds: string[] = [];
+    await drain(await dispatchMiss(first, [['result', JSON.stringify(completion('Stored meanwhile.'))]], jobIds));
+    expect(jobIds).toHaveLength(1);
+    const claim = await late.claim(provider);
+    expect(claim.role).toBe('stored');
+    expect(JSON.parse(claim.stored?.completion ?? '{}').choices[0].message.content).toBe('Stored meanwhile.');
+    // Nothing of it is left to cancel or to follow, and the next identical request hits at its lookup.
+    expect(late.coalesced).toBe(false);
+    expect(await redis.keys(keys.inflight('*'))).toEqual([]);
+    expect((await look(cache, request('Stored meanwhile.'), 'alice')).status).toBe('HIT');
+
+    // Two claim at once: the first one's claim has a follower before it could give it up, so it leads.
+    const [leading, following] = await Promise.all([both.claim(provider), joining.claim(provider)]);
+    expect([leading.role, following.role]).toEqual(['leader', 'follower']);
+    expect(following.jobId).toBe(leading.jobId);
+  });
+
+  it('replays a stored reply as the entries of a reply stream, whole or as chunks', async () => {
+    const stored = JSON.stringify(completion('Replayed.'));
+    const whole: StreamEntry[] = [];
+    for await (const entry of cachedReplyEntries(stored, false, false)) whole.push(entry);
+    expect(whole.map((e) => [e.t, e.d])).toEqual([['result', stored]]);
+    const streamed: StreamEntry[] = [];
+    for await (const entry of cachedReplyEntries(stored, true, true)) streamed.push(entry);
+    expect(streamed.map((e) => e.t)).toEqual(['chunk', 'chunk', 'chunk', 'chunk', 'end']);
+    expect(streamed.map((e) => e.d)).toEqual([
+      ...completionChunks(JSON.parse(stored) as ChatCompletion, true).map((chunk) => JSON.stringify(chunk)),
+      '{}',
+    ]);
+    // No token counts: nothing was produced upstream for the request that reads them.
+    expect(streamed.some((e) => e.pt !== undefined || e.ct !== undefined)).toBe(false);
   });
 
   it('hands the enqueue error of the leader to its followers instead of leaving them waiting', async () => {
