@@ -113,12 +113,6 @@ const CHUNK = /[+(\d][\d ()./-]{4,24}\d\)?/g;
 const EXTENSION = /[ ,]*(?:x|ext\.?|extension|durchwahl|poste|#) ?\d{1,6}(?![\w])/iy;
 const NANP_SHAPE = /^(?:\+?1[ .-])?(?:\(\d{3}\) ?|\d{3}[ .-])\d{3}[ .-]\d{4}$/;
 /**
- * The ten digits of a North American number whose area code and exchange could exist (`NXX NXX XXXX`, no service code
- * `N11` as area code), and not one digit ten times over, the placeholder `555-555-5555`.
- */
-const NANP_POSSIBLE = /^(?!(\d)\1{9})(?![2-9]11)[2-9]\d\d[2-9]\d{6}$/;
-
-/**
  * Layouts of other numbers that a region's numbering plan could accept.
  * Tested as one expression ({@link NOT_PHONE}), so only the first may hold a
  * capturing group: the union numbers groups across the alternatives.
@@ -305,12 +299,8 @@ export class PhoneNumberRecognizer implements Recognizer {
       if (e164) return { score: FORMATTED_SCORE, e164 };
       // Written in groups as a phone number, of a length its country's numbers have, in a range not assigned (or not
       // known to this release's metadata): a phone number where a phone word says so.
-      const possible =
-        international.length === 11 && international.charCodeAt(0) === ONE
-          ? NANP_POSSIBLE.test(international.slice(1))
-          : possibleInternational(international);
       const grouped = value.length > digits.length + (first === PLUS ? 1 : 0);
-      return grouped && possible && this.phoneWordNearby()
+      return grouped && possibleInternational(international) && this.phoneWordNearby()
         ? { score: NATIONAL_SCORE, e164: `+${international}` }
         : undefined;
     }
@@ -327,9 +317,9 @@ export class PhoneNumberRecognizer implements Recognizer {
     if (NANP_SHAPE.test(value)) {
       const e164 = this.national(digits, 'nanp');
       if (e164) return { score: FORMATTED_SCORE, e164 };
-      const ten = digits.slice(-10);
-      return NANP_POSSIBLE.test(ten) && this.phoneWordNearby()
-        ? { score: NATIONAL_SCORE, e164: `+1${ten}` }
+      const international = `1${digits.slice(-10)}`;
+      return possibleInternational(international) && this.phoneWordNearby()
+        ? { score: NATIONAL_SCORE, e164: `+${international}` }
         : undefined;
     }
     if (first === ZERO || (first === OPEN && value.charCodeAt(1) === ZERO)) {
@@ -410,7 +400,6 @@ const PHONE_HEADER_WORDS = [
 
 const PLUS = 43;
 const ZERO = 48;
-const ONE = 49;
 const OPEN = 40;
 const CLOSE = 41;
 const COMMA = 44;

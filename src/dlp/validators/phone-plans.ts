@@ -146,12 +146,19 @@ export function internationalE164(digits: string): string | undefined {
 }
 
 /**
+ * The ten digits of a North American number whose area code and exchange could exist (`NXX NXX XXXX`, no service code
+ * `N11` as area code), and not one digit ten times over, the placeholder `555-555-5555`.
+ */
+const NANP_POSSIBLE = /^(?!(\d)\1{9})(?![2-9]11)[2-9]\d\d[2-9]\d{6}$/;
+
+/**
  * Whether `digits` (calling code first, no `+`) could be a number of the country its calling code names: the rest has
- * a length that country's numbers have, though it may lie in no range assigned (yet, or in the metadata this release
- * ships).
+ * a length that country's numbers have (for North America, its plan's own rules: {@link NANP_POSSIBLE}), though it
+ * may lie in no range assigned (yet, or in the metadata this release ships).
  */
 export function possibleInternational(digits: string): boolean {
-  for (let size = 1; size <= 3 && size < digits.length; size++) {
+  if (digits.startsWith('1')) return NANP_POSSIBLE.test(digits.slice(1));
+  for (let size = 2; size <= 3 && size < digits.length; size++) {
     const main = regionsOfCallingCode(digits.slice(0, size))[0];
     if (main === undefined) continue;
     return phonePlan(main)?.lengths.has(digits.length - size) ?? false;
