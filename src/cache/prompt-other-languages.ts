@@ -235,6 +235,12 @@ const KOREAN_COPULA = /예요$/u;
 const TURKISH_SPOKEN_PRESENT = /(?<=\p{L}{2}[ıiuü])yo([mz]?)$/u;
 const spokenPresent = (_: string, person: string) => (person === 'm' ? 'yorum' : person === 'z' ? 'yoruz' : 'yor');
 
+/** One ending written two ways, read as one: the Korean copula, the Turkish present of chat. */
+const SPELLINGS: Partial<Record<PromptLanguage, [RegExp, (match: string, person: string) => string]>> = {
+  ko: [KOREAN_COPULA, () => '에요'],
+  tr: [TURKISH_SPOKEN_PRESENT, spokenPresent],
+};
+
 /** Japanese "…てください" is "…て" asked politely: the polite ending comes off the verb. */
 const JAPANESE_POLITE_ENDING = /(?<=[てで])ください$/u;
 
@@ -258,10 +264,8 @@ export function foldOtherLanguage(
   const read = shorthand ? readShorthand(tokens, shorthand) : tokens;
   const joined = language === 'ja' || language === 'zh' || language === 'ko';
   const out = joined ? unglued(read, courtesy, promptStart, promptEnd) : [...read];
-  if (language === 'ko')
-    for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(KOREAN_COPULA, '에요');
-  if (language === 'tr')
-    for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(TURKISH_SPOKEN_PRESENT, spokenPresent);
+  const spelling = SPELLINGS[language];
+  if (spelling) for (let i = 0; i < out.length; i++) out[i] = (out[i] as string).replace(...spelling);
   // Lower case too: German writes the nouns of its phrases with capitals (`Danke im Voraus`).
   const plain = joined ? out : out.map((word) => withoutAccents(word).toLowerCase());
   // A greeting or thanks typed with its last letter held (`Holaa`, `merciii`) is the word.
