@@ -454,13 +454,23 @@ export class ResponseCache {
  * Who answers a miss: this request enqueues the job (`leader`, or `alone` when nothing coalesces), it reads another's
  * (`follower`), or an identical request stored its reply since this one's lookup (`stored`: nothing to enqueue).
  */
-export interface MissClaim {
-  role: 'alone' | 'leader' | 'follower' | 'stored';
-  /** The job to enqueue, or to follow. */
-  jobId: string;
-  /** The reply stored since the lookup (`stored` only). */
-  stored?: CachedReply;
-}
+export type MissClaim =
+  | {
+      role: 'alone' | 'leader';
+      /** The job to enqueue. */
+      jobId: string;
+    }
+  | {
+      role: 'follower';
+      /** The job to follow. */
+      jobId: string;
+    }
+  | {
+      role: 'stored';
+      jobId: string;
+      /** The reply stored since the lookup. */
+      stored: CachedReply;
+    };
 
 /**
  * The outcome of one lookup: the cache answers ({@link hit}) or declines. On
@@ -474,7 +484,7 @@ export class CacheLookup {
   readonly status: CacheStatus;
   readonly hit: CachedReply | undefined;
   readonly admission: Admission;
-  private role: MissClaim['role'] = 'alone';
+  private role: 'alone' | 'leader' | 'follower' = 'alone';
   private inflightKey: string | undefined;
   private jobId: string | undefined;
   private released: Promise<number> | undefined;

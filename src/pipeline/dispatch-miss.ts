@@ -1,4 +1,4 @@
-import { cachedReplyEntries, type CachedReply } from '../cache/cached-reply.ts';
+import { cachedReplyEntries } from '../cache/cached-reply.ts';
 import type { CacheLookup } from '../cache/response-cache.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import type { ProviderConfig } from '../config/gateway-config.ts';
@@ -70,12 +70,11 @@ export async function dispatchMiss(
       return dispatcher.follow(claim.jobId, provider, signal);
     }
     span.set('gateway.cache.stored_since_lookup', true);
-    const { completion } = claim.stored as CachedReply;
     return {
       jobId,
       provider,
       enqueuedAt: Date.now(),
-      entries: cachedReplyEntries(completion, request.stream, request.include_usage),
+      entries: cachedReplyEntries(claim.stored.completion, request.stream, request.include_usage),
     };
   }
   // The job carries this span's context: the worker's spans continue the request's trace under it.

@@ -301,7 +301,8 @@ describe('ResponseCache', () => {
     expect(jobIds).toHaveLength(1);
     const claim = await late.claim(provider);
     expect(claim.role).toBe('stored');
-    expect(JSON.parse(claim.stored?.completion ?? '{}').choices[0].message.content).toBe('Stored meanwhile.');
+    const stored = claim.role === 'stored' ? claim.stored.completion : '{}';
+    expect(JSON.parse(stored).choices[0].message.content).toBe('Stored meanwhile.');
     // Nothing of it is left to cancel or to follow, and the next identical request hits at its lookup.
     expect(late.coalesced).toBe(false);
     expect(await redis.keys(keys.inflight('*'))).toEqual([]);
