@@ -393,9 +393,6 @@ function unitsSpelledAlike(tokens: string[], english: boolean): void {
   }
 }
 
-/** Words after which chat's `2` can only be `to`. */
-const BEFORE_TO = new Set(['how', 'want', 'need', 'going', 'trying', 'able', 'wanna']);
-
 /** The canonical form of one prompt text. */
 export function canonicalPrompt(raw: string): CanonicalPrompt {
   const text = unquotedPrompt(raw);
@@ -431,18 +428,9 @@ export function canonicalPrompt(raw: string): CanonicalPrompt {
   flushProse(text.length);
   tokens.push(...courtesy(prose, tokens.length === 0, true));
   unitsSpelledAlike(tokens, english);
+  // "'s been" and "is been" (from "it's been") are "has been".
   if (english)
-    for (let i = 0; i + 1 < tokens.length; i++) {
-      // "'s been" and "is been" (from "it's been") are "has been".
+    for (let i = 0; i + 1 < tokens.length; i++)
       if ((tokens[i] === "'s" || tokens[i] === 'is') && tokens[i + 1] === 'been') tokens[i] = 'has';
-      // Chat's `2` for `to` where a verb must follow ("how 2 fix it", "want 2 know"); elsewhere `2` is the number.
-      if (
-        tokens[i] === '2' &&
-        i > 0 &&
-        BEFORE_TO.has(tokens[i - 1] as string) &&
-        /^\p{Ll}+$/u.test(tokens[i + 1] as string)
-      )
-        tokens[i] = 'to';
-    }
   return { text: tokens.join(' '), tokens, language };
 }

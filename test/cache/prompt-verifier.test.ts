@@ -88,9 +88,6 @@ describe('canonicalPrompt', () => {
     same('can i return a gift without the receipt pls help', 'Can I return a gift without the receipt?');
     // Only where the prompt ends: "help me write" is the request.
     expect(verdict('pls help me write a cover letter', 'write a cover letter')).not.toBe('ok');
-    same('can u show me how 2 hem trousers', 'Can you show me how to hem trousers?');
-    // Elsewhere `2` is the number: "buy 2 tickets" is not "buy to tickets", nor "how 2 4" "how to 4".
-    expect(canonicalPrompt('buy 2 tickets, how 2 4').tokens).toEqual(['buy', '2', 'tickets', 'how', '2', '4']);
     same('Is it OK to fly with a cold?', 'is it ok to fly with a cold??');
     same('Good morning :) Can you list the halogens?', 'List the halogens.');
     same('hello! quick favour: name the bones of the ear pls 🙏', 'Name the bones of the ear');

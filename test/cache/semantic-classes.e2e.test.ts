@@ -155,6 +155,12 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
     ],
     ['case and punctuation', 'What is the capital of Peru?', 'what is the capital of peru'],
     ['courtesy', 'Can you tell me how to make pancakes?', 'how to make pancakes'],
+    [
+      'a word in capitals for emphasis',
+      'Which galleries in Madrid are FREE on Sundays?',
+      'Which galleries in Madrid are free on Sundays',
+    ],
+    ['chat shorthand', 'can u show me how to hem trousers pls', 'Can you show me how to hem trousers?'],
     ['French case and punctuation', 'Quelle est la capitale du Canada ?', 'quelle est la capitale du canada'],
     ['German case', 'Wie koche ich Spargel?', 'wie koche ich spargel'],
     [
@@ -168,6 +174,13 @@ describe.runIf(present)('semantic near-miss classes through the gateway', () => 
       '¿Me recomiendas un portátil para programar?',
     ],
     ['Chinese polite opening', '请问，北京的地铁几点停运？', '北京的地铁几点停运'],
+    ['Chinese polite ask in a later clause', '我是三年级的老师，请问怎么布置作业？', '我是三年级的老师,怎么布置作业?'],
+    [
+      'Italian x for per',
+      'Qual è il modo migliore per stirare una camicia?',
+      'qual e il modo migliore x stirare una camicia',
+    ],
+    ['Turkish chat present', 'Bebeğim neden sürekli ağlıyor?', 'bebegim neden surekli agliyo'],
     [
       'German umlauts spelled out',
       'Wie heiß muss das Wasser sein, um Bettwäsche zu waschen?',
