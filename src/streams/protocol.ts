@@ -5,7 +5,7 @@
  * | t        | d                                       | when |
  * |----------|-----------------------------------------|------|
  * | `result` | `chat.completion` JSON                  | non-streamed reply (last entry) |
- * | `chunk`  | `chat.completion.chunk` JSON            | streamed reply, one per chunk |
+ * | `chunk`  | `chat.completion.chunk` JSON, one or more, a line each | streamed reply |
  * | `end`    | `{}`                                    | streamed reply finished cleanly (last entry) |
  * | `error`  | `{"code":ErrorCode,"message":string}`   | failure (last entry) |
  *
@@ -17,7 +17,9 @@
  * the upstream's prompt cache), `cw` (prompt tokens written to it), `ch` (of
  * `cw`, those kept for an hour) and `rt` (completion tokens spent reasoning).
  * Chunk and result payloads are forwarded to the client as they are, so the API
- * never re-serializes them on the hot path.
+ * never re-serializes them on the hot path. A worker writes the chunks of one
+ * upstream read as one `chunk` entry; {@link parseEntries} hands them to readers
+ * one entry each (JSON has no newline but as whitespace, which is dropped).
  *
  * This module owns the protocol: the entry kinds, which of them end a reply,
  * and how an error crosses it; `reply-writer.ts` beside it is the one writer
@@ -117,6 +119,23 @@ export function entryFields(
     }
   }
   return fields;
+}
+
+/** The `d` of a `chunk` entry carrying `chunks`, in order. */
+export function joinChunks(chunks: readonly string[]): string {
+  let d = '';
+  for (const json of chunks) {
+    const line = json.includes('\n') ? json.replaceAll('\n', ' ') : json;
+    d = d === '' ? line : `${d}\n${line}`;
+  }
+  return d;
+}
+
+/** One XREAD entry `[id, [field, value, ...]]` as the entries it stands for: a `chunk` entry's lines one entry each, with its id. */
+export function parseEntries(id: string, fields: readonly string[]): StreamEntry[] {
+  const entry = parseEntry(id, fields);
+  if (entry.t !== 'chunk' || !entry.d.includes('\n')) return [entry];
+  return entry.d.split('\n').map((d, i) => (i === 0 ? { ...entry, d } : { id, t: 'chunk', d }));
 }
 
 /** Parses one XREAD entry `[id, [field, value, ...]]`. */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Usage } from '../chat/types.ts';
 import type { GatewayError } from '../errors/catalog.ts';
-import { encodeError, entryFields, type StreamEntryType } from './protocol.ts';
+import { encodeError, entryFields, joinChunks, type StreamEntryType } from './protocol.ts';
 
 /** Options of {@link ReplyWriter}. */
 export interface ReplyWriterOptions {
@@ -17,14 +17,16 @@ export interface ReplyWriterOptions {
 /**
  * Writes one reply stream (protocol in `./protocol.ts`). Commands are issued
  * without awaiting each one (ioredis keeps their order on the connection);
- * {@link flush} awaits them all and reports the first error.
+ * {@link flush} awaits them all and reports the first error. The chunks of one
+ * event-loop turn (every event of one upstream read) leave as one entry: an
+ * entry per chunk cost a command, a Redis write and a reader's wake-up each.
  */
 export class ReplyWriter {
   private pending: Promise<unknown>[] = [];
+  /** Chunks of this turn not yet written. */
+  private chunks: string[] = [];
   private expirySet = false;
   private timingSent = false;
-  /** Entries written so far. */
-  written = 0;
 
   private readonly options: ReplyWriterOptions;
 
@@ -33,6 +35,7 @@ export class ReplyWriter {
   }
 
   private add(t: StreamEntryType, d: string, usage?: Usage): void {
+    if (t !== 'chunk') this.writeChunks();
     const { redis, key, timing } = this.options;
     const times = this.timingSent || !timing ? undefined : timing();
     this.timingSent = true;
@@ -41,11 +44,17 @@ export class ReplyWriter {
       this.expirySet = true;
       this.pending.push(redis.expire(key, this.options.ttlSeconds));
     }
-    this.written++;
   }
 
   chunk(json: string): void {
-    this.add('chunk', json);
+    if (this.chunks.push(json) === 1) queueMicrotask(() => this.writeChunks());
+  }
+
+  private writeChunks(): void {
+    if (this.chunks.length === 0) return;
+    const chunks = this.chunks;
+    this.chunks = [];
+    this.add('chunk', joinChunks(chunks));
   }
 
   result(json: string, usage: Usage): void {
@@ -61,6 +70,7 @@ export class ReplyWriter {
   }
 
   async flush(): Promise<void> {
+    this.writeChunks();
     const pending = this.pending;
     this.pending = [];
     await Promise.all(pending);

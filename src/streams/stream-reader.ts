@@ -1,7 +1,7 @@
 import { ReplyError, type Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../errors/catalog.ts';
 import { waitForReady } from '../redis/connections.ts';
-import { isTerminal, parseEntry, type StreamEntry } from './protocol.ts';
+import { isTerminal, parseEntries, type StreamEntry } from './protocol.ts';
 
 /** Options of {@link StreamReader}. */
 export interface StreamReaderOptions {
@@ -240,14 +240,16 @@ export class StreamReader implements ReplyStreamReader {
       const readers = [...subs].filter((sub) => sub.lastId === start || compareIds(start, sub.lastId) <= 0);
       const shared = readers.length > 1;
       for (const [id, fields] of raw) {
-        const entry = parseEntry(id, fields);
+        const entries = parseEntries(id, fields);
         for (const sub of readers) {
           // Readers of one stream may have started at different times; each gets what it has not seen.
           if (shared && compareIds(id, sub.lastId) <= 0) continue;
           sub.lastId = id;
-          sub.buffer.push(entry);
-          // A finished read stops naming its stream at once, before its consumer gets to it.
-          if (isTerminal(entry.t)) subs.delete(sub);
+          for (const entry of entries) {
+            sub.buffer.push(entry);
+            // A finished read stops naming its stream at once, before its consumer gets to it.
+            if (isTerminal(entry.t)) subs.delete(sub);
+          }
         }
       }
       if (subs.size === 0) this.byKey.delete(key);

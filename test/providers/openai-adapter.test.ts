@@ -295,6 +295,17 @@ describe('OpenAI stream decoder', () => {
     const decoder = openAiAdapter.createStreamDecoder();
     expect(() => decoder.push({ data: '{"choices": [' })).toThrow(UpstreamProtocolError);
     expect(() => decoder.push(data({ id: 'x' }))).toThrow(UpstreamProtocolError);
+    // Each of these is refused by the schema, whichever check reads it first.
+    for (const choices of [
+      [{ index: -1, delta: { content: 'x' } }],
+      [{ index: 0.5, delta: { content: 'x' } }],
+      [{ index: 0, delta: ['x'] }],
+      [{ index: 0, delta: { content: 7 } }],
+      [{ index: 0, delta: { tool_calls: [{ id: 'call_1' }] } }],
+      [{ index: 0, delta: { content: 'x' }, finish_reason: 1 }],
+      ['x'],
+    ])
+      expect(() => decoder.push(data({ ...base, choices })), JSON.stringify(choices)).toThrow(UpstreamProtocolError);
   });
 });
 

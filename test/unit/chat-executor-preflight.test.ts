@@ -3,7 +3,7 @@ import { validateConfig } from '../../src/config/gateway-config.ts';
 import { ChatExecutor } from '../../src/execution/chat-executor.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import type { ChatJobData } from '../../src/queue/job-contract.ts';
-import { cancelKey, entryFields, parseEntry, responseStreamKey } from '../../src/streams/protocol.ts';
+import { cancelKey, entryFields, parseEntries, responseStreamKey } from '../../src/streams/protocol.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 
@@ -52,7 +52,7 @@ function job(stream: boolean): ChatJobData {
 }
 
 async function entries(key: string) {
-  return (await redis.xrange(key, '-', '+')).map(([id, fields]) => parseEntry(id, fields));
+  return (await redis.xrange(key, '-', '+')).flatMap(([id, fields]) => parseEntries(id, fields));
 }
 
 describe('ChatExecutor pre-flight', () => {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
 import { entryFields, type StreamEntry } from '../../src/streams/protocol.ts';
+import { ReplyWriter } from '../../src/streams/reply-writer.ts';
 import { compareIds, StreamAbortedError, StreamDeadlineError, StreamReader } from '../../src/streams/stream-reader.ts';
 import { deletePrefix, testRedis, uniquePrefix } from '../support/redis.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -82,6 +83,31 @@ describe('StreamReader (one blocking connection for every reply stream)', () => 
     results.forEach((r, j) => expect(r).toEqual([`chunk:${j}.0`, `chunk:${j}.1`, `chunk:${j}.2`, 'end:']));
     expect(connections.length - before).toBe(0);
     expect(reader.size).toBe(0);
+  });
+
+  it("a writer's chunks of one turn travel as one entry; every reader, early or late, gets them one by one", async () => {
+    const k = key();
+    const writer = new ReplyWriter({ redis, key: k, ttlSeconds: 60, timing: () => ({ q: 7, u: 9 }) });
+    const early = reader.read(k, inSeconds(5));
+    // A JSON text may carry a newline as whitespace (an upstream's event passed through): it must not split the chunk.
+    for (const json of ['{"n":1}', '{"n":\n2}', '{"n":3}']) writer.chunk(json);
+    await writer.flush();
+    writer.chunk('{"n":4}');
+    writer.end({ prompt_tokens: 1, completion_tokens: 4, total_tokens: 5 });
+    await writer.flush();
+    expect(await redis.xlen(k)).toBe(3);
+    const first = (await early.next()).value as StreamEntry;
+    expect(first).toMatchObject({ t: 'chunk', d: '{"n":1}', q: 7, u: 9 });
+    const rest = await collect(early);
+    const late = await collect(reader.read(k, inSeconds(5)));
+    const expected = ['chunk:{"n":1}', 'chunk:{"n": 2}', 'chunk:{"n":3}', 'chunk:{"n":4}', 'end:{}'];
+    expect(rest).toEqual(expected.slice(1));
+    expect(late).toEqual(expected);
+    expect(rest.slice(0, 3).map((entry) => JSON.parse(entry.slice('chunk:'.length)) as unknown)).toEqual([
+      { n: 2 },
+      { n: 3 },
+      { n: 4 },
+    ]);
   });
 
   it('a read that starts while the shared XREAD is blocked is woken and gets its entries at once', async () => {

@@ -37,6 +37,39 @@ const chunkSchema = z.object({
   usage: openAiUsageSchema.nullish(),
 });
 
+type Chunk = z.infer<typeof chunkSchema>;
+
+function parseChunk(json: unknown): Chunk {
+  const parsed = chunkSchema.safeParse(json);
+  if (!parsed.success)
+    throw new UpstreamProtocolError(`Unexpected chunk in the OpenAI upstream stream: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+const optionalString = (value: unknown) => value == null || typeof value === 'string';
+
+/**
+ * A chunk of text, refusal or reasoning without usage, checked by hand: what
+ * the schema would accept as it is. Most chunks of a stream are these, and the
+ * schema's parse of each was a tenth of a worker's CPU on a long reply.
+ */
+function isPlainTextChunk(json: unknown): json is Chunk {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return false;
+  const { choices, usage } = json as { choices?: unknown; usage?: unknown };
+  if (usage != null || !Array.isArray(choices)) return false;
+  for (const choice of choices as unknown[]) {
+    if (typeof choice !== 'object' || choice === null || Array.isArray(choice)) return false;
+    const { index, delta, finish_reason: finish } = choice as Record<string, unknown>;
+    if (!Number.isInteger(index) || (index as number) < 0 || !optionalString(finish)) return false;
+    if (delta == null) continue;
+    if (typeof delta !== 'object' || Array.isArray(delta)) return false;
+    const { content, refusal, tool_calls: toolCalls, reasoning_content: reasoning } = delta as Record<string, unknown>;
+    if (toolCalls != null || !optionalString(content) || !optionalString(refusal) || !optionalString(reasoning))
+      return false;
+  }
+  return true;
+}
+
 function toToolCallDelta(piece: z.infer<typeof toolCallDeltaSchema>): ToolCallDelta {
   const out: ToolCallDelta = { index: piece.index };
   if (piece.id != null) out.id = piece.id;
@@ -73,15 +106,13 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     }
     const json = parseEventJson(data, this.#events, 'OpenAI');
     // The upstream reports failures after the 200 as an `{error}` data line.
-    const error = openAiErrorSchema.safeParse(json);
-    if (error.success) return [{ kind: 'error', message: openAiErrorMessage(error.data.error) }];
-
-    const parsed = chunkSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new UpstreamProtocolError(`Unexpected chunk in the OpenAI upstream stream: ${parsed.error.message}`);
+    if (typeof json === 'object' && json !== null && 'error' in json) {
+      const error = openAiErrorSchema.safeParse(json);
+      if (error.success) return [{ kind: 'error', message: openAiErrorMessage(error.data.error) }];
     }
+    const chunk = isPlainTextChunk(json) ? json : parseChunk(json);
     const out: StreamEvent[] = [];
-    for (const choice of parsed.data.choices) {
+    for (const choice of chunk.choices) {
       const delta: StreamDelta = { kind: 'delta', choice: choice.index };
       const content = choice.delta?.content;
       if (typeof content === 'string' && content.length > 0) delta.content = content;
@@ -103,7 +134,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         delta.finish_reason === undefined;
       if (!empty) out.push(delta);
     }
-    const usage = parsed.data.usage;
+    const usage = chunk.usage;
     if (usage) {
       out.push({
         kind: 'usage',
