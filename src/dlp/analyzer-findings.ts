@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { isWordOf } from '../cache/other-dictionaries.ts';
 import type { Candidate } from './recognizer.ts';
+import { ORGANIZATION_HEADS } from './recognizers/organization.ts';
 import { NAME_PARTICLES } from './recognizers/person-name.ts';
 import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
 
@@ -21,7 +23,7 @@ const CONNECTORS: ReadonlySet<string> = new Set([
  * gateway's users write besides English (articles, prepositions,
  * conjunctions, pronouns, adverbs, courtesies), capitalised there and read
  * as names by an English pipeline (`Según`, `Además`, `Ihre Anfrage`,
- * `Vos coordonnées`). Compared in lower case; never part of a name.
+ * `Vos coordonnées`). Compared in lower case without accents; never part of a name.
  */
 const FUNCTION_WORDS = new Set(
   [
@@ -29,20 +31,49 @@ const FUNCTION_WORDS = new Set(
     'un una uno unos unas por para con sin según tras entre sobre desde hasta durante además también mientras',
     'pero aunque si se su sus ese esa este esta estos estas esos esas ahora después antes ambos sólo solo',
     'todavía todo toda todos todas otro otra otros otras asimismo así cuando donde hoy ayer mañana muy más',
-    'menos cada qué sí no nos les',
+    'menos cada qué sí no nos les gracias estimado estimada estimados',
     // Portuguese
-    'um uma os pelo pela pelos pelas com sem ao aos também então obrigado obrigada',
+    'um uma os pelo pela pelos pelas com sem ao aos também então obrigado obrigada depois',
     // French
     'une les pour avec dans par vos votre nous vous notre leur merci bonjour cordialement madame monsieur',
     // Italian
-    'il gli per della dello delle degli nel nella sul sulla grazie cordiali saluti gentile',
+    'il gli per più della dello delle degli nel nella sul sulla grazie cordiali saluti gentile',
     // German
     'der die das ein eine einer einem einen ihr ihre ihren ihrem ihnen sie wir mit bei nach aus vom zum zur',
-    'für bitte vielen dank sehr liebe lieber geehrte geehrter falls wenn dass freundlichen grüßen grüssen',
+    'für bitte vielen dank sehr liebe lieber geehrte geehrter falls wenn dass freundlichen grüßen grüssen später',
   ]
     .join(' ')
-    .split(' '),
+    .split(' ')
+    // Compared without accents: text typed without them (`Despues`, `Piu`) is the same word.
+    .map((word) => fold(word)),
 );
+
+/** The two-letter codes of the United States' states and capital district. */
+const US_STATES = new Set(
+  'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC'.split(
+    ' ',
+  ),
+);
+
+/** Titles before a name, lower case without the dot: alone, a finding names nobody. */
+const TITLES = new Set(
+  'mr mrs ms miss mx dr prof sir esq herr frau sr sra srta dña dott dottssa dra mme mlle sig signor signora'.split(' '),
+);
+
+/** The last word of a medical condition's name (`Chronic Kidney Disease`, `Atrial Fibrillation`). */
+const CONDITION_HEADS = new Set(
+  'disease disorder syndrome fibrillation hypertension infection deficiency insufficiency failure cancer'.split(' '),
+);
+
+/** A German article or a preposition merged with one: the capitalised word after it is a noun (`die Hauptperson`, `im Vorgang`). */
+const GERMAN_ARTICLES = new Set(
+  'der die das den dem des ein eine einen einem einer eines im zum zur vom beim am'.split(' '),
+);
+
+/** The word before `start`, lower case. */
+function wordBefore(text: string, start: number): string {
+  return /(\p{L}+)\s+$/u.exec(text.slice(Math.max(0, start - 24), start))?.[1]?.toLowerCase() ?? '';
+}
 
 interface Dictionaries {
   /** Known first and last names, lower case, without the words more often something else. */
@@ -96,10 +127,16 @@ const DIGIT = /\p{N}/u;
 const SHORT_PARTICLE = 3;
 /**
  * What follows a form's label rather than a name: a colon, then the end of
- * the line or a value with a digit in its first characters (`Zwischensumme: CHF 1'234`, `Von:` and
- * the sender below); a speaker in a chat (`Amy: Remember me?`) is not one.
+ * the line, a value with a digit in its first characters or an e-mail address (`Zwischensumme: CHF
+ * 1'234`, `Von:` and the sender below, `E-Mail: anna@example.com`); a speaker in a chat (`Amy:
+ * Remember me?`) is not one.
  */
-const LABEL = /^:[^\S\n]*(?:\n|$|[^\n\d]{0,6}\d)/u;
+const LABEL = /^:[^\S\n]*(?:\n|$|[^\n\d]{0,6}\d|[^\s@]+@)/u;
+
+/** Nothing but spaces or a bullet since the line's or the text's start. */
+const LINE_START = /(?:^|\n)[^\S\n]*[-*•]?[^\S\n]*$/u;
+/** Lower-case words, then a colon, on the finding's line: the rest of a form's title or label. */
+const TITLE_WORDS = /^(?:[^\S\n]+\p{Ll}[\p{L}\p{M}'’-]*){1,3}[^\S\n]*:/u;
 
 interface Word {
   start: number;
@@ -127,7 +164,7 @@ function wordsOf(text: string, start: number, end: number): Word[] {
       bare: bare.toLowerCase(),
       acronym: ACRONYM.test(bare),
       digit: DIGIT.test(raw),
-      lower: (LETTER.test(raw) && !UPPER.test(raw) && !CONNECTORS.has(bare)) || FUNCTION_WORDS.has(bare.toLowerCase()),
+      lower: (LETTER.test(raw) && !UPPER.test(raw) && !CONNECTORS.has(bare)) || FUNCTION_WORDS.has(fold(bare)),
       cased: UPPER.test(raw),
     });
   }
@@ -137,7 +174,7 @@ function wordsOf(text: string, start: number, end: number): Word[] {
 /**
  * Corrections of the analyzer's people, places, organisations and groups,
  * where spaCy's English pipelines are known to be wrong (eval/dlp, splits
- * `dev` and `dev2`); each one narrows, drops or retypes a finding, never
+ * `dev`, `dev2` and `holdout`); each one narrows, drops or retypes a finding, never
  * adds one:
  *
  * - a finding ends at a line break: a form's next line is another field
@@ -153,13 +190,19 @@ function wordsOf(text: string, start: number, end: number): Word[] {
  *   not all know (`bearbeitet wurde`, `de la`; `sarah johnson` stays), a
  *   short word in capitals (`ATM`, `IBAN`, `DPO AE`), or a form's label, a
  *   word before a colon and a value that is neither a known name nor a
- *   known place (`Zwischensumme: CHF 1250`; a chat's `Amy: hi` stays);
+ *   known place (`Zwischensumme: CHF 1250`; a chat's `Amy: hi` stays), or
+ *   such a word opening a line before lower-case words and a colon
+ *   (`Registro de empleado:`);
+ * - one word the name and place lists do not know after a German article is
+ *   a noun (`die Hauptperson`); a title alone (`Sra`, `Esq`) and a medical
+ *   condition (`Atrial Fibrillation`) are no names;
  * - the in-process dictionaries settle the type: a known country, or a
- *   known city that is not also a first name, found as a person is a place
+ *   known city (with its state's code: `Bristol FL`) that is not also a first name, found as a person is a place
  *   (`Bern`, `Francia`; `Verona` stays), a known city or country found as
  *   an organisation is a place (`ESPOO`), and known first and last names
  *   found as an organisation are a person (`Michael Hoffmann`; `Johnson &
- *   Johnson` stays).
+ *   Johnson` stays); a person or place whose last word only organisations
+ *   end in is an organisation (`Wayne Enterprises`).
  */
 export function refineAnalyzerFindings(list: readonly Candidate[], text: string): Candidate[] {
   const out: Candidate[] = [];
@@ -199,15 +242,48 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   const whole = named.map((w) => w.bare).join(' ');
   const folded = fold(whole);
   const country = dict.countries.has(folded);
-  const place = country || dict.cities.has(folded);
+  // A town and its state's code (`Bristol FL`, `Austin, TX`) is the town.
+  const state =
+    named.length > 1 && US_STATES.has(text.slice(named.at(-1)!.start, named.at(-1)!.end).replace(WORD_EDGE, ''));
+  const town = state
+    ? fold(
+        named
+          .slice(0, -1)
+          .map((w) => w.bare)
+          .join(' '),
+      )
+    : folded;
+  const place = country || dict.cities.has(town);
   // Initials and connectors say nothing; a lower-case name needs its other words known.
-  const content = named.filter((w) => w.bare.length >= 3 && !CONNECTORS.has(w.bare));
+  const content = named.filter((w) => w.bare.length >= 3 && !CONNECTORS.has(w.bare) && !TITLES.has(w.bare));
   const known = content.filter((w) => dict.names.has(w.bare)).length;
   const name = known > 0 && known === content.length;
   if (!cased && !(f.entity === 'LOCATION' ? place : name)) return undefined;
   if (LABEL.test(text.slice(f.end, f.end + 24)) && !place && known === 0) return undefined;
-  // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
+  // The first word of a form's title or label, which opens its line (`Registro de empleado:`, `Fiche employé:`).
   if (
+    named.length === 1 &&
+    !place &&
+    known === 0 &&
+    LINE_START.test(text.slice(Math.max(0, f.start - 24), f.start)) &&
+    TITLE_WORDS.test(text.slice(f.end, f.end + 48))
+  )
+    return undefined;
+  // A German noun after its article is no name (`die Hauptperson`, `im Vorgang`).
+  if (
+    named.length === 1 &&
+    !place &&
+    known === 0 &&
+    GERMAN_ARTICLES.has(wordBefore(text, f.start)) &&
+    isWordOf('de', named[0]!.bare)
+  )
+    return undefined;
+  // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
+  if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
+  // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
+  if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
+    f.entity = 'ORGANIZATION';
+  else if (
     f.entity === 'ORGANIZATION' ? place : f.entity === 'PERSON' && (country || (place && !dict.firstNames.has(whole)))
   )
     f.entity = 'LOCATION';

@@ -88,6 +88,50 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('PERSON', 'Amy', chat)).toBe('PERSON:Amy');
   });
 
+  it('drops courtesies and adverbs typed without accents, a German noun after its article, a title alone, a condition', () => {
+    const letter = 'Rosa Reyes aparece como titular. Despues solo Rosa. Gracias, Rosa. Piu avanti compare Luca.';
+    expect(refined('PERSON', 'Despues', letter)).toBeUndefined();
+    expect(refined('PERSON', 'Gracias', letter)).toBeUndefined();
+    expect(refined('PERSON', 'Piu', letter)).toBeUndefined();
+    expect(refined('PERSON', 'Rosa', letter)).toBe('PERSON:Rosa');
+    const german = 'Im Vorgang ist Markus Schaefer die Hauptperson.';
+    expect(refined('PERSON', 'Hauptperson', german)).toBeUndefined();
+    expect(refined('PERSON', 'Vorgang', german)).toBeUndefined();
+    expect(refined('PERSON', 'Markus Schaefer', german)).toBe('PERSON:Markus Schaefer');
+    // A word after an article that the name lists know is a name (`die Müller` for the Müller family).
+    expect(refined('PERSON', 'Müller', 'Das ist die Müller.')).toBe('PERSON:Müller');
+    expect(refined('ORGANIZATION', 'Sra', 'pertenece a Sra. Santos')).toBeUndefined();
+    expect(refined('LOCATION', 'Esq', 'Counsel: Ryan Moore, Esq.')).toBeUndefined();
+    expect(refined('ORGANIZATION', 'Frau Meyer', 'Bitte an Frau Meyer senden.')).toBe('PERSON:Frau Meyer');
+    expect(refined('ORGANIZATION', 'Chronic Kidney Disease', 'history of Chronic Kidney Disease stage 3')).toBe(
+      undefined,
+    );
+    expect(refined('PERSON', 'Atrial Fibrillation', 'Diagnosis: Atrial Fibrillation')).toBeUndefined();
+  });
+
+  it("drops the first word of a form's title, not a name before a colon", () => {
+    const form = 'Registro de empleado: Rosa Sanchez, correo: rosa@example.com';
+    expect(refined('PERSON', 'Registro', form)).toBeUndefined();
+    expect(refined('PERSON', 'Rosa Sanchez', form)).toBe('PERSON:Rosa Sanchez');
+    expect(refined('PERSON', 'Gerth', 'Anna had given Gerth his address: 329 Arenales')).toBe('PERSON:Gerth');
+  });
+
+  it("drops a label before an e-mail address; reads a town with its state's code as a place", () => {
+    const form = 'Mitarbeiterdaten: Stefan Weber, E-Mail: stefan.weber84@example.com, Telefon: +1 (384) 688-4592';
+    expect(refined('ORGANIZATION', 'E-Mail', form)).toBeUndefined();
+    expect(refined('PERSON', 'Stefan Weber', form)).toBe('PERSON:Stefan Weber');
+    expect(refined('ORGANIZATION', 'Bristol FL', 'Addr: 363 Cedar Lane, Bristol FL.')).toBe('LOCATION:Bristol FL');
+    expect(refined('ORGANIZATION', 'Acme FL', 'Addr: 363 Cedar Lane, Acme FL.')).toBe('ORGANIZATION:Acme FL');
+  });
+
+  it("retypes a person or place ending in a word only organisations' names end in", () => {
+    expect(refined('PERSON', 'Wayne Enterprises', 'He works at Wayne Enterprises.')).toBe(
+      'ORGANIZATION:Wayne Enterprises',
+    );
+    expect(refined('LOCATION', 'Koch Industries', 'a grant from Koch Industries')).toBe('ORGANIZATION:Koch Industries');
+    expect(refined('PERSON', 'Bill Hill', 'Ask Bill Hill.')).toBe('PERSON:Bill Hill');
+  });
+
   it('settles the type with the in-process dictionaries', () => {
     expect(refined('PERSON', 'Bern', 'Spitalgasse 8\n3011 Bern\nTel: +41 31')).toBe('LOCATION:Bern');
     expect(refined('PERSON', 'Francia', 'El presidente de Francia llegó.')).toBe('LOCATION:Francia');

@@ -1,3 +1,4 @@
+import { isEnglishWord } from '../../cache/english-dictionary.ts';
 import { PatternRecognizer } from './pattern-recognizer.ts';
 
 /** Legal forms after a company's name, longest first so `GmbH & Co. KG` wins over `GmbH`. */
@@ -59,6 +60,25 @@ const NAME_WORD = String.raw`(?:\p{Lu}[\p{L}\p{M}\p{N}'’.-]*|\d[\p{L}\d]*)`;
 const JOINER = String.raw`(?:&|of|de|van|von|der|di)`;
 const WITH_LEGAL_FORM = new RegExp(
   String.raw`(?<![\p{L}\p{N}])${NAME_WORD}(?: (?:${JOINER} )?${NAME_WORD}){0,4},? (?:${LEGAL_FORMS.join('|')})(?![\p{L}\p{N}])`,
+  'gu',
+);
+
+/**
+ * The last word of an organisation's name that a person's or a place's never ends in (`Koch
+ * Industries`, `Bell Labs`, `Virgin Group`, `Palantir Technologies`), lower case. Written from general
+ * knowledge of company names.
+ */
+export const ORGANIZATION_HEADS: ReadonlySet<string> = new Set(
+  [
+    'enterprises industries technologies labs laboratories corporation holdings group systems solutions dynamics',
+    'worldwide partners associates consulting pharmaceuticals insurance airlines airways motors foods media',
+    'studios ventures networks software logistics',
+  ]
+    .join(' ')
+    .split(' '),
+);
+const WITH_HEAD = new RegExp(
+  String.raw`(?<![\p{L}\p{N}])${NAME_WORD}(?: (?:${JOINER} )?${NAME_WORD}){0,2} (?:${[...ORGANIZATION_HEADS].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('|')})(?![\p{L}\p{N}])`,
   'gu',
 );
 
@@ -153,8 +173,10 @@ const WELL_KNOWN_RE = new RegExp(
 /**
  * Organisations: capitalised words followed by a legal form in the style of
  * many countries (`Nordlicht Logistik GmbH`, `Blue Harbor Ltd`, `Rossi &
- * Figli S.p.A.`, `Sunrise Co., Ltd.`), 0.85; a short list of large
- * employers without one, 0.55 (plus 0.35 with a word such as "at", "for",
+ * Figli S.p.A.`, `Sunrise Co., Ltd.`), 0.85; a coined name before a word
+ * only organisations' names end in (`Palantir Technologies`), 0.85, and common
+ * words or a word in capitals before one (`Umbrella Group`), 0.5; a short list of large
+ * employers without one, 0.55 (each plus 0.35 with a word such as "at", "for",
  * "company", "employer", "bei", "chez" nearby). Off unless listed in
  * DLP_ENTITIES: organisations are mostly not personal data, but an
  * employer next to a name can identify a person.
@@ -166,6 +188,7 @@ export function organizationRecognizer(): PatternRecognizer {
     patterns: [
       { name: 'legal-form', regex: WITH_LEGAL_FORM, score: 0.85 },
       { name: 'well-known', regex: WELL_KNOWN_RE, score: 0.55 },
+      { name: 'head-word', regex: WITH_HEAD, score: 0.85 },
     ],
     context: {
       positive: [
@@ -194,10 +217,13 @@ export function organizationRecognizer(): PatternRecognizer {
       ],
     },
     validate: (value, pattern) => {
-      if (pattern.name !== 'legal-form') return pattern.score;
+      if (pattern.name === 'well-known') return pattern.score;
       const words = value.split(' ').slice(0, -1);
       // "The Inc. magazine": an article is not a name.
       if (words.every((w) => ARTICLES.has(w))) return 0;
+      // "Research Group", "Stark Labs": English words before the head need a word such as "at" nearby; a coined name does not.
+      if (pattern.name === 'head-word')
+        return words.every((w) => ARTICLES.has(w) || isEnglishWord(w) || !/\p{Ll}/u.test(w)) ? 0.5 : pattern.score;
       // "Q3 AG", "TEAM AB": one upper-case word before a two-letter form is as often a heading or code.
       const shortForm = value.length - words.join(' ').length <= 3;
       return shortForm && words.length <= 1 && words[0] === words[0]?.toUpperCase() ? 0.5 : pattern.score;

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Candidate, ContextRule, Recognizer } from '../recognizer.ts';
+import { ORGANIZATION_HEADS } from './organization.ts';
 import { COMMON_CAPITALISED } from './person-stopwords.ts';
 
 /** A capitalised word: `Müller`, `O'Brien`, `Jean-Luc`, `McDonald`. */
@@ -170,6 +171,8 @@ export class PersonNameRecognizer implements Recognizer {
   }
 
   private score(text: string, run: readonly { start: number; end: number; word: string }[], out: Candidate[]): void {
+    // `Wayne Enterprises` is a company.
+    if (run.length > 1 && ORGANIZATION_HEADS.has(run.at(-1)!.word.toLowerCase())) return;
     // Drop words at either end that are not names (a sentence's first word, "Senior Engineer").
     let from = 0;
     let to = run.length;
