@@ -128,6 +128,9 @@ const POSITIVES: Record<RecognizedEntityType, ReadonlyArray<readonly [text: stri
     ['Supplier: Sunrise Foods Co., Ltd. (Osaka)', 'Sunrise Foods Co., Ltd.'],
     ['Kestrel Partners GmbH & Co. KG, Hamburg', 'Kestrel Partners GmbH & Co. KG'],
     ['She works for Siemens in Munich.', 'Siemens'],
+    ['Engineering at Hooli Technologies since May', 'Hooli Technologies'],
+    ['Employer: Wayne Enterprises', 'Wayne Enterprises'],
+    ['a grant from the Umbrella Group', 'Umbrella Group'],
   ],
   STREET_ADDRESS: [
     [
@@ -287,6 +290,7 @@ const LOOK_ALIKES: Record<RecognizedEntityType, readonly string[]> = {
     'Ltd edition print',
     'our company policy says so',
     'Sales grew in Q3 AG',
+    'The Research Group met on Monday',
   ],
   STREET_ADDRESS: [
     'I came 2 place in the race',
@@ -368,6 +372,12 @@ describe('scores', () => {
     expect(score('Lyon is rainy', 'LOCATION')).toBe(0.5);
     expect(score('met her in Lyon', 'LOCATION')).toBeCloseTo(0.85);
     expect(score('Siemens reported', 'ORGANIZATION')).toBe(0.55);
+    // A coined name before a word only organisations' names end in is one; English words before it need context.
+    expect(score('Palantir Technologies reported', 'ORGANIZATION')).toBe(0.85);
+    expect(score('Stark Labs reported', 'ORGANIZATION')).toBe(0.5);
+    expect(score('She joined Stark Labs', 'ORGANIZATION')).toBeCloseTo(0.85);
+    // A first name before such a word is a company, not a person.
+    expect(engine.analyze('Employer: Wayne Enterprises').map((f) => f.entity)).toEqual(['ORGANIZATION']);
     expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);
     // The address outranks a name with context inside it, so no part of it is left behind.
     expect(engine.analyze('Invoice from Corso Vittorio Emanuele 19').map((f) => f.entity)).toEqual(['STREET_ADDRESS']);
