@@ -77,8 +77,11 @@ export const ORGANIZATION_HEADS: ReadonlySet<string> = new Set(
     .join(' ')
     .split(' '),
 );
+/** The head words as they follow a name: ` Technologies`. */
+const HEADS_AFTER_NAME = [...ORGANIZATION_HEADS].map((w) => ` ${w[0]!.toUpperCase()}${w.slice(1)}`);
+const HEAD_ANYWHERE = new RegExp(String.raw`(?:${HEADS_AFTER_NAME.join('|')})(?![\p{L}\p{N}])`, 'u');
 const WITH_HEAD = new RegExp(
-  String.raw`(?<![\p{L}\p{N}])${NAME_WORD}(?: (?:${JOINER} )?${NAME_WORD}){0,2} (?:${[...ORGANIZATION_HEADS].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('|')})(?![\p{L}\p{N}])`,
+  String.raw`(?<![\p{L}\p{N}])${NAME_WORD}(?: (?:${JOINER} )?${NAME_WORD}){0,2}(?:${HEADS_AFTER_NAME.join('|')})(?![\p{L}\p{N}])`,
   'gu',
 );
 
@@ -188,7 +191,7 @@ export function organizationRecognizer(): PatternRecognizer {
     patterns: [
       { name: 'legal-form', regex: WITH_LEGAL_FORM, score: 0.85 },
       { name: 'well-known', regex: WELL_KNOWN_RE, score: 0.55 },
-      { name: 'head-word', regex: WITH_HEAD, score: 0.85 },
+      { name: 'head-word', regex: WITH_HEAD, score: 0.85, requires: HEAD_ANYWHERE },
     ],
     context: {
       positive: [

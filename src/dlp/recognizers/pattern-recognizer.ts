@@ -14,10 +14,12 @@ export interface PatternSpec {
   /** Score of a match before validation (and of one the validator keeps as is). */
   score: number;
   /**
-   * Run the expression only when the text contains one of these strings: a
-   * substring search is far cheaper than a regex scan over text that cannot match.
+   * Run the expression only when the text contains one of these strings, or
+   * matches this (non-global) expression: a substring search, or one
+   * expression without backtracking, is far cheaper than a regex scan over
+   * text that cannot match.
    */
-  requires?: readonly string[];
+  requires?: readonly string[] | RegExp;
 }
 
 /** Options of {@link PatternRecognizer}. */
@@ -73,7 +75,9 @@ export class PatternRecognizer implements Recognizer {
 
   analyze(text: string, out: Candidate[]): void {
     for (const pattern of this.patterns) {
-      if (pattern.requires && !pattern.requires.some((s) => text.includes(s))) continue;
+      const requires = pattern.requires;
+      if (requires && !(requires instanceof RegExp ? requires.test(text) : requires.some((s) => text.includes(s))))
+        continue;
       const regex = pattern.regex;
       regex.lastIndex = 0;
       let match: RegExpExecArray | null;
