@@ -53,8 +53,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
   push(event: SseEvent): StreamEvent[] {
     this.#events++;
     const json = parseEventJson(event.data, this.#events, 'Gemini');
-    const error = geminiErrorSchema.safeParse(json);
-    if (error.success) {
+    // Asked only of an event with an `error` member: a failed parse of every chunk built an error object each time.
+    const error =
+      typeof json === 'object' && json !== null && 'error' in json ? geminiErrorSchema.safeParse(json) : undefined;
+    if (error?.success) {
       const { status, message } = error.data.error;
       return [{ kind: 'error', message: status ? `${status}: ${message}` : message }];
     }
