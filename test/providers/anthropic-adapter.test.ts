@@ -792,6 +792,23 @@ describe('Anthropic stream decoder', () => {
     ).toThrow(UpstreamProtocolError);
   });
 
+  it('reads a text delta, and refuses a malformed one whichever check reads it first', () => {
+    const decoder = anthropicAdapter.createStreamDecoder();
+    expect(decoder.push(named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } }))).toEqual(
+      [{ kind: 'delta', choice: 0, content: 'Hi' }],
+    );
+    for (const body of [
+      { index: -1, delta: { type: 'text_delta', text: 'x' } },
+      { index: null, delta: { type: 'text_delta', text: 'x' } },
+      { index: 0, delta: ['x'] },
+      { index: 0, delta: { type: 'text_delta', text: 'x', thinking: 7 } },
+      { index: 0, delta: { text: 'x' } },
+    ])
+      expect(() => decoder.push(named('content_block_delta', body)), JSON.stringify(body)).toThrow(
+        UpstreamProtocolError,
+      );
+  });
+
   it('maps a refusal and keeps the input tokens of message_start', () => {
     const decoder = anthropicAdapter.createStreamDecoder();
     decoder.push(messageStart);

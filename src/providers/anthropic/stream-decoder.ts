@@ -16,7 +16,6 @@ import {
 } from './wire.ts';
 import { parseEventJson } from '../stream-event-json.ts';
 
-const typedSchema = z.object({ type: z.string() });
 const messageStartSchema = z.object({ message: z.object({ usage: anthropicUsageSchema }) });
 const blockIndexSchema = z.number().int().nonnegative();
 const blockStartSchema = z.object({ index: blockIndexSchema.optional(), content_block: contentBlockSchema });
@@ -34,6 +33,28 @@ const messageDeltaSchema = z.object({
   delta: z.object({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
   usage: anthropicUsageSchema.nullish(),
 });
+
+/** The type an event names in its data (`{"type": ...}`), if it names one. */
+function typeOf(json: unknown): string | undefined {
+  const type = typeof json === 'object' && json !== null ? (json as { type?: unknown }).type : undefined;
+  return typeof type === 'string' ? type : undefined;
+}
+
+const optionalString = (value: unknown) => value == null || typeof value === 'string';
+
+/**
+ * The text of a `text_delta` event, checked by hand: what the schema would
+ * accept as it is. Most events of a stream are these; undefined sends the
+ * event through the schema.
+ */
+function plainTextDelta(json: unknown): string | undefined {
+  const { index, delta } = json as { index?: unknown; delta?: unknown };
+  if (index !== undefined && !(Number.isInteger(index) && (index as number) >= 0)) return undefined;
+  if (typeof delta !== 'object' || delta === null || Array.isArray(delta)) return undefined;
+  const { type, text, partial_json: partial, thinking, signature } = delta as Record<string, unknown>;
+  if (type !== 'text_delta' || typeof text !== 'string') return undefined;
+  return optionalString(partial) && optionalString(thinking) && optionalString(signature) ? text : undefined;
+}
 
 function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {
   const parsed = schema.safeParse(json);
@@ -96,8 +117,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const json = parseEventJson(event.data, this.#events, 'Anthropic');
     // The data repeats the event name in `type`; it is the one relied on, so
     // a proxy that drops `event:` lines does not break decoding.
-    const typed = typedSchema.safeParse(json);
-    const type = typed.success ? typed.data.type : event.event;
+    const type = typeOf(json) ?? event.event;
     switch (type) {
       case 'message_start': {
         const { usage } = parseAs(messageStartSchema, json, type).message;
@@ -118,6 +138,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return [{ kind: 'delta', choice: 0, anthropic_block: { start } }];
       }
       case 'content_block_delta': {
+        const text = plainTextDelta(json);
+        if (text !== undefined) return text ? [{ kind: 'delta', choice: 0, content: text }] : [];
         const { index, delta } = parseAs(blockDeltaSchema, json, type);
         if (delta.type === 'text_delta') return delta.text ? [{ kind: 'delta', choice: 0, content: delta.text }] : [];
         if (delta.type === 'input_json_delta') return this.#inputDelta(index, delta.partial_json ?? '');
