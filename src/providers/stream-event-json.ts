@@ -17,3 +17,8 @@ export function parseEventJson(
     );
   }
 }
+
+/** Absent, null or a string: what a schema's `z.string().nullish()` accepts, for the decoders' checks by hand. */
+export function isOptionalString(value: unknown): boolean {
+  return value == null || typeof value === 'string';
+}

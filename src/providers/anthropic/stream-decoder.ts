@@ -14,7 +14,7 @@ import {
   toolUseOf,
   toUsage,
 } from './wire.ts';
-import { parseEventJson } from '../stream-event-json.ts';
+import { isOptionalString, parseEventJson } from '../stream-event-json.ts';
 
 const messageStartSchema = z.object({ message: z.object({ usage: anthropicUsageSchema }) });
 const blockIndexSchema = z.number().int().nonnegative();
@@ -40,8 +40,6 @@ function typeOf(json: unknown): string | undefined {
   return typeof type === 'string' ? type : undefined;
 }
 
-const optionalString = (value: unknown) => value == null || typeof value === 'string';
-
 /**
  * The text of a `text_delta` event, checked by hand: what the schema would
  * accept as it is. Most events of a stream are these; undefined sends the
@@ -53,7 +51,7 @@ function plainTextDelta(json: unknown): string | undefined {
   if (typeof delta !== 'object' || delta === null || Array.isArray(delta)) return undefined;
   const { type, text, partial_json: partial, thinking, signature } = delta as Record<string, unknown>;
   if (type !== 'text_delta' || typeof text !== 'string') return undefined;
-  return optionalString(partial) && optionalString(thinking) && optionalString(signature) ? text : undefined;
+  return isOptionalString(partial) && isOptionalString(thinking) && isOptionalString(signature) ? text : undefined;
 }
 
 function parseAs<T>(schema: z.ZodType<T>, json: unknown, type: string): T {

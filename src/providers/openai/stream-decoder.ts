@@ -15,7 +15,7 @@ import {
   openAiUsageSchema,
   toolCallDeltaSchema,
 } from './wire.ts';
-import { parseEventJson } from '../stream-event-json.ts';
+import { isOptionalString, parseEventJson } from '../stream-event-json.ts';
 
 const chunkSchema = z.object({
   choices: z.array(
@@ -46,8 +46,6 @@ function parseChunk(json: unknown): Chunk {
   return parsed.data;
 }
 
-const optionalString = (value: unknown) => value == null || typeof value === 'string';
-
 /**
  * A chunk of text, refusal or reasoning without usage, checked by hand: what
  * the schema would accept as it is. Most chunks of a stream are these, and the
@@ -60,11 +58,11 @@ function isPlainTextChunk(json: unknown): json is Chunk {
   for (const choice of choices as unknown[]) {
     if (typeof choice !== 'object' || choice === null || Array.isArray(choice)) return false;
     const { index, delta, finish_reason: finish } = choice as Record<string, unknown>;
-    if (!Number.isInteger(index) || (index as number) < 0 || !optionalString(finish)) return false;
+    if (!Number.isInteger(index) || (index as number) < 0 || !isOptionalString(finish)) return false;
     if (delta == null) continue;
     if (typeof delta !== 'object' || Array.isArray(delta)) return false;
     const { content, refusal, tool_calls: toolCalls, reasoning_content: reasoning } = delta as Record<string, unknown>;
-    if (toolCalls != null || !optionalString(content) || !optionalString(refusal) || !optionalString(reasoning))
+    if (toolCalls != null || !isOptionalString(content) || !isOptionalString(refusal) || !isOptionalString(reasoning))
       return false;
   }
   return true;
