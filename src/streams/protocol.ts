@@ -19,7 +19,7 @@
  * Chunk and result payloads are forwarded to the client as they are, so the API
  * never re-serializes them on the hot path. A worker writes the chunks of one
  * upstream read as one `chunk` entry; {@link parseEntries} hands them to readers
- * one entry each (JSON has no newline but as whitespace, which is dropped).
+ * one entry each (a newline in JSON can only be whitespace: it is written as a space).
  *
  * This module owns the protocol: the entry kinds, which of them end a reply,
  * and how an error crosses it; `reply-writer.ts` beside it is the one writer

@@ -177,7 +177,7 @@ const WELL_KNOWN_RE = new RegExp(
  * Organisations: capitalised words followed by a legal form in the style of
  * many countries (`Nordlicht Logistik GmbH`, `Blue Harbor Ltd`, `Rossi &
  * Figli S.p.A.`, `Sunrise Co., Ltd.`), 0.85; a coined name before a word
- * only organisations' names end in (`Palantir Technologies`), 0.85, and common
+ * only organisations' names end in (`Palantir Technologies`), 0.85, and English
  * words or a word in capitals before one (`Umbrella Group`), 0.5; a short list of large
  * employers without one, 0.55 (each plus 0.35 with a word such as "at", "for",
  * "company", "employer", "bei", "chez" nearby). Off unless listed in
