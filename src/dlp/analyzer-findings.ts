@@ -280,9 +280,9 @@ function refine(f: Candidate, text: string): Candidate | undefined {
     return undefined;
   // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
   if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
-  // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
   if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
     f.entity = 'ORGANIZATION';
+  // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
   else if (
     f.entity === 'ORGANIZATION' ? place : f.entity === 'PERSON' && (country || (place && !dict.firstNames.has(whole)))
   )
