@@ -22,3 +22,11 @@ export function parseEventJson(
 export function isOptionalString(value: unknown): boolean {
   return value == null || typeof value === 'string';
 }
+
+/**
+ * Whether an event's JSON is an object with member `name`: the decoders ask their error schema only then, since a
+ * failed parse of every chunk built an error object each time.
+ */
+export function hasMember(json: unknown, name: string): boolean {
+  return typeof json === 'object' && json !== null && name in json;
+}

@@ -17,7 +17,7 @@ import {
   isPromptBlocked,
   toUsage,
 } from './wire.ts';
-import { parseEventJson } from '../stream-event-json.ts';
+import { hasMember, parseEventJson } from '../stream-event-json.ts';
 
 /**
  * Decodes a `streamGenerateContent?alt=sse` stream, where every `data:` line
@@ -53,9 +53,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
   push(event: SseEvent): StreamEvent[] {
     this.#events++;
     const json = parseEventJson(event.data, this.#events, 'Gemini');
-    // Asked only of an event with an `error` member: a failed parse of every chunk built an error object each time.
-    const error =
-      typeof json === 'object' && json !== null && 'error' in json ? geminiErrorSchema.safeParse(json) : undefined;
+    const error = hasMember(json, 'error') ? geminiErrorSchema.safeParse(json) : undefined;
     if (error?.success) {
       const { status, message } = error.data.error;
       return [{ kind: 'error', message: status ? `${status}: ${message}` : message }];

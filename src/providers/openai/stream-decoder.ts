@@ -15,7 +15,7 @@ import {
   openAiUsageSchema,
   toolCallDeltaSchema,
 } from './wire.ts';
-import { isOptionalString, parseEventJson } from '../stream-event-json.ts';
+import { hasMember, isOptionalString, parseEventJson } from '../stream-event-json.ts';
 
 const chunkSchema = z.object({
   choices: z.array(
@@ -104,7 +104,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     }
     const json = parseEventJson(data, this.#events, 'OpenAI');
     // The upstream reports failures after the 200 as an `{error}` data line.
-    if (typeof json === 'object' && json !== null && 'error' in json) {
+    if (hasMember(json, 'error')) {
       const error = openAiErrorSchema.safeParse(json);
       if (error.success) return [{ kind: 'error', message: openAiErrorMessage(error.data.error) }];
     }
