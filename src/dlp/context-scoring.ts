@@ -1,4 +1,3 @@
-import { AsciiStretch } from './ascii-stretch.ts';
 import {
   CONTEXT_BOOST,
   CONTEXT_WORDS_AFTER,
@@ -9,10 +8,9 @@ import {
 
 /** How far to look for context words, in characters; five words fit easily. */
 const WINDOW_CHARS = 64;
-const ASCII_WORD = /[a-z][a-z0-9]*/g;
-/** Words of any script ("numéro", "телефон"); slower, so only for text that is not plain ASCII. */
-const WORD = /\p{L}[\p{L}\p{N}]*/gu;
-const NON_ASCII = /[^\x00-\x7f]/;
+/** A letter or a digit outside ASCII ("é", "т", "٣"): tested only on such characters, one at a time. */
+const WIDE_LETTER = /\p{L}/u;
+const WIDE_DIGIT = /\p{N}/u;
 /** Nouns that take their meaning from the word before: "order number", "invoice no", "Rechnungs nummer". */
 const NUMBER_NOUNS = new Set(['number', 'no', 'nr', 'num', 'nummer', 'numéro', 'numero', 'número', 'numer']);
 
@@ -73,8 +71,8 @@ export class ContextScorer {
   adjust(text: string, start: number, end: number, score: number): number {
     const from = Math.max(0, start - WINDOW_CHARS);
     const to = Math.min(text.length, end + WINDOW_CHARS);
-    BEFORE.open(text, from, start, this.openings, ASCII.between(text, from, start));
-    AFTER.open(text, end, to, this.openings, ASCII.between(text, end, to));
+    BEFORE.open(text, from, start, this.openings);
+    AFTER.open(text, end, to, this.openings);
     for (let distance = 0; ; distance++) {
       const before = BEFORE.reach(distance);
       if (before) {
@@ -131,17 +129,12 @@ function openingsOf(words: Iterable<string>): Uint8Array {
   return table;
 }
 
-function wordsOf(slice: string): string[] {
-  const lower = slice.toLowerCase();
-  return lower.match(NON_ASCII.test(lower) ? WORD : ASCII_WORD) ?? [];
-}
-
 /**
  * The words of a window on one side of a match, nearest first, read on
- * demand: most matches are decided by the first word or two. Plain ASCII,
- * the usual case, is read in place (no copy of the window, a word
- * lower-cased only when it has a capital); other text is split by
- * {@link WORD} at once.
+ * demand: most matches are decided by the first word or two. A word starts
+ * with a letter of any script and goes on with letters and digits; it is
+ * read in place (no copy of the window), copied only when a listed word
+ * could open like it, and lower-cased only when it has a capital.
  */
 abstract class WordReader {
   /** The words read so far, nearest first. */
@@ -160,8 +153,7 @@ abstract class WordReader {
     this.limit = limit;
   }
 
-  /** `ascii`: whether `text[from, to)` is plain ASCII. */
-  open(text: string, from: number, to: number, openings: Uint8Array, ascii: boolean): void {
+  open(text: string, from: number, to: number, openings: Uint8Array): void {
     this.count = 0;
     this.done = false;
     this.text = text;
@@ -169,11 +161,6 @@ abstract class WordReader {
     this.to = to;
     this.openings = openings;
     this.at = this.start();
-    if (!ascii) {
-      const words = wordsOf(text.slice(from, to));
-      this.fill(words);
-      this.done = true;
-    }
   }
 
   /** Whether the window has a word at `index` (nearest first), reading up to it. */
@@ -192,8 +179,6 @@ abstract class WordReader {
   protected abstract start(): number;
   /** Reads one word into {@link words}, or sets {@link done}. */
   protected abstract readNext(): void;
-  /** The words of a window that is not plain ASCII, in reading order. */
-  protected abstract fill(words: readonly string[]): void;
 }
 
 /** The last words before a match, read backwards. */
@@ -206,14 +191,14 @@ class WordsBefore extends WordReader {
     const { text, from } = this;
     let i = this.at;
     for (;;) {
-      while (i > from && !isWordChar(text.charCodeAt(i - 1))) i--;
+      while (i > from && classOf(text.charCodeAt(i - 1)) === OTHER) i--;
       const end = i;
-      // ASCII_WORD's words start with a letter: leading digits are skipped as it skips them.
+      // Words start with a letter: digits before the first one are not part of the word.
       let start = end;
       for (; i > from; i--) {
-        const c = text.charCodeAt(i - 1);
-        if (isLetter(c)) start = i - 1;
-        else if (!isDigit(c)) break;
+        const kind = classOf(text.charCodeAt(i - 1));
+        if (kind === LETTER) start = i - 1;
+        else if (kind === OTHER) break;
       }
       if (end === i) {
         this.done = true;
@@ -225,10 +210,6 @@ class WordsBefore extends WordReader {
       }
     }
     this.at = i;
-  }
-
-  protected fill(words: readonly string[]): void {
-    for (let i = words.length - 1; i >= 0 && this.count < CONTEXT_WORDS_BEFORE; i--) this.push(words[i]!);
   }
 }
 
@@ -246,9 +227,9 @@ class WordsAfter extends WordReader {
         this.done = true;
         break;
       }
-      while (i < to && !isLetter(text.charCodeAt(i))) i++;
+      while (i < to && classOf(text.charCodeAt(i)) !== LETTER) i++;
       const start = i;
-      while (i < to && isWordChar(text.charCodeAt(i))) i++;
+      while (i < to && classOf(text.charCodeAt(i)) !== OTHER) i++;
       if (i > start) {
         this.push(lowerWord(text, start, i, this.openings));
         break;
@@ -256,39 +237,48 @@ class WordsAfter extends WordReader {
     }
     this.at = i;
   }
-
-  protected fill(words: readonly string[]): void {
-    for (let i = 0; i < words.length && this.count < CONTEXT_WORDS_AFTER; i++) this.push(words[i]!);
-  }
 }
 
 /** One reader per side; {@link ContextScorer.adjust} is synchronous, so one pair serves every call. */
 const BEFORE = new WordsBefore(CONTEXT_WORDS_BEFORE);
 const AFTER = new WordsAfter(CONTEXT_WORDS_AFTER);
-const ASCII = new AsciiStretch();
 
 /** The word `text[start, end)` lower-cased, or '' (which no list holds) when no listed word opens like it. */
 function lowerWord(text: string, start: number, end: number, openings: Uint8Array): string {
   const first = text.charCodeAt(start) | 0x20;
   const second = end - start > 1 ? text.charCodeAt(start + 1) | 0x20 : 123;
-  if (second < 97) return '';
   const third = end - start > 2 ? text.charCodeAt(start + 2) | 0x20 : 123;
+  // A word that opens with a letter outside ASCII is compared whole: the table holds ASCII openings only.
+  if (first > 127 || second > 127 || third > 127) return text.slice(start, end).toLowerCase();
+  if (second < 97) return '';
   if (!openings[openingIndex(first - 97, second - 97, third < 97 ? ENDED : third - 97)]) return '';
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 65 && c <= 90) return text.slice(start, end).toLowerCase();
+    if ((c >= 65 && c <= 90) || c > 127) return text.slice(start, end).toLowerCase();
   }
   return text.slice(start, end);
 }
 
-function isLetter(c: number): boolean {
-  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const OTHER = 0;
+const LETTER = 1;
+const DIGIT = 2;
+/** {@link classOf} for ASCII, looked up: words are read a character at a time. */
+const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, c) =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ? LETTER : c >= 48 && c <= 57 ? DIGIT : OTHER,
+);
+
+/**
+ * Whether a character is a letter of any script, a digit, or neither. A
+ * character outside the Basic Multilingual Plane is two code units, neither
+ * of which is a letter here: no listed word has one, and reading them as a
+ * pair would cost every character a check.
+ */
+function classOf(c: number): number {
+  if (c < 128) return ASCII_CLASS[c]!;
+  const char = String.fromCharCode(c);
+  return WIDE_LETTER.test(char) ? LETTER : WIDE_DIGIT.test(char) ? DIGIT : OTHER;
 }
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
-}
-
-function isWordChar(c: number): boolean {
-  return isLetter(c) || isDigit(c);
 }

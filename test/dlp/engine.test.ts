@@ -55,6 +55,22 @@ describe('context scoring', () => {
     expect(adjust('ssn 123', '123', 0.9)).toBe(1);
     expect(adjust('order 123', '123', 0.1)).toBe(0);
   });
+
+  it('reads words of any script, in any case, as whole words', () => {
+    const wide = new ContextScorer({ positive: ['teléfono', 'телефон', 'número*'], negative: ['commande'] });
+    const score = (text: string) => {
+      const start = text.indexOf('123');
+      return wide.adjust(text, start, start + 3, 0.5);
+    };
+    expect(score('Teléfono: 123')).toBeCloseTo(0.85);
+    expect(score('ТЕЛЕФОН 123')).toBeCloseTo(0.85);
+    expect(score('123 (Números)')).toBeCloseTo(0.85);
+    expect(score('commande 123')).toBeCloseTo(0.15);
+    // Five words of other scripts between push the context word out of the window; a word does not end at an accent.
+    expect(score('teléfono ünd ßé ça 名前 über 123')).toBe(0.5);
+    expect(score('teléfono ünd ßé ça über 123')).toBeCloseTo(0.85);
+    expect(score('teléfonos 123')).toBe(0.5);
+  });
 });
 
 describe('overlap resolution', () => {

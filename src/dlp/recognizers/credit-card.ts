@@ -11,10 +11,20 @@ import { PatternRecognizer } from './pattern-recognizer.ts';
  * otherwise 0.5 (0.85 with context such as "card"); Luhn-invalid rejected.
  */
 
-// Not inside a longer number or word: no word character or number separator before, none after.
-const BEFORE = String.raw`(?<![\w.,+-])`;
+/**
+ * Not inside a longer number or word: no word character or number separator
+ * before the first digit (checked after it, so the engine only stops at
+ * digits), none after the last.
+ */
+const NOTHING_GLUED_BEFORE = String.raw`(?<![\w.,+-]\d)`;
 const AFTER = String.raw`(?![\w]|[.,-]\d)`;
 const MIN_DIGITS = 13;
+/**
+ * Twelve more digits ahead, at most three separator characters apart: what any
+ * card match holds. Most digit runs in a text (dates, amounts, phone numbers)
+ * fail it at once, where a full match would be built, copied and rejected.
+ */
+const TWELVE_MORE_DIGITS = String.raw`(?=(?:[ .\r\n-]{0,3}\d){12})`;
 /** Groups of digits the expression takes at most: two, then up to five more. */
 const MAX_GROUPS = 7;
 
@@ -24,10 +34,11 @@ export function creditCardRecognizer(): PatternRecognizer {
     entity: 'CREDIT_CARD',
     patterns: [
       {
-        // One pass for all layouts; the digit count and the checksum decide, not the grouping.
+        // One pass for all layouts; the digit count and the checksum decide, not the grouping. The first digit is
+        // matched before the rest: 13-19 digits, or a group of 2-8 and then more groups.
         name: 'card-layouts',
         regex: new RegExp(
-          `${BEFORE}(?:\\d{13,19}|\\d{2,8}( - | {1,2}|[.-]|\\r?\\n)\\d{2,8}(?:\\1\\d{1,8}){0,5})${AFTER}`,
+          `\\d${NOTHING_GLUED_BEFORE}${TWELVE_MORE_DIGITS}(?:\\d{12,18}|\\d{1,7}( - | {1,2}|[.-]|\\r?\\n)\\d{2,8}(?:\\1\\d{1,8}){0,5})${AFTER}`,
           'g',
         ),
         score: 0.3,
