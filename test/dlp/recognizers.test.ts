@@ -362,20 +362,33 @@ describe('scores', () => {
   const score = (text: string, entity: EntityType, threshold = 0) =>
     engine.analyze(text, { threshold }).find((f) => f.entity === entity)?.score;
 
-  it('keeps a date, a city or a country alone below the threshold and raises it with words that place or date a person', () => {
+  it('keeps a date, or a city or a country that is also a name or a word, alone below the threshold and raises it with words that place or date a person', () => {
     expect(score('Invoice dated 12/03/1985', 'DATE_OF_BIRTH')).toBe(0.5);
     expect(score('DOB 12/03/1985', 'DATE_OF_BIRTH')).toBeCloseTo(0.85);
     expect(score('ist am 12.03.1985 geboren', 'DATE_OF_BIRTH')).toBeCloseTo(0.85);
     expect(score('Invoice dated 31/31/1985', 'DATE_OF_BIRTH')).toBeUndefined();
     expect(score('Jordan approved it', 'LOCATION')).toBe(0.6);
     expect(score('She is from Jordan', 'LOCATION')).toBeCloseTo(0.95);
-    expect(score('Lyon is rainy', 'LOCATION')).toBe(0.5);
-    expect(score('met her in Lyon', 'LOCATION')).toBeCloseTo(0.85);
+    expect(score('Turkey for dinner', 'LOCATION')).toBe(0.6);
+    expect(score('Santiago said the build is green', 'LOCATION')).toBe(0.5);
+    expect(score('Sevilla is rainy', 'LOCATION')).toBe(0.5);
+    expect(score('met her in Sevilla', 'LOCATION')).toBeCloseTo(0.85);
     expect(score('Siemens reported', 'ORGANIZATION')).toBe(0.55);
     // A coined name before a word only organisations' names end in is one; English words before it need context.
     expect(score('Palantir Technologies reported', 'ORGANIZATION')).toBe(0.85);
     expect(score('Stark Labs reported', 'ORGANIZATION')).toBe(0.5);
     expect(score('She joined Stark Labs', 'ORGANIZATION')).toBeCloseTo(0.85);
+    // A place that is neither a name nor a common word stands alone, unless it is part of a longer name.
+    expect(score('Lyon is rainy', 'LOCATION')).toBe(0.85);
+    expect(score('Nigeria won the match', 'LOCATION')).toBe(0.85);
+    expect(score('Buenos Aires is large', 'LOCATION')).toBe(0.85);
+    expect(score('el Real Madrid ganó', 'LOCATION')).toBe(0.5);
+    expect(score('the New York Times said', 'LOCATION')).toBe(0.5);
+    expect(score('Chicago-style pizza', 'LOCATION')).toBe(0.5);
+    // In capitals, as in a dateline or a heading, only such a place is read as one.
+    expect(score('NEW YORK 1996-08-22', 'LOCATION')).toBe(0.85);
+    expect(score('SOCCER - JAPAN GET LUCKY WIN', 'LOCATION')).toBe(0.85);
+    expect(score('TURKEY SANDWICH', 'LOCATION')).toBeUndefined();
     // A first name before such a word is a company, not a person.
     expect(engine.analyze('Employer: Wayne Enterprises').map((f) => f.entity)).toEqual(['ORGANIZATION']);
     expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);

@@ -7,20 +7,52 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 const COUNTRY_SCORE = 0.6;
 const CITY_SCORE = 0.5;
+/** A name of standalone-places.txt, written as a place is: not followed by a hyphen (`Chicago-style`). */
+const STANDALONE_SCORE = 0.85;
+/** A capitalised word right after (`Real Madrid`, `Dott. Colombo`) or before (`Sofia Gonzalez`, `New York Times`). */
+const TITLE_WORD_BEFORE = /(?:^|[^\p{L}\p{M}.])(?:\p{Lu}\p{Ll}[\p{L}\p{M}'’-]*|\p{Lu}\p{Ll}{0,3}\.) $/u;
+const TITLE_WORD_AFTER = /^ \p{Lu}\p{Ll}/u;
+/** A word in capitals (`NEW YORK`, `ENGLAND`): read as the name only where that name stands alone. */
+const SHOUTED = /^\p{Lu}{3,}$/u;
 
 /** Where the dictionaries are; scripts/build-place-names.ts writes them. */
 const DATA = new URL('../data/', import.meta.url);
 
 /** Place names by their first word, longest first ("Rio de Janeiro" before "Rio"). */
 function loadPlaces(file: string, score: number, into: Map<string, { name: string; score: number }[]>): void {
-  for (const line of readFileSync(new URL(file, DATA), 'utf8').split('\n')) {
-    if (!line || line.startsWith('#')) continue;
+  for (const line of readLines(file)) {
     const head = line.split(/[ ,]/, 1)[0]!;
     const list = into.get(head) ?? [];
     if (!list.some((p) => p.name === line)) list.push({ name: line, score });
     into.set(head, list);
   }
   for (const list of into.values()) list.sort((a, b) => b.name.length - a.name.length || b.score - a.score);
+}
+
+function readLines(file: string): string[] {
+  return readFileSync(new URL(file, DATA), 'utf8')
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'));
+}
+
+/**
+ * Whether the place is a word of a longer capitalised name, a person's, a
+ * team's or a company's (`Sofia Gonzalez`, `Real Madrid`, `New York Times`):
+ * such a place is found only with a context word, like an ambiguous one.
+ * A sentence's last word is no neighbour (`Reuters. Madrid`), an
+ * abbreviated title is (`Dott. Colombo`); in capitals every word looks
+ * capitalised, so there the neighbours say nothing.
+ */
+function insideLongerName(text: string, start: number, end: number): boolean {
+  return (
+    TITLE_WORD_AFTER.test(text.slice(end, end + 3)) ||
+    TITLE_WORD_BEFORE.test(text.slice(Math.max(0, start - 24), start))
+  );
+}
+
+/** `NEW` as the dictionaries' keys write it: `New`. */
+function titleCase(word: string): string {
+  return word[0] + word.slice(1).toLowerCase();
 }
 
 /**
@@ -30,11 +62,15 @@ function loadPlaces(file: string, score: number, into: Map<string, { name: strin
  * capitals and large cities of scripts/major-cities.ts (src/dlp/data/,
  * Latin script, MIT).
  *
- * Scores: a country 0.6, a city 0.5, so that neither acts alone at the
- * default threshold (0.8): "Jordan", "Santiago" or "Chicago-style" are as
+ * Scores: a name of standalone-places.txt (no common English word, no
+ * first name, and for a town no last name: `Nigeria`, `Buenos Aires`,
+ * `Lyon`; scripts/build-place-names.ts) 0.85, unless it is part of a longer
+ * name; another country 0.6, another city 0.5, so that neither acts alone
+ * at the default threshold (0.8): "Jordan", "Turkey" or "Santiago" are as
  * often something else. Words that place someone ("in", "from", "to",
  * "near", "lives", "born", "moved", "city", "country", "à", "aus", "nach",
- * "wohnhaft", "país") nearby add 0.35.
+ * "wohnhaft", "país") nearby add 0.35. A name in capitals (`NEW YORK`, a
+ * dateline or a heading) counts only where it stands alone.
  *
  * Off unless listed in DLP_ENTITIES: prompts name places they talk about far
  * more often than where a user lives.
@@ -97,25 +133,35 @@ export class LocationRecognizer implements Recognizer {
     ],
   };
   private readonly places = new Map<string, { name: string; score: number }[]>();
+  private readonly standalone: ReadonlySet<string>;
 
   constructor() {
     loadPlaces('countries.txt', COUNTRY_SCORE, this.places);
     loadPlaces('cities.txt', CITY_SCORE, this.places);
+    this.standalone = new Set(readLines('standalone-places.txt'));
   }
 
   analyze(text: string, out: Candidate[]): void {
     CAPITALISED.lastIndex = 0;
     let match: RegExpExecArray | null;
     while ((match = CAPITALISED.exec(text)) !== null) {
-      const candidates =
-        this.places.get(match[0].replace(/[,'’-]+$/, '')) ?? this.places.get(match[0].split(/[-'’]/, 1)[0]!);
+      const word = match[0].replace(/[,'’-]+$/, '');
+      const written = this.places.get(word) ?? this.places.get(word.split(/[-'’]/, 1)[0]!);
+      const shouted = written === undefined && SHOUTED.test(word);
+      const candidates = written ?? (shouted ? this.places.get(titleCase(word)) : undefined);
       if (!candidates) continue;
       const start = match.index;
-      const place = candidates.find(
-        (p) => text.startsWith(p.name, start) && !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? ''),
-      );
+      const place = candidates.find((p) => {
+        const written = text.slice(start, start + p.name.length);
+        return (
+          (written === p.name || (shouted && written === p.name.toUpperCase())) &&
+          !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? '')
+        );
+      });
       if (!place) continue;
       const end = start + place.name.length;
+      const alone = this.standalone.has(place.name) && text[end] !== '-' && !insideLongerName(text, start, end);
+      if (shouted && !alone) continue;
       // "the Netherlands", "the Philippines": the article belongs to the name.
       const from =
         place.score === COUNTRY_SCORE && /(?:^|[^\p{L}])the $/iu.test(text.slice(Math.max(0, start - 5), start))
@@ -125,7 +171,7 @@ export class LocationRecognizer implements Recognizer {
         entity: 'LOCATION',
         start: from,
         end,
-        score: place.score,
+        score: alone ? STANDALONE_SCORE : place.score,
         key: place.name.toLowerCase(),
         recognizer: this.name,
       });
