@@ -71,6 +71,10 @@ describe('phone numbers', () => {
     expect(phones('Mobile +44 20 9212 3212')).toEqual(['+44 20 9212 3212']);
     expect(phones('Tel. 0044 20 9212 3212')).toEqual(['0044 20 9212 3212']);
     expect(phones('telefoon: (247) 529-2011')).toEqual(['(247) 529-2011']);
+    // A service code as area code is dialled by nobody, but written so beside a phone word it is meant as a number.
+    expect(phones('telefono: +1 (711) 577-6643. Numero')).toEqual(['+1 (711) 577-6643']);
+    expect(phones('batch +1 (711) 577-6643 shipped')).toEqual([]);
+    expect(phones('phone 555-555-5555')).toEqual([]);
     // Without a phone word it stays below the threshold; a length the country's numbers never have is no number.
     expect(phones('batch +1 (247) 529-2011 shipped')).toEqual([]);
     expect(phones('phone +44 20 9212 32')).toEqual([]);

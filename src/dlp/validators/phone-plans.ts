@@ -146,10 +146,11 @@ export function internationalE164(digits: string): string | undefined {
 }
 
 /**
- * The ten digits of a North American number whose area code and exchange could exist (`NXX NXX XXXX`, no service code
- * `N11` as area code), and not one digit ten times over, the placeholder `555-555-5555`.
+ * The ten digits of a North American number in the plan's shape (`NXX NXX XXXX`), and not one digit ten times over,
+ * the placeholder `555-555-5555`. A service code as area code (`+1 (711) 577-6643`) is let through: no such number is
+ * dialled, but one written in a phone number's layout beside a phone word is meant as one, and is as private.
  */
-const NANP_POSSIBLE = /^(?!(\d)\1{9})(?![2-9]11)[2-9]\d\d[2-9]\d{6}$/;
+const NANP_POSSIBLE = /^(?!(\d)\1{9})[2-9]\d\d[2-9]\d{6}$/;
 
 /**
  * Whether `digits` (calling code first, no `+`) could be a number of the country its calling code names: the rest has
