@@ -4,7 +4,7 @@ import { PiiDetectedError, ServiceUnavailableError } from '../errors/catalog.ts'
 import { AnalyzerFailure, type AnalyzerClient, type AnalyzerFailureReason } from './analyzer-client.ts';
 import { DlpEngine } from './engine.ts';
 import type { AnalyzerFailurePolicy, DlpAction } from './entities.ts';
-import { resolveOverlaps } from './overlap.ts';
+import { overlapsAny, resolveOverlaps } from './overlap.ts';
 import type { Finding } from './recognizer.ts';
 import { PlaceholderRegistry, redactText } from './redaction.ts';
 import { ReplyFilter } from './reply-filter.ts';
@@ -144,7 +144,7 @@ export class DlpGuard {
       }
       return local;
     }
-    return local.map((list, i) => (remote[i]!.length === 0 ? list : resolveOverlaps([...list, ...remote[i]!])));
+    return local.map((list, i) => merge(list, remote[i]!));
   }
 
   private decide(request: ChatRequest, perText: Finding[][]): DlpOutcome {
@@ -247,4 +247,16 @@ export class DlpGuard {
       // Counting is best effort: a broken metrics sink must not fail or leak a request.
     }
   }
+}
+
+/**
+ * The engine's findings and the analyzer's, overlaps resolved once. The
+ * analyzer's catch-all `DATE_TIME` yields to an engine finding on the same
+ * text, whatever their scores (`Date of Birth: 05/21/1958` is a birth date,
+ * not a date that Presidio's context words lifted to 0.95).
+ */
+function merge(local: Finding[], remote: readonly Finding[]): Finding[] {
+  if (remote.length === 0) return local;
+  const kept = remote.filter((f) => f.entity !== 'DATE_TIME' || !overlapsAny(local, f));
+  return resolveOverlaps([...local, ...kept]);
 }

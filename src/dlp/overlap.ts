@@ -28,6 +28,12 @@ export function resolveOverlaps(candidates: readonly Candidate[]): Candidate[] {
   return accepted;
 }
 
+/** Whether `candidate` overlaps one of `spans` (disjoint and sorted by start, as {@link resolveOverlaps} returns them). */
+export function overlapsAny(spans: readonly Candidate[], candidate: Candidate): boolean {
+  const i = firstEndingAfter(spans, candidate.start);
+  return i < spans.length && spans[i]!.start < candidate.end;
+}
+
 /** Index of the first span in `spans` (disjoint, sorted) whose end is after `position`. */
 function firstEndingAfter(spans: readonly Candidate[], position: number): number {
   let low = 0;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { AnalyzerClient, AnalyzerFailure } from '../../src/dlp/analyzer-client.ts';
 import { DlpGuard } from '../../src/dlp/dlp-guard.ts';
+import { DlpEngine } from '../../src/dlp/engine.ts';
 import { ServiceUnavailableError } from '../../src/errors/catalog.ts';
 
 /**
@@ -21,7 +22,10 @@ const NAMES: Record<string, string> = {
   Lagos: 'LOCATION',
   'March 3': 'DATE_TIME',
   '4155552671': 'DATE_TIME',
+  '05/21/1958': 'DATE_TIME',
 };
+/** Scores other than 0.85: Presidio lifts a date beside its context words (`Date of Birth`) to 0.95. */
+const SCORES: Record<string, number> = { '05/21/1958': 0.95 };
 
 let server: Server;
 let url: string;
@@ -51,7 +55,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
           entity_type: entity,
           start: codePointIndex(body.text, at),
           end: codePointIndex(body.text, at + name.length),
-          score: 0.85,
+          score: SCORES[name] ?? 0.85,
         });
       }
     }
@@ -167,6 +171,16 @@ describe('DlpGuard with an analyzer', () => {
     expect(guard.screen(chat('Ada Lovelace, ada@example.com'), {}).messages[0]!.content).toBe(
       'Ada Lovelace, <EMAIL_ADDRESS_1>',
     );
+  });
+
+  it("lets an engine finding win over the analyzer's DATE_TIME on the same text, whatever the scores", async () => {
+    mode = 'ok';
+    const engine = new DlpEngine({ entities: [...new DlpEngine().entities, 'DATE_OF_BIRTH'] });
+    const guard = new DlpGuard({ engine, analyzer: client() });
+    const context: { dlpFindings?: Record<string, number> } = {};
+    const screened = await guard.screenAsync(chat('Date of Birth: 05/21/1958, seen on March 3.'), context);
+    expect(screened.messages[0]!.content).toBe('Date of Birth: <DATE_OF_BIRTH_1>, seen on <DATE_TIME_1>.');
+    expect(context.dlpFindings).toEqual({ DATE_OF_BIRTH: 1, DATE_TIME: 1 });
   });
 
   it('blocks on an analyzer finding in block mode, naming the type only', async () => {
