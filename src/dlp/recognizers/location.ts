@@ -7,7 +7,7 @@ const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 const COUNTRY_SCORE = 0.6;
 const CITY_SCORE = 0.5;
-/** A name of standalone-places.txt, written as a place is: not followed by a hyphen (`Chicago-style`). */
+/** A name of standalone-places.txt, neither part of a longer name nor followed by a hyphen (`Chicago-style`). */
 const STANDALONE_SCORE = 0.85;
 /** A capitalised word right after (`Real Madrid`, `Dott. Colombo`) or before (`Sofia Gonzalez`, `New York Times`). */
 const TITLE_WORD_BEFORE = /(?:^|[^\p{L}\p{M}.])(?:\p{Lu}\p{Ll}[\p{L}\p{M}'’-]*|\p{Lu}\p{Ll}{0,3}\.) $/u;
@@ -152,9 +152,9 @@ export class LocationRecognizer implements Recognizer {
       if (!candidates) continue;
       const start = match.index;
       const place = candidates.find((p) => {
-        const written = text.slice(start, start + p.name.length);
+        const spelled = text.slice(start, start + p.name.length);
         return (
-          (written === p.name || (shouted && written === p.name.toUpperCase())) &&
+          (spelled === p.name || (shouted && spelled === p.name.toUpperCase())) &&
           !LETTER_OR_DIGIT.test(text[start + p.name.length] ?? '')
         );
       });
