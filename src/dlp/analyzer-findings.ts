@@ -70,6 +70,9 @@ const GERMAN_ARTICLES = new Set(
   'der die das den dem des ein eine einen einem einer eines im zum zur vom beim am'.split(' '),
 );
 
+/** A Spanish article, or a preposition merged with one: a capitalised word after it is an institution, not a person (`el Gobierno`, `del Parlamento`). */
+const SPANISH_ARTICLES = new Set('el la los las del al'.split(' '));
+
 /** The word before `start`, lower case. */
 function wordBefore(text: string, start: number): string {
   return /(\p{L}+)\s+$/u.exec(text.slice(Math.max(0, start - 24), start))?.[1]?.toLowerCase() ?? '';
@@ -258,7 +261,8 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   const content = named.filter((w) => w.bare.length >= 3 && !CONNECTORS.has(w.bare) && !TITLES.has(w.bare));
   const known = content.filter((w) => dict.names.has(w.bare)).length;
   const name = known > 0 && known === content.length;
-  if (!cased && !(f.entity === 'LOCATION' ? place : name)) return undefined;
+  // All in lower case, one known word is as often a word (`de julio`, `de una`) as a name: it takes two (`sarah johnson`).
+  if (!cased && !(f.entity === 'LOCATION' ? place : name && content.length > 1)) return undefined;
   if (LABEL.test(text.slice(f.end, f.end + 24)) && !place && known === 0) return undefined;
   // The first word of a form's title or label, which opens its line (`Registro de empleado:`, `Fiche employé:`).
   if (
@@ -278,6 +282,16 @@ function refine(f: Candidate, text: string): Candidate | undefined {
     isWordOf('de', named[0]!.bare)
   )
     return undefined;
+  // A Spanish noun after its article is an institution (`el Gobierno`, `la Junta`), which spaCy's English pipelines read as a person.
+  if (
+    f.entity === 'PERSON' &&
+    named.length === 1 &&
+    !place &&
+    known === 0 &&
+    SPANISH_ARTICLES.has(wordBefore(text, f.start)) &&
+    isWordOf('es', named[0]!.bare)
+  )
+    f.entity = 'ORGANIZATION';
   // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
   if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
   if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))

@@ -62,6 +62,9 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('PERSON', 'sarah johnson', 'meet sarah johnson tomorrow')).toBe('PERSON:sarah johnson');
     expect(refined('PERSON', 'bearbeitet wurde', 'die Anfrage bearbeitet wurde.')).toBeUndefined();
     expect(refined('PERSON', 'de la', 'la reunión de la junta')).toBeUndefined();
+    // One known word in lower case is a word as often as a name: `julio` is a month, `una` an article.
+    expect(refined('PERSON', 'de julio', 'el 3 de julio de 1996')).toBeUndefined();
+    expect(refined('PERSON', 'julio', 'hasta julio')).toBeUndefined();
     expect(refined('LOCATION', 'chicago', 'moved to chicago last year')).toBe('LOCATION:chicago');
     expect(refined('LOCATION', 'las elecciones', 'antes de las elecciones')).toBeUndefined();
   });
@@ -98,6 +101,11 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('PERSON', 'Hauptperson', german)).toBeUndefined();
     expect(refined('PERSON', 'Vorgang', german)).toBeUndefined();
     expect(refined('PERSON', 'Markus Schaefer', german)).toBe('PERSON:Markus Schaefer');
+    // A Spanish noun after its article is an institution; a name after one stays a name.
+    expect(refined('PERSON', 'Gobierno', 'Según el Gobierno, la ley entra en vigor.')).toBe('ORGANIZATION:Gobierno');
+    expect(refined('PERSON', 'Parlamento', 'la sesión del Parlamento terminó')).toBe('ORGANIZATION:Parlamento');
+    expect(refined('PERSON', 'Rosa', 'Vino con la Rosa de siempre.')).toBe('PERSON:Rosa');
+    expect(refined('PERSON', 'Gobierno', 'Gobierno said no.')).toBe('PERSON:Gobierno');
     // A word after an article that the name lists know is a name (`die Müller` for the Müller family).
     expect(refined('PERSON', 'Müller', 'Das ist die Müller.')).toBe('PERSON:Müller');
     expect(refined('ORGANIZATION', 'Sra', 'pertenece a Sra. Santos')).toBeUndefined();
