@@ -190,15 +190,18 @@ function wordsOf(text: string, start: number, end: number): Word[] {
  *   words than others, or a long lower-case word between capitalised ones
  *   (`möchten Ihnen mitteilen`, `Mit freundlichen Grüssen`, `hoy de que
  *   pidió`), one written all in lower case whose words the name lists do
- *   not all know (`bearbeitet wurde`, `de la`; `sarah johnson` stays), a
+ *   not all know, or that has only one (`bearbeitet wurde`, `de la`, `de
+ *   julio`; `sarah johnson` stays), a
  *   short word in capitals (`ATM`, `IBAN`, `DPO AE`), or a form's label, a
  *   word before a colon and a value that is neither a known name nor a
  *   known place (`Zwischensumme: CHF 1250`; a chat's `Amy: hi` stays), or
  *   such a word opening a line before lower-case words and a colon
  *   (`Registro de empleado:`);
  * - one word the name and place lists do not know after a German article is
- *   a noun (`die Hauptperson`); a title alone (`Sra`, `Esq`) and a medical
- *   condition (`Atrial Fibrillation`) are no names;
+ *   a noun (`die Hauptperson`), and after a Spanish one, found as a person,
+ *   an institution (`el Gobierno`, `la Junta`: an organisation); a title
+ *   alone (`Sra`, `Esq`) and a medical condition (`Atrial Fibrillation`)
+ *   are no names;
  * - the in-process dictionaries settle the type: a known country, or a
  *   known city (with its state's code: `Bristol FL`) that is not also a first name, found as a person is a place
  *   (`Bern`, `Francia`; `Verona` stays), a known city or country found as
