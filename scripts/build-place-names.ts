@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { allLocales } from '@faker-js/faker';
+import { readDictionary } from '../src/dlp/dictionary-files.ts';
 import { MAJOR_CITIES } from './major-cities.ts';
 
 /**
@@ -114,9 +115,7 @@ for (const [code, locale] of Object.entries(allLocales)) {
   // nb_NO's "cities" are name fragments (Fet, Høy, Lille), not towns.
   if (code !== 'nb_NO') collect(location?.city_name, cities);
 }
-const firstNames = new Set(
-  readFileSync(new URL('../src/dlp/data/first-names.txt', import.meta.url), 'utf8').split('\n'),
-);
+const firstNames = new Set(readDictionary('first-names.txt'));
 for (const city of cities) if (!city.includes(' ') && firstNames.has(city)) cities.delete(city);
 MAJOR_CITIES.forEach((city) => collect(city, cities));
 // The United Kingdom's nations, which no locale's country list has.
@@ -130,7 +129,7 @@ const commonWords = new Set(
     .filter(([key]) => COMMON_SIZES.test(key))
     .flatMap(([, words]) => words),
 );
-const lastNames = new Set(readFileSync(new URL('../src/dlp/data/last-names.txt', import.meta.url), 'utf8').split('\n'));
+const lastNames = new Set(readDictionary('last-names.txt'));
 const majorCities = new Set(MAJOR_CITIES);
 const standsAlone = (name: string) =>
   !commonWords.has(name.toLowerCase()) &&

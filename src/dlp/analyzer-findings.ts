@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { isWordOf } from '../cache/other-dictionaries.ts';
+import { readDictionary } from './dictionary-files.ts';
 import type { Candidate } from './recognizer.ts';
 import { ORGANIZATION_HEADS } from './recognizers/organization.ts';
 import { NAME_PARTICLES } from './recognizers/person-name.ts';
 import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
-
-/** Where the in-process dictionaries are (scripts/build-person-names.ts and build-place-names.ts write them). */
-const DATA = new URL('./data/', import.meta.url);
 
 /**
  * Lower-case words that belong inside a name, a place or an organisation: a name's particles
@@ -96,21 +93,17 @@ function fold(value: string): string {
 
 /** The engine's name and place lists, read on first use (the engine reads its own copies only when the opt-in types are on). */
 function loadDictionaries(): Dictionaries {
-  const read = (file: string) =>
-    readFileSync(new URL(file, DATA), 'utf8')
-      .split('\n')
-      .filter((line) => line && !line.startsWith('#'));
   // As in the engine, a name that is more often another word (`Will`, `Paris`) is not evidence of a person.
   const names = (file: string) =>
-    read(file)
+    readDictionary(file)
       .filter((line) => !COMMON_CAPITALISED.has(line))
       .map((line) => line.toLowerCase());
   const firstNames = new Set(names('first-names.txt'));
   return {
     firstNames,
     names: new Set([...firstNames, ...names('last-names.txt')]),
-    countries: new Set(read('countries.txt').map(fold)),
-    cities: new Set(read('cities.txt').map(fold)),
+    countries: new Set(readDictionary('countries.txt').map(fold)),
+    cities: new Set(readDictionary('cities.txt').map(fold)),
   };
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readDictionary } from '../dictionary-files.ts';
 import type { Candidate, ContextRule, Recognizer } from '../recognizer.ts';
 
 /** Where a place name may start: a capitalised word not glued to a letter or digit before it. */
@@ -15,24 +15,15 @@ const TITLE_WORD_AFTER = /^ \p{Lu}\p{Ll}/u;
 /** A word in capitals (`NEW YORK`, `ENGLAND`): read as the name only where that name stands alone. */
 const SHOUTED = /^\p{Lu}{3,}$/u;
 
-/** Where the dictionaries are; scripts/build-place-names.ts writes them. */
-const DATA = new URL('../data/', import.meta.url);
-
 /** Place names by their first word, longest first ("Rio de Janeiro" before "Rio"). */
 function loadPlaces(file: string, score: number, into: Map<string, { name: string; score: number }[]>): void {
-  for (const line of readLines(file)) {
+  for (const line of readDictionary(file)) {
     const head = line.split(/[ ,]/, 1)[0]!;
     const list = into.get(head) ?? [];
     if (!list.some((p) => p.name === line)) list.push({ name: line, score });
     into.set(head, list);
   }
   for (const list of into.values()) list.sort((a, b) => b.name.length - a.name.length || b.score - a.score);
-}
-
-function readLines(file: string): string[] {
-  return readFileSync(new URL(file, DATA), 'utf8')
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'));
 }
 
 /**
@@ -138,7 +129,7 @@ export class LocationRecognizer implements Recognizer {
   constructor() {
     loadPlaces('countries.txt', COUNTRY_SCORE, this.places);
     loadPlaces('cities.txt', CITY_SCORE, this.places);
-    this.standalone = new Set(readLines('standalone-places.txt'));
+    this.standalone = new Set(readDictionary('standalone-places.txt'));
   }
 
   analyze(text: string, out: Candidate[]): void {

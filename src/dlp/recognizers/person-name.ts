@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readDictionary } from '../dictionary-files.ts';
 import type { Candidate, ContextRule, Recognizer } from '../recognizer.ts';
 import { ORGANIZATION_HEADS } from './organization.ts';
 import { COMMON_CAPITALISED } from './person-stopwords.ts';
@@ -41,14 +41,8 @@ const FULL_SCORE = 0.85;
 const PARTIAL_SCORE = 0.7;
 const SINGLE_SCORE = 0.5;
 
-/** Where the dictionaries are; scripts/build-person-names.ts writes them. */
-const DATA = new URL('../data/', import.meta.url);
-
 function loadNames(file: string): Set<string> {
-  const names = new Set<string>();
-  for (const line of readFileSync(new URL(file, DATA), 'utf8').split('\n'))
-    if (line && !COMMON_CAPITALISED.has(line)) names.add(line);
-  return names;
+  return new Set(readDictionary(file).filter((line) => !COMMON_CAPITALISED.has(line)));
 }
 
 /**
