@@ -260,34 +260,21 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   // All in lower case, one known word is as often a word (`de julio`, `de una`) as a name: it takes two (`sarah johnson`).
   if (!cased && !(f.entity === 'LOCATION' ? place : name && content.length > 1)) return undefined;
   if (LABEL.test(text.slice(f.end, f.end + 24)) && !place && known === 0) return undefined;
+  // One word that neither the name nor the place lists know, and a word of `language` right after one of its articles.
+  const unknownWord = named.length === 1 && !place && known === 0;
+  const nounAfter = (articles: ReadonlySet<string>, language: 'de' | 'es') =>
+    unknownWord && articles.has(wordBefore(text, f.start)) && isWordOf(language, named[0]!.bare);
   // The first word of a form's title or label, which opens its line (`Registro de empleado:`, `Fiche employé:`).
   if (
-    named.length === 1 &&
-    !place &&
-    known === 0 &&
+    unknownWord &&
     LINE_START.test(text.slice(Math.max(0, f.start - 24), f.start)) &&
     TITLE_WORDS.test(text.slice(f.end, f.end + 48))
   )
     return undefined;
   // A German noun after its article is no name (`die Hauptperson`, `im Vorgang`).
-  if (
-    named.length === 1 &&
-    !place &&
-    known === 0 &&
-    GERMAN_ARTICLES.has(wordBefore(text, f.start)) &&
-    isWordOf('de', named[0]!.bare)
-  )
-    return undefined;
+  if (nounAfter(GERMAN_ARTICLES, 'de')) return undefined;
   // A Spanish noun after its article is an institution (`el Gobierno`, `la Junta`), which spaCy's English pipelines read as a person.
-  if (
-    f.entity === 'PERSON' &&
-    named.length === 1 &&
-    !place &&
-    known === 0 &&
-    SPANISH_ARTICLES.has(wordBefore(text, f.start)) &&
-    isWordOf('es', named[0]!.bare)
-  )
-    f.entity = 'ORGANIZATION';
+  if (f.entity === 'PERSON' && nounAfter(SPANISH_ARTICLES, 'es')) f.entity = 'ORGANIZATION';
   // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
   if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
   if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
