@@ -21,17 +21,21 @@ export function resolveOverlaps(candidates: readonly Candidate[]): Candidate[] {
   // Accepted spans, sorted by start and disjoint, so one binary search finds a clash.
   const accepted: Candidate[] = [];
   for (const { candidate } of ranked) {
-    const i = firstEndingAfter(accepted, candidate.start);
-    const clash = i < accepted.length && accepted[i]!.start < candidate.end;
-    if (!clash) accepted.splice(i, 0, candidate);
+    const i = placeAmong(accepted, candidate);
+    if (i >= 0) accepted.splice(i, 0, candidate);
   }
   return accepted;
 }
 
 /** Whether `candidate` overlaps one of `spans` (disjoint and sorted by start, as {@link resolveOverlaps} returns them). */
 export function overlapsAny(spans: readonly Candidate[], candidate: Candidate): boolean {
+  return placeAmong(spans, candidate) < 0;
+}
+
+/** Where `candidate` would go among `spans` (disjoint, sorted by start), or -1 when it overlaps one of them. */
+function placeAmong(spans: readonly Candidate[], candidate: Candidate): number {
   const i = firstEndingAfter(spans, candidate.start);
-  return i < spans.length && spans[i]!.start < candidate.end;
+  return i < spans.length && spans[i]!.start < candidate.end ? -1 : i;
 }
 
 /** Index of the first span in `spans` (disjoint, sorted) whose end is after `position`. */
