@@ -2,7 +2,7 @@ import { isWordOf } from '../cache/other-dictionaries.ts';
 import { readDictionary } from './dictionary-files.ts';
 import type { Candidate } from './recognizer.ts';
 import { ORGANIZATION_HEADS } from './recognizers/organization.ts';
-import { NAME_PARTICLES } from './recognizers/person-name.ts';
+import { NAME_PARTICLES, TITLES } from './recognizers/person-name.ts';
 import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
 
 /**
@@ -52,11 +52,6 @@ const US_STATES = new Set(
   ),
 );
 
-/** Titles before a name, lower case without the dot: alone, a finding names nobody. */
-const TITLES = new Set(
-  'mr mrs ms miss mx dr prof sir esq herr frau sr sra srta dña dott dottssa dra mme mlle sig signor signora'.split(' '),
-);
-
 /** The last word of a medical condition's name (`Chronic Kidney Disease`, `Atrial Fibrillation`). */
 const CONDITION_HEADS = new Set(
   'disease disorder syndrome fibrillation hypertension infection deficiency insufficiency failure cancer'.split(' '),
@@ -70,9 +65,12 @@ const GERMAN_ARTICLES = new Set(
 /** A Spanish article, or a preposition merged with one: a capitalised word after it is an institution, not a person (`el Gobierno`, `del Parlamento`). */
 const SPANISH_ARTICLES = new Set('el la los las del al'.split(' '));
 
-/** The word before `start`, lower case. */
-function wordBefore(text: string, start: number): string {
-  return /(\p{L}+)\s+$/u.exec(text.slice(Math.max(0, start - 24), start))?.[1]?.toLowerCase() ?? '';
+/** The word before `start`, lower case; with `dot`, an abbreviation's dot may follow it (`Mr.`). */
+function wordBefore(text: string, start: number, dot = false): string {
+  return (
+    (dot ? /(\p{L}+)\.?\s+$/u : /(\p{L}+)\s+$/u).exec(text.slice(Math.max(0, start - 24), start))?.[1]?.toLowerCase() ??
+    ''
+  );
 }
 
 interface Dictionaries {
@@ -124,10 +122,11 @@ const SHORT_PARTICLE = 3;
 /**
  * What follows a form's label rather than a name: a colon, then the end of
  * the line, a value with a digit in its first characters or an e-mail address (`Zwischensumme: CHF
- * 1'234`, `Von:` and the sender below, `E-Mail: anna@example.com`); a speaker in a chat (`Amy:
- * Remember me?`) is not one.
+ * 1'234`, `Von:` and the sender below, `E-Mail: anna@example.com`), also with a word in brackets
+ * before the colon (`License Plate (rental): HVX-4245`); a speaker in a chat (`Amy: Remember me?`)
+ * is not one.
  */
-const LABEL = /^:[^\S\n]*(?:\n|$|[^\n\d]{0,6}\d|[^\s@]+@)/u;
+const LABEL = /^(?:[^\S\n]*\([^()\n]{1,24}\))?:[^\S\n]*(?:\n|$|[^\n\d]{0,6}\d|[^\s@]+@)/u;
 
 /** Nothing but spaces or a bullet since the line's or the text's start. */
 const LINE_START = /(?:^|\n)[^\S\n]*[-*•]?[^\S\n]*$/u;
@@ -277,8 +276,14 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   if (f.entity === 'PERSON' && nounAfter(SPANISH_ARTICLES, 'es')) f.entity = 'ORGANIZATION';
   // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
   if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
-  if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
+  // After a title it is a person's name (`Mr. Moore`, `Dr. Davis`), whatever the town or the company of that name.
+  if (f.entity !== 'PERSON' && TITLES.has(wordBefore(text, f.start, true))) f.entity = 'PERSON';
+  else if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
     f.entity = 'ORGANIZATION';
+  // A known first name and known names after it, which no place list knows, found as a place, are a person (`Justin
+  // Hall`); one word alone is as often a state or a region the lists lack (`Florida`, `Asia`).
+  else if (f.entity === 'LOCATION' && name && !place && content.length > 1 && dict.firstNames.has(content[0]!.bare))
+    f.entity = 'PERSON';
   // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
   else if (
     f.entity === 'ORGANIZATION' ? place : f.entity === 'PERSON' && (country || (place && !dict.firstNames.has(whole)))

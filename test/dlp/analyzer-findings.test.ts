@@ -86,6 +86,12 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('PERSON', 'Rechnungsnummer', invoice)).toBeUndefined();
     expect(refined('PERSON', 'Zwischensumme', invoice)).toBeUndefined();
     expect(refined('PERSON', 'Von', invoice)).toBeUndefined();
+    // A qualifier in brackets before the colon is still a label.
+    const travel = 'Passport: P5H130245\nLicense Plate (rental): HVX-4245\nDOB: 2000-06-06';
+    expect(refined('LOCATION', 'License Plate', travel)).toBeUndefined();
+    expect(refined('PERSON', 'Kennzeichen', 'Kennzeichen (Miete): HVX-4245')).toBeUndefined();
+    // A name the lists know stays a name before such a label.
+    expect(refined('PERSON', 'Ana Silva', 'Ana Silva (owner): 12 shares')).toBe('PERSON:Ana Silva');
     const chat = 'Kristíana: What a wife.\nAmy: Remember me, Chelsea?';
     expect(refined('PERSON', 'Kristíana', chat)).toBe('PERSON:Kristíana');
     expect(refined('PERSON', 'Amy', chat)).toBe('PERSON:Amy');
@@ -150,6 +156,17 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('ORGANIZATION', 'Johnson & Johnson', 'shares of Johnson & Johnson rose')).toBe(
       'ORGANIZATION:Johnson & Johnson',
     );
+  });
+
+  it('reads the word after a title as a person, and known first and last names no place list knows as one', () => {
+    expect(refined('LOCATION', 'Moore', 'transmitted to Mr. Moore via secure channel')).toBe('PERSON:Moore');
+    expect(refined('LOCATION', 'Davis', 'Contact Dr Davis at +1 (278) 746-9014')).toBe('PERSON:Davis');
+    expect(refined('ORGANIZATION', 'Thompson', 'belongs to Prof. Thompson, while')).toBe('PERSON:Thompson');
+    expect(refined('LOCATION', 'Moore', 'a tornado hit Moore on Monday')).toBe('LOCATION:Moore');
+    expect(refined('LOCATION', 'Justin Miller', 'Customer: Justin Miller\nEmail: x')).toBe('PERSON:Justin Miller');
+    // One such word is as often a state or a region the place lists lack.
+    expect(refined('LOCATION', 'Florida', 'fumadores de Florida por daños')).toBe('LOCATION:Florida');
+    expect(refined('LOCATION', 'San Diego', 'a base in San Diego')).toBe('LOCATION:San Diego');
   });
 
   it('leaves other types alone', () => {

@@ -389,6 +389,12 @@ describe('scores', () => {
     expect(score('NEW YORK 1996-08-22', 'LOCATION')).toBe(0.85);
     expect(score('SOCCER - JAPAN GET LUCKY WIN', 'LOCATION')).toBe(0.85);
     expect(score('TURKEY SANDWICH', 'LOCATION')).toBeUndefined();
+    // After a title or a known first name, a place that does not stand alone is a surname.
+    expect(score('transmitted to Mr. Moore via secure channel', 'LOCATION')).toBeUndefined();
+    expect(score('To: Laura Cook <laura@example.com>', 'LOCATION')).toBeUndefined();
+    expect(score('a pass from Michael Jordan', 'LOCATION')).toBeUndefined();
+    expect(score('a tornado hit Moore', 'LOCATION')).toBe(0.5);
+    expect(score('moved to Moore last year', 'LOCATION')).toBe(0.85);
     // A first name before such a word is a company, not a person.
     expect(engine.analyze('Employer: Wayne Enterprises').map((f) => f.entity)).toEqual(['ORGANIZATION']);
     expect(score('12 rue de la Paix, 75002 Paris', 'STREET_ADDRESS')).toBe(1);

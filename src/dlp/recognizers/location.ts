@@ -1,5 +1,6 @@
 import { readDictionary } from '../dictionary-files.ts';
 import type { Candidate, ContextRule, Recognizer } from '../recognizer.ts';
+import { loadNames, TITLES } from './person-name.ts';
 
 /** Where a place name may start: a capitalised word not glued to a letter or digit before it. */
 const CAPITALISED = /(?<![\p{L}\p{N}])\p{Lu}[\p{L}\p{M}'’-]*/gu;
@@ -12,6 +13,8 @@ const STANDALONE_SCORE = 0.85;
 /** A capitalised word right after (`Real Madrid`, `Dott. Colombo`) or before (`Sofia Gonzalez`, `New York Times`). */
 const TITLE_WORD_BEFORE = /(?:^|[^\p{L}\p{M}.])(?:\p{Lu}\p{Ll}[\p{L}\p{M}'’-]*|\p{Lu}\p{Ll}{0,3}\.) $/u;
 const TITLE_WORD_AFTER = /^ \p{Lu}\p{Ll}/u;
+/** The word right before a place, with the dot of an abbreviated title (`Mr. `, `Laura `). */
+const WORD_BEFORE = /(\p{L}+)\.? $/u;
 /** A word in capitals (`NEW YORK`, `ENGLAND`): read as the name only where that name stands alone. */
 const SHOUTED = /^\p{Lu}{3,}$/u;
 
@@ -61,7 +64,9 @@ function titleCase(word: string): string {
  * often something else. Words that place someone ("in", "from", "to",
  * "near", "lives", "born", "moved", "city", "country", "à", "aus", "nach",
  * "wohnhaft", "país") nearby add 0.35. A name in capitals (`NEW YORK`, a
- * dateline or a heading) counts only where it stands alone.
+ * dateline or a heading) counts only where it stands alone. A place that
+ * does not stand alone is a surname right after a title or a known first
+ * name (`to Mr. Moore`, `To: Laura Cook`, `Michael Jordan`), and no place.
  *
  * Off unless listed in DLP_ENTITIES: prompts name places they talk about far
  * more often than where a user lives.
@@ -125,11 +130,19 @@ export class LocationRecognizer implements Recognizer {
   };
   private readonly places = new Map<string, { name: string; score: number }[]>();
   private readonly standalone: ReadonlySet<string>;
+  private readonly firstNames: ReadonlySet<string>;
 
   constructor() {
     loadPlaces('countries.txt', COUNTRY_SCORE, this.places);
     loadPlaces('cities.txt', CITY_SCORE, this.places);
     this.standalone = new Set(readDictionary('standalone-places.txt'));
+    this.firstNames = loadNames('first-names.txt');
+  }
+
+  /** Whether a title or a known first name comes right before the place: it is a surname (`Mr. Moore`, `Michael Jordan`). */
+  private surname(text: string, start: number): boolean {
+    const before = WORD_BEFORE.exec(text.slice(Math.max(0, start - 16), start))?.[1];
+    return before !== undefined && (TITLES.has(before.toLowerCase()) || this.firstNames.has(before));
   }
 
   analyze(text: string, out: Candidate[]): void {
@@ -153,6 +166,7 @@ export class LocationRecognizer implements Recognizer {
       const end = start + place.name.length;
       const alone = this.standalone.has(place.name) && text[end] !== '-' && !insideLongerName(text, start, end);
       if (shouted && !alone) continue;
+      if (!alone && this.surname(text, start)) continue;
       // "the Netherlands", "the Philippines": the article belongs to the name.
       const from =
         place.score === COUNTRY_SCORE && /(?:^|[^\p{L}])the $/iu.test(text.slice(Math.max(0, start - 5), start))

@@ -29,6 +29,11 @@ export const NAME_PARTICLES: ReadonlySet<string> = new Set([
 ]);
 const MAX_TOKENS = 4;
 
+/** Titles before a name, lower case without the dot (`Mr. Moore`, `Prof. Thompson`): the word after one is a person's. */
+export const TITLES: ReadonlySet<string> = new Set(
+  'mr mrs ms miss mx dr prof sir esq herr frau sr sra srta dña dott dottssa dra mme mlle sig signor signora'.split(' '),
+);
+
 /**
  * What announces a name right before it: a title, a greeting, a sign-off,
  * "this is", "my name is". Unknown capitalised words after one are a name
@@ -41,7 +46,8 @@ const FULL_SCORE = 0.85;
 const PARTIAL_SCORE = 0.7;
 const SINGLE_SCORE = 0.5;
 
-function loadNames(file: string): Set<string> {
+/** A name list of `src/dlp/data/` without the names that are more often another word (`Will`, `May`). */
+export function loadNames(file: string): Set<string> {
   return new Set(readDictionary(file).filter((line) => !COMMON_CAPITALISED.has(line)));
 }
 
