@@ -65,19 +65,31 @@ describe('phone numbers', () => {
     expect(phones('call 0171 2345678 or 0.5 times')).toEqual(['0171 2345678']);
   });
 
-  it('finds a number in a range not assigned (or not in the metadata) where a phone word announces it', () => {
+  it('finds a number in a range not assigned (or not in the metadata) written with `+`, or where a phone word announces it', () => {
     // 247 and 20 9… are no area codes in use; the layout and the length are a phone number's.
     expect(phones('telefono: +1 (247) 529-2011.')).toEqual(['+1 (247) 529-2011']);
     expect(phones('Mobile +44 20 9212 3212')).toEqual(['+44 20 9212 3212']);
     expect(phones('Tel. 0044 20 9212 3212')).toEqual(['0044 20 9212 3212']);
     expect(phones('telefoon: (247) 529-2011')).toEqual(['(247) 529-2011']);
+    // With its `+` and in groups it is written as nothing but a phone number; with `00` or national, a phone word decides.
+    expect(phones('Next of kin: Jerry Wright at +44 20 9212 3212.')).toEqual(['+44 20 9212 3212']);
+    expect(phones('batch +1 (247) 529-2011 shipped')).toEqual(['+1 (247) 529-2011']);
+    expect(phones('batch 0044 20 9212 3212 shipped')).toEqual([]);
+    expect(phones('batch (247) 529-2011 shipped')).toEqual([]);
+    // A negative word before it still says what kind of number it is.
+    expect(phones('Order number +1 (247) 529-2011')).toEqual([]);
     // A service code as area code is dialled by nobody, but written so beside a phone word it is meant as a number.
     expect(phones('telefono: +1 (711) 577-6643. Numero')).toEqual(['+1 (711) 577-6643']);
-    expect(phones('batch +1 (711) 577-6643 shipped')).toEqual([]);
     expect(phones('phone 555-555-5555')).toEqual([]);
-    // Without a phone word it stays below the threshold; a length the country's numbers never have is no number.
-    expect(phones('batch +1 (247) 529-2011 shipped')).toEqual([]);
+    // A length the country's numbers never have is no number, `+` or not.
     expect(phones('phone +44 20 9212 32')).toEqual([]);
+    expect(phones('batch +1 (247) 529-201 shipped')).toEqual([]);
+  });
+
+  it('reads a `+` number glued to a word or after a comma of a list, not after a digit', () => {
+    expect(phones('entered without a space. Phone+1 (415) 555-2671 also')).toEqual(['+1 (415) 555-2671']);
+    expect(phones('jane@example.com,298-28-1198,+1 (415) 555-2671,"12 Elm St"')).toEqual(['+1 (415) 555-2671']);
+    expect(phones('version 2+1 415 555 2671')).toEqual([]);
   });
 
   it('never reads a date in parentheses as a phone number', () => {

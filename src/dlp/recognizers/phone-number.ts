@@ -167,8 +167,9 @@ function remember(memo: Map<string, string | null>, digits: string, found: strin
  * (the context then lifts it), since such layouts match many other numbers;
  * a bare 10-11 digit run 0.5. A number in an international or North American
  * layout whose range is not assigned (or not in this release's metadata) but
- * whose length its country's numbers have is 0.6 too, and only with a phone
- * word nearby. Dates, amounts, SSN and ZIP+4 layouts are never numbers.
+ * whose length its country's numbers have is 0.85 when written with `+` in
+ * groups, and otherwise 0.6 too, and only with a phone word nearby. Dates,
+ * amounts, SSN and ZIP+4 layouts are never numbers.
  */
 export class PhoneNumberRecognizer implements Recognizer {
   readonly name = 'phone-number';
@@ -298,11 +299,12 @@ export class PhoneNumberRecognizer implements Recognizer {
       const e164 = this.international(international);
       if (e164) return { score: FORMATTED_SCORE, e164 };
       // Written in groups as a phone number, of a length its country's numbers have, in a range not assigned (or not
-      // known to this release's metadata): a phone number where a phone word says so.
+      // known to this release's metadata): with `+`, written as nothing but a phone number; with `00`, a phone
+      // number where a phone word says so.
       const grouped = value.length > digits.length + (first === PLUS ? 1 : 0);
-      return grouped && possibleInternational(international) && this.phoneWordNearby()
-        ? { score: NATIONAL_SCORE, e164: `+${international}` }
-        : undefined;
+      if (!grouped || !possibleInternational(international)) return undefined;
+      if (first === PLUS) return { score: FORMATTED_SCORE, e164: `+${international}` };
+      return this.phoneWordNearby() ? { score: NATIONAL_SCORE, e164: `+${international}` } : undefined;
     }
     const bare = digits.length === value.length;
     if (bare) {
@@ -414,31 +416,29 @@ function isSeparator(c: number): boolean {
 }
 
 /** `[\w+./-]`: a character that glues whatever follows to a word or a longer number. */
+function isAsciiLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
 function gluesOn(c: number): boolean {
-  return (
-    isDigit(c) ||
-    (c >= 65 && c <= 90) ||
-    (c >= 97 && c <= 122) ||
-    c === 95 ||
-    c === PLUS ||
-    c === 46 ||
-    c === 47 ||
-    c === 45
-  );
+  return isDigit(c) || isAsciiLetter(c) || c === 95 || c === PLUS || c === 46 || c === 47 || c === 45;
 }
 
 /**
  * Whether a number may start at `start`: not inside a word or a longer number
  * (`v2.14`, `+1 123…` whose start did not parse), nor a group after digits
- * and a separator (`4111 0605 …`, `1,234`) unless it carries its own `+`.
+ * and a separator (`4111 0605 …`, `1,234`) unless it carries its own `+`,
+ * which may follow a word or a comma (`Phone+1 …`, `…-1198,+1 …`).
  * Reads at most four characters back, in place.
  */
 function startsNumber(text: string, start: number, chunk: string): boolean {
   if (chunk.charCodeAt(0) === OPEN && !isDigit(chunk.charCodeAt(1))) return false;
   if (start === 0) return true;
-  if (gluesOn(text.charCodeAt(start - 1))) return false;
-  if (start >= 2 && text.charCodeAt(start - 1) === COMMA && isDigit(text.charCodeAt(start - 2))) return false;
-  if (chunk.charCodeAt(0) === PLUS) return true;
+  const before = text.charCodeAt(start - 1);
+  // A `+` opens a number after a word or a list's comma too (`Phone+1 …`, `…-1198,+1 …`).
+  if (chunk.charCodeAt(0) === PLUS) return !gluesOn(before) || isAsciiLetter(before);
+  if (gluesOn(before)) return false;
+  if (start >= 2 && before === COMMA && isDigit(text.charCodeAt(start - 2))) return false;
   // A digit or `)` and one to three spaces, dots or dashes, all within the four characters before.
   const floor = Math.max(0, start - 4);
   let i = start;
