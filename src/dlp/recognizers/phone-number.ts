@@ -415,11 +415,11 @@ function isSeparator(c: number): boolean {
   return c === 32 || c === 46 || c === 47 || c === 45;
 }
 
-/** `[\w+./-]`: a character that glues whatever follows to a word or a longer number. */
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 
+/** `[\w+./-]`: a character that glues whatever follows to a word or a longer number. */
 function gluesOn(c: number): boolean {
   return isDigit(c) || isAsciiLetter(c) || c === 95 || c === PLUS || c === 46 || c === 47 || c === 45;
 }
@@ -435,7 +435,6 @@ function startsNumber(text: string, start: number, chunk: string): boolean {
   if (chunk.charCodeAt(0) === OPEN && !isDigit(chunk.charCodeAt(1))) return false;
   if (start === 0) return true;
   const before = text.charCodeAt(start - 1);
-  // A `+` opens a number after a word or a list's comma too (`Phone+1 …`, `…-1198,+1 …`).
   if (chunk.charCodeAt(0) === PLUS) return !gluesOn(before) || isAsciiLetter(before);
   if (gluesOn(before)) return false;
   if (start >= 2 && before === COMMA && isDigit(text.charCodeAt(start - 2))) return false;
