@@ -200,7 +200,11 @@ function wordsOf(text: string, start: number, end: number): Word[] {
  *   an organisation is a place (`ESPOO`), and known first and last names
  *   found as an organisation are a person (`Michael Hoffmann`; `Johnson &
  *   Johnson` stays); a person or place whose last word only organisations
- *   end in is an organisation (`Wayne Enterprises`).
+ *   end in is an organisation (`Wayne Enterprises`);
+ * - a word after a title is a person's name (`Mr. Moore`), and a person's
+ *   last name alone, found as a place where the text names the person in
+ *   full, is that person again (`MaliVai Washington` … `Washington fell
+ *   short`).
  */
 export function refineAnalyzerFindings(list: readonly Candidate[], text: string): Candidate[] {
   const out: Candidate[] = [];
@@ -208,6 +212,19 @@ export function refineAnalyzerFindings(list: readonly Candidate[], text: string)
     const refined = NAME_TYPES.has(finding.entity) ? refine({ ...finding }, text) : finding;
     if (refined) out.push(refined);
   }
+  const surnames = new Set(
+    out
+      .filter((f) => f.entity === 'PERSON')
+      .flatMap((f) => {
+        const words = text.slice(f.start, f.end).split(/\s+/);
+        return words.length > 1 ? [words.at(-1)!] : [];
+      }),
+  );
+  for (const f of out)
+    if (f.entity === 'LOCATION' && surnames.has(text.slice(f.start, f.end))) {
+      f.entity = 'PERSON';
+      f.key = text.slice(f.start, f.end).toLowerCase();
+    }
   return out;
 }
 

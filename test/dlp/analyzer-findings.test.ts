@@ -158,6 +158,29 @@ describe('refineAnalyzerFindings', () => {
     );
   });
 
+  it("reads a person's last name alone, found as a place in the same text, as that person", () => {
+    const text = 'MaliVai Washington lost in Ohio. Washington fell short in the fifth set.';
+    const at = (value: string, from = 0) => ({
+      start: text.indexOf(value, from),
+      end: text.indexOf(value, from) + value.length,
+    });
+    const found = refineAnalyzerFindings(
+      [
+        { entity: 'PERSON', ...at('MaliVai Washington'), score: 0.85, key: '', recognizer: 'analyzer' },
+        { entity: 'LOCATION', ...at('Ohio'), score: 0.85, key: '', recognizer: 'analyzer' },
+        { entity: 'LOCATION', ...at('Washington', 20), score: 0.85, key: '', recognizer: 'analyzer' },
+      ],
+      text,
+    );
+    expect(found.map((f) => `${f.entity}:${text.slice(f.start, f.end)}`)).toEqual([
+      'PERSON:MaliVai Washington',
+      'LOCATION:Ohio',
+      'PERSON:Washington',
+    ]);
+    // Without the full name in the text, the place stays a place.
+    expect(refined('LOCATION', 'Washington', 'He flew to Washington on Monday.')).toBe('LOCATION:Washington');
+  });
+
   it('reads the word after a title as a person, and known first and last names no place list knows as one', () => {
     expect(refined('LOCATION', 'Moore', 'transmitted to Mr. Moore via secure channel')).toBe('PERSON:Moore');
     expect(refined('LOCATION', 'Davis', 'Contact Dr Davis at +1 (278) 746-9014')).toBe('PERSON:Davis');
