@@ -2,8 +2,7 @@ import { isWordOf } from '../cache/other-dictionaries.ts';
 import { readDictionary } from './dictionary-files.ts';
 import type { Candidate } from './recognizer.ts';
 import { ORGANIZATION_HEADS } from './recognizers/organization.ts';
-import { NAME_PARTICLES, TITLES } from './recognizers/person-name.ts';
-import { COMMON_CAPITALISED } from './recognizers/person-stopwords.ts';
+import { loadNames, NAME_PARTICLES, TITLES } from './recognizers/person-name.ts';
 
 /**
  * Lower-case words that belong inside a name, a place or an organisation: a name's particles
@@ -92,10 +91,7 @@ function fold(value: string): string {
 /** The engine's name and place lists, read on first use (the engine reads its own copies only when the opt-in types are on). */
 function loadDictionaries(): Dictionaries {
   // As in the engine, a name that is more often another word (`Will`, `Paris`) is not evidence of a person.
-  const names = (file: string) =>
-    readDictionary(file)
-      .filter((line) => !COMMON_CAPITALISED.has(line))
-      .map((line) => line.toLowerCase());
+  const names = (file: string) => [...loadNames(file)].map((line) => line.toLowerCase());
   const firstNames = new Set(names('first-names.txt'));
   return {
     firstNames,
