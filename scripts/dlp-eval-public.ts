@@ -427,8 +427,16 @@ function score(samples: readonly Sample[], findings: readonly Finding[][], error
     }
     for (const g of open) {
       bump(g.entity, 'fn');
-      if (coveredWhole(findings[i]!, g)) bump(g.entity, 'covered');
-      errors?.push(`FN ${g.entity} ${JSON.stringify(sample.text.slice(g.start, g.end))} in ${around(sample.text, g)}`);
+      const covered = coveredWhole(findings[i]!, g);
+      if (covered) bump(g.entity, 'covered');
+      const as = covered
+        ? ` (redacted as ${findings[i]!.filter((f) => f.start < g.end && g.start < f.end)
+            .map((f) => `${f.entity} by ${f.recognizer}`)
+            .join(', ')})`
+        : '';
+      errors?.push(
+        `FN ${g.entity} ${JSON.stringify(sample.text.slice(g.start, g.end))}${as} in ${around(sample.text, g)}`,
+      );
     }
     for (const g of sample.gold) {
       if (g.entity !== 'STREET_ADDRESS') continue;

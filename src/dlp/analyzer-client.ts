@@ -173,7 +173,7 @@ export class AnalyzerClient {
         recognizer: 'analyzer',
       });
     }
-    return out.map((list, i) => refineAnalyzerFindings(joinFragments(list, texts[i]!), texts[i]!));
+    return out.map((list, i) => refineAnalyzerFindings(joinFragments(list, texts[i]!), texts[i]!, this.language));
   }
 
   private async call(text: string, threshold: number): Promise<z.infer<typeof replySchema>> {
