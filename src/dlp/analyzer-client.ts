@@ -173,7 +173,7 @@ export class AnalyzerClient {
         recognizer: 'analyzer',
       });
     }
-    return out.map((list, i) => refineAnalyzerFindings(joinFragments(list, texts[i]!), texts[i]!, this.language));
+    return out.map((list, i) => refineAnalyzerFindings(joinFragments(list, texts[i]!), texts[i]!));
   }
 
   private async call(text: string, threshold: number): Promise<z.infer<typeof replySchema>> {

@@ -200,13 +200,12 @@ function wordsOf(text: string, start: number, end: number): Word[] {
  * - a word after a title is a person's name (`Mr. Moore`), and a person's
  *   last name alone, found as a place where the text names the person in
  *   full, is that person again (`MaliVai Washington` … `Washington fell
- *   short`); with `language` `es`, any known last name alone that no place
- *   list knows, found as a place, is a person.
+ *   short`).
  */
-export function refineAnalyzerFindings(list: readonly Candidate[], text: string, language = 'en'): Candidate[] {
+export function refineAnalyzerFindings(list: readonly Candidate[], text: string): Candidate[] {
   const out: Candidate[] = [];
   for (const finding of list) {
-    const refined = NAME_TYPES.has(finding.entity) ? refine({ ...finding }, text, language) : finding;
+    const refined = NAME_TYPES.has(finding.entity) ? refine({ ...finding }, text) : finding;
     if (refined) out.push(refined);
   }
   const surnames = new Set(
@@ -225,7 +224,7 @@ export function refineAnalyzerFindings(list: readonly Candidate[], text: string,
   return out;
 }
 
-function refine(f: Candidate, text: string, language: string): Candidate | undefined {
+function refine(f: Candidate, text: string): Candidate | undefined {
   const lineBreak = text.indexOf('\n', f.start);
   const all = wordsOf(text, f.start, lineBreak >= 0 && lineBreak < f.end ? lineBreak : f.end);
   // Written all in lower case, a value is judged by the dictionaries below, not by its case.
@@ -297,18 +296,6 @@ function refine(f: Candidate, text: string, language: string): Candidate | undef
   // A known first name and known names after it, which no place list knows, found as a place, are a person (`Justin
   // Hall`); one word alone is as often a state or a region the lists lack (`Florida`, `Asia`).
   else if (f.entity === 'LOCATION' && name && !place && content.length > 1 && dict.firstNames.has(content[0]!.bare))
-    f.entity = 'PERSON';
-  // A known last name alone, which no place list knows, found as a place by spaCy's Spanish pipeline, is a person
-  // (`Maldonado resaltó`): that pipeline reads most surnames alone as places, the English ones few (`hit Moore`).
-  else if (
-    language === 'es' &&
-    f.entity === 'LOCATION' &&
-    cased &&
-    name &&
-    !place &&
-    named.length === 1 &&
-    !dict.firstNames.has(whole)
-  )
     f.entity = 'PERSON';
   // A town may be a first name too (`Florence`, `Verona`); a country found as a person hardly ever is one.
   else if (
