@@ -513,12 +513,12 @@ export async function runPublicEval(): Promise<void> {
   // deployment of its language would screen it, any other as the first one's.
   const analyzerLanguages = (flag('analyzer-languages') ?? 'en').split(',');
   const guards = new Map(
-    (analyzerUrl ? analyzerLanguages : []).map((language) => [
-      language,
+    (analyzerUrl ? analyzerLanguages : []).map((code) => [
+      code,
       new DlpGuard({
         engine,
         threshold,
-        analyzer: new AnalyzerClient({ url: analyzerUrl!, timeoutMs: 30_000, language }),
+        analyzer: new AnalyzerClient({ url: analyzerUrl!, timeoutMs: 30_000, language: code }),
       }),
     ]),
   );
