@@ -200,7 +200,8 @@ function wordsOf(text: string, start: number, end: number): Word[] {
  * - a word after a title is a person's name (`Mr. Moore`), and a person's
  *   last name alone, found as a place where the text names the person in
  *   full, is that person again (`MaliVai Washington` … `Washington fell
- *   short`).
+ *   short`), as is a known first name alone (`Samantha Rodriguez` … `call
+ *   me Samantha`).
  */
 export function refineAnalyzerFindings(list: readonly Candidate[], text: string): Candidate[] {
   const out: Candidate[] = [];
@@ -208,16 +209,20 @@ export function refineAnalyzerFindings(list: readonly Candidate[], text: string)
     const refined = NAME_TYPES.has(finding.entity) ? refine({ ...finding }, text) : finding;
     if (refined) out.push(refined);
   }
-  const surnames = new Set(
+  // The last word of a person's full name, and its first when that is a known first name (`Samantha Moore` …
+  // `call me Samantha`): where the text names the person in full, that word alone is the person again.
+  const firstNames = (dictionaries ??= loadDictionaries()).firstNames;
+  const nameWords = new Set(
     out
       .filter((f) => f.entity === 'PERSON')
       .flatMap((f) => {
         const words = text.slice(f.start, f.end).split(/\s+/);
-        return words.length > 1 ? [words.at(-1)!] : [];
+        if (words.length < 2) return [];
+        return firstNames.has(words[0]!.toLowerCase()) ? [words[0]!, words.at(-1)!] : [words.at(-1)!];
       }),
   );
   for (const f of out)
-    if (f.entity === 'LOCATION' && surnames.has(text.slice(f.start, f.end))) {
+    if (f.entity === 'LOCATION' && nameWords.has(text.slice(f.start, f.end))) {
       f.entity = 'PERSON';
       f.key = text.slice(f.start, f.end).toLowerCase();
     }

@@ -181,6 +181,53 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('LOCATION', 'Washington', 'He flew to Washington on Monday.')).toBe('LOCATION:Washington');
   });
 
+  it("reads a person's known first name alone, found as a place in the same text, as that person", () => {
+    const text = 'My name is Samantha Rodriguez. Colleagues call me Samantha. I moved to Georgia from Lyon.';
+    const at = (value: string, from = 0) => ({
+      start: text.indexOf(value, from),
+      end: text.indexOf(value, from) + value.length,
+    });
+    const finding = (entity: EntityType, value: string, from = 0) => ({
+      entity,
+      ...at(value, from),
+      score: 0.85,
+      key: '',
+      recognizer: 'analyzer',
+    });
+    const found = refineAnalyzerFindings(
+      [
+        finding('PERSON', 'Samantha Rodriguez'),
+        finding('LOCATION', 'Samantha', 20),
+        finding('LOCATION', 'Georgia'),
+        finding('LOCATION', 'Lyon'),
+      ],
+      text,
+    );
+    expect(found.map((f) => `${f.entity}:${text.slice(f.start, f.end)}`)).toEqual([
+      'PERSON:Samantha Rodriguez',
+      'PERSON:Samantha',
+      'LOCATION:Georgia',
+      'LOCATION:Lyon',
+    ]);
+    // The first word of a name that is no known first name is not taken for the person (`Rio Tinto` … `Rio`).
+    const other = 'Talks with Rio Tinto went on in Rio.';
+    const kept = refineAnalyzerFindings(
+      [
+        { entity: 'PERSON', start: 11, end: 20, score: 0.85, key: '', recognizer: 'analyzer' },
+        {
+          entity: 'LOCATION',
+          start: other.lastIndexOf('Rio'),
+          end: other.lastIndexOf('Rio') + 3,
+          score: 0.85,
+          key: '',
+          recognizer: 'analyzer',
+        },
+      ],
+      other,
+    );
+    expect(kept.map((f) => `${f.entity}:${other.slice(f.start, f.end)}`)).toContain('LOCATION:Rio');
+  });
+
   it('reads the word after a title as a person, and known first and last names no place list knows as one', () => {
     expect(refined('LOCATION', 'Moore', 'transmitted to Mr. Moore via secure channel')).toBe('PERSON:Moore');
     expect(refined('LOCATION', 'Davis', 'Contact Dr Davis at +1 (278) 746-9014')).toBe('PERSON:Davis');
