@@ -298,6 +298,13 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   if (f.entity !== 'PERSON' && TITLES.has(wordBefore(text, f.start, true))) f.entity = 'PERSON';
   else if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
     f.entity = 'ORGANIZATION';
+  // An English county (`Yorkshire`, `North Yorkshire`) names no one, except as a surname after a title.
+  else if (
+    f.entity === 'PERSON' &&
+    named.at(-1)!.bare.endsWith('shire') &&
+    !TITLES.has(wordBefore(text, f.start, true))
+  )
+    f.entity = 'LOCATION';
   // A known first name and known names after it, which no place list knows, found as a place, are a person (`Justin
   // Hall`); one word alone is as often a state or a region the lists lack (`Florida`, `Asia`).
   else if (f.entity === 'LOCATION' && name && !place && content.length > 1 && dict.firstNames.has(content[0]!.bare))

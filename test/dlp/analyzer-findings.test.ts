@@ -239,6 +239,17 @@ describe('refineAnalyzerFindings', () => {
     expect(refined('LOCATION', 'San Diego', 'a base in San Diego')).toBe('LOCATION:San Diego');
   });
 
+  it('reads an English county found as a person as a place', () => {
+    expect(refined('PERSON', 'Yorkshire', 'By the close Yorkshire had turned that into a lead')).toBe(
+      'LOCATION:Yorkshire',
+    );
+    expect(refined('PERSON', 'North Yorkshire', 'floods in North Yorkshire closed roads')).toBe(
+      'LOCATION:North Yorkshire',
+    );
+    // After a title it is a surname.
+    expect(refined('PERSON', 'Derbyshire', 'a letter from Mr. Derbyshire about the lease')).toBe('PERSON:Derbyshire');
+  });
+
   it('leaves other types alone', () => {
     const text = 'request from 24.12.2025 processed';
     expect(refined('DATE_TIME', 'from 24.12.2025', text)).toBe('DATE_TIME:from 24.12.2025');
