@@ -294,17 +294,13 @@ function refine(f: Candidate, text: string): Candidate | undefined {
   if (f.entity === 'PERSON' && nounAfter(SPANISH_ARTICLES, 'es')) f.entity = 'ORGANIZATION';
   // A title alone (`Sra`, `Dott`, `Esq`) names nobody; a condition (`Atrial Fibrillation`, `Irritable Bowel Syndrome`) is no name.
   if (named.every((w) => TITLES.has(w.bare)) || CONDITION_HEADS.has(named.at(-1)!.bare)) return undefined;
+  const afterTitle = TITLES.has(wordBefore(text, f.start, true));
   // After a title it is a person's name (`Mr. Moore`, `Dr. Davis`), whatever the town or the company of that name.
-  if (f.entity !== 'PERSON' && TITLES.has(wordBefore(text, f.start, true))) f.entity = 'PERSON';
+  if (f.entity !== 'PERSON' && afterTitle) f.entity = 'PERSON';
   else if (f.entity !== 'ORGANIZATION' && named.length > 1 && ORGANIZATION_HEADS.has(named.at(-1)!.bare))
     f.entity = 'ORGANIZATION';
   // An English county (`Yorkshire`, `North Yorkshire`) names no one, except as a surname after a title.
-  else if (
-    f.entity === 'PERSON' &&
-    named.at(-1)!.bare.endsWith('shire') &&
-    !TITLES.has(wordBefore(text, f.start, true))
-  )
-    f.entity = 'LOCATION';
+  else if (f.entity === 'PERSON' && named.at(-1)!.bare.endsWith('shire') && !afterTitle) f.entity = 'LOCATION';
   // A known first name and known names after it, which no place list knows, found as a place, are a person (`Justin
   // Hall`); one word alone is as often a state or a region the lists lack (`Florida`, `Asia`).
   else if (f.entity === 'LOCATION' && name && !place && content.length > 1 && dict.firstNames.has(content[0]!.bare))
